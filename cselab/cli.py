@@ -1,0 +1,142 @@
+"""``cselab`` command line: data fetch, train, eval, info."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def _add_data_dir(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data-dir", default=None, help="data root (default: $CSELAB_DATA, else ./data)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cselab", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    data = sub.add_parser("data", help="manage the data root")
+    data_sub = data.add_subparsers(dest="data_command", required=True)
+    fetch = data_sub.add_parser("fetch", help="fill the data root from a local mirror or the canonical sources")
+    fetch.add_argument("--mirror", default=None, help="copy from this folder (SentEval layout) instead of downloading")
+    _add_data_dir(fetch)
+
+    train = sub.add_parser("train", help="train a run from a config file or preset")
+    train.add_argument("config", help="YAML/JSON config file or preset name (see `cselab info`)")
+    train.add_argument("overrides", nargs="*", help="key=value overrides, e.g. batch_size=32 mixcse.mix_lambda=0.3")
+    train.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
+    train.add_argument("--overwrite", action="store_true", help="replace an existing run of the same name")
+    train.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
+    _add_data_dir(train)
+
+    ev = sub.add_parser("eval", help="evaluate a run, a saved model, a backbone alias or a Hub id on STS")
+    ev.add_argument("model", help="run directory, saved model folder, backbone alias or Hugging Face id")
+    ev.add_argument("--tasks", nargs="+", default=None, help="subset of STS12 STS13 STS14 STS15 STS16 "
+                    "STSBenchmark SICKRelatedness (default: all seven)")
+    ev.add_argument("--pooler", default=None, help="override the pooler (default: the saved one, "
+                    "cls_before_pooler for a plain backbone)")
+    ev.add_argument("--aggregate", default="all", choices=["all", "mean", "wmean"],
+                    help="STS12-16 summary: all = SimCSE (default), mean = SentEval's default")
+    ev.add_argument("--batch-size", type=int, default=128)
+    ev.add_argument("--device", default="auto")
+    ev.add_argument("--output", default=None, help="write the results JSON here")
+    _add_data_dir(ev)
+
+    info = sub.add_parser("info", help="versions, device, data root, presets and methods")
+    _add_data_dir(info)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except (ValueError, FileNotFoundError, FileExistsError, ConnectionError, FloatingPointError) as e:
+        print(f"cselab {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+def cmd_data(args) -> int:
+    from .data.fetch import fetch
+
+    root = fetch(args.data_dir, mirror=args.mirror)
+    print(f"data root ready: {root}")
+    return 0
+
+
+def cmd_train(args) -> int:
+    from .config import load_config
+    from .train import train
+
+    cfg = load_config(args.config, args.overrides)
+    if args.print_config:
+        print(json.dumps(cfg.to_dict(), indent=2))
+        return 0
+    run = train(cfg, resume=args.resume, overwrite=args.overwrite, data_dir=args.data_dir)
+    results = json.loads((run / "results.json").read_text())
+    print(f"run: {run}")
+    print(f"best STS-B dev: {results['best_stsb_dev']:.2f} at step {results['best_step']}")
+    if "sts" in results:
+        from .evaluate import format_sts_table
+
+        print(format_sts_table({run.name: results["sts"]}))
+    return 0
+
+
+def resolve_model_path(model: str) -> str:
+    """A run directory means its ``best/`` model."""
+    path = Path(model)
+    if (path / "config.json").is_file() and (path / "best").is_dir() and (path / "metrics.jsonl").exists():
+        return str(path / "best")
+    return model
+
+
+def cmd_eval(args) -> int:
+    from .data import STS_TASKS
+    from .encoder import SentenceEncoder
+    from .encoder.model import CONFIG_NAME
+    from .evaluate import evaluate_sts, format_sts_table
+    from .utils import resolve_device
+
+    path = resolve_model_path(args.model)
+    saved = (Path(path) / CONFIG_NAME).is_file()
+    pooler = args.pooler or (None if saved else "cls_before_pooler")
+    encoder = SentenceEncoder.from_pretrained(path, pooler=pooler).to(resolve_device(args.device))
+    result = evaluate_sts(encoder, tasks=args.tasks or STS_TASKS, data_dir=args.data_dir, aggregate=args.aggregate,
+                          batch_size=args.batch_size, output=args.output)
+    label = f"{args.model} ({encoder.pooler_name})"
+    print(format_sts_table({label: result}))
+    print(f"{result['sentences_encoded']} unique sentences in {result['seconds']:.1f}s; aggregate={args.aggregate}")
+    return 0
+
+
+def cmd_info(args) -> int:
+    import torch
+
+    from .config import presets
+    from .data import data_root
+    from .methods import METHODS
+    from .train.rundir import git_commit, package_versions
+
+    root = data_root(args.data_dir)
+    print("versions:")
+    for k, v in package_versions().items():
+        print(f"  {k}: {v}")
+    print(f"git commit: {git_commit()}")
+    cuda = torch.cuda.is_available()
+    print(f"device: {'cuda (' + torch.cuda.get_device_name(0) + ')' if cuda else 'cpu'}; "
+          f"torch threads: {torch.get_num_threads()}")
+    present = [d for d in ("downstream", "corpus", "clustering") if (root / d).is_dir()]
+    print(f"data root: {root.resolve()} ({'has ' + ', '.join(present) if present else 'empty: run `cselab data fetch`'})")
+    print(f"presets: {', '.join(presets())}")
+    print("methods:")
+    for name, spec in sorted(METHODS.items()):
+        print(f"  {name}: {spec.summary}")
+    return 0
+
+
+COMMANDS = {"data": cmd_data, "train": cmd_train, "eval": cmd_eval, "info": cmd_info}
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,313 @@
+"""Training configuration: one dataclass, loaded from YAML/JSON or a named preset, overridden with
+``key=value`` pairs, validated (unknown keys and bad values are errors naming the key) and hashed
+(a run's identity is a stable hash of its resolved config).
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import json
+import os
+import types
+import typing
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .methods import METHODS
+
+PRESET_DIR = Path(__file__).parent / "configs"
+
+
+@dataclass
+class TrainConfig:
+    """Defaults reproduce SimCSE's unsupervised BERT-base script (run_unsup_example.sh) on top of
+    Hugging Face Trainer defaults (AdamW without weight decay, gradient clipping at 1.0, linear
+    decay without warm-up), except the backbone, which defaults to the offline MiniLM."""
+
+    # model
+    model: str = "all-minilm-l6"
+    pooler: str = "cls"
+    mlp_only_train: bool = True
+    dropout: float = 0.1
+    pooler_options: dict = field(default_factory=dict)
+    # objective
+    method: list = field(default_factory=lambda: ["simcse"])
+    temperature: float = 0.05
+    symmetric: bool = False
+    # data
+    corpus: str = "wiki1m"
+    max_sentences: typing.Optional[int] = None
+    max_len: int = 32
+    shuffle: bool = True
+    drop_last: bool = False
+    # optimisation
+    batch_size: int = 64
+    lr: float = 3e-5
+    epochs: int = 1
+    max_steps: typing.Optional[int] = None
+    weight_decay: float = 0.0
+    warmup_ratio: float = 0.0
+    max_grad_norm: typing.Optional[float] = 1.0
+    adam_beta1: float = 0.9
+    adam_beta2: float = 0.999
+    adam_epsilon: float = 1e-8
+    # evaluation and logging
+    eval_every: int = 125
+    eval_batch_size: int = 128
+    early_stopping_patience: typing.Optional[int] = None
+    final_eval: bool = True
+    log_every: int = 10
+    # runtime
+    seed: int = 42
+    precision: str = "auto"
+    device: str = "auto"
+    output_dir: str = "runs"
+    run_name: typing.Optional[str] = None
+    # per-method hyper-parameters, keyed by method name (filled from the config's method sections)
+    method_params: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if isinstance(self.method, str):
+            self.method = [self.method]
+        self.method_params = resolve_method_params(self.method, self.method_params)
+        validate(self)
+
+    # --------------------------------------------------------------- (de)serialisation
+    def to_dict(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "method_params"}
+        for name, params in self.method_params.items():
+            d[name] = dataclasses.asdict(params)
+        return d
+
+    def identity(self) -> dict:
+        """The part of the config that determines the result (no output locations)."""
+        d = self.to_dict()
+        for key in NON_IDENTITY_KEYS:
+            d.pop(key, None)
+        return d
+
+    def config_hash(self, length: int = 10) -> str:
+        blob = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:length]
+
+    def default_run_name(self) -> str:
+        return f"{'+'.join(self.method)}-{self.config_hash()}"
+
+
+NON_IDENTITY_KEYS = ("output_dir", "run_name", "device", "log_every", "eval_batch_size")
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _field_types(cls) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _check_type(where: str, value: Any, annotation: Any) -> Any:
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _check_type(where, value, inner[0])
+    if annotation is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true/false, got {value!r}")
+        return value
+    if annotation is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where}: expected an integer, got {value!r}")
+        return value
+    if annotation is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where}: expected a number, got {value!r}")
+        return float(value)
+    if annotation is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: expected a string, got {value!r}")
+        return value
+    if annotation is list or origin is list:
+        if not isinstance(value, list):
+            raise ConfigError(f"{where}: expected a list, got {value!r}")
+        return value
+    if annotation is dict or origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected a mapping, got {value!r}")
+        return value
+    if isinstance(annotation, type) and typing.get_origin(annotation) is None and annotation is not Any:
+        if not isinstance(value, annotation):
+            raise ConfigError(f"{where}: expected {annotation.__name__}, got {value!r}")
+    return value
+
+
+def _unknown_key(where: str, key: str, valid: list[str]) -> ConfigError:
+    hint = difflib.get_close_matches(key, valid, n=1)
+    suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+    return ConfigError(f"{where}unknown key {key!r}{suggestion}; valid keys: {', '.join(sorted(valid))}")
+
+
+def build_dataclass(cls, values: dict, where: str):
+    """Instantiate a params dataclass from a mapping, checking every key and type."""
+    if values is None:
+        values = {}
+    if not isinstance(values, dict):
+        raise ConfigError(f"{where}: expected a mapping of hyper-parameters, got {values!r}")
+    hints = _field_types(cls)
+    names = [f.name for f in fields(cls)]
+    checked = {}
+    for key, value in values.items():
+        if key not in names:
+            raise _unknown_key(f"{where}: ", key, names)
+        checked[key] = _check_type(f"{where}.{key}", value, hints[key])
+    try:
+        return cls(**checked)
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"{where}: {e}") from None
+
+
+def resolve_method_params(methods: list[str], given: dict) -> dict:
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ConfigError(f"method: unknown method {unknown[0]!r}; choose from {', '.join(sorted(METHODS))}")
+    if len(set(methods)) != len(methods):
+        raise ConfigError(f"method: {methods} lists a method twice")
+    out = {}
+    for name in methods:
+        value = given.get(name, {})
+        out[name] = value if dataclasses.is_dataclass(value) else build_dataclass(METHODS[name].params, value, name)
+    extra = [k for k in given if k not in methods]
+    if extra:
+        raise ConfigError(f"{extra[0]}: hyper-parameters given for a method that is not selected "
+                          f"(method: {methods})")
+    return out
+
+
+def validate(cfg: TrainConfig) -> None:
+    hints = _field_types(TrainConfig)
+    for f in fields(cfg):
+        if f.name != "method_params":
+            setattr(cfg, f.name, _check_type(f.name, getattr(cfg, f.name), hints[f.name]))
+
+    def need(cond: bool, key: str, msg: str):
+        if not cond:
+            raise ConfigError(f"{key}: {msg}, got {getattr(cfg, key)!r}")
+
+    from .encoder.pooling import POOLERS
+
+    need(cfg.pooler in POOLERS, "pooler", f"must be one of {sorted(POOLERS)}")
+    need(0.0 <= cfg.dropout < 1.0, "dropout", "must be in [0, 1)")
+    need(cfg.temperature > 0, "temperature", "must be > 0")
+    need(cfg.batch_size >= 2, "batch_size", "must be >= 2 (in-batch negatives)")
+    need(cfg.lr > 0, "lr", "must be > 0")
+    need(cfg.epochs >= 1, "epochs", "must be >= 1")
+    need(cfg.max_steps is None or cfg.max_steps >= 1, "max_steps", "must be >= 1")
+    need(cfg.max_sentences is None or cfg.max_sentences >= 1, "max_sentences", "must be >= 1")
+    need(cfg.max_len >= 4, "max_len", "must be >= 4")
+    need(cfg.weight_decay >= 0, "weight_decay", "must be >= 0")
+    need(0.0 <= cfg.warmup_ratio < 1.0, "warmup_ratio", "must be in [0, 1)")
+    need(cfg.max_grad_norm is None or cfg.max_grad_norm > 0, "max_grad_norm", "must be > 0 or null")
+    need(cfg.eval_every >= 1, "eval_every", "must be >= 1")
+    need(cfg.log_every >= 1, "log_every", "must be >= 1")
+    need(cfg.eval_batch_size >= 1, "eval_batch_size", "must be >= 1")
+    need(cfg.early_stopping_patience is None or cfg.early_stopping_patience >= 1, "early_stopping_patience",
+         "must be >= 1 or null")
+    need(cfg.precision in PRECISIONS, "precision", f"must be one of {PRECISIONS}")
+    need(cfg.device == "auto" or cfg.device == "cpu" or cfg.device.startswith("cuda") or cfg.device == "mps",
+         "device", "must be auto, cpu, cuda[:N] or mps")
+
+
+# ------------------------------------------------------------------- loading
+def parse_mapping(mapping: dict, where: str = "config") -> TrainConfig:
+    if not isinstance(mapping, dict):
+        raise ConfigError(f"{where}: expected a mapping at the top level")
+    top = {f.name for f in fields(TrainConfig)} - {"method_params"}
+    plain, sections = {}, {}
+    for key, value in mapping.items():
+        if key in top:
+            plain[key] = value
+        elif key in METHODS:
+            sections[key] = value
+        else:
+            raise _unknown_key(f"{where}: ", key, sorted(top | set(METHODS)))
+    method = plain.get("method", ["simcse"])
+    plain["method"] = [method] if isinstance(method, str) else method
+    return TrainConfig(**plain, method_params=sections)
+
+
+def read_config_file(path: str | os.PathLike) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such config file")
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else (f":{e.lineno}" if hasattr(e, "lineno") else "")
+        raise ConfigError(f"{path}{line}: cannot parse ({getattr(e, 'problem', None) or e})") from None
+    return data or {}
+
+
+def presets() -> list[str]:
+    return sorted(p.stem for p in PRESET_DIR.glob("*.yaml"))
+
+
+def load_config(source: str | os.PathLike | dict | None = None, overrides: list[str] | dict | None = None) -> TrainConfig:
+    """A config from a file (YAML/JSON), a preset name, a mapping or nothing (defaults), with
+    ``overrides`` as ``["key=value", "mixcse.mix_lambda=0.3"]`` or a mapping (dotted keys allowed)."""
+    if source is None:
+        mapping, where = {}, "config"
+    elif isinstance(source, dict):
+        mapping, where = dict(source), "config"
+    else:
+        path = Path(source)
+        if not path.exists() and str(source) in presets():
+            path = PRESET_DIR / f"{source}.yaml"
+        elif not path.exists():
+            raise ConfigError(f"{source}: no such config file or preset (presets: {', '.join(presets())})")
+        mapping, where = read_config_file(path), str(path)
+    known = ({f.name for f in fields(TrainConfig)} - {"method_params"}) | set(METHODS)
+    for key, value in _parse_overrides(overrides).items():
+        head = key.split(".")[0]
+        if head not in known:
+            raise _unknown_key("override: ", head, sorted(known))
+        _set_dotted(mapping, key, value)
+    return parse_mapping(mapping, where)
+
+
+def _parse_overrides(overrides) -> dict:
+    if overrides is None:
+        return {}
+    if isinstance(overrides, dict):
+        return overrides
+    out = {}
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"override {item!r}: expected key=value")
+        key, raw = item.split("=", 1)
+        try:
+            out[key.strip()] = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError:
+            raise ConfigError(f"override {key}: cannot parse value {raw!r}") from None
+    return out
+
+
+def _set_dotted(mapping: dict, key: str, value: Any) -> None:
+    parts = key.split(".")
+    node = mapping
+    for part in parts[:-1]:
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        if not isinstance(child, dict):
+            raise ConfigError(f"override {key}: {part} is not a section")
+        node = child
+    node[parts[-1]] = value

@@ -1,0 +1,9 @@
+"""Backbones, poolers and the SentenceEncoder."""
+from .backbone import ALIASES, DEFAULT_BACKBONE, load_backbone, resolve_backbone
+from .model import EncoderOutput, SentenceEncoder
+from .pooling import POOLERS, BackboneOutput, MLPHead, Pooler, build_pooler, masked_mean, register_pooler
+
+__all__ = [
+    "ALIASES", "DEFAULT_BACKBONE", "BackboneOutput", "EncoderOutput", "MLPHead", "POOLERS", "Pooler",
+    "SentenceEncoder", "build_pooler", "load_backbone", "masked_mean", "register_pooler", "resolve_backbone",
+]

@@ -1,0 +1,131 @@
+"""STS evaluation exactly as SimCSE reports it.
+
+Protocol (SimCSE's ``evaluation.py --mode test --task_set sts`` on its SentEval fork):
+
+* the score of a pair is the cosine similarity of the two embeddings;
+* STS12–16: one Spearman correlation over the pairs of **all subsets concatenated**
+  (SentEval's ``['all']['spearman']['all']``); per-subset values are reported too;
+* STS-B and SICK-R: Spearman on the **test** split;
+* everything ×100, and the average of the seven.
+
+SentEval's own headline number for STS12–16 is instead the *mean of the per-subset*
+correlations (``aggregate="mean"``; ``"wmean"`` weights subsets by size). Papers that follow
+SentEval's default are therefore not comparable with SimCSE-style tables.
+
+Sentences are encoded once across all tasks (deduplicated, sorted by length) and never
+truncated to the training ``max_len``.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Protocol, Sequence
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from ..data.sts import STS_SUBSETS, STS_TASKS, STSPairs, load_sts_task
+from ..io import atomic_write_json
+
+AGGREGATES = ("all", "mean", "wmean")
+TASK_LABELS = {"STS12": "STS12", "STS13": "STS13", "STS14": "STS14", "STS15": "STS15", "STS16": "STS16",
+               "STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R"}
+EVAL_SPLIT = {"STSBenchmark": "test", "SICKRelatedness": "test"}
+
+
+class Encodes(Protocol):
+    def encode(self, sentences: list[str], batch_size: int = ...) -> np.ndarray: ...
+
+
+def cosine_scores(emb1: np.ndarray, emb2: np.ndarray) -> np.ndarray:
+    emb1 = emb1 / np.maximum(np.linalg.norm(emb1, axis=1, keepdims=True), 1e-12)
+    emb2 = emb2 / np.maximum(np.linalg.norm(emb2, axis=1, keepdims=True), 1e-12)
+    return np.sum(emb1 * emb2, axis=1)
+
+
+def spearman(pred: np.ndarray, gold: np.ndarray) -> float:
+    return float(spearmanr(pred, gold).statistic)
+
+
+def aggregate_subsets(preds: dict[str, np.ndarray], golds: dict[str, np.ndarray]) -> dict[str, float]:
+    """SentEval's three summaries of per-subset predictions: ``all`` (Spearman of the
+    concatenation), ``mean`` (mean of per-subset Spearman), ``wmean`` (weighted by size)."""
+    per = {k: spearman(preds[k], golds[k]) for k in preds}
+    sizes = np.array([len(golds[k]) for k in preds], dtype=float)
+    return {
+        "all": spearman(np.concatenate(list(preds.values())), np.concatenate(list(golds.values()))),
+        "mean": float(np.mean(list(per.values()))),
+        "wmean": float(np.average(list(per.values()), weights=sizes)),
+    }
+
+
+def evaluate_sts(model: Encodes, tasks: Sequence[str] = STS_TASKS, data_dir: str | os.PathLike | None = None,
+                 aggregate: str = "all", batch_size: int = 128, output: str | os.PathLike | None = None) -> dict:
+    """Evaluate any model with ``encode(sentences, batch_size)`` on the STS tasks.
+
+    Returns ``{"scores": {task: x100}, "avg": x100, "details": {...}, "aggregate": ..., "seconds": ...}``.
+    """
+    if aggregate not in AGGREGATES:
+        raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
+    unknown = [t for t in tasks if t not in STS_TASKS]
+    if unknown:
+        raise ValueError(f"unknown STS task(s) {unknown}; choose from {list(STS_TASKS)}")
+    start = time.perf_counter()
+    selected: dict[str, dict[str, STSPairs]] = {}
+    for task in tasks:
+        subsets = load_sts_task(task, data_dir)
+        if task in EVAL_SPLIT:
+            subsets = {EVAL_SPLIT[task]: subsets[EVAL_SPLIT[task]]}
+        selected[task] = subsets
+    sentences = sorted({s for subsets in selected.values() for p in subsets.values()
+                        for s in (*p.sentences1, *p.sentences2)})
+    vectors = model.encode(sentences, batch_size=batch_size)
+    row = {s: i for i, s in enumerate(sentences)}
+
+    scores, details = {}, {}
+    for task, subsets in selected.items():
+        preds = {name: cosine_scores(vectors[[row[s] for s in p.sentences1]], vectors[[row[s] for s in p.sentences2]])
+                 for name, p in subsets.items()}
+        golds = {name: p.scores for name, p in subsets.items()}
+        if task in STS_SUBSETS:
+            summary = aggregate_subsets(preds, golds)
+            details[task] = {"subsets": {k: 100 * spearman(preds[k], golds[k]) for k in preds},
+                             **{k: 100 * v for k, v in summary.items()},
+                             "pairs": int(sum(len(g) for g in golds.values()))}
+            scores[task] = details[task][aggregate]
+        else:
+            split = EVAL_SPLIT[task]
+            scores[task] = 100 * spearman(preds[split], golds[split])
+            details[task] = {split: scores[task], "pairs": len(golds[split])}
+    result = {
+        "scores": scores,
+        "avg": float(np.mean(list(scores.values()))),
+        "aggregate": aggregate,
+        "details": details,
+        "sentences_encoded": len(sentences),
+        "seconds": time.perf_counter() - start,
+    }
+    if output is not None:
+        atomic_write_json(Path(output), result)
+    return result
+
+
+def evaluate_pairs(model: Encodes, pairs: STSPairs, batch_size: int = 128, show_progress: bool | None = None) -> float:
+    """Spearman ×100 of cosine scores on one set of pairs (e.g. STS-B dev during training)."""
+    unique = sorted(set(pairs.sentences1) | set(pairs.sentences2))
+    kwargs = {} if show_progress is None else {"show_progress": show_progress}
+    vectors = model.encode(unique, batch_size=batch_size, **kwargs)
+    row = {s: i for i, s in enumerate(unique)}
+    pred = cosine_scores(vectors[[row[s] for s in pairs.sentences1]], vectors[[row[s] for s in pairs.sentences2]])
+    return 100 * spearman(pred, pairs.scores)
+
+
+def format_sts_table(results: dict[str, dict], floatfmt: str = ".2f") -> str:
+    """A Markdown table: one row per named result, SimCSE's column order, plus Avg."""
+    from tabulate import tabulate
+
+    tasks = [t for t in STS_TASKS if any(t in r["scores"] for r in results.values())]
+    rows = [[name, *[r["scores"].get(t, float("nan")) for t in tasks], r["avg"]] for name, r in results.items()]
+    return tabulate(rows, headers=["model", *[TASK_LABELS[t] for t in tasks], "Avg."], tablefmt="github",
+                    floatfmt=floatfmt)

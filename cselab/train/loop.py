@@ -1,0 +1,230 @@
+"""The training loop, readable top to bottom.
+
+One step: take B sentences → tokenise them as 2B rows (two dropout views) → one forward pass →
+the InfoNCE core plus the method's components → backward, clip, AdamW, linear schedule. Every
+``log_every`` steps a record with the loss parts and similarity statistics goes to
+``metrics.jsonl``; every ``eval_every`` steps STS-B dev is scored (the evaluation pooler path),
+the best model is kept in ``best/`` and a full checkpoint in ``last/``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+import torch
+from tqdm.auto import tqdm
+from transformers import get_linear_schedule_with_warmup
+
+from ..config import TrainConfig, load_config
+from ..data import load_corpus, load_stsb
+from ..encoder import EncoderOutput, SentenceEncoder
+from ..encoder.pooling import BackboneOutput
+from ..evaluate.sts import evaluate_pairs, evaluate_sts
+from ..io import append_jsonl, atomic_write_json, replace_dir, staging_dir
+from ..losses import ContrastiveBatch, ContrastiveLoss
+from ..methods import build_components
+from ..utils import autocast, resolve_device, resolve_precision, rng_state, seed_everything, set_rng_state
+from .rundir import RunDir
+from .state import load_state, save_state
+
+
+class NonFiniteLossError(FloatingPointError):
+    pass
+
+
+@dataclass
+class TrainState:
+    step: int = 0                 # optimizer steps done
+    epoch: int = 0
+    batch_in_epoch: int = 0       # batches of ``epoch`` already consumed
+    best_score: float = -math.inf
+    best_step: int = -1
+    evals_without_improvement: int = 0
+    stopped_early: bool = False
+    train_seconds: float = 0.0
+
+
+def epoch_order(n: int, seed: int, epoch: int, shuffle: bool) -> list[int]:
+    """The corpus order of one epoch, from its own generator so that resuming reproduces it."""
+    if not shuffle:
+        return list(range(n))
+    return torch.randperm(n, generator=torch.Generator().manual_seed(seed + epoch)).tolist()
+
+
+def batches_per_epoch(n: int, batch_size: int, drop_last: bool) -> int:
+    return n // batch_size if drop_last else math.ceil(n / batch_size)
+
+
+def split_views(out: EncoderOutput, b: int) -> tuple[EncoderOutput, EncoderOutput]:
+    def part(rows: slice) -> EncoderOutput:
+        bb = out.backbone
+        return EncoderOutput(out.embeddings[rows], out.pooled[rows], BackboneOutput(
+            bb.last_hidden_state[rows], bb.attention_mask[rows],
+            tuple(h[rows] for h in bb.hidden_states) if bb.hidden_states is not None else None,
+            bb.input_ids[rows] if bb.input_ids is not None else None))
+
+    return part(slice(0, b)), part(slice(b, 2 * b))
+
+
+def trainable_parameters(*modules: torch.nn.Module) -> list[torch.nn.Parameter]:
+    """Every trainable parameter once, in a stable order (a component may hold encoder parts)."""
+    seen, params = set(), []
+    for module in modules:
+        for p in module.parameters():
+            if p.requires_grad and id(p) not in seen:
+                seen.add(id(p))
+                params.append(p)
+    return params
+
+
+def build_loss(cfg: TrainConfig) -> ContrastiveLoss:
+    return ContrastiveLoss(cfg.temperature, build_components(cfg.method, cfg.method_params), cfg.symmetric)
+
+
+def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: bool = False,
+          data_dir: str | None = None, callbacks: Iterable[Callable[[TrainState, dict | None], None]] = (),
+          progress: bool = True) -> Path:
+    """Train one run; returns its run directory. ``callbacks(state, record)`` run after every step."""
+    cfg = config if isinstance(config, TrainConfig) else load_config(config)
+    run = RunDir.for_config(cfg)
+    resuming = run.prepare(cfg, resume=resume, overwrite=overwrite)
+
+    device = resolve_device(cfg.device)
+    amp_dtype = resolve_precision(cfg.precision, device)
+    seed_everything(cfg.seed)
+
+    # ---- data
+    corpus = load_corpus(cfg.corpus, cfg.max_sentences, data_dir)
+    dev_pairs = load_stsb(data_dir)["dev"]
+    per_epoch = batches_per_epoch(len(corpus), cfg.batch_size, cfg.drop_last)
+    if per_epoch == 0:
+        raise ValueError(f"corpus has {len(corpus)} sentences, fewer than one batch of {cfg.batch_size}")
+    total_steps = cfg.max_steps or cfg.epochs * per_epoch
+
+    # ---- model, loss, optimiser
+    source = run.last_dir if resuming else cfg.model
+    encoder = SentenceEncoder.from_pretrained(source, pooler=None if resuming else cfg.pooler,
+                                              mlp_only_train=cfg.mlp_only_train, dropout=cfg.dropout,
+                                              pooler_options=None if resuming else cfg.pooler_options)
+    encoder.backbone_name = cfg.model
+    encoder.to(device).train()
+    loss_fn = build_loss(cfg).to(device)
+    loss_fn.setup(encoder, corpus)
+    params = trainable_parameters(encoder, loss_fn)
+    optimizer = torch.optim.AdamW(params, lr=cfg.lr, betas=(cfg.adam_beta1, cfg.adam_beta2), eps=cfg.adam_epsilon,
+                                  weight_decay=cfg.weight_decay)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * total_steps), total_steps)
+    scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)
+
+    state = TrainState()
+    if resuming:
+        saved = load_state(run.last_dir)
+        optimizer.load_state_dict(saved["optimizer"])
+        scheduler.load_state_dict(saved["scheduler"])
+        scaler.load_state_dict(saved["scaler"])
+        loss_fn.load_state_dict(saved["loss"])
+        state = TrainState(**saved["train_state"])
+        set_rng_state(saved["rng"])
+        run.truncate_metrics(state.step)
+
+    def save_checkpoint() -> None:
+        tmp = staging_dir(run.last_dir)
+        encoder.save(tmp)
+        save_state({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                    "scaler": scaler.state_dict(), "loss": loss_fn.state_dict(),
+                    "train_state": dataclasses.asdict(state), "rng": rng_state()}, tmp)
+        replace_dir(tmp, run.last_dir)
+
+    def evaluate_dev() -> dict:
+        score = evaluate_pairs(encoder, dev_pairs, batch_size=cfg.eval_batch_size, show_progress=False)
+        improved = score > state.best_score
+        if improved:
+            state.best_score, state.best_step, state.evals_without_improvement = score, state.step, 0
+            tmp = staging_dir(run.best_dir)
+            encoder.save(tmp, extra={"step": state.step, "stsb_dev": score})
+            replace_dir(tmp, run.best_dir)
+        else:
+            state.evals_without_improvement += 1
+            patience = cfg.early_stopping_patience
+            state.stopped_early = patience is not None and state.evals_without_improvement >= patience
+        return {"kind": "eval", "step": state.step, "stsb_dev": score, "best_stsb_dev": state.best_score,
+                "improved": improved}
+
+    # ---- the loop
+    bar = tqdm(total=total_steps, initial=state.step, desc="training", unit="step", disable=not progress,
+               dynamic_ncols=True, mininterval=1.0)
+    started = time.perf_counter() - state.train_seconds
+    while state.step < total_steps and not state.stopped_early:
+        order = epoch_order(len(corpus), cfg.seed, state.epoch, cfg.shuffle)
+        for b in range(state.batch_in_epoch, per_epoch):
+            sentences = [corpus[i] for i in order[b * cfg.batch_size:(b + 1) * cfg.batch_size]]
+            log_now = (state.step + 1) % cfg.log_every == 0 or state.step == 0
+            inputs = encoder.training_inputs(sentences, cfg.max_len)
+            with autocast(device, amp_dtype):
+                out = encoder(inputs, output_hidden_states=loss_fn.needs_hidden_states)
+            view1, view2 = split_views(out, len(sentences))
+            # The loss runs in fp32 whatever the encoder's precision: logits are divided by τ = 0.05.
+            batch = ContrastiveBatch(view1.embeddings.float(), view2.embeddings.float(), step=state.step,
+                                     outputs1=view1, outputs2=view2, inputs=inputs)
+            result = loss_fn(batch, compute_stats=log_now)
+            if not torch.isfinite(result.loss):
+                parts = {k: float(v) for k, v in result.parts.items()}
+                raise NonFiniteLossError(
+                    f"step {state.step + 1}: the loss is {float(result.loss)} (parts {parts}); stopping. "
+                    f"The last good checkpoint ({run.last_dir}, step {_checkpoint_step(run)}) is intact.")
+            scaler.scale(result.loss).backward()
+            if cfg.max_grad_norm is not None:
+                scaler.unscale_(optimizer)
+                torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
+            scaler.step(optimizer)
+            scaler.update()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            state.step += 1
+            state.batch_in_epoch = b + 1
+            state.train_seconds = time.perf_counter() - started
+
+            record = None
+            if log_now:
+                record = {"kind": "train", "step": state.step, "epoch": state.epoch,
+                          "lr": scheduler.get_last_lr()[0], "loss": result.loss.item(),
+                          **{f"loss/{k}": v.item() for k, v in result.parts.items()},
+                          **{f"sim/{k}": v for k, v in result.stats.items()}}
+                append_jsonl(run.metrics_file, record)
+                bar.set_postfix(loss=f"{record['loss']:.4f}", dev=f"{state.best_score:.2f}", refresh=False)
+            if state.step % cfg.eval_every == 0 or state.step == total_steps:
+                eval_record = evaluate_dev()
+                append_jsonl(run.metrics_file, eval_record)
+                bar.set_postfix(loss=f"{result.loss.item():.4f}", dev=f"{eval_record['stsb_dev']:.2f}", refresh=False)
+                save_checkpoint()
+            bar.update(1)
+            for callback in callbacks:
+                callback(state, record)
+            if state.step >= total_steps or state.stopped_early:
+                break
+        else:
+            state.epoch += 1
+            state.batch_in_epoch = 0
+    bar.close()
+
+    # ---- results
+    results = {"steps": state.step, "total_steps": total_steps, "best_step": state.best_step,
+               "best_stsb_dev": state.best_score, "stopped_early": state.stopped_early,
+               "train_seconds": state.train_seconds}
+    if cfg.final_eval and run.best_dir.is_dir():
+        best = SentenceEncoder.from_pretrained(run.best_dir).to(device)
+        sts = evaluate_sts(best, data_dir=data_dir, batch_size=cfg.eval_batch_size)
+        results["sts"] = {"scores": sts["scores"], "avg": sts["avg"], "details": sts["details"]}
+    atomic_write_json(run.results_file, results)
+    return run.path
+
+
+def _checkpoint_step(run: RunDir) -> int | str:
+    try:
+        return load_state(run.last_dir)["train_state"]["step"]
+    except FileNotFoundError:
+        return "none yet"

@@ -1,0 +1,81 @@
+"""Saving nested training state (optimizer, scheduler, RNG, counters) without pickle.
+
+Tensors go into a safetensors file; the structure and every non-tensor value go into JSON.
+Loading therefore never unpickles anything.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+from ..io import atomic_write_text
+
+
+def flatten(obj: Any, tensors: dict[str, torch.Tensor], prefix: str = "t") -> Any:
+    """Replace tensors/arrays by references into ``tensors``; keep dict key types and tuples."""
+    if isinstance(obj, torch.Tensor):
+        key = f"{prefix}"
+        tensors[key] = obj.detach().cpu().contiguous()
+        return {"__tensor__": key}
+    if isinstance(obj, np.ndarray):
+        key = f"{prefix}"
+        tensors[key] = torch.from_numpy(np.ascontiguousarray(obj))
+        return {"__ndarray__": key, "dtype": str(obj.dtype)}
+    if isinstance(obj, dict):
+        return {"__dict__": [[_key(k), flatten(v, tensors, f"{prefix}.{i}")] for i, (k, v) in enumerate(obj.items())]}
+    if isinstance(obj, tuple):
+        return {"__tuple__": [flatten(v, tensors, f"{prefix}.{i}") for i, v in enumerate(obj)]}
+    if isinstance(obj, list):
+        return [flatten(v, tensors, f"{prefix}.{i}") for i, v in enumerate(obj)]
+    if isinstance(obj, (np.integer, np.floating)):
+        return obj.item()
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    raise TypeError(f"cannot save a {type(obj).__name__} in a checkpoint")
+
+
+def _key(k: Any) -> Any:
+    if isinstance(k, (str, int, float, bool)) or k is None:
+        return k
+    raise TypeError(f"checkpoint dict keys must be plain values, got {type(k).__name__}")
+
+
+def unflatten(obj: Any, tensors: dict[str, torch.Tensor]) -> Any:
+    if isinstance(obj, dict):
+        if "__tensor__" in obj:
+            return tensors[obj["__tensor__"]]
+        if "__ndarray__" in obj:
+            return tensors[obj["__ndarray__"]].numpy().astype(obj["dtype"], copy=True)
+        if "__tuple__" in obj:
+            return tuple(unflatten(v, tensors) for v in obj["__tuple__"])
+        if "__dict__" in obj:
+            return {k: unflatten(v, tensors) for k, v in obj["__dict__"]}
+        raise ValueError(f"unexpected entry in checkpoint structure: {sorted(obj)}")
+    if isinstance(obj, list):
+        return [unflatten(v, tensors) for v in obj]
+    return obj
+
+
+def save_state(state: dict, folder: str | os.PathLike, name: str = "trainer_state") -> None:
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tensors: dict[str, torch.Tensor] = {}
+    skeleton = flatten(state, tensors)
+    # safetensors refuses tensors that share memory; cloning makes each entry independent.
+    save_file({k: v.clone() for k, v in tensors.items()}, str(folder / f"{name}.safetensors"))
+    atomic_write_text(folder / f"{name}.json", json.dumps(skeleton))
+
+
+def load_state(folder: str | os.PathLike, name: str = "trainer_state") -> dict:
+    folder = Path(folder)
+    for suffix in (".json", ".safetensors"):
+        if not (folder / f"{name}{suffix}").is_file():
+            raise FileNotFoundError(f"{folder / (name + suffix)}: checkpoint file missing")
+    tensors = load_file(str(folder / f"{name}.safetensors"))
+    return unflatten(json.loads((folder / f"{name}.json").read_text()), tensors)

