@@ -59,3 +59,6 @@ def build_components(methods: list[str], params: dict[str, object]) -> list[Comp
         if component is not None:
             components.append(component)
     return components
+
+
+# Method modules register themselves on import (one line per method module, alphabetical).
