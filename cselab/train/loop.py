@@ -172,9 +172,9 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
                                      outputs1=view1, outputs2=view2, inputs=inputs)
             result = loss_fn(batch, compute_stats=log_now)
             if not torch.isfinite(result.loss):
-                parts = {k: float(v) for k, v in result.parts.items()}
+                parts = {k: round(v.item(), 6) for k, v in result.parts.items()}
                 raise NonFiniteLossError(
-                    f"step {state.step + 1}: the loss is {float(result.loss)} (parts {parts}); stopping. "
+                    f"step {state.step + 1}: the loss is {result.loss.item()} (parts {parts}); stopping. "
                     f"The last good checkpoint ({run.last_dir}, step {_checkpoint_step(run)}) is intact.")
             scaler.scale(result.loss).backward()
             if cfg.max_grad_norm is not None:
