@@ -1,0 +1,44 @@
+# Two entry points (see README): `make demo` and `make test`. Both create .venv if needed and
+# install torch 2.13.0 first (a CPU wheel here; see environment.yml for CUDA), then cselab.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# Local copy of the data in SentEval layout; without it `cselab data fetch` downloads.
+MIRROR ?= ../shared/data
+export CSELAB_DATA ?= $(CURDIR)/data
+export HF_HUB_OFFLINE ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+# papermill parameters for the quickstart, e.g. make demo DEMO_ARGS="-p max_steps 50"
+DEMO_ARGS ?=
+
+.PHONY: demo test test-all data benchmark notebooks clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --upgrade pip
+	$(BIN)/pip install torch==2.13.0
+
+$(VENV)/.installed-%: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -e ".[$*]"
+	touch $@
+
+data: $(VENV)/.installed-notebooks
+	if [ -d "$(MIRROR)/downstream" ]; then $(BIN)/cselab data fetch --mirror "$(MIRROR)"; else $(BIN)/cselab data fetch; fi
+
+demo: data
+	mkdir -p notebooks/executed
+	$(BIN)/jupytext --to ipynb --output notebooks/executed/quickstart.source.ipynb notebooks/quickstart.py
+	$(BIN)/papermill --cwd . -k python3 notebooks/executed/quickstart.source.ipynb notebooks/executed/quickstart.ipynb $(DEMO_ARGS)
+	@echo "executed notebook: notebooks/executed/quickstart.ipynb; figures: figures/quickstart/"
+
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -q
+
+test-all: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -q -m "slow or not slow"
+
+benchmark: $(VENV)/.installed-dev
+	$(BIN)/python benchmarks/throughput.py
+
+clean:
+	rm -rf $(VENV) notebooks/executed
