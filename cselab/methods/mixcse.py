@@ -1,0 +1,295 @@
+"""MixCSE: in-batch negatives plus hard negatives made by mixing positive and negative features.
+
+Zhang, Zhang, Mensah, Liu & Mao, "Unsupervised Sentence Representation via Contrastive Learning
+with Mixing Negatives", AAAI 2022. For anchor h_i, positive h'_i and each in-batch negative h'_j
+(j ≠ i) the mixed negative is
+
+    h̃'_ij = (λ h'_i + (1 − λ) h'_j) / ‖λ h'_i + (1 − λ) h'_j‖₂
+
+and the InfoNCE denominator gains one term per mixed negative, through a stop-gradient:
+
+    ℓ_i = −log  e^{h_i·h'_i/τ} / ( Σ_{j=1}^{B} e^{h_i·h'_j/τ} + Σ_{j≠i} e^{h_i·SG(h̃'_ij)/τ} )
+
+(h unit vectors, so h·h' is the cosine). The same is done with h'_i as the anchor and mixtures
+of h_i with h_j; the loss is the mean of the two directions (see ``docs/methods/mixcse.md`` for
+what the released code does instead: ``variant: official``).
+
+The maths is in two pure functions, :func:`mixed_negative_logits` (paper, O(B²) memory from
+similarity matrices) and :func:`official_mixed_logits` (the released code's B×3B construction);
+:class:`MixCSE` only feeds them to the InfoNCE core. :func:`mixcse_scores` gives the paper's
+positive / random-negative / mixed-negative scores (cos/τ) of a model on a sentence set.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ..losses.base import Component, ContrastiveBatch, Contribution, NegativeBlock
+from ..losses.infonce import cosine_matrix
+from . import register_method
+
+VARIANTS = ("paper", "official")
+
+
+@dataclass
+class MixCSEParams:
+    """MixCSE hyper-parameters (``mixcse:`` section of a config).
+
+    mix_lambda: λ, the weight of the positive in each mixture (paper: 0.2); 0 ≤ λ < 1.
+        λ = 0 does NOT give SimCSE: every in-batch negative then appears twice in the denominator.
+    mixing: false switches the mixed negatives off; the loss is then exactly SimCSE (one direction).
+    single: mixed negatives for the h_i-anchored direction only, and no reverse direction at all
+        (the loss is the one-directional equation above). With ``symmetric: true`` in the config the
+        core keeps both InfoNCE directions and only the reverse mixtures are dropped.
+    no_stop_grad: let gradients flow through the mixed negatives (paper's ablation).
+    variant: ``paper`` (default) or ``official`` (the released code, see the module docs).
+    """
+
+    mix_lambda: float = 0.2
+    mixing: bool = True
+    single: bool = False
+    no_stop_grad: bool = False
+    variant: str = "paper"
+
+    def __post_init__(self):
+        if not 0.0 <= self.mix_lambda < 1.0:
+            raise ValueError(f"mix_lambda must be in [0, 1) (1 would make every mixture the positive itself), "
+                             f"got {self.mix_lambda}")
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
+
+
+# --------------------------------------------------------------------------- maths
+def mixed_negative_logits(anchor_cos: torch.Tensor, candidate_gram: torch.Tensor, positive_cols: torch.Tensor,
+                          mix_lambda: float, temperature: float) -> torch.Tensor:
+    """Logits of every anchor against the mixtures of its positive with each other candidate.
+
+    For unit vectors a (anchor), p (its positive) and c_j (candidates),
+    ‖λp + (1−λ)c_j‖² = λ² + (1−λ)² + 2λ(1−λ)·p·c_j, so
+
+        cos(a, normalize(λp + (1−λ)c_j)) = (λ·a·p + (1−λ)·a·c_j) / ‖λp + (1−λ)c_j‖
+
+    needs only the anchor–candidate cosines and the positive–candidate cosines: O(n·B) memory,
+    never the n×B×d tensor of mixtures.
+
+    Args:
+        anchor_cos: (n×B) cos(anchor_r, candidate_j). Detach the candidates before computing it
+            for the paper's stop-gradient.
+        candidate_gram: (n×B) cos(candidate_{positive_cols[r]}, candidate_j).
+        positive_cols: (n,) long, the column of each row's positive.
+        mix_lambda: λ, the positive's weight. temperature: τ.
+
+    Returns:
+        (n×B) logits cos/τ; ``-inf`` at each row's positive column (its "mixture" is the positive).
+
+    Example::
+
+        cos = cosine_matrix(z1, z2.detach()); gram = cosine_matrix(z2, z2).detach()
+        logits = mixed_negative_logits(cos, gram, torch.arange(len(z1)), 0.2, 0.05)
+    """
+    lam = float(mix_lambda)
+    rows = torch.arange(anchor_cos.shape[0], device=anchor_cos.device)
+    positive_cos = anchor_cos[rows, positive_cols].unsqueeze(1)
+    numerator = lam * positive_cos + (1.0 - lam) * anchor_cos
+    squared_norm = lam ** 2 + (1.0 - lam) ** 2 + 2.0 * lam * (1.0 - lam) * candidate_gram
+    # The mixture of two opposite unit vectors at λ = 0.5 is 0; F.normalize's eps handles the same case.
+    norm = squared_norm.clamp_min(1e-24).sqrt()
+    is_positive = torch.zeros_like(anchor_cos, dtype=torch.bool)
+    is_positive[rows, positive_cols] = True
+    return (numerator / norm / temperature).masked_fill(is_positive, float("-inf"))
+
+
+def official_mixed_logits(z1: torch.Tensor, z2: torch.Tensor, mix_lambda: float, temperature: float,
+                          stop_grad: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """The two extra B×B logit blocks of the released MixCSE code (``mixcse/models_mix.py``).
+
+    On the raw (un-normalised) training embeddings, with a roll by one (row B−1 mixes with row 0):
+
+    * block 1, row a, column b: cos(z1_a, λ·z2_b + (1−λ)·z2_{b+1}) / τ; the entry (a, a−1), whose
+      mixture contains the positive z2_a, is multiplied by 0 (a logit of 0 that stays in the
+      denominator);
+    * block 2, row a, column b: cos(λ·z1_a + (1−λ)·z1_{a+1}, z2_b) / τ; the entry (a, a+1) is
+      multiplied by 0.
+
+    Both blocks join the denominator of the view-1-anchored rows (cross-entropy over B×3B logits).
+    The mixtures are detached unless ``stop_grad`` is false.
+    """
+    lam = float(mix_lambda)
+    n = z1.shape[0]
+    mix2 = lam * z2 + (1.0 - lam) * torch.roll(z2, shifts=-1, dims=0)
+    mix1 = lam * z1 + (1.0 - lam) * torch.roll(z1, shifts=-1, dims=0)
+    if stop_grad:
+        mix1, mix2 = mix1.detach(), mix2.detach()
+    eye = torch.eye(n, device=z1.device, dtype=z1.dtype)
+    keep1 = 1.0 - torch.roll(eye, shifts=-1, dims=1)  # zero at (a, a−1)
+    keep2 = 1.0 - torch.roll(eye, shifts=1, dims=1)   # zero at (a, a+1)
+    block1 = cosine_matrix(z1, mix2) / temperature * keep1
+    block2 = cosine_matrix(mix1, z2) / temperature * keep2
+    return block1, block2
+
+
+# --------------------------------------------------------------------------- component
+@register_method("mixcse", MixCSEParams, "MixCSE: hard negatives mixing the positive with in-batch negatives")
+class MixCSE(Component):
+    """MixCSE's mixed negatives as extra InfoNCE denominator blocks (Zhang et al., AAAI 2022).
+
+    Paper variant, forward direction (anchors h_i = view 1):
+
+        ℓ_i = −log e^{h_i·h'_i/τ} / ( Σ_j e^{h_i·h'_j/τ} + Σ_{j≠i} e^{h_i·SG(h̃'_ij)/τ} ),
+        h̃'_ij = normalize(λ h'_i + (1 − λ) h'_j)
+
+    and the reverse direction (anchors h'_i, mixtures of h_i with h_j); the core averages the two.
+    Stats (logging steps): ``mixed_cos`` / ``mixed_cos_reverse``, the mean cosine of anchor–mixed
+    negative pairs (official variant: the mixtures that contain the anchor's own positive, the
+    block diagonals, as in the released code's ``mix_scores``).
+
+    Example::
+
+        loss_fn = ContrastiveLoss(0.05, [MixCSE(MixCSEParams(mix_lambda=0.2))])
+        out = loss_fn(ContrastiveBatch(z1, z2)); out.parts["info_nce_reverse"]
+    """
+
+    name = "mixcse"
+
+    def __init__(self, params: MixCSEParams | None = None):
+        super().__init__()
+        params = params if params is not None else MixCSEParams()
+        self.params = params
+        self.uses_reverse_direction = params.mixing and params.variant == "paper" and not params.single
+
+    def contribute(self, batch: ContrastiveBatch, cos: torch.Tensor, temperature: float) -> Contribution:
+        p = self.params
+        if not p.mixing:
+            return Contribution()
+        if p.variant == "official":
+            return self._official(batch, temperature)
+        stop_grad = not p.no_stop_grad
+        rows = batch.local_rows if batch.local_rows is not None else slice(0, batch.batch_size)
+        offset = rows.start or 0
+        positive_cols = torch.arange(cos.shape[0], device=cos.device) + offset
+
+        def block(anchors: torch.Tensor, candidates: torch.Tensor, anchor_cos: torch.Tensor | None) -> torch.Tensor:
+            # candidates: the other view (all rows); the mixtures are built from it.
+            frozen = candidates.detach() if stop_grad else candidates
+            if anchor_cos is None or stop_grad:
+                anchor_cos = cosine_matrix(anchors, frozen)
+            gram = cosine_matrix(frozen[rows], frozen)
+            return mixed_negative_logits(anchor_cos, gram, positive_cols, p.mix_lambda, temperature)
+
+        forward = block(batch.anchors(1), batch.z2, cos)
+        blocks = [NegativeBlock(forward, "mixed", direction="forward")]
+        stats = {"mixed_cos": _finite_mean(forward) * temperature}
+        if self.uses_reverse_direction:
+            reverse = block(batch.anchors(2), batch.z1, None)
+            blocks.append(NegativeBlock(reverse, "mixed_reverse", direction="reverse"))
+            stats["mixed_cos_reverse"] = _finite_mean(reverse) * temperature
+        return Contribution(negatives=blocks, stats=stats)
+
+    def _official(self, batch: ContrastiveBatch, temperature: float) -> Contribution:
+        p = self.params
+        block1, block2 = official_mixed_logits(batch.z1, batch.z2, p.mix_lambda, temperature,
+                                               stop_grad=not p.no_stop_grad)
+        if batch.local_rows is not None:  # the released code's rows are the anchors of this process
+            block1, block2 = block1[batch.local_rows], block2[batch.local_rows]
+        blocks = [NegativeBlock(block1, "mixed", direction="forward")]
+        stats = {"mixed_cos": _diagonal_mean(block1, batch.local_rows) * temperature}
+        if not p.single:
+            blocks.append(NegativeBlock(block2, "mixed_reverse", direction="forward"))
+            stats["mixed_cos_reverse"] = _diagonal_mean(block2, batch.local_rows) * temperature
+        return Contribution(negatives=blocks, stats=stats)
+
+
+def _finite_mean(x: torch.Tensor) -> torch.Tensor:
+    """Mean of the present (finite) entries, detached: a 0-dim tensor that the core turns into a
+    float only at logging steps (no device sync on the others)."""
+    with torch.no_grad():
+        present = torch.isfinite(x)
+        return x.detach()[present].mean()
+
+
+def _diagonal_mean(block: torch.Tensor, local_rows: slice | None) -> torch.Tensor:
+    with torch.no_grad():
+        offset = 0 if local_rows is None else (local_rows.start or 0)
+        rows = torch.arange(block.shape[0], device=block.device)
+        return block.detach()[rows, rows + offset].mean()
+
+
+# --------------------------------------------------------------------------- analysis
+def mixcse_pair_scores(z1: torch.Tensor, z2: torch.Tensor, mix_lambda: float = 0.2, temperature: float = 0.05,
+                       variant: str = "paper") -> dict[str, torch.Tensor]:
+    """Per-pair scores cos/τ of one batch of two views (rows aligned), as in MixCSE's Fig. on the
+    gradient signal: ``positive`` (h_i, h'_i), ``random_negative`` (h_i, h'_j) for j ≠ i and
+    ``mixed_negative`` (h_i, h̃'_ij): paper — every j ≠ i; official — the mixture of the positive
+    with the next row, λ·z2_i + (1−λ)·z2_{i+1} on raw vectors. Returns flat tensors."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    n = z1.shape[0]
+    if n < 2:
+        raise ValueError(f"a batch needs at least 2 rows to have negatives, got {n}")
+    cos = cosine_matrix(z1, z2)
+    off_diagonal = ~torch.eye(n, dtype=torch.bool, device=cos.device)
+    if variant == "paper":
+        mixed = mixed_negative_logits(cos, cosine_matrix(z2, z2), torch.arange(n, device=cos.device),
+                                      mix_lambda, temperature)[off_diagonal]
+    else:
+        mixed = official_mixed_logits(z1, z2, mix_lambda, temperature)[0].diagonal()
+    return {"positive": cos.diagonal() / temperature, "random_negative": cos[off_diagonal] / temperature,
+            "mixed_negative": mixed}
+
+
+@torch.no_grad()
+def mixcse_scores(encoder, sentences: list[str], mix_lambda: float = 0.2, temperature: float = 0.05,
+                  batch_size: int = 64, max_length: int | None = 32, variant: str = "paper",
+                  seed: int = 0) -> dict[str, float]:
+    """Mean positive / random-negative / mixed-negative scores (cos/τ) of ``encoder`` on ``sentences``.
+
+    The sentences (deduplicated, order kept, so that no "negative" is the sentence itself) are cut
+    into batches of ``batch_size`` in order; each batch goes through the training path twice, as in
+    training (``encoder.training_inputs`` then ``encoder(...)``, dropout on), so the two views differ
+    by dropout only. Means are over all pairs of all batches (a last batch of one sentence is
+    skipped: it has no negatives). Dropout draws come from ``seed`` inside a forked RNG, so calling
+    this during training changes nothing in the run.
+
+    Args:
+        encoder: a :class:`~cselab.encoder.SentenceEncoder` (or anything with ``training_inputs``,
+            ``__call__(inputs).embeddings`` and ``parameters``).
+        sentences: e.g. the STS-B dev sentences.
+
+    Returns:
+        ``{"positive": …, "random_negative": …, "mixed_negative": …}`` (floats, cos/τ).
+
+    Example::
+
+        dev = load_stsb(data_dir)["dev"]
+        mixcse_scores(encoder, list(dev.sentences1) + list(dev.sentences2))
+    """
+    unique = list(dict.fromkeys(sentences))
+    if len(unique) < 2:
+        raise ValueError(f"sentences: need at least 2 distinct sentences, got {len(unique)}")
+    if batch_size < 2:
+        raise ValueError(f"batch_size must be >= 2, got {batch_size}")
+    device = next(encoder.parameters()).device
+    sums = {"positive": 0.0, "random_negative": 0.0, "mixed_negative": 0.0}
+    counts = dict.fromkeys(sums, 0)
+    was_training = encoder.training
+    encoder.train()
+    try:
+        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+            torch.manual_seed(seed)
+            for start in range(0, len(unique), batch_size):
+                chunk = unique[start:start + batch_size]
+                if len(chunk) < 2:
+                    continue
+                emb = encoder(encoder.training_inputs(chunk, max_length)).embeddings.float()
+                scores = mixcse_pair_scores(emb[:len(chunk)], emb[len(chunk):], mix_lambda, temperature, variant)
+                for key, values in scores.items():
+                    sums[key] += float(values.sum())
+                    counts[key] += values.numel()
+    finally:
+        encoder.train(was_training)
+    return {key: sums[key] / counts[key] for key in sums}
+
+
+__all__ = ["MixCSE", "MixCSEParams", "mixed_negative_logits", "official_mixed_logits", "mixcse_pair_scores",
+           "mixcse_scores"]
