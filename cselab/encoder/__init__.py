@@ -7,3 +7,6 @@ __all__ = [
     "ALIASES", "DEFAULT_BACKBONE", "BackboneOutput", "EncoderOutput", "MLPHead", "POOLERS", "Pooler",
     "SentenceEncoder", "build_pooler", "load_backbone", "masked_mean", "register_pooler", "resolve_backbone",
 ]
+
+# Poolers defined in their own modules register themselves on import.
+from . import prompt  # noqa: E402,F401  (pooler: prompt, PromptBERT)

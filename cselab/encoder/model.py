@@ -3,7 +3,7 @@
 Two paths, as in SimCSE:
 
 * training (:meth:`SentenceEncoder.forward`): pooler output, through the MLP head when the
-  pooler is ``cls``;
+  pooler is ``cls`` (or sets ``uses_mlp_head``, as the PromptBERT pooler does);
 * evaluation (:meth:`SentenceEncoder.encode`): the same, except that the head is skipped when
   ``mlp_only_train`` is set (SimCSE's unsupervised default).
 """
@@ -49,7 +49,9 @@ class SentenceEncoder(nn.Module):
         self.pooler_options = dict(pooler_options or {})
         cfg = backbone.config
         self.pooler = build_pooler(pooler, cfg.hidden_size, cfg.num_hidden_layers, **self.pooler_options)
-        self.head = MLPHead(cfg.hidden_size, getattr(cfg, "initializer_range", 0.02)) if pooler == "cls" else None
+        # SimCSE puts its MLP head on ``cls``; poolers that want it too (PromptBERT) set ``uses_mlp_head``.
+        wants_head = pooler == "cls" or getattr(self.pooler, "uses_mlp_head", False)
+        self.head = MLPHead(cfg.hidden_size, getattr(cfg, "initializer_range", 0.02)) if wants_head else None
         self.pooler.bind(self)
 
     # ------------------------------------------------------------------ construction
