@@ -9,4 +9,5 @@ __all__ = [
 ]
 
 # Poolers defined in their own modules register themselves on import.
+from . import layer_attention  # noqa: E402,F401  (pooler: layer_attention, APINCSE eq. 1–7)
 from . import prompt  # noqa: E402,F401  (pooler: prompt, PromptBERT)

@@ -62,6 +62,7 @@ def build_components(methods: list[str], params: dict[str, object]) -> list[Comp
 
 
 # Method modules register themselves on import (one line per method module, alphabetical).
+from . import apincse  # noqa: E402,F401
 from . import clusterns  # noqa: E402,F401
 from . import gs_infonce  # noqa: E402,F401
 from . import mixcse  # noqa: E402,F401

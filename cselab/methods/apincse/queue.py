@@ -1,0 +1,61 @@
+"""The dynamic neighbourhood of APINCSE (eq. 10–11): a FIFO queue of normalised, detached
+positive embeddings, kept in buffers so that it is checkpointed and restored on resume."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class EmbeddingQueue(nn.Module):
+    """The last ``size`` rows pushed, oldest first: row 0 is the oldest, row ``size − 1`` the newest.
+
+    Until ``size`` rows have been pushed the oldest slots hold zeros; ``count`` says how many are
+    real. ``push`` runs under ``no_grad`` and stores detached copies.
+
+    Example::
+
+        q = EmbeddingQueue(4, 2)
+        q.push(torch.eye(2)); q.push(torch.eye(2))
+        q.is_full  # True; q.entries = [e1, e2, e1, e2]
+    """
+
+    def __init__(self, size: int, dim: int):
+        super().__init__()
+        if size < 1:
+            raise ValueError(f"queue size must be >= 1, got {size}")
+        self.register_buffer("entries", torch.zeros(size, dim))
+        self.register_buffer("count", torch.zeros((), dtype=torch.long))
+
+    @property
+    def size(self) -> int:
+        return self.entries.shape[0]
+
+    @property
+    def dim(self) -> int:
+        return self.entries.shape[1]
+
+    @property
+    def is_full(self) -> bool:
+        return int(self.count) >= self.size
+
+    @property
+    def fill(self) -> float:
+        """Fraction of the slots holding pushed rows (1.0 once full)."""
+        return int(self.count) / self.size
+
+    @torch.no_grad()
+    def push(self, rows: torch.Tensor) -> None:
+        """Append ``rows`` (n × dim) as the newest entries, dropping the n oldest."""
+        if rows.dim() != 2 or rows.shape[1] != self.dim:
+            raise ValueError(f"queue rows must be (n, {self.dim}), got {tuple(rows.shape)}")
+        n = rows.shape[0]
+        if n > self.size:
+            raise ValueError(f"cannot push {n} rows into a queue of {self.size}: the queue size must be at least "
+                             "the (global) batch size")
+        rows = rows.detach().to(self.entries.dtype)
+        self.entries.copy_(torch.cat([self.entries[n:], rows], dim=0))
+        self.count.add_(n).clamp_(max=self.size)
+
+    def newest_positions(self, n: int) -> torch.Tensor:
+        """Queue rows of the last ``n`` rows pushed, in push order."""
+        return torch.arange(self.size - n, self.size, device=self.entries.device)
