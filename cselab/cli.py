@@ -30,10 +30,18 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
     _add_data_dir(train)
 
-    ev = sub.add_parser("eval", help="evaluate a run, a saved model, a backbone alias or a Hub id on STS")
+    ev = sub.add_parser("eval", help="evaluate a run, a saved model, a backbone alias or a Hub id on STS "
+                        "(or --suite transfer | clustering | geometry)")
     ev.add_argument("model", help="run directory, saved model folder, backbone alias or Hugging Face id")
-    ev.add_argument("--tasks", nargs="+", default=None, help="subset of STS12 STS13 STS14 STS15 STS16 "
-                    "STSBenchmark SICKRelatedness (default: all seven)")
+    ev.add_argument("--suite", default="sts", choices=["sts", "transfer", "clustering", "geometry"],
+                    help="sts (default); transfer = SentEval's 7 tasks; clustering = DBpedia AMI + 8 short-text "
+                    "sets; geometry = alignment/uniformity on STS-B")
+    ev.add_argument("--tasks", nargs="+", default=None, help="subset of the suite's tasks, e.g. STS12 STS13 STS14 "
+                    "STS15 STS16 STSBenchmark SICKRelatedness (default: all of them)")
+    ev.add_argument("--fast", action="store_true", help="transfer: 5-fold instead of 10-fold (SimCSE's fasttest)")
+    ev.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="clustering: K-means seeds")
+    ev.add_argument("--split", default="all", choices=["train", "dev", "test", "all"],
+                    help="geometry: the STS-B split (default: all three)")
     ev.add_argument("--pooler", default=None, help="override the pooler (default: the saved one, "
                     "cls_before_pooler for a plain backbone)")
     ev.add_argument("--aggregate", default="all", choices=["all", "mean", "wmean"],
@@ -103,11 +111,41 @@ def cmd_eval(args) -> int:
     saved = (Path(path) / CONFIG_NAME).is_file()
     pooler = args.pooler or (None if saved else "cls_before_pooler")
     encoder = SentenceEncoder.from_pretrained(path, pooler=pooler).to(resolve_device(args.device))
+    if args.suite != "sts":
+        return _eval_suite(args, encoder)
     result = evaluate_sts(encoder, tasks=args.tasks or STS_TASKS, data_dir=args.data_dir, aggregate=args.aggregate,
                           batch_size=args.batch_size, output=args.output)
     label = f"{args.model} ({encoder.pooler_name})"
     print(format_sts_table({label: result}))
     print(f"{result['sentences_encoded']} unique sentences in {result['seconds']:.1f}s; aggregate={args.aggregate}")
+    return 0
+
+
+def _eval_suite(args, encoder) -> int:
+    """``cselab eval --suite transfer | clustering | geometry``: run the suite, print a table."""
+    from tabulate import tabulate
+
+    from .evaluate import evaluate_alignment_uniformity, evaluate_clustering, evaluate_transfer
+    from .evaluate.clustering import CLUSTERING_TASKS
+    from .evaluate.transfer import TRANSFER_TASKS
+
+    common = {"data_dir": args.data_dir, "batch_size": args.batch_size, "output": args.output}
+    if args.suite == "transfer":
+        r = evaluate_transfer(encoder, args.tasks or TRANSFER_TASKS, fast=args.fast, **common)
+        rows = [[t, d["acc"], d.get("f1", ""), d["seconds"]] for t, d in r["details"].items()]
+        rows.append(["Avg.", r["avg"], "", r["seconds"]])
+        print(tabulate(rows, headers=["task", f"acc ({r['kfold']}-fold)", "F1", "seconds"], tablefmt="github",
+                       floatfmt=".2f"))
+    elif args.suite == "clustering":
+        r = evaluate_clustering(encoder, args.tasks or CLUSTERING_TASKS, seeds=args.seeds, **common)
+        rows = [[t, r["metric"][t], 100 * d[r["metric"][t]]["mean"], 100 * d[r["metric"][t]]["std"],
+                 100 * d["nmi"]["mean"], d["seconds"]] for t, d in r["details"].items()]
+        print(tabulate(rows, headers=["task", "metric", "mean ×100", f"std ({len(args.seeds)} seeds)", "NMI ×100",
+                                      "seconds"], tablefmt="github", floatfmt=".2f"))
+    else:
+        r = evaluate_alignment_uniformity(encoder, args.split, **common)
+        print(tabulate([[k, r[k]] for k in ("alignment", "uniformity", "mean_cos", "largest_angle")],
+                       headers=["STS-B " + args.split, "value"], tablefmt="github", floatfmt=".4f"))
     return 0
 
 

@@ -61,6 +61,10 @@ class TrainConfig:
     early_stopping_patience: typing.Optional[int] = None
     final_eval: bool = True
     log_every: int = 10
+    # training probes (cselab.analysis.probes): geometry of a fixed STS-B dev probe set every N steps
+    probe_every: typing.Optional[int] = None
+    probe_sentences: int = 256
+    log_embedding_grad_norm: bool = False   # ‖∂L/∂z‖ of both views in every train record (MixCSE Knowl 2)
     # runtime
     seed: int = 42
     precision: str = "auto"
@@ -98,7 +102,9 @@ class TrainConfig:
         return f"{'+'.join(self.method)}-{self.config_hash()}"
 
 
-NON_IDENTITY_KEYS = ("output_dir", "run_name", "device", "log_every", "eval_batch_size")
+NON_IDENTITY_KEYS = ("output_dir", "run_name", "device", "log_every", "eval_batch_size",
+                     # observation only: they neither consume randomness nor change the updates
+                     "probe_every", "probe_sentences", "log_embedding_grad_norm")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
 
@@ -222,6 +228,8 @@ def validate(cfg: TrainConfig) -> None:
     need(cfg.max_grad_norm is None or cfg.max_grad_norm > 0, "max_grad_norm", "must be > 0 or null")
     need(cfg.eval_every >= 1, "eval_every", "must be >= 1")
     need(cfg.log_every >= 1, "log_every", "must be >= 1")
+    need(cfg.probe_every is None or cfg.probe_every >= 1, "probe_every", "must be >= 1 or null")
+    need(cfg.probe_sentences >= 2, "probe_sentences", "must be >= 2")
     need(cfg.eval_batch_size >= 1, "eval_batch_size", "must be >= 1")
     need(cfg.early_stopping_patience is None or cfg.early_stopping_patience >= 1, "early_stopping_patience",
          "must be >= 1 or null")

@@ -19,6 +19,7 @@ import torch
 from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
+from ..analysis.probes import embedding_grad_norms, probe_record, stsb_probe_set
 from ..config import TrainConfig, load_config
 from ..data import load_corpus, load_stsb
 from ..encoder import EncoderOutput, SentenceEncoder
@@ -100,6 +101,7 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
     # ---- data
     corpus = load_corpus(cfg.corpus, cfg.max_sentences, data_dir)
     dev_pairs = load_stsb(data_dir)["dev"]
+    probe_set = stsb_probe_set(dev_pairs, cfg.probe_sentences) if cfg.probe_every else None
     per_epoch = batches_per_epoch(len(corpus), cfg.batch_size, cfg.drop_last)
     if per_epoch == 0:
         raise ValueError(f"corpus has {len(corpus)} sentences, fewer than one batch of {cfg.batch_size}")
@@ -170,6 +172,10 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
             # The loss runs in fp32 whatever the encoder's precision: logits are divided by τ = 0.05.
             batch = ContrastiveBatch(view1.embeddings.float(), view2.embeddings.float(), step=state.step,
                                      outputs1=view1, outputs2=view2, inputs=inputs)
+            log_grad_norm = cfg.log_embedding_grad_norm and log_now
+            if log_grad_norm:  # keep ∂L/∂z of both views for the record (MixCSE's gradient dynamics)
+                batch.z1.retain_grad()
+                batch.z2.retain_grad()
             result = loss_fn(batch, compute_stats=log_now)
             if not torch.isfinite(result.loss):
                 parts = {k: round(v.item(), 6) for k, v in result.parts.items()}
@@ -177,6 +183,9 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
                     f"step {state.step + 1}: the loss is {result.loss.item()} (parts {parts}); stopping. "
                     f"The last good checkpoint ({run.last_dir}, step {_checkpoint_step(run)}) is intact.")
             scaler.scale(result.loss).backward()
+            grad_norms = {}
+            if log_grad_norm:
+                grad_norms = embedding_grad_norms(batch.z1, batch.z2, scaler.get_scale() if scaler.is_enabled() else 1.0)
             if cfg.max_grad_norm is not None:
                 scaler.unscale_(optimizer)
                 torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
@@ -193,9 +202,11 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
                 record = {"kind": "train", "step": state.step, "epoch": state.epoch,
                           "lr": scheduler.get_last_lr()[0], "loss": result.loss.item(),
                           **{f"loss/{k}": v.item() for k, v in result.parts.items()},
-                          **{f"sim/{k}": v for k, v in result.stats.items()}}
+                          **{f"sim/{k}": v for k, v in result.stats.items()}, **grad_norms}
                 append_jsonl(run.metrics_file, record)
                 bar.set_postfix(loss=f"{record['loss']:.4f}", dev=f"{state.best_score:.2f}", refresh=False)
+            if probe_set is not None and state.step % cfg.probe_every == 0:
+                append_jsonl(run.metrics_file, probe_record(encoder, probe_set, state.step, cfg.eval_batch_size))
             if state.step % cfg.eval_every == 0 or state.step == total_steps:
                 eval_record = evaluate_dev()
                 append_jsonl(run.metrics_file, eval_record)

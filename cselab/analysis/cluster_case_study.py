@@ -1,0 +1,96 @@
+"""ClusterNS Table 10: what the clusters of a trained ClusterNS run contain.
+
+The run's last checkpoint holds the K-means centroids (a buffer of the ClusterNS component, saved
+with the loss state in ``last/``). Sentences are embedded the way ClusterNS clusters them during
+training — the training path of view 1 (after the MLP head for the ``cls`` pooler), dropout off —
+assigned to the centroid of highest cosine, and a few are shown per cluster.
+
+Example::
+
+    from cselab.analysis.cluster_case_study import run_case_study
+    table = run_case_study("runs/clusterns-...", load_corpus("wiki1m-head", 5000), n_clusters=5)
+    print(table.to_markdown(index=False))
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+PICKS = ("random", "nearest")
+
+
+def load_run_centroids(run_dir: str | os.PathLike) -> np.ndarray:
+    """The K×D centroids saved in ``run_dir/last`` (the loss state's ``…centroids`` buffer)."""
+    from ..train.state import load_state
+
+    last = Path(run_dir) / "last"
+    loss_state = load_state(last).get("loss", {})
+    keys = [k for k in loss_state if k.endswith("centroids")]
+    if not keys:
+        raise ValueError(f"{last}: the checkpoint has no centroids (is this a ClusterNS run?)")
+    key = keys[0]
+    started = loss_state.get(key[: -len("centroids")] + "started")
+    if started is not None and not bool(started):
+        raise ValueError(f"{last}: clustering had not started when this checkpoint was saved (no centroids yet)")
+    return loss_state[key].float().numpy()
+
+
+@torch.no_grad()
+def training_embeddings(encoder, sentences: Sequence[str], batch_size: int = 128, max_length: int | None = 32) -> np.ndarray:
+    """View-1 training-path embeddings (what ClusterNS clusters), in evaluation mode (no dropout)."""
+    was_training = encoder.training
+    encoder.eval()
+    chunks = []
+    try:
+        for start in range(0, len(sentences), batch_size):
+            batch = list(sentences[start:start + batch_size])
+            chunks.append(encoder(encoder.training_inputs(batch, max_length)).embeddings[:len(batch)].float().cpu())
+    finally:
+        encoder.train(was_training)
+    return torch.cat(chunks).numpy()
+
+
+def cluster_case_study(embeddings: np.ndarray, sentences: Sequence[str], centroids: np.ndarray, n_clusters: int = 5,
+                       per_cluster: int = 5, pick: str = "random", seed: int = 0) -> pd.DataFrame:
+    """Assign each sentence to its nearest centroid (cosine); for the ``n_clusters`` most populated
+    clusters list ``per_cluster`` members (``random`` sample or the ``nearest`` to the centroid).
+
+    Columns: cluster, members (in this sample), sentence, cos_to_centroid."""
+    if pick not in PICKS:
+        raise ValueError(f"pick must be one of {PICKS}, got {pick!r}")
+    if len(embeddings) != len(sentences):
+        raise ValueError(f"{len(embeddings)} embeddings but {len(sentences)} sentences")
+    x = embeddings / np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-12)
+    c = centroids / np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
+    cos = x @ c.T
+    assigned = cos.argmax(axis=1)
+    sizes = np.bincount(assigned, minlength=len(c))
+    # Most populated first; ties by centroid index so the table is reproducible.
+    chosen = sorted(np.flatnonzero(sizes), key=lambda k: (-sizes[k], k))[:n_clusters]
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in chosen:
+        members = np.flatnonzero(assigned == k)
+        if pick == "nearest":
+            members = members[np.argsort(-cos[members, k], kind="stable")][:per_cluster]
+        else:
+            members = np.sort(rng.choice(members, size=min(per_cluster, len(members)), replace=False))
+        rows += [{"cluster": int(k), "members": int(sizes[k]), "sentence": sentences[i],
+                  "cos_to_centroid": float(cos[i, k])} for i in members]
+    return pd.DataFrame(rows, columns=["cluster", "members", "sentence", "cos_to_centroid"])
+
+
+def run_case_study(run_dir: str | os.PathLike, sentences: Sequence[str], n_clusters: int = 5, per_cluster: int = 5,
+                   pick: str = "random", seed: int = 0, batch_size: int = 128, max_length: int | None = 32) -> pd.DataFrame:
+    """:func:`cluster_case_study` for a ClusterNS run: its last checkpoint's encoder and centroids."""
+    from ..encoder import SentenceEncoder
+
+    centroids = load_run_centroids(run_dir)
+    encoder = SentenceEncoder.from_pretrained(Path(run_dir) / "last")
+    embeddings = training_embeddings(encoder, list(sentences), batch_size, max_length)
+    return cluster_case_study(embeddings, list(sentences), centroids, n_clusters, per_cluster, pick, seed)

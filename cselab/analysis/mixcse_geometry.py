@@ -1,0 +1,141 @@
+"""MixCSE's geometric analyses (Zhang et al., AAAI 2022): the spherical cap and the λ bound.
+
+**Spherical cap (Knowl 3).** MixCSE argues that anisotropic sentence embeddings occupy a spherical
+cap of angular radius ω on the unit sphere S^{d−1}, and studies the cosine cos θ between two random
+points of the cap: its mean and variance as functions of the dimension d and of ω (the variance
+shrinks as d grows, so random negatives all look alike and stop providing gradient signal).
+:func:`cap_cosine_moments` estimates both by simulation, exactly, without building d-dimensional
+vectors: a point of the cap around the pole e is ``t·e + √(1−t²)·u`` with ``t = cos(angle to e)``
+distributed with density ∝ (1 − t²)^{(d−3)/2} on [cos ω, 1] (a truncated Beta((d−1)/2, (d−1)/2)
+on (t+1)/2) and u uniform on the sphere orthogonal to e, so for two points
+
+    cos θ = t₁t₂ + √(1−t₁²)√(1−t₂²) · (u₁·u₂),   (u₁·u₂ + 1)/2 ~ Beta((d−2)/2, (d−2)/2).
+
+:func:`sample_cap` builds the vectors themselves (the tests check the two agree).
+
+**λ bound (Knowl 5).** A mixed negative h̃'_ij = normalize(λ h'_i + (1−λ) h'_j) is only a negative
+while it stays farther from the anchor h_i than the positive h'_i; for large λ it does not.
+:func:`mixed_closer_share` measures, for one batch of two views, the share of mixed negatives with
+cos(h_i, h̃'_ij) > cos(h_i, h'_i); :func:`lambda_bound_curve` does it for a model over a sentence set
+and a range of λ (two dropout views per batch, as in training).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+from scipy.stats import beta
+
+from ..losses.infonce import cosine_matrix
+from ..methods.mixcse import mixed_negative_logits
+
+
+def _check_cap(d: int, omega: float) -> None:
+    if d < 3:
+        raise ValueError(f"d must be >= 3 (a cap on S^(d-1) needs an orthogonal sphere of dimension >= 1), got {d}")
+    if not 0.0 < omega <= np.pi:
+        raise ValueError(f"omega must be in (0, π] (the cap's angular radius in radians), got {omega}")
+
+
+def _cap_heights(n: int, d: int, omega: float, rng: np.random.Generator) -> np.ndarray:
+    """t = cos(angle to the pole) of n uniform points of the cap, by inverse survival function
+    (precise even when the cap is a tiny share of the sphere)."""
+    a = (d - 1) / 2.0
+    tail = beta.sf((np.cos(omega) + 1.0) / 2.0, a, a)      # probability mass of the cap
+    u = rng.uniform(0.0, 1.0, size=n) * tail
+    return np.clip(2.0 * beta.isf(u, a, a) - 1.0, -1.0, 1.0)
+
+
+def _sphere_dots(n: int, dim: int, rng: np.random.Generator) -> np.ndarray:
+    """u₁·u₂ for n independent pairs of uniform points on S^{dim−1}."""
+    if dim == 1:   # S^0 = {−1, +1}
+        return rng.choice([-1.0, 1.0], size=n)
+    a = (dim - 1) / 2.0
+    return 2.0 * rng.beta(a, a, size=n) - 1.0
+
+
+def cap_pair_cosines(n_pairs: int, d: int, omega: float, seed: int = 0) -> np.ndarray:
+    """cos θ of ``n_pairs`` independent pairs of uniform points on a cap of radius ω in S^{d−1}."""
+    _check_cap(d, omega)
+    rng = np.random.default_rng(seed)
+    t1, t2 = _cap_heights(n_pairs, d, omega, rng), _cap_heights(n_pairs, d, omega, rng)
+    return t1 * t2 + np.sqrt(1 - t1 ** 2) * np.sqrt(1 - t2 ** 2) * _sphere_dots(n_pairs, d - 1, rng)
+
+
+def sample_cap(n: int, d: int, omega: float, seed: int = 0) -> np.ndarray:
+    """n uniform unit vectors of R^d within angle ω of the pole e₁ (rows)."""
+    _check_cap(d, omega)
+    rng = np.random.default_rng(seed)
+    t = _cap_heights(n, d, omega, rng)
+    u = rng.standard_normal((n, d - 1))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    return np.concatenate([t[:, None], np.sqrt(1 - t ** 2)[:, None] * u], axis=1)
+
+
+def cap_cosine_moments(d: int, omega: float, n_pairs: int = 200_000, seed: int = 0) -> dict[str, float]:
+    """Mean and variance of cos θ between two random points of the cap (simulation)."""
+    cos = cap_pair_cosines(n_pairs, d, omega, seed)
+    return {"mean_cos": float(cos.mean()), "var_cos": float(cos.var())}
+
+
+def cap_geometry_table(dims: Sequence[int] = (16, 64, 256, 768, 1024),
+                       omegas_deg: Sequence[float] = (30, 60, 90, 120, 180),
+                       n_pairs: int = 200_000, seed: int = 0) -> pd.DataFrame:
+    """Knowl 3's simulation grid: one row per (d, ω) with the mean and variance of cos θ."""
+    rows = []
+    for d in dims:
+        for omega_deg in omegas_deg:
+            moments = cap_cosine_moments(d, np.radians(omega_deg), n_pairs, seed)
+            rows.append({"d": d, "omega_deg": float(omega_deg), **moments})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- λ bound
+def mixed_closer_share(z1: torch.Tensor, z2: torch.Tensor, mix_lambda: float) -> float:
+    """Share of the B(B−1) mixed negatives h̃'_ij (j ≠ i) closer to the anchor h_i = z1_i than its
+    positive h'_i = z2_i is (strictly larger cosine). ``z1``, ``z2``: (B×D) views, rows aligned."""
+    if z1.shape != z2.shape or z1.ndim != 2 or z1.shape[0] < 2:
+        raise ValueError(f"expected two (B×D) views with B >= 2, got {tuple(z1.shape)} and {tuple(z2.shape)}")
+    z1, z2 = z1.double(), z2.double()
+    n = z1.shape[0]
+    cos = cosine_matrix(z1, z2)
+    mixed = mixed_negative_logits(cos, cosine_matrix(z2, z2), torch.arange(n), mix_lambda, 1.0)
+    off_diagonal = ~torch.eye(n, dtype=torch.bool)
+    closer = mixed > cos.diagonal().unsqueeze(1)
+    return float(closer[off_diagonal].double().mean())
+
+
+@torch.no_grad()
+def dropout_views(encoder, sentences: Sequence[str], max_length: int | None = 32, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Two training-path views of one batch (dropout on, as in a training step), drawn from ``seed``
+    in a forked RNG so that calling this mid-training leaves the run's random stream untouched."""
+    device = next(encoder.parameters()).device
+    was_training = encoder.training
+    encoder.train()
+    try:
+        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+            torch.manual_seed(seed)
+            emb = encoder(encoder.training_inputs(list(sentences), max_length)).embeddings.float().cpu()
+    finally:
+        encoder.train(was_training)
+    n = len(sentences)
+    return emb[:n], emb[n:]
+
+
+def lambda_bound_curve(encoder, sentences: Sequence[str], lambdas: Sequence[float] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9),
+                       batch_size: int = 64, max_length: int | None = 32, seed: int = 0) -> pd.DataFrame:
+    """For each λ, the share of mixed negatives closer to the anchor than its positive, over the
+    sentences cut into training-sized batches (deduplicated, in order; batches of one skipped)."""
+    unique = list(dict.fromkeys(sentences))
+    if batch_size < 2 or len(unique) < 2:
+        raise ValueError(f"need batch_size >= 2 and at least 2 distinct sentences, got {batch_size} and {len(unique)}")
+    batches = [unique[i:i + batch_size] for i in range(0, len(unique), batch_size)]
+    views = [dropout_views(encoder, b, max_length, seed + k) for k, b in enumerate(batches) if len(b) >= 2]
+    rows = []
+    for lam in lambdas:
+        shares = [mixed_closer_share(z1, z2, lam) for z1, z2 in views]
+        weights = [len(z1) * (len(z1) - 1) for z1, _ in views]
+        rows.append({"lambda": float(lam), "closer_share": float(np.average(shares, weights=weights))})
+    return pd.DataFrame(rows)

@@ -1,0 +1,86 @@
+"""Read run directories into pandas DataFrames (the input of every plot and table).
+
+A run directory holds ``config.json`` (``{"config": {...}, "config_hash", ...}``), ``metrics.jsonl``
+(records ``kind`` = ``train`` — ``loss``, ``loss/<part>``, ``sim/<stat>`` —, ``eval`` — ``stsb_dev`` —
+and ``probe`` — see :mod:`cselab.analysis.probes`) and, once finished, ``results.json``.
+
+``runs`` arguments accept one path, a list of paths (labelled by folder name) or a mapping
+``{label: path}``.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable, Mapping, Union
+
+import pandas as pd
+
+from ..io import read_json, read_jsonl
+
+Runs = Union[str, os.PathLike, Iterable[Union[str, os.PathLike]], Mapping[str, Union[str, os.PathLike]]]
+KINDS = ("train", "eval", "probe")
+
+
+def labelled_runs(runs: Runs) -> dict[str, Path]:
+    """``{label: run directory}``, checking each has a ``metrics.jsonl``."""
+    if isinstance(runs, (str, os.PathLike)):
+        runs = [runs]
+    pairs = runs.items() if isinstance(runs, Mapping) else ((Path(r).name, r) for r in runs)
+    out = {}
+    for label, path in pairs:
+        path = Path(path)
+        if not (path / "metrics.jsonl").is_file():
+            raise FileNotFoundError(f"{path}: not a run directory (no metrics.jsonl)")
+        if label in out:
+            raise ValueError(f"two runs are labelled {label!r}; pass a mapping {{label: path}}")
+        out[label] = path
+    if not out:
+        raise ValueError("runs: no run directory given")
+    return out
+
+
+def read_config(run_dir: str | os.PathLike) -> dict:
+    """The resolved training config of a run."""
+    return read_json(Path(run_dir) / "config.json")["config"]
+
+
+def read_metrics(runs: Runs, kind: str | None = "train") -> pd.DataFrame:
+    """The ``kind`` records of the runs' ``metrics.jsonl`` (every kind if None), one row per
+    record, with a ``run`` column; runs in the order given, each sorted by step."""
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS} or None, got {kind!r}")
+    frames = []
+    for label, path in labelled_runs(runs).items():
+        records = [r for r in read_jsonl(path / "metrics.jsonl") if kind is None or r.get("kind") == kind]
+        frame = pd.DataFrame(records)
+        if "step" in frame:
+            frame = frame.sort_values("step", kind="stable")
+        frame.insert(0, "run", label)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def read_results(runs: Runs, config_keys: Iterable[str] = ("method", "seed", "batch_size")) -> pd.DataFrame:
+    """One row per finished run: ``run``, the chosen config keys (a method list joined by ``+``,
+    a method's hyper-parameter as ``section.key``), ``best_stsb_dev``, ``best_step`` and every
+    score of ``results.json`` (STS tasks and ``avg`` under ``sts/``; transfer and clustering
+    scores under ``transfer/`` and ``clustering/`` when present)."""
+    rows = []
+    for label, path in labelled_runs(runs).items():
+        if not (path / "results.json").is_file():
+            raise FileNotFoundError(f"{path}: unfinished run (no results.json)")
+        results, config = read_json(path / "results.json"), read_config(path)
+        row = {"run": label}
+        for key in config_keys:
+            section, _, name = key.partition(".")
+            value = config.get(section, {}).get(name) if name else config.get(key)
+            row[key] = "+".join(value) if isinstance(value, list) else value
+        row["best_stsb_dev"] = results.get("best_stsb_dev")
+        row["best_step"] = results.get("best_step")
+        for suite in ("sts", "transfer", "clustering"):
+            if suite in results:
+                row.update({f"{suite}/{task}": v for task, v in results[suite]["scores"].items()})
+                if "avg" in results[suite]:
+                    row[f"{suite}/avg"] = results[suite]["avg"]
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,127 @@
+"""Clustering data: the 8 short-text sets (ClusterNS Table 6) and the DBpedia sample (Table 5).
+
+Short-text sets (``clustering/short-text/``), one ``label<TAB>text`` per line, read as ClusterNS's
+``cluster_eval.py`` reads them: the text is the second tab-separated field exactly as written
+(StackOverflow lines end with an extra empty field, and its line 10,344 has a tab inside the title,
+which ClusterNS — and therefore this loader — cuts at the tab; CRLF line ends are dropped). Labels
+are the file's integers (Tweet's 89 labels are not contiguous: they run from 1 to 110).
+
+DBpedia (``clustering/dbpedia/``): CSV ``"label","abstract"`` with label ids 1–14 named in
+``meta.txt``; ``test.csv`` and ``val.csv`` hold 5,000 abstracts each.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import DataError
+from .root import data_root
+from .text import iter_lines, require_dir
+
+# Name in ClusterNS Table 6 → file under clustering/short-text (ClusterNS's dataset_map order).
+SHORT_TEXT_SETS = {
+    "AgNews": "agnewsdataraw-8000",
+    "Biomedical": "biomedical/biomedical_true_text",
+    "GoogleNews-S": "S",
+    "GoogleNews-T": "T",
+    "GoogleNews-TS": "TS",
+    "SearchSnippets": "search_snippets/search_snippets_true_text",
+    "StackOverflow": "stackoverflow/stackoverflow_true_text",
+    "Tweet": "tweet-original-order.txt",
+}
+DBPEDIA_SPLITS = ("test", "val", "all")
+
+
+@dataclass(frozen=True)
+class ClusteringData:
+    """Texts with their gold classes; ``n_clusters`` (= number of distinct labels) is K for K-means."""
+
+    name: str
+    texts: tuple[str, ...]
+    labels: np.ndarray
+    label_names: dict[int, str] | None = None
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @property
+    def n_clusters(self) -> int:
+        return int(len(np.unique(self.labels)))
+
+
+def _clustering_dir(data_dir, sub: str) -> Path:
+    return require_dir(data_root(data_dir) / "clustering" / sub, f"clustering/{sub} folder")
+
+
+def load_short_text(name: str, data_dir: str | os.PathLike | None = None) -> ClusteringData:
+    """One of :data:`SHORT_TEXT_SETS`."""
+    if name not in SHORT_TEXT_SETS:
+        raise ValueError(f"unknown short-text set {name!r}; expected one of {list(SHORT_TEXT_SETS)}")
+    path = _clustering_dir(data_dir, "short-text") / SHORT_TEXT_SETS[name]
+    texts, labels = [], []
+    for lineno, line in enumerate(iter_lines(path, "utf-8"), 1):
+        if not line.strip():
+            continue
+        cols = line.split("\t")
+        if len(cols) < 2:
+            raise DataError(path, "expected 'label<TAB>text', found no tab", line=lineno)
+        try:
+            labels.append(int(cols[0]))
+        except ValueError:
+            raise DataError(path, f"label {cols[0]!r} is not an integer", line=lineno) from None
+        texts.append(cols[1])
+    if not texts:
+        raise DataError(path, "no labelled lines")
+    return ClusteringData(name, tuple(texts), np.asarray(labels, dtype=np.int64))
+
+
+def _dbpedia_names(path: Path) -> dict[int, str]:
+    names = {}
+    for line in iter_lines(path):
+        match = re.fullmatch(r"\s*(\d+):\s*(.+?)\s*", line)
+        if match:
+            names[int(match.group(1))] = match.group(2)
+    if not names:
+        raise DataError(path, "no 'id: name' lines")
+    return names
+
+
+def _read_dbpedia_csv(path: Path, names: dict[int, str]) -> tuple[list[str], list[int]]:
+    texts, labels = [], []
+    for lineno, line in enumerate(iter_lines(path), 1):
+        if not line.strip():
+            continue
+        row = next(csv.reader([line]))
+        if len(row) != 2:
+            raise DataError(path, f"expected 2 CSV fields (label, abstract), found {len(row)}", line=lineno)
+        if not row[0].isdigit() or int(row[0]) not in names:
+            raise DataError(path, f"label {row[0]!r} is not one of the ids in meta.txt", line=lineno)
+        labels.append(int(row[0]))
+        texts.append(row[1])
+    return texts, labels
+
+
+def load_dbpedia(split: str = "test", data_dir: str | os.PathLike | None = None) -> ClusteringData:
+    """The DBpedia-14 sample: ``test`` (default), ``val`` or ``all`` (both, test first)."""
+    if split not in DBPEDIA_SPLITS:
+        raise ValueError(f"split must be one of {DBPEDIA_SPLITS}, got {split!r}")
+    root = _clustering_dir(data_dir, "dbpedia")
+    names = _dbpedia_names(root / "meta.txt")
+    texts, labels = [], []
+    for part in (("test", "val") if split == "all" else (split,)):
+        t, y = _read_dbpedia_csv(root / f"{part}.csv", names)
+        texts += t
+        labels += y
+    return ClusteringData(f"DBpedia/{split}", tuple(texts), np.asarray(labels, dtype=np.int64), names)
+
+
+def load_clustering_task(name: str, data_dir: str | os.PathLike | None = None) -> ClusteringData:
+    """``DBpedia`` (the test split) or any of :data:`SHORT_TEXT_SETS`."""
+    if name == "DBpedia":
+        return load_dbpedia("test", data_dir)
+    return load_short_text(name, data_dir)

@@ -1,0 +1,132 @@
+"""Geometry of an embedding space: alignment, uniformity, anisotropy, the largest angle.
+
+Alignment and uniformity (Wang & Isola, ICML 2020, eq. 4–5), on L2-normalised embeddings f:
+
+    ℓ_align   = E_{(x, y) ~ p_pos} ‖f(x) − f(y)‖₂^α                    (α = 2)
+    ℓ_uniform = log E_{x, y ~ p_data i.i.d.} e^{−t ‖f(x) − f(y)‖₂²}     (t = 2)
+
+Lower is better for both. As in their reference code (``torch.pdist(x).pow(2).mul(-t).exp().mean().log()``)
+the uniformity expectation runs over the distinct pairs i < j of the sentence set.
+
+SimCSE (§3, Fig. 2, footnote 3: "STS-B pairs with a score higher than 4 as p_pos and all STS-B
+sentences as p_data") and ClusterNS (Fig. 6) measure them on STS-B. :func:`evaluate_alignment_uniformity` does that; its
+``split`` argument chooses which STS-B split (default ``"all"``: the papers say "STS-B" without a
+split; see docs/evaluation.md).
+
+Anisotropy is the mean cosine between distinct embeddings (Ethayarajh 2019); the largest angle
+between any two embeddings is MixCSE's measure of the spherical cap the embeddings occupy.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..io import atomic_write_json
+
+STSB_SPLITS = ("train", "dev", "test", "all")
+POSITIVE_THRESHOLD = 4.0
+
+
+def normalize_rows(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2:
+        raise ValueError(f"expected a 2-D array of embeddings, got shape {x.shape}")
+    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+
+def alignment(x: np.ndarray, y: np.ndarray, alpha: float = 2.0) -> float:
+    """ℓ_align: mean ‖f(x_i) − f(y_i)‖^α over aligned rows (positive pairs), after normalising."""
+    x, y = normalize_rows(x), normalize_rows(y)
+    if x.shape != y.shape:
+        raise ValueError(f"positive pairs need equal shapes, got {x.shape} and {y.shape}")
+    if len(x) == 0:
+        raise ValueError("alignment needs at least one positive pair")
+    return float(np.mean(np.linalg.norm(x - y, axis=1) ** alpha))
+
+
+def _pair_blocks(x: np.ndarray, block: int = 2048):
+    """Yield (row slice, cosine block restricted to pairs i < j) without an n×n matrix in memory."""
+    n = len(x)
+    for start in range(0, n, block):
+        stop = min(start + block, n)
+        cos = x[start:stop] @ x.T
+        rows = np.arange(start, stop)[:, None]
+        yield cos, rows < np.arange(n)[None, :]
+
+
+def uniformity(x: np.ndarray, t: float = 2.0) -> float:
+    """ℓ_uniform: log of the mean of exp(−t‖f(x_i) − f(x_j)‖²) over the pairs i < j."""
+    x = normalize_rows(x)
+    n = len(x)
+    if n < 2:
+        raise ValueError("uniformity needs at least two embeddings")
+    # For unit vectors ‖a − b‖² = 2 − 2 cos(a, b); accumulate in log-space-safe float64.
+    total = 0.0
+    for cos, upper in _pair_blocks(x):
+        sq = np.clip(2.0 - 2.0 * cos[upper], 0.0, 4.0)
+        total += float(np.exp(-t * sq).sum())
+    return float(np.log(total / (n * (n - 1) / 2)))
+
+
+def mean_pairwise_cosine(x: np.ndarray) -> float:
+    """Anisotropy: mean cosine over ordered pairs i ≠ j, = (‖Σ f(x_i)‖² − n) / (n(n − 1))."""
+    x = normalize_rows(x)
+    n = len(x)
+    if n < 2:
+        raise ValueError("mean pairwise cosine needs at least two embeddings")
+    s = x.sum(axis=0)
+    return float((s @ s - np.sum(x * x)) / (n * (n - 1)))
+
+
+def largest_angle(x: np.ndarray) -> float:
+    """The largest angle (degrees) between any two of the embeddings."""
+    x = normalize_rows(x)
+    if len(x) < 2:
+        raise ValueError("the largest angle needs at least two embeddings")
+    smallest = min(float(cos[upper].min()) for cos, upper in _pair_blocks(x) if upper.any())
+    return float(np.degrees(np.arccos(np.clip(smallest, -1.0, 1.0))))
+
+
+def geometry_summary(embeddings: np.ndarray, positives: tuple[np.ndarray, np.ndarray] | None = None,
+                     t: float = 2.0, alpha: float = 2.0) -> dict[str, float]:
+    """Uniformity, anisotropy and largest angle of ``embeddings``; alignment when ``positives`` is given."""
+    out = {"uniformity": uniformity(embeddings, t), "mean_cos": mean_pairwise_cosine(embeddings),
+           "largest_angle": largest_angle(embeddings)}
+    if positives is not None:
+        out = {"alignment": alignment(*positives, alpha=alpha), **out}
+    return out
+
+
+def evaluate_alignment_uniformity(model, split: str = "all", data_dir: str | os.PathLike | None = None,
+                                  batch_size: int = 128, t: float = 2.0, alpha: float = 2.0,
+                                  threshold: float = POSITIVE_THRESHOLD,
+                                  output: str | os.PathLike | None = None) -> dict:
+    """Alignment and uniformity (plus anisotropy and largest angle) of ``model`` on STS-B.
+
+    Positives: the pairs of ``split`` with gold score > ``threshold``; uniformity and the rest: the
+    distinct sentences of ``split``. ``split="all"`` pools train, dev and test.
+    """
+    from ..data import load_stsb
+
+    if split not in STSB_SPLITS:
+        raise ValueError(f"split must be one of {STSB_SPLITS}, got {split!r}")
+    start = time.perf_counter()
+    stsb = load_stsb(data_dir)
+    parts = list(stsb.values()) if split == "all" else [stsb[split]]
+    s1 = [s for p in parts for s in p.sentences1]
+    s2 = [s for p in parts for s in p.sentences2]
+    scores = np.concatenate([p.scores for p in parts])
+    sentences = sorted(set(s1) | set(s2))
+    vectors = np.asarray(model.encode(sentences, batch_size=batch_size))
+    row = {s: i for i, s in enumerate(sentences)}
+    positive = np.flatnonzero(scores > threshold)
+    summary = geometry_summary(vectors, (vectors[[row[s1[i]] for i in positive]],
+                                         vectors[[row[s2[i]] for i in positive]]), t=t, alpha=alpha)
+    result = {**summary, "split": split, "positive_pairs": int(len(positive)), "sentences": len(sentences),
+              "t": t, "alpha": alpha, "threshold": threshold, "seconds": time.perf_counter() - start}
+    if output is not None:
+        atomic_write_json(Path(output), result)
+    return result

@@ -1,0 +1,14 @@
+"""Paper figures as functions: each returns a :class:`matplotlib.figure.Figure`; :func:`save_figure`
+writes PNG and PDF with reproducible bytes. Which function draws which paper figure: docs/figures.md.
+"""
+from .comparisons import (plot_ablation_bars, plot_cap_geometry, plot_lambda_bound, plot_sweep, plot_top4_curve,
+                          plot_umap_panels)
+from .core import new_figure, save_figure
+from .dynamics import (plot_alignment_uniformity, plot_grad_norm, plot_largest_angle, plot_layer_profile,
+                       plot_similarity_dynamics, plot_training_curves)
+
+__all__ = [
+    "new_figure", "plot_ablation_bars", "plot_alignment_uniformity", "plot_cap_geometry", "plot_grad_norm",
+    "plot_lambda_bound", "plot_largest_angle", "plot_layer_profile", "plot_similarity_dynamics", "plot_sweep",
+    "plot_top4_curve", "plot_training_curves", "plot_umap_panels", "save_figure",
+]

@@ -1,0 +1,186 @@
+"""Figures of training dynamics, fed from run directories (or from DataFrames of the same shape).
+
+=============================  =======================================================================
+function                       paper figures
+=============================  =======================================================================
+plot_similarity_dynamics       ClusterNS Fig. 3, 4, 5, 7, 10 (``sim/<stat>`` of the train records);
+                               MixCSE's positive / random-negative / mixed-negative scores (cos/τ)
+plot_training_curves           loss parts, STS-B dev (any numeric key of train or eval records)
+plot_largest_angle             MixCSE's largest-angle curve (probe records)
+plot_grad_norm                 MixCSE Knowl 2, ‖∂L/∂z‖ per step (``grad/*`` of the train records)
+plot_alignment_uniformity      ClusterNS Fig. 6 / SimCSE Fig. 2 (points or probe trajectories)
+plot_layer_profile             APINCSE Fig. 3 (per-layer [CLS] similarity to the last layer)
+=============================  =======================================================================
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from ..analysis.runs import Runs, labelled_runs, read_config, read_metrics
+from .core import color, new_figure
+
+STAT_LABELS = {  # ``sim/<stat>`` keys the core and the methods log, and the analysis DataFrames' columns
+    "pos_cos": "positive pairs", "neg_cos": "in-batch negatives",
+    "clusterns.hard_neg_cos": "hard negative (c_i2)", "clusterns.nearest_centroid_cos": "nearest centroid (c_i1)",
+    "clusterns.inter_centroid_cos": "between centroids", "clusterns.false_neg_cos": "false negatives",
+    "mixcse.mixed_cos": "mixed negatives", "mixcse.mixed_cos_reverse": "mixed negatives (reverse)",
+    "gs_infonce.noise_cos": "Gaussian negatives", "augmented_positive.aug_pos_cos": "augmented positive",
+    "interlayer_negative.neg_cos": "interlayer negative",
+    "positive": "positive", "random_negative": "random negative", "mixed_negative": "mixed negative",
+}
+
+
+def _frame(data: Runs | pd.DataFrame, kind: str) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        frame = data.copy()
+        if "run" not in frame:
+            frame.insert(0, "run", "")
+        return frame
+    return read_metrics(data, kind)
+
+
+def _require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame or frame[c].isna().all()]
+    if missing:
+        available = sorted(c for c in frame.columns if c not in ("run", "kind", "step"))
+        raise ValueError(f"{what}: no values for {missing}; available: {available}")
+
+
+def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str], panels: str, ylabel: str,
+            title: str | None) -> Figure:
+    if panels not in ("key", "run"):
+        raise ValueError(f"panels must be 'key' or 'run', got {panels!r}")
+    runs = list(dict.fromkeys(frame["run"]))
+    outer, inner = (keys, runs) if panels == "key" else (runs, keys)
+    fig, axes = new_figure(len(outer), sharey=True)
+    for ax, o in zip(axes, outer):
+        for i, n in enumerate(inner):
+            run, key = (n, o) if panels == "key" else (o, n)
+            part = frame[(frame["run"] == run)][["step", key]].dropna() if key in frame else frame.iloc[0:0]
+            if len(part):
+                name = run if panels == "key" else labels.get(key, key)
+                ax.plot(part["step"], part[key], color=color(i), label=name or None)
+        ax.set_title(labels.get(o, o) if panels == "key" else o)
+        ax.set_xlabel("training step")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(frameon=False)
+    axes[0].set_ylabel(ylabel)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def plot_similarity_dynamics(data: Runs | pd.DataFrame, stats: Sequence[str] = ("pos_cos", "neg_cos"),
+                             per_temperature: bool = False, panels: str = "key", ylabel: str | None = None,
+                             title: str | None = None) -> Figure:
+    """Mean cosine of each pair type over training, from the ``sim/<stat>`` keys of the train
+    records (``stats`` without the ``sim/`` prefix), or from a DataFrame with ``step`` and the
+    ``stats`` as columns (e.g. MixCSE scores per checkpoint: positive, random_negative, mixed_negative).
+
+    ``per_temperature`` divides by each run's τ (read from its config), MixCSE's cos/τ scores.
+    ``panels="key"``: one panel per statistic, a line per run; ``"run"``: a panel per run.
+    ``ylabel`` defaults to "mean cosine" (or "cos / τ")."""
+    frame = _frame(data, "train")
+    if not isinstance(data, pd.DataFrame):
+        frame = frame.rename(columns={f"sim/{s}": s for s in stats})
+        if per_temperature:
+            tau = {label: read_config(path)["temperature"] for label, path in labelled_runs(data).items()}
+            for s in stats:
+                if s in frame:
+                    frame[s] = frame[s] / frame["run"].map(tau)
+    elif per_temperature:
+        raise ValueError("per_temperature needs run directories (τ comes from their configs)")
+    _require(frame, stats, "plot_similarity_dynamics")
+    ylabel = ylabel or ("cos / τ" if per_temperature else "mean cosine")
+    return _curves(frame, stats, STAT_LABELS, panels, ylabel, title)
+
+
+def plot_training_curves(data: Runs | pd.DataFrame, keys: Sequence[str] = ("loss",), kind: str = "train",
+                         panels: str = "key", title: str | None = None) -> Figure:
+    """Any numeric keys of the ``kind`` records over training (``loss``, ``loss/info_nce``,
+    ``stsb_dev`` with ``kind="eval"``, ...)."""
+    frame = _frame(data, kind)
+    _require(frame, keys, "plot_training_curves")
+    return _curves(frame, keys, {"stsb_dev": "STS-B dev (Spearman ×100)"}, panels, keys[0] if len(keys) == 1 else "",
+                   title)
+
+
+def plot_largest_angle(data: Runs | pd.DataFrame, title: str | None = None) -> Figure:
+    """MixCSE's largest angle between any two probe embeddings (degrees) over training."""
+    frame = _frame(data, "probe")
+    _require(frame, ["largest_angle"], "plot_largest_angle (enable probes: probe_every)")
+    return _curves(frame, ["largest_angle"], {"largest_angle": "largest angle"}, "key", "degrees", title)
+
+
+def plot_grad_norm(data: Runs | pd.DataFrame, keys: Sequence[str] = ("grad/z1_norm", "grad/z2_norm"),
+                   title: str | None = None) -> Figure:
+    """MixCSE Knowl 2: mean ‖∂L/∂z‖₂ per step (train records with ``log_embedding_grad_norm``)."""
+    frame = _frame(data, "train")
+    _require(frame, keys, "plot_grad_norm (enable log_embedding_grad_norm)")
+    labels = {"grad/z1_norm": "view 1 (anchors)", "grad/z2_norm": "view 2 (positives)"}
+    return _curves(frame, keys, labels, "key", "mean ‖∂L/∂z‖", title)
+
+
+def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", color_by: str | None = None,
+                              trajectory: str | None = None, title: str | None = None) -> Figure:
+    """ℓ_align against ℓ_uniform (lower-left is better).
+
+    ``points`` has columns ``alignment`` and ``uniformity``; ``label`` names each point (e.g. the
+    model), ``color_by`` a numeric column shown as colour (e.g. ``sts_avg``, ClusterNS Fig. 6),
+    ``trajectory`` a column whose groups are joined in ``step`` order (probe records of several
+    runs: ``read_metrics(runs, "probe")`` with ``trajectory="run"``, ``color_by="step"``)."""
+    _require(points, ["alignment", "uniformity"], "plot_alignment_uniformity")
+    fig, (ax,) = new_figure(panel_size=(3.6, 3.0))
+    if trajectory is not None:
+        for i, (name, group) in enumerate(points.groupby(trajectory, sort=False)):
+            group = group.sort_values("step") if "step" in group else group
+            ax.plot(group["uniformity"], group["alignment"], color=color(i), alpha=0.6, label=str(name))
+            ax.annotate("", xy=(group["uniformity"].iloc[-1], group["alignment"].iloc[-1]),
+                        xytext=(group["uniformity"].iloc[max(len(group) - 2, 0)], group["alignment"].iloc[max(len(group) - 2, 0)]),
+                        arrowprops={"arrowstyle": "->", "color": color(i)})
+        ax.legend(frameon=False)
+    if color_by is not None:
+        _require(points, [color_by], "plot_alignment_uniformity")
+        sc = ax.scatter(points["uniformity"], points["alignment"], c=points[color_by], cmap="viridis", s=28, zorder=3)
+        fig.colorbar(sc, ax=ax, label=color_by)
+    else:
+        ax.scatter(points["uniformity"], points["alignment"], color=color(0), s=28, zorder=3)
+    if label is not None and label in points and trajectory is None:
+        for _, row in points.iterrows():
+            ax.annotate(str(row[label]), (row["uniformity"], row["alignment"]), textcoords="offset points",
+                        xytext=(4, 4), fontsize=7)
+    ax.set_xlabel(r"$\ell_{uniform}$")
+    ax.set_ylabel(r"$\ell_{align}$")
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def plot_layer_profile(profiles: Mapping[str, Sequence[float]] | Runs, title: str | None = None) -> Figure:
+    """Mean cos(h^a_CLS, h^L_CLS) for every layer a (0 = embeddings), one line per model.
+
+    ``profiles``: ``{name: per-layer means}`` (e.g. ``layer_cls_similarity(...).mean``), or run
+    directories, whose last probe record's ``layer_cls_sim`` is used."""
+    if isinstance(profiles, Mapping) and all(not isinstance(v, (str, bytes)) and hasattr(v, "__len__")
+                                             for v in profiles.values()):
+        curves = {name: np.asarray(v, dtype=float) for name, v in profiles.items()}
+    else:
+        frame = read_metrics(profiles, "probe")
+        _require(frame, ["layer_cls_sim"], "plot_layer_profile (enable probes: probe_every)")
+        curves = {run: np.asarray(group["layer_cls_sim"].dropna().iloc[-1], dtype=float)
+                  for run, group in frame.groupby("run", sort=False)}
+    fig, (ax,) = new_figure()
+    for i, (name, values) in enumerate(curves.items()):
+        ax.plot(np.arange(len(values)), values, marker="o", markersize=3, color=color(i), label=name)
+    ax.set_xlabel("layer (0 = embeddings)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel("cos to last-layer [CLS]")
+    ax.legend(frameon=False)
+    if title:
+        ax.set_title(title)
+    return fig

@@ -1,0 +1,161 @@
+"""Result tables (STS, transfer, clustering, anything per run) as DataFrames, rendered to Markdown
+and LaTeX, with mean ± std when several seeds exist.
+
+Three steps:
+
+1. :func:`summarise` — a long or wide frame of per-run numbers → one row per group (e.g. method),
+   columns ``(metric, "mean" | "std" | "n")``; :func:`scores_table` builds it directly from
+   evaluation results (``{"scores": {task: value}}``, as :func:`~cselab.evaluate.evaluate_sts`,
+   :func:`~cselab.evaluate.evaluate_transfer` and :func:`~cselab.evaluate.evaluate_clustering` return
+   them, or a list of them, one per seed); :func:`runs_table` from run directories.
+2. :func:`format_table` — cells as text: ``81.23 ± 0.45`` (``± std`` only when n > 1; the std is
+   the sample standard deviation across seeds), the best mean of each column optionally bold.
+3. :func:`to_markdown` / :func:`to_latex`.
+
+Example::
+
+    table = scores_table({"SimCSE": [sts_seed1, sts_seed2], "MixCSE": [...]}, columns=STS_COLUMNS)
+    print(to_markdown(format_table(table, bold_best=True)))
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Iterable, Mapping, Sequence
+
+import pandas as pd
+
+STS_COLUMNS = {"STS12": "STS12", "STS13": "STS13", "STS14": "STS14", "STS15": "STS15", "STS16": "STS16",
+               "STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R"}
+TRANSFER_COLUMNS = {t: t for t in ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")}
+CLUSTERING_COLUMNS = {"DBpedia": "DBpedia (AMI)", "AgNews": "AG", "Biomedical": "Bio", "GoogleNews-S": "G-S",
+                      "GoogleNews-T": "G-T", "GoogleNews-TS": "G-TS", "SearchSnippets": "SS", "StackOverflow": "SO",
+                      "Tweet": "Tweet"}
+STATS = ("mean", "std", "n")
+
+
+def summarise(frame: pd.DataFrame, by: str | Sequence[str], metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    """Mean, sample std (ddof 1; NaN for one value) and count of each metric per group, groups in
+    order of first appearance. ``metrics`` defaults to every numeric column not in ``by``."""
+    by = [by] if isinstance(by, str) else list(by)
+    missing = [c for c in by if c not in frame]
+    if missing:
+        raise ValueError(f"summarise: no column {missing} to group by; columns: {list(frame.columns)}")
+    if metrics is None:
+        metrics = [c for c in frame.columns if c not in by and pd.api.types.is_numeric_dtype(frame[c])]
+    missing = [c for c in metrics if c not in frame]
+    if missing or not metrics:
+        raise ValueError(f"summarise: metric column(s) {missing or metrics} not found; columns: {list(frame.columns)}")
+    grouped = frame.groupby(by, sort=False)[list(metrics)]
+    parts = {"mean": grouped.mean(), "std": grouped.std(ddof=1), "n": grouped.count()}
+    out = pd.concat({stat: parts[stat] for stat in STATS}, axis=1).swaplevel(0, 1, axis=1)
+    return out.reindex(columns=pd.MultiIndex.from_product([list(metrics), STATS]))
+
+
+def scores_table(results: Mapping[str, dict | Sequence[dict]], columns: Mapping[str, str] | Sequence[str] | None = None,
+                 average: str | None = "Avg.") -> pd.DataFrame:
+    """A summary (see :func:`summarise`) of evaluation results: rows = the mapping's names, columns =
+    the tasks of ``scores`` (``columns``: which tasks, in order, optionally renamed ``{task: label}``)
+    plus their average per run (named ``average``; None to leave it out)."""
+    rows = []
+    for name, value in results.items():
+        for seed_result in ([value] if isinstance(value, Mapping) else list(value)):
+            if "scores" not in seed_result:
+                raise ValueError(f"{name}: a result needs a 'scores' mapping (task → value)")
+            rows.append({"model": name, **seed_result["scores"]})
+    frame = pd.DataFrame(rows)
+    if columns is None:
+        columns = {c: c for c in frame.columns if c != "model"}
+    elif not isinstance(columns, Mapping):
+        columns = {c: c for c in columns}
+    missing = [c for c in columns if c not in frame]
+    if missing:
+        raise ValueError(f"scores_table: task(s) {missing} are in no result; present: {list(frame.columns[1:])}")
+    frame = frame[["model", *columns]].rename(columns=dict(columns))
+    labels = list(dict(columns).values())
+    if average:
+        frame[average] = frame[labels].mean(axis=1, skipna=False)
+        labels.append(average)
+    return summarise(frame, "model", labels)
+
+
+def runs_table(runs, by: str | Sequence[str] = "method", metrics: Sequence[str] | None = None,
+               config_keys: Iterable[str] = ("method", "seed", "batch_size")) -> pd.DataFrame:
+    """A summary of finished runs (``results.json``) grouped by config keys: runs that differ only
+    in ``seed`` become one row with mean ± std. ``metrics`` default: every ``sts/…`` score."""
+    from .analysis.runs import read_results
+
+    by = [by] if isinstance(by, str) else list(by)
+    frame = read_results(runs, config_keys=list(dict.fromkeys([*config_keys, *by])))
+    if metrics is None:
+        metrics = [c for c in frame.columns if c.startswith("sts/")]
+    frame = frame.rename(columns={m: _short(m) for m in metrics})
+    return summarise(frame, by, [_short(m) for m in metrics])
+
+
+def _short(metric: str) -> str:
+    suite, _, task = metric.partition("/")
+    labels = {"sts": STS_COLUMNS, "transfer": TRANSFER_COLUMNS, "clustering": CLUSTERING_COLUMNS}.get(suite, {})
+    return labels.get(task, "Avg." if task == "avg" else metric)
+
+
+def format_table(summary: pd.DataFrame, decimals: int = 2, bold_best: bool = False,
+                 lower_is_better: Iterable[str] = ()) -> pd.DataFrame:
+    """Text cells ``mean ± std`` (``mean`` alone when n = 1) from a :func:`summarise` frame;
+    ``bold_best`` marks the best mean per column (``**…**``; LaTeX output turns it into \\textbf)."""
+    lower = set(lower_is_better)
+    metrics = list(dict.fromkeys(summary.columns.get_level_values(0)))
+    out = pd.DataFrame(index=summary.index)
+    for metric in metrics:
+        means, stds, counts = (summary[(metric, s)] for s in STATS)
+        finite = means.dropna()
+        best = (finite.min() if metric in lower else finite.max()) if bold_best and len(finite) > 1 else None
+        cells = []
+        for m, s, n in zip(means, stds, counts):
+            if pd.isna(m):
+                cells.append("–")
+                continue
+            text = f"{m:.{decimals}f}" + (f" ± {s:.{decimals}f}" if n > 1 and not pd.isna(s) else "")
+            cells.append(f"**{text}**" if best is not None and math.isclose(m, best) else text)
+        out[metric] = cells
+    out.index.name = summary.index.name
+    return out
+
+
+def to_markdown(table: pd.DataFrame) -> str:
+    """A GitHub Markdown table (index as the first column)."""
+    from tabulate import tabulate
+
+    frame = table.reset_index()
+    return tabulate(frame.values.tolist(), headers=[str(c) for c in frame.columns], tablefmt="github",
+                    disable_numparse=True)
+
+
+_LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+                  "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
+
+
+def _latex_cell(text: str) -> str:
+    bold = text.startswith("**") and text.endswith("**") and len(text) > 4
+    body = text[2:-2] if bold else text
+    body = "".join(_LATEX_SPECIAL.get(ch, ch) for ch in body)
+    body = body.replace("±", r"$\pm$").replace("–", "--").replace("λ", r"$\lambda$").replace("τ", r"$\tau$")
+    return rf"\textbf{{{body}}}" if bold else body
+
+
+def to_latex(table: pd.DataFrame, caption: str | None = None, label: str | None = None) -> str:
+    """A booktabs ``tabular`` (inside a ``table`` environment when a caption or label is given)."""
+    frame = table.reset_index()
+    header = " & ".join(_latex_cell(str(c)) for c in frame.columns) + r" \\"
+    body = [" & ".join(_latex_cell(str(v)) for v in row) + r" \\" for row in frame.values.tolist()]
+    lines = [r"\begin{tabular}{l" + "r" * (frame.shape[1] - 1) + "}", r"\toprule", header, r"\midrule", *body,
+             r"\bottomrule", r"\end{tabular}"]
+    if caption is not None or label is not None:
+        inner = [r"\begin{table}[t]", r"\centering", *lines]
+        if caption is not None:
+            inner.append(rf"\caption{{{_latex_cell(caption)}}}")
+        if label is not None:
+            inner.append(rf"\label{{{re.sub(r'[^A-Za-z0-9:_-]', '', label)}}}")
+        lines = [*inner, r"\end{table}"]
+    return "\n".join(lines) + "\n"
+

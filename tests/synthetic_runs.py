@@ -1,0 +1,48 @@
+"""Synthetic run directories in the trainer's layout, for the plotting, table and reader tests."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+STS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness")
+
+
+def make_run(path: Path, method: list[str], seed: int = 42, temperature: float = 0.05, steps: int = 40,
+             offset: float = 0.0, batch_size: int = 64) -> Path:
+    """A finished run: train records every 5 steps (with MixCSE/ClusterNS stats and gradient norms),
+    eval every 10, probe records every 10 (with a 3-layer profile), results.json with STS scores."""
+    path.mkdir(parents=True)
+    (path / "config.json").write_text(json.dumps({"config": {
+        "method": method, "seed": seed, "temperature": temperature, "batch_size": batch_size,
+        "mixcse": {"mix_lambda": 0.2}}, "config_hash": "0123456789"}))
+    lines = []
+    for step in range(5, steps + 1, 5):
+        decay = math.exp(-step / 20)
+        lines.append({"kind": "train", "step": step, "loss": 2 * decay + offset, "loss/info_nce": 2 * decay,
+                      "sim/pos_cos": 0.9 - 0.1 * decay, "sim/neg_cos": 0.3 * decay + offset,
+                      "sim/mixcse.mixed_cos": 0.5 * decay, "sim/clusterns.hard_neg_cos": 0.6 - 0.2 * decay,
+                      "grad/z1_norm": 3 * decay + 0.1, "grad/z2_norm": 2 * decay + 0.1})
+        if step % 10 == 0:
+            lines.append({"kind": "probe", "step": step, "alignment": 0.3 + 0.1 * decay,
+                          "uniformity": -2.0 - decay - offset, "mean_cos": 0.2 * decay,
+                          "largest_angle": 90 + 20 * (1 - decay), "layer_cls_sim": [0.2 + offset, 0.6, 1.0],
+                          "sentences": 16, "positive_pairs": 3, "seconds": 0.1})
+            lines.append({"kind": "eval", "step": step, "stsb_dev": 70 + step / 4 + 10 * offset,
+                          "best_stsb_dev": 70 + step / 4, "improved": True})
+    (path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    scores = {task: 70.0 + i + 10 * offset + seed / 100 for i, task in enumerate(STS)}
+    (path / "results.json").write_text(json.dumps({
+        "steps": steps, "best_step": steps, "best_stsb_dev": 80.0 + offset,
+        "sts": {"scores": scores, "avg": sum(scores.values()) / len(scores)}}))
+    return path
+
+
+def make_runs(root: Path) -> dict[str, Path]:
+    """Two methods × two seeds."""
+    return {
+        "simcse-s1": make_run(root / "simcse-s1", ["simcse"], seed=1),
+        "simcse-s2": make_run(root / "simcse-s2", ["simcse"], seed=2),
+        "mixcse-s1": make_run(root / "mixcse-s1", ["mixcse"], seed=1, offset=0.1),
+        "mixcse-s2": make_run(root / "mixcse-s2", ["mixcse"], seed=2, offset=0.1),
+    }

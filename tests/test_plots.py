@@ -1,0 +1,118 @@
+"""Every plotting function on synthetic run directories / frames: it draws what it is given, and
+saving the same figure twice (rebuilt from scratch) writes identical PNG and PDF bytes without
+dates or software versions."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+from synthetic_runs import make_run, make_runs
+
+from cselab.analysis.runs import read_metrics, read_results
+from cselab.plots import (plot_ablation_bars, plot_alignment_uniformity, plot_cap_geometry, plot_grad_norm,
+                          plot_lambda_bound, plot_largest_angle, plot_layer_profile, plot_similarity_dynamics,
+                          plot_sweep, plot_top4_curve, plot_training_curves, plot_umap_panels, save_figure)
+
+
+@pytest.fixture
+def runs(tmp_path):
+    return make_runs(tmp_path / "runs")
+
+
+def _sweep_frame() -> pd.DataFrame:
+    return pd.DataFrame({"batch_size": [32, 32, 64, 64, 128, 128] * 2, "seed": [1, 2] * 6,
+                         "method": ["simcse"] * 6 + ["clusterns"] * 6,
+                         "sts_avg": [75.1, 75.5, 76.0, 76.4, 75.8, 75.2, 76.3, 76.9, 77.5, 77.1, 77.0, 76.6]})
+
+
+BUILDERS = {
+    "similarity_dynamics": lambda r: plot_similarity_dynamics(r, ("pos_cos", "neg_cos", "mixcse.mixed_cos")),
+    "similarity_per_temperature": lambda r: plot_similarity_dynamics(
+        {k: r[k] for k in ("mixcse-s1",)}, ("pos_cos", "neg_cos", "mixcse.mixed_cos"), per_temperature=True,
+        panels="run"),
+    "mixcse_scores_frame": lambda r: plot_similarity_dynamics(
+        pd.DataFrame({"step": [0, 100, 200], "positive": [18.0, 17.5, 17.9], "random_negative": [8.0, 4.0, 3.0],
+                      "mixed_negative": [12.0, 10.0, 9.5]}), ("positive", "random_negative", "mixed_negative"),
+        panels="run", ylabel="cos / τ"),
+    "training_curves": lambda r: plot_training_curves(r, ("stsb_dev",), kind="eval"),
+    "largest_angle": lambda r: plot_largest_angle(r),
+    "grad_norm": lambda r: plot_grad_norm(r),
+    "alignment_uniformity_points": lambda r: plot_alignment_uniformity(
+        pd.DataFrame({"run": ["SimCSE", "ClusterNS", "BERT"], "alignment": [0.25, 0.22, 0.05],
+                      "uniformity": [-2.3, -2.5, -1.1], "sts_avg": [76.3, 77.6, 56.7]}), label="run",
+        color_by="sts_avg"),
+    "alignment_uniformity_trajectory": lambda r: plot_alignment_uniformity(
+        read_metrics(r, "probe"), trajectory="run", color_by="step"),
+    "layer_profile_runs": lambda r: plot_layer_profile(r),
+    "layer_profile_dict": lambda r: plot_layer_profile({"BERT": [0.1, 0.3, 0.5, 1.0], "SimCSE": [0.2, 0.5, 0.8, 1.0]}),
+    "sweep": lambda r: plot_sweep(_sweep_frame(), "batch_size", "sts_avg", hue="method", logx=True),
+    "ablation_bars": lambda r: plot_ablation_bars(
+        read_results(r).rename(columns=lambda c: c.removeprefix("sts/")), tasks=["STS12", "STSBenchmark", "avg"],
+        variant="method"),
+    "top4_curve": lambda r: plot_top4_curve({"SimCSE": pd.DataFrame(
+        {"batch_size": [16, 64, 256], "top_k_mean": [0.6, 0.7, 0.8], "std": [0.05, 0.04, 0.02], "k": 4})}),
+    "cap_geometry": lambda r: plot_cap_geometry(pd.DataFrame(
+        {"d": [16, 256, 16, 256], "omega_deg": [60, 60, 180, 180], "mean_cos": [0.6, 0.55, 0.0, 0.0],
+         "var_cos": [0.02, 0.003, 0.06, 0.004]})),
+    "lambda_bound": lambda r: plot_lambda_bound(pd.DataFrame({"lambda": [0.1, 0.5, 0.9],
+                                                              "closer_share": [0.0, 0.1, 0.7]})),
+    "umap_panels": lambda r: plot_umap_panels({
+        name: pd.DataFrame({"x": np.linspace(0, 1, 9) * (i + 1), "y": np.cos(np.arange(9) + i), "label": list("abc") * 3})
+        for i, name in enumerate(("before", "after"))}),
+}
+
+
+@pytest.mark.parametrize("kind", list(BUILDERS))
+def test_each_figure_saves_identical_bytes_twice(kind, runs, tmp_path):
+    files = []
+    for attempt in range(2):
+        fig = BUILDERS[kind](runs)
+        assert isinstance(fig, Figure)
+        files.append(save_figure(fig, tmp_path / f"try{attempt}" / kind))
+    for first, second in zip(*files):
+        assert first.read_bytes() == second.read_bytes(), first.name
+    png, pdf = (f.read_bytes() for f in files[0])
+    assert png.startswith(b"\x89PNG") and b"Software" not in png and b"matplotlib" not in png.lower()
+    assert pdf.startswith(b"%PDF") and b"CreationDate" not in pdf and b"Producer" not in pdf
+
+
+def test_similarity_dynamics_draws_the_logged_values(runs):
+    fig = plot_similarity_dynamics(runs, ("pos_cos", "neg_cos"))
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(axes) == 2 and [len(ax.lines) for ax in axes] == [4, 4]
+    train = read_metrics(runs["simcse-s1"], "train")
+    line = axes[1].lines[0]
+    assert np.allclose(line.get_xdata(), train["step"]) and np.allclose(line.get_ydata(), train["sim/neg_cos"])
+    scaled = plot_similarity_dynamics({"m": runs["mixcse-s1"]}, ("mixcse.mixed_cos",), per_temperature=True)
+    mixed = read_metrics(runs["mixcse-s1"], "train")["sim/mixcse.mixed_cos"]
+    assert np.allclose(scaled.axes[0].lines[0].get_ydata(), mixed / 0.05)   # cos / τ, τ from config.json
+
+
+def test_sweep_averages_seeds_and_ablation_bars_group(runs):
+    fig = plot_sweep(_sweep_frame(), "batch_size", "sts_avg", hue="method")
+    means = fig.axes[0].lines[0].get_ydata()
+    assert np.allclose(means, [75.3, 76.2, 75.5])
+    bars = plot_ablation_bars(pd.DataFrame({"variant": ["full", "-AP"], "STS12": [70.0, 68.0], "STS-B": [80.0, 79.0]}))
+    heights = [p.get_height() for p in bars.axes[0].patches]
+    assert heights == [70.0, 80.0, 68.0, 79.0]
+
+
+def test_layer_profile_uses_the_last_probe(runs):
+    fig = plot_layer_profile({"mixcse-s1": runs["mixcse-s1"]})
+    assert np.allclose(fig.axes[0].lines[0].get_ydata(), [0.3, 0.6, 1.0])
+
+
+def test_missing_statistics_are_named(tmp_path, runs):
+    with pytest.raises(ValueError, match=r"no values for \['clusterns.bogus'\]; available: .*sim/pos_cos"):
+        plot_similarity_dynamics(runs, ("clusterns.bogus",))
+    bare = make_run(tmp_path / "bare", ["simcse"], steps=4)    # no probe records (steps < 10)
+    with pytest.raises(ValueError, match="plot_largest_angle \\(enable probes"):
+        plot_largest_angle(bare)
+    with pytest.raises(ValueError, match="per_temperature needs run directories"):
+        plot_similarity_dynamics(pd.DataFrame({"step": [1], "positive": [1.0]}), ("positive",), per_temperature=True)
+    with pytest.raises(ValueError, match="formats must be a non-empty subset"):
+        save_figure(plot_lambda_bound(pd.DataFrame({"lambda": [0.1], "closer_share": [0.0]})), tmp_path / "x",
+                    formats=["svg"])
+    with pytest.raises(ValueError, match=r"plot_cap_geometry: missing column\(s\) \['var_cos'\]"):
+        plot_cap_geometry(pd.DataFrame({"d": [1], "omega_deg": [1], "mean_cos": [0.0]}))
