@@ -43,18 +43,12 @@ overwrite = True               # re-running the notebook replaces its own run
 import json
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from cselab.config import load_config  # noqa: E402
-from cselab.encoder import SentenceEncoder  # noqa: E402
-from cselab.data import load_stsb  # noqa: E402
-from cselab.evaluate import evaluate_pairs, evaluate_sts, format_sts_table  # noqa: E402
-from cselab.io import read_jsonl  # noqa: E402
-from cselab.train import train  # noqa: E402
+from cselab.config import load_config
+from cselab.encoder import SentenceEncoder
+from cselab.data import load_stsb
+from cselab.evaluate import evaluate_pairs, evaluate_sts, format_sts_table
+from cselab.plots import plot_similarity_dynamics, plot_training_curves, save_figure
+from cselab.train import train
 
 cfg = load_config(config, {"model": model, "pooler": pooler, "method": method, "max_steps": max_steps,
                            "batch_size": batch_size, "eval_every": eval_every, "lr": lr, "seed": seed,
@@ -91,25 +85,20 @@ print(table)
 
 # %% [markdown]
 # ## Training dynamics
+#
+# The run directory's `metrics.jsonl` holds a record every `log_every` steps (loss parts and the
+# mean cosine of positive pairs and of in-batch negatives) and every `eval_every` steps (STS-B dev).
+# The figures are drawn by `cselab.plots` and saved as PNG and PDF with reproducible bytes.
 
 # %%
-records = pd.DataFrame(read_jsonl(run / "metrics.jsonl"))
-steps = records[records.kind == "train"]
-evals = records[records.kind == "eval"]
-
-fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-axes[0].plot(steps.step, steps.loss, marker=".")
-axes[0].set(title="training loss", xlabel="step", ylabel="InfoNCE")
-axes[1].plot(steps.step, steps["sim/pos_cos"], marker=".", label="positive pairs")
-axes[1].plot(steps.step, steps["sim/neg_cos"], marker=".", label="in-batch negatives")
-axes[1].set(title="mean cosine similarity", xlabel="step")
-axes[1].legend()
-axes[2].plot(evals.step, evals.stsb_dev, marker="o")
-axes[2].axhline(dev_before, ls=":", c="grey", label="before training")
-axes[2].set(title="STS-B dev (Spearman x100)", xlabel="step")
-axes[2].legend()
-fig.tight_layout()
-for suffix in ("png", "pdf"):
-    fig.savefig(figures / f"dynamics.{suffix}", dpi=120, metadata={"png": {"Software": None}, "pdf": {
-        "Creator": None, "Producer": None, "CreationDate": None}}[suffix])
-plt.show()
+loss_fig = plot_training_curves({method: run}, keys=("loss",), title="training loss (InfoNCE)")
+save_figure(loss_fig, figures / "loss")
+sim_fig = plot_similarity_dynamics({method: run}, stats=("pos_cos", "neg_cos"),
+                                   title="mean cosine similarity (view 1 vs view 2)")
+save_figure(sim_fig, figures / "similarity")
+dev_fig = plot_training_curves({method: run}, keys=("stsb_dev",), kind="eval", title="STS-B dev")
+dev_fig.axes[0].axhline(dev_before, ls=":", c="grey", label="before training")
+dev_fig.axes[0].legend(frameon=False)
+save_figure(dev_fig, figures / "stsb_dev")
+print(sorted(p.name for p in figures.iterdir()))
+loss_fig

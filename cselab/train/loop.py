@@ -164,7 +164,7 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
         order = epoch_order(len(corpus), cfg.seed, state.epoch, cfg.shuffle)
         for b in range(state.batch_in_epoch, per_epoch):
             sentences = [corpus[i] for i in order[b * cfg.batch_size:(b + 1) * cfg.batch_size]]
-            log_now = (state.step + 1) % cfg.log_every == 0 or state.step == 0
+            log_now = (state.step + 1) % cfg.log_every == 0 or state.step == 0 or state.step + 1 == total_steps
             inputs = encoder.training_inputs(sentences, cfg.max_len)
             with autocast(device, amp_dtype):
                 out = encoder(inputs, output_hidden_states=loss_fn.needs_hidden_states)
