@@ -131,3 +131,17 @@ def test_tiny_corpus_is_a_clear_error(tiny_config, data_dir, tmp_path):
     with pytest.raises(ValueError, match="fewer than one batch"):
         train(load_config({**tiny_config, "corpus": str(corpus), "drop_last": True}), data_dir=data_dir,
               progress=False)
+
+
+def test_early_stopping_after_patience_evaluations_without_improvement(tiny_config, data_dir, monkeypatch):
+    import cselab.train.loop as loop
+
+    scores = iter([50.0, 40.0, 45.0, 30.0, 99.0])
+    monkeypatch.setattr(loop, "evaluate_pairs", lambda *args, **kwargs: next(scores))
+    cfg = load_config({**tiny_config, "eval_every": 1, "early_stopping_patience": 2})
+    run = train(cfg, data_dir=data_dir, progress=False)
+    results = json.loads((run / "results.json").read_text())
+    # 50 (best) → 40 (1 without improvement) → 45 (2: stop); the fourth evaluation never happens
+    assert results["stopped_early"] and results["steps"] == 3
+    assert results["best_step"] == 1 and results["best_stsb_dev"] == 50.0
+    assert [r["stsb_dev"] for r in _records(run, "eval")] == [50.0, 40.0, 45.0]
