@@ -78,15 +78,15 @@ def evaluate_sts(model: Encodes, tasks: Sequence[str] = STS_TASKS, data_dir: str
         if task in EVAL_SPLIT:
             subsets = {EVAL_SPLIT[task]: subsets[EVAL_SPLIT[task]]}
         selected[task] = subsets
-    sentences = sorted({s for subsets in selected.values() for p in subsets.values()
-                        for s in (*p.sentences1, *p.sentences2)})
-    vectors = model.encode(sentences, batch_size=batch_size)
-    row = {s: i for i, s in enumerate(sentences)}
+    flat = [(task, name, p) for task, subsets in selected.items() for name, p in subsets.items()]
+    predictions, n_sentences = predict_pairs(model, [p for _, _, p in flat], batch_size)
+    by_task: dict[str, dict[str, np.ndarray]] = {task: {} for task in selected}
+    for (task, name, _), pred in zip(flat, predictions):
+        by_task[task][name] = pred
 
     scores, details = {}, {}
     for task, subsets in selected.items():
-        preds = {name: cosine_scores(vectors[[row[s] for s in p.sentences1]], vectors[[row[s] for s in p.sentences2]])
-                 for name, p in subsets.items()}
+        preds = by_task[task]
         golds = {name: p.scores for name, p in subsets.items()}
         if task in STS_SUBSETS:
             summary = aggregate_subsets(preds, golds)
@@ -103,7 +103,7 @@ def evaluate_sts(model: Encodes, tasks: Sequence[str] = STS_TASKS, data_dir: str
         "avg": float(np.mean(list(scores.values()))),
         "aggregate": aggregate,
         "details": details,
-        "sentences_encoded": len(sentences),
+        "sentences_encoded": n_sentences,
         "seconds": time.perf_counter() - start,
     }
     if output is not None:
@@ -111,13 +111,22 @@ def evaluate_sts(model: Encodes, tasks: Sequence[str] = STS_TASKS, data_dir: str
     return result
 
 
+def predict_pairs(model: Encodes, pair_sets: Sequence[STSPairs], batch_size: int = 128,
+                  **encode_kwargs) -> tuple[list[np.ndarray], int]:
+    """Cosine predictions for several sets of pairs, encoding every distinct sentence once.
+    Returns the predictions (one array per set) and the number of sentences encoded."""
+    sentences = sorted({s for p in pair_sets for s in (*p.sentences1, *p.sentences2)})
+    vectors = model.encode(sentences, batch_size=batch_size, **encode_kwargs)
+    row = {s: i for i, s in enumerate(sentences)}
+    predictions = [cosine_scores(vectors[[row[s] for s in p.sentences1]], vectors[[row[s] for s in p.sentences2]])
+                   for p in pair_sets]
+    return predictions, len(sentences)
+
+
 def evaluate_pairs(model: Encodes, pairs: STSPairs, batch_size: int = 128, show_progress: bool | None = None) -> float:
     """Spearman ×100 of cosine scores on one set of pairs (e.g. STS-B dev during training)."""
-    unique = sorted(set(pairs.sentences1) | set(pairs.sentences2))
     kwargs = {} if show_progress is None else {"show_progress": show_progress}
-    vectors = model.encode(unique, batch_size=batch_size, **kwargs)
-    row = {s: i for i, s in enumerate(unique)}
-    pred = cosine_scores(vectors[[row[s] for s in pairs.sentences1]], vectors[[row[s] for s in pairs.sentences2]])
+    (pred,), _ = predict_pairs(model, [pairs], batch_size, **kwargs)
     return 100 * spearman(pred, pairs.scores)
 
 

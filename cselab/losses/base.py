@@ -67,7 +67,8 @@ class Contribution:
     positive_mask: torch.Tensor | None = None
     denominator_mask: torch.Tensor | None = None
     terms: dict[str, torch.Tensor] = field(default_factory=dict)
-    stats: dict[str, float] = field(default_factory=dict)
+    # floats or detached 0-dim tensors (converted only on logging steps, so no device sync otherwise)
+    stats: dict[str, float | torch.Tensor] = field(default_factory=dict)
 
 
 class Component(nn.Module):

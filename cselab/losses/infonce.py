@@ -106,7 +106,10 @@ class ContrastiveLoss(nn.Module):
 
     def forward(self, batch: ContrastiveBatch, compute_stats: bool = True) -> LossOutput:
         tau = self.temperature
-        cos = cosine_matrix(batch.anchors(1), batch.z2)
+        # One B×B matrix serves both directions: the reverse direction's rows are its columns.
+        full = cosine_matrix(batch.z1, batch.z2)
+        rows = batch.local_rows if batch.local_rows is not None else slice(None)
+        cos = full[rows]
         contributions: list[tuple[str, Contribution]] = [
             (c.name, c.contribute(batch, cos, tau)) for c in self.components
         ]
@@ -128,7 +131,7 @@ class ContrastiveLoss(nn.Module):
         forward_loss = info_nce(cos / tau, positives, extra("forward"), denominator_mask).mean()
         if self.bidirectional:
             # Masks describe sentence pairs (i, j), so they apply unchanged to the reverse direction.
-            cos_rev = cosine_matrix(batch.anchors(2), batch.z1)
+            cos_rev = full.T[rows]
             reverse_loss = info_nce(cos_rev / tau, positives, extra("reverse"), denominator_mask).mean()
             parts["info_nce_forward"] = forward_loss
             parts["info_nce_reverse"] = reverse_loss

@@ -123,6 +123,7 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)
 
     state = TrainState()
+    checkpoint_step: int | None = None  # step of the checkpoint in last/, named in error messages
     if resuming:
         saved = load_state(run.last_dir)
         optimizer.load_state_dict(saved["optimizer"])
@@ -132,14 +133,17 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
         state = TrainState(**saved["train_state"])
         set_rng_state(saved["rng"])
         run.truncate_metrics(state.step)
+        checkpoint_step = state.step
 
     def save_checkpoint() -> None:
+        nonlocal checkpoint_step
         tmp = staging_dir(run.last_dir)
         encoder.save(tmp)
         save_state({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
                     "scaler": scaler.state_dict(), "loss": loss_fn.state_dict(),
                     "train_state": dataclasses.asdict(state), "rng": rng_state()}, tmp)
         replace_dir(tmp, run.last_dir)
+        checkpoint_step = state.step
 
     def evaluate_dev() -> dict:
         score = evaluate_pairs(encoder, dev_pairs, batch_size=cfg.eval_batch_size, show_progress=False)
@@ -181,7 +185,7 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
                 parts = {k: round(v.item(), 6) for k, v in result.parts.items()}
                 raise NonFiniteLossError(
                     f"step {state.step + 1}: the loss is {result.loss.item()} (parts {parts}); stopping. "
-                    f"The last good checkpoint ({run.last_dir}, step {_checkpoint_step(run)}) is intact.")
+                    f"The last good checkpoint ({run.last_dir}, step {checkpoint_step or 'none yet'}) is intact.")
             scaler.scale(result.loss).backward()
             grad_norms = {}
             if log_grad_norm:
@@ -233,9 +237,3 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
     atomic_write_json(run.results_file, results)
     return run.path
 
-
-def _checkpoint_step(run: RunDir) -> int | str:
-    try:
-        return load_state(run.last_dir)["train_state"]["step"]
-    except FileNotFoundError:
-        return "none yet"
