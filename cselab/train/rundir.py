@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 import platform
 import shutil
 import subprocess
@@ -13,7 +14,7 @@ from pathlib import Path
 import torch
 
 from ..config import TrainConfig
-from ..io import atomic_write_json, read_json, read_jsonl
+from ..io import atomic_write_json, atomic_write_text, read_json, read_jsonl
 
 PACKAGES = ("cselab", "torch", "transformers", "tokenizers", "safetensors", "numpy", "scipy", "scikit-learn")
 
@@ -72,7 +73,10 @@ class RunDir:
                 if saved != cfg.config_hash():
                     raise RunExistsError(f"{self.path}: cannot resume, its config (hash {saved}) differs from "
                                          f"this one ({cfg.config_hash()})")
-                return self.last_dir.is_dir()
+                if not self.last_dir.is_dir():  # killed before its first checkpoint: start over cleanly
+                    self.truncate_metrics(0)
+                    return False
+                return True
             else:
                 state = "finished" if self.results_file.exists() else "unfinished"
                 raise RunExistsError(f"{self.path}: an {state} run is already there; pass --resume to continue it "
@@ -94,8 +98,5 @@ class RunDir:
 
     def truncate_metrics(self, step: int) -> None:
         """Drop records written after ``step`` (they are recomputed when a run resumes)."""
-        from ..io import atomic_write_text
-        import json
-
         kept = [r for r in self.metrics() if r.get("step", 0) <= step]
         atomic_write_text(self.metrics_file, "".join(json.dumps(r) + "\n" for r in kept))
