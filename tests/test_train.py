@@ -145,3 +145,15 @@ def test_early_stopping_after_patience_evaluations_without_improvement(tiny_conf
     assert results["stopped_early"] and results["steps"] == 3
     assert results["best_step"] == 1 and results["best_stsb_dev"] == 50.0
     assert [r["stsb_dev"] for r in _records(run, "eval")] == [50.0, 40.0, 45.0]
+
+
+def test_resume_before_the_first_checkpoint_starts_over_cleanly(tiny_config, data_dir):
+    def kill_at_step_2(state, record):
+        if state.step == 2:
+            raise Crash
+
+    cfg = load_config({**tiny_config, "max_steps": 4, "eval_every": 4, "log_every": 1})
+    with pytest.raises(Crash):
+        train(cfg, data_dir=data_dir, callbacks=[kill_at_step_2], progress=False)
+    run = train(cfg, data_dir=data_dir, resume=True, progress=False)
+    assert [r["step"] for r in _records(run, "train")] == [1, 2, 3, 4]  # no stale records of the killed run
