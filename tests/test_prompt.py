@@ -22,6 +22,11 @@ def tokens(enc, ids):
     return enc.tokenizer.convert_ids_to_tokens(list(ids))
 
 
+def template_alone(t):
+    """(1 × template length) ids of the template without a sentence."""
+    return torch.tensor([list(t.prefix_ids) + list(t.suffix_ids)])
+
+
 def test_bert_templates_parse_like_the_authors_script(encoder):
     first, second = encoder.pooler.templates
     assert tokens(encoder, first.prefix_ids) == ["[CLS]", "this", "sentence", "of", '"']
@@ -88,7 +93,7 @@ def test_denoising_subtracts_the_shifted_template_bias(encoder):
     bb = encoder.backbone
     for row, (template, length) in enumerate([(0, 3), (0, 5), (1, 3), (1, 5)]):
         t = encoder.pooler.templates[template]
-        alone = torch.tensor([list(t.prefix_ids) + list(t.suffix_ids)])
+        alone = template_alone(t)
         # the template alone, its tokens after the prefix moved by the sentence length
         positions = torch.tensor([[0, 1, 2, 3, 4] + [5 + length + k for k in range(5)]])
         bias = bb(input_ids=alone, position_ids=positions).last_hidden_state[0, 5 + 2]
@@ -129,7 +134,7 @@ def test_eval_denoise_option(tiny_model):
     batch = enc.tokenize(["a cat sat"])                    # 14 tokens: sentence length 4 ("a cat sat .")
     out = enc.run_backbone(batch)
     t = enc.pooler.templates[0]
-    alone = torch.tensor([list(t.prefix_ids) + list(t.suffix_ids)])
+    alone = template_alone(t)
     bias = enc.backbone(input_ids=alone, position_ids=torch.tensor([[0, 1, 2, 3, 4, 9, 10, 11, 12, 13]]))
     expected = out.last_hidden_state[0, 11] - bias.last_hidden_state[0, 7]
     assert torch.allclose(enc.embed(batch)[0], expected, atol=1e-5)
@@ -154,7 +159,7 @@ def test_roberta_backbones_get_roberta_templates_and_shifted_positions(tiny_mode
     out = enc.run_backbone(batch)
     t = enc.pooler.templates[0]
     n_pre = len(t.prefix_ids)
-    alone = torch.tensor([list(t.prefix_ids) + list(t.suffix_ids)])
+    alone = template_alone(t)
     positions = torch.tensor([[2 + k for k in range(n_pre)] + [2 + n_pre + 2 + k for k in range(len(t.suffix_ids))]])
     bias = backbone(input_ids=alone, position_ids=positions).last_hidden_state[0, n_pre + t.mask_index]
     mask_at = n_pre + 2 + t.mask_index

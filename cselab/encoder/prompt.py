@@ -118,8 +118,9 @@ def template_position_ids(template: Template, lengths: torch.Tensor, offset: int
 def last_mask_positions(input_ids: torch.Tensor, mask_id: int) -> torch.Tensor:
     """Per row, the position of the last mask token (the template's [MASK] follows the sentence)."""
     is_mask = input_ids == mask_id
-    if not is_mask.any(dim=1).all():
-        bad = int((~is_mask.any(dim=1)).nonzero()[0])
+    has_mask = is_mask.any(dim=1)
+    if not has_mask.all():
+        bad = int((~has_mask).nonzero()[0])
         raise ValueError(f"pooler prompt: input row {bad} has no mask token (was it built by the prompt pooler, "
                          "or truncated?)")
     positions = torch.arange(input_ids.shape[1], device=input_ids.device).expand_as(input_ids)
@@ -231,11 +232,11 @@ class PromptPooler(Pooler):
         which = torch.full_like(lengths, -1)
         for t_index in reversed(range(len(self.templates))):  # the first match wins
             template = self.templates[t_index]
+            if ids.shape[1] < template.length:
+                continue
             prefix = torch.tensor(template.prefix_ids, device=ids.device)
             suffix = torch.tensor(template.suffix_ids, device=ids.device)
             n_pre, n_suf = len(prefix), len(suffix)
-            if ids.shape[1] < template.length:
-                continue
             starts = (lengths - n_suf).clamp(min=0).unsqueeze(1) + torch.arange(n_suf, device=ids.device)
             match = ((ids[:, :n_pre] == prefix).all(1) & (ids.gather(1, starts) == suffix).all(1)
                      & (lengths >= template.length))
@@ -257,8 +258,7 @@ class PromptPooler(Pooler):
             rows = (which == t_index).nonzero().squeeze(1)
             sentence_lengths = lengths[rows] - template.length
             distinct, inverse = sentence_lengths.unique(return_inverse=True)
-            ids = torch.tensor(template.prefix_ids + template.suffix_ids, device=input_ids.device)
-            ids = ids.expand(len(distinct), -1)
+            ids = torch.tensor(template.ids([]), device=input_ids.device).expand(len(distinct), -1)
             states = self.encoder.backbone(
                 input_ids=ids, attention_mask=torch.ones_like(ids),
                 position_ids=template_position_ids(template, distinct, self.position_offset),

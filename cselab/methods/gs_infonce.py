@@ -107,9 +107,7 @@ class GSInfoNCE(Component):
         anchors = batch.anchors(1)
         noise = gaussian_noise(num, anchors.shape[1], p.noise_mean, p.noise_std, anchors)
         logits = noise_logits(anchors, noise, temperature)
-        with torch.no_grad():
-            # a 0-dim tensor: the core converts it to a float only at logging steps
-            noise_cos = logits.detach().mean() * temperature
+        noise_cos = logits.detach().mean() * temperature  # 0-dim: the core reads it only at logging steps
         return Contribution(negatives=[NegativeBlock(logits, "noise", log_weight=math.log(p.noise_weight))],
                             stats={"noise_cos": noise_cos})
 

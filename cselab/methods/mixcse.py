@@ -165,23 +165,25 @@ class MixCSE(Component):
         if p.variant == "official":
             return self._official(batch, temperature)
         stop_grad = not p.no_stop_grad
-        rows = batch.local_rows if batch.local_rows is not None else slice(0, batch.batch_size)
-        offset = rows.start or 0
-        positive_cols = torch.arange(cos.shape[0], device=cos.device) + offset
+        rows = slice(None) if batch.local_rows is None else batch.local_rows
+        positive_cols = torch.arange(cos.shape[0], device=cos.device) + _row_offset(batch.local_rows)
 
-        def block(anchors: torch.Tensor, candidates: torch.Tensor, anchor_cos: torch.Tensor | None) -> torch.Tensor:
+        def block(anchors: torch.Tensor, candidates: torch.Tensor,
+                  anchor_cos: torch.Tensor | None = None) -> torch.Tensor:
             # candidates: the other view (all rows); the mixtures are built from it.
             frozen = candidates.detach() if stop_grad else candidates
-            if anchor_cos is None or stop_grad:
+            if anchor_cos is None:
                 anchor_cos = cosine_matrix(anchors, frozen)
             gram = cosine_matrix(frozen[rows], frozen)
             return mixed_negative_logits(anchor_cos, gram, positive_cols, p.mix_lambda, temperature)
 
-        forward = block(batch.anchors(1), batch.z2, cos)
+        # Without the stop-gradient the forward anchor cosines are the core's matrix itself; with it
+        # they must be recomputed against the detached candidates.
+        forward = block(batch.anchors(1), batch.z2, None if stop_grad else cos)
         blocks = [NegativeBlock(forward, "mixed", direction="forward")]
         stats = {"mixed_cos": _finite_mean(forward) * temperature}
         if self.uses_reverse_direction:
-            reverse = block(batch.anchors(2), batch.z1, None)
+            reverse = block(batch.anchors(2), batch.z1)
             blocks.append(NegativeBlock(reverse, "mixed_reverse", direction="reverse"))
             stats["mixed_cos_reverse"] = _finite_mean(reverse) * temperature
         return Contribution(negatives=blocks, stats=stats)
@@ -200,19 +202,23 @@ class MixCSE(Component):
         return Contribution(negatives=blocks, stats=stats)
 
 
+def _row_offset(local_rows: slice | None) -> int:
+    """Global index of the first anchor row (its positive's column)."""
+    return 0 if local_rows is None else (local_rows.start or 0)
+
+
 def _finite_mean(x: torch.Tensor) -> torch.Tensor:
     """Mean of the present (finite) entries, detached: a 0-dim tensor that the core turns into a
-    float only at logging steps (no device sync on the others)."""
-    with torch.no_grad():
-        present = torch.isfinite(x)
-        return x.detach()[present].mean()
+    float only at logging steps. Masked sum over count rather than boolean indexing, which would
+    force a device sync on every step."""
+    x = x.detach()
+    present = torch.isfinite(x)
+    return torch.where(present, x, 0.0).sum() / present.sum()
 
 
 def _diagonal_mean(block: torch.Tensor, local_rows: slice | None) -> torch.Tensor:
-    with torch.no_grad():
-        offset = 0 if local_rows is None else (local_rows.start or 0)
-        rows = torch.arange(block.shape[0], device=block.device)
-        return block.detach()[rows, rows + offset].mean()
+    """Mean of each anchor row's entry in its positive's column, detached."""
+    return block.detach().diagonal(_row_offset(local_rows)).mean()
 
 
 # --------------------------------------------------------------------------- analysis

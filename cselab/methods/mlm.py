@@ -120,12 +120,15 @@ class MaskedLMTerm(Component):
         inputs["input_ids"] = masked
         on_device = {k: v.to(device) for k, v in inputs.items()}
         hidden = self.encoder.backbone(**on_device, return_dict=True).last_hidden_state
-        logits = self.head(hidden).float()
-        labels = labels.to(device)
-        chosen = labels != IGNORE
+        chosen = labels != IGNORE  # on the CPU: no device sync to find the chosen tokens
         if not chosen.any():
-            return Contribution(terms={"mlm": logits.sum() * 0.0})
-        loss = F.cross_entropy(logits[chosen], labels[chosen])
+            return Contribution(terms={"mlm": self.head(hidden).float().sum() * 0.0})
+        # The head (a vocabulary-sized projection) runs on the chosen tokens only: the loss reads
+        # no other logits. Integer positions computed on the CPU keep the gather sync-free.
+        positions = tuple(index.to(device) for index in chosen.nonzero(as_tuple=True))
+        targets = labels[chosen].to(device)
+        logits = self.head(hidden[positions]).float()
+        loss = F.cross_entropy(logits, targets)
         with torch.no_grad():
-            accuracy = (logits[chosen].argmax(-1) == labels[chosen]).float().mean()
+            accuracy = (logits.argmax(-1) == targets).float().mean()
         return Contribution(terms={"mlm": self.params.weight * loss}, stats={"accuracy": accuracy})

@@ -30,11 +30,10 @@ from dataclasses import dataclass
 import torch
 
 from ...losses.base import Component, ContrastiveBatch, Contribution, NegativeBlock
-from ...losses.infonce import aligned_positive_mask
+from ...losses.infonce import aligned_positive_mask, cosine_matrix
 from .. import register_method
 from .bml import REDUCTIONS, bml_loss
-from .kmeans import (UPDATES, ClusterState, broadcast_from_first_process, cosine, greedy_init,
-                     kmeans_centroids, nearest_two, same_cluster)
+from .kmeans import UPDATES, ClusterState, broadcast_from_first_process, greedy_init, kmeans_centroids, same_cluster
 
 HARD_NEGATIVE_CENTROIDS = ("second", "nearest")
 FALSE_NEGATIVE_MODES = ("bml", "mask", "positive", "none")
@@ -105,11 +104,14 @@ class ClusterNSParams:
 
 @dataclass
 class Selection:
-    """Which centroid/cluster each of the B samples uses this step."""
+    """Which centroid/cluster each of the B samples uses this step, and the B×K and B×B matrices
+    behind it that both the loss and the statistics read."""
 
-    nearest: torch.Tensor      # c_i1 index (true nearest centroid)
-    hard: torch.Tensor         # index of the centroid used as the hard negative
-    membership: torch.Tensor   # cluster id used for false negatives
+    nearest: torch.Tensor       # c_i1 index (true nearest centroid)
+    hard: torch.Tensor          # index of the centroid used as the hard negative
+    membership: torch.Tensor    # cluster id used for false negatives
+    to_centroids: torch.Tensor  # B×K cos(z1_i, c_k), the centroids the choice was made from
+    same_cluster: torch.Tensor  # B×B bool, same_cluster(membership): the false-negative pairs
 
 
 @register_method("clusterns", ClusterNSParams,
@@ -131,7 +133,7 @@ class ClusterNS(Component):
         p = self.params
         out = Contribution()
         with torch.no_grad():
-            full_cos = (cos if batch.local_rows is None else cosine(batch.z1, batch.z2)).detach()
+            full_cos = (cos if batch.local_rows is None else cosine_matrix(batch.z1, batch.z2)).detach()
             batch_cos = full_cos.mean()
         if batch.step == 0 and batch.batch_size < p.num_clusters and p.init == "batch":
             raise ValueError(f"clusterns.num_clusters={p.num_clusters} exceeds the global batch size "
@@ -141,7 +143,7 @@ class ClusterNS(Component):
         if not self.state.is_started:
             if float(batch_cos) <= p.start_threshold:
                 self._initialise(batch, points, full_cos)
-                out.stats.update(self._stats(points, full_cos, self._select(points)))
+                out.stats.update(self._stats(full_cos, self._select(points)))
             else:
                 out.stats.update({key: float("nan") for key in STAT_KEYS})
             out.stats.update(self._progress(batch_cos))
@@ -150,7 +152,7 @@ class ClusterNS(Component):
         self.state.update(points, p.momentum, p.update)
         chosen = self._select(points)
         rows = slice(None) if batch.local_rows is None else batch.local_rows
-        false_negatives = same_cluster(chosen.membership)[rows]
+        false_negatives = chosen.same_cluster[rows]
         aligned = aligned_positive_mask(cos.shape[0], cos.shape[1], batch.local_rows, cos.device)
 
         if p.hard_negatives:
@@ -163,7 +165,7 @@ class ClusterNS(Component):
         elif p.false_negatives == "positive":
             out.positive_mask = false_negatives
 
-        out.stats.update(self._stats(points, full_cos, chosen))
+        out.stats.update(self._stats(full_cos, chosen))
         out.stats.update(self._progress(batch_cos))
         return out
 
@@ -172,7 +174,7 @@ class ClusterNS(Component):
         """(rows × B) logits cos(h_i, c_j)/τ against every sample's hard-negative centroid (a
         buffer: no gradient reaches the centroids), weighted by μ on all of a row's entries (eq. 2)
         or, as in the official code, on the anchor's own hard negative only."""
-        logits = cosine(anchors, self.state.centroids[hard]) / temperature
+        logits = cosine_matrix(anchors, self.state.centroids[hard]) / temperature
         log_mu = math.log(self.params.hard_negative_weight)
         if self.params.hard_negative_weight_on == "own":
             return NegativeBlock(logits + log_mu * aligned.to(logits.dtype), "hard_negatives")
@@ -208,13 +210,14 @@ class ClusterNS(Component):
 
     def _select(self, points: torch.Tensor) -> Selection:
         p = self.params
-        nearest, second = nearest_two(points, self.state.centroids)
+        to_centroids = cosine_matrix(points, self.state.centroids)
+        nearest, second = to_centroids.topk(2, dim=1).indices.unbind(1)  # kmeans.nearest_two, matrix kept
         if p.random_clusters:
             draws = torch.randint(p.num_clusters, (2, points.shape[0]), device=points.device)
             hard, membership = broadcast_from_first_process(draws)
-            return Selection(nearest, hard, membership)
-        hard = second if p.hard_negative_centroid == "second" else nearest
-        return Selection(nearest, hard, nearest)
+        else:
+            hard, membership = (second if p.hard_negative_centroid == "second" else nearest), nearest
+        return Selection(nearest, hard, membership, to_centroids, same_cluster(membership))
 
     # ------------------------------------------------------------------ statistics
     def _progress(self, batch_cos: torch.Tensor) -> dict:
@@ -223,14 +226,12 @@ class ClusterNS(Component):
                 "start_step": float(self.state.start_step) if started else float("nan")}
 
     @torch.no_grad()
-    def _stats(self, points: torch.Tensor, full_cos: torch.Tensor, chosen: Selection) -> dict:
+    def _stats(self, full_cos: torch.Tensor, chosen: Selection) -> dict:
         """Mean cosines for the paper's figures (0-dim tensors: read only on logging steps)."""
         k = self.params.num_clusters
-        centroids = self.state.centroids
-        to_centroids = cosine(points, centroids)
-        between = cosine(centroids, centroids)
+        to_centroids, pairs = chosen.to_centroids, chosen.same_cluster
+        between = cosine_matrix(self.state.centroids, self.state.centroids)
         off_diagonal = ~torch.eye(k, dtype=torch.bool, device=between.device)
-        pairs = same_cluster(chosen.membership)
         counts = torch.bincount(chosen.membership, minlength=k)
         return {
             "hard_neg_cos": to_centroids.gather(1, chosen.hard.unsqueeze(1)).mean(),

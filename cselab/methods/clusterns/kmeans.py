@@ -32,12 +32,9 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
+from ...losses.infonce import cosine_matrix
+
 UPDATES = ("mean", "sum")
-
-
-def cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """(N×D, M×D) → N×M cosine similarities."""
-    return F.normalize(a, dim=-1) @ F.normalize(b, dim=-1).T
 
 
 def greedy_init(similarity: torch.Tensor, k: int, first: int) -> torch.Tensor:
@@ -72,12 +69,12 @@ def greedy_init(similarity: torch.Tensor, k: int, first: int) -> torch.Tensor:
 
 def assign(points: torch.Tensor, centroids: torch.Tensor) -> torch.Tensor:
     """Cluster of each point: the centroid of highest cosine (ties → lowest index)."""
-    return cosine(points, centroids).argmax(dim=1)
+    return cosine_matrix(points, centroids).argmax(dim=1)
 
 
 def nearest_two(points: torch.Tensor, centroids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """``(c_i1, c_i2)`` indices: the nearest and the second-nearest centroid of each point."""
-    top2 = cosine(points, centroids).topk(2, dim=1).indices
+    top2 = cosine_matrix(points, centroids).topk(2, dim=1).indices
     return top2[:, 0], top2[:, 1]
 
 
