@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from ..encoder import SentenceEncoder
-from ..methods.apincse.interlayer import MOST_SIMILAR, choose_layers
+from ..methods.apincse.interlayer import layer_cls, most_similar_layers
 
 
 @dataclass
@@ -67,20 +67,20 @@ def layer_cls_similarity(model: SentenceEncoder | str | os.PathLike, sentences: 
         encoder.to(device)
     was_training = encoder.training
     encoder.eval()
-    sims, chosen = [], []
+    sims = []
     try:
         for start in range(0, len(sentences), batch_size):
             inputs = encoder.tokenize(sentences[start:start + batch_size], max_length)
-            hidden = encoder.run_backbone(inputs, output_hidden_states=True).hidden_states
-            cls = torch.stack([h[:, 0] for h in hidden], dim=1).float()   # (n, L+1, H)
+            cls = layer_cls(encoder.run_backbone(inputs, output_hidden_states=True).hidden_states)   # (n, L+1, H)
             sims.append(torch.nn.functional.cosine_similarity(cls, cls[:, -1:], dim=-1).cpu())
-            if cls.shape[1] > 2:   # a one-layer backbone has no intermediate layer
-                chosen.append(choose_layers(cls, MOST_SIMILAR).cpu())
     finally:
         encoder.train(was_training)
-    sims_np = torch.cat(sims).double().numpy()
-    n_hidden = sims_np.shape[1]
-    counts = np.bincount(torch.cat(chosen).numpy(), minlength=n_hidden) if chosen else np.zeros(n_hidden)
+    sims = torch.cat(sims)   # (N, L+1)
+    n_hidden = sims.shape[1]
+    # eq. 16–17's choice from the same cosines; a one-layer backbone has no intermediate layer
+    counts = (np.bincount(most_similar_layers(sims[:, 1:-1]).numpy(), minlength=n_hidden) if n_hidden > 2
+              else np.zeros(n_hidden))
+    sims_np = sims.double().numpy()
     return LayerSimilarity(layers=list(range(n_hidden)), mean=sims_np.mean(0).tolist(), std=sims_np.std(0).tolist(),
                            most_similar_fraction=(counts / len(sentences)).tolist(), n_sentences=len(sentences))
 

@@ -118,7 +118,7 @@ class AugmentedPositive(Component):
         if not self.queue.is_full:
             return Contribution(stats=stats)
         own = self.queue.newest_positions(len(block))[offset:offset + len(positives)]
-        index = top_k_neighbours(positives.detach(), self.queue.entries, self.params.top_k, own)
+        index = top_k_neighbours(positives, self.queue.entries, self.params.top_k, own)
         augmented, weights = augment_positives(positives, self.queue.entries[index], self.params.beta)
         anchors = batch.anchors(1)
         loss = augmented_positive_loss(anchors, augmented, temperature, batch.local_rows)

@@ -18,15 +18,20 @@ def is_distributed() -> bool:
     return dist.is_available() and dist.is_initialized()
 
 
+def _all_gather(rows: torch.Tensor) -> list[torch.Tensor]:
+    """Every process's ``rows`` (detached), in rank order."""
+    parts = [torch.empty_like(rows) for _ in range(dist.get_world_size())]
+    dist.all_gather(parts, rows.detach().contiguous())
+    return parts
+
+
 def queue_block(rows: torch.Tensor, local_rows: slice | None) -> tuple[torch.Tensor, int]:
     """``(block, offset)``: the rows every process enqueues this step (detached) and where
     ``rows`` starts inside it."""
     rows = rows.detach()
     if local_rows is not None or not is_distributed():
         return rows, 0
-    parts = [torch.empty_like(rows) for _ in range(dist.get_world_size())]
-    dist.all_gather(parts, rows.contiguous())
-    return torch.cat(parts, dim=0), dist.get_rank() * rows.shape[0]
+    return torch.cat(_all_gather(rows), dim=0), dist.get_rank() * rows.shape[0]
 
 
 def gather_local_rows(rows: torch.Tensor, local_rows: slice | None) -> torch.Tensor:
@@ -37,7 +42,6 @@ def gather_local_rows(rows: torch.Tensor, local_rows: slice | None) -> torch.Ten
     if not is_distributed():
         raise ValueError("the batch names local rows (a gathered multi-process batch) but torch.distributed "
                          "is not initialised")
-    parts = [torch.empty_like(rows) for _ in range(dist.get_world_size())]
-    dist.all_gather(parts, rows.detach().contiguous())
+    parts = _all_gather(rows)
     parts[dist.get_rank()] = rows
     return torch.cat(parts, dim=0)

@@ -77,6 +77,17 @@ def resolve_layer(interlayer: int | str, num_layers: int) -> int | str:
     return index
 
 
+def layer_cls(hidden_states: typing.Sequence[torch.Tensor]) -> torch.Tensor:
+    """(B, L+1, H) in fp32 (for the argmax): the [CLS] of hidden_states[0 … L]."""
+    return torch.stack([h[:, 0] for h in hidden_states], dim=1).float()
+
+
+def most_similar_layers(intermediate_cos: torch.Tensor) -> torch.Tensor:
+    """Eq. 17: the layer a ∈ 1 … L−1 (B,) of the largest cos(h^a_CLS, h^L_CLS), given those
+    cosines (B, L−1) for a = 1 … L−1."""
+    return intermediate_cos.argmax(dim=1) + 1
+
+
 def choose_layers(cls_per_layer: torch.Tensor, interlayer: int | str) -> torch.Tensor:
     """Eq. 16–17: the layer (B,) whose [CLS] gives each sentence's h⁻.
 
@@ -87,9 +98,8 @@ def choose_layers(cls_per_layer: torch.Tensor, interlayer: int | str) -> torch.T
     if interlayer != MOST_SIMILAR:
         return torch.full((rows,), int(interlayer), dtype=torch.long, device=cls_per_layer.device)
     with torch.no_grad():
-        intermediate = cls_per_layer[:, 1:-1]
-        sims = torch.nn.functional.cosine_similarity(intermediate, cls_per_layer[:, -1:], dim=-1)
-        return sims.argmax(dim=1) + 1
+        sims = torch.nn.functional.cosine_similarity(cls_per_layer[:, 1:-1], cls_per_layer[:, -1:], dim=-1)
+        return most_similar_layers(sims)
 
 
 def interlayer_negative_loss(cos: torch.Tensor, negative_cos: torch.Tensor, temperature: float,
@@ -142,7 +152,7 @@ class InterlayerNegative(Component):
         hidden = None if outputs is None else outputs.backbone.hidden_states
         if hidden is None:
             raise ValueError("interlayer_negative needs every layer's hidden states in the batch outputs")
-        cls_per_layer = torch.stack([h[:, 0] for h in hidden], dim=1).float()   # (B, L+1, H); fp32 for the argmax
+        cls_per_layer = layer_cls(hidden)
         layers = choose_layers(cls_per_layer, self.layer)
         negatives = cls_per_layer[torch.arange(len(layers), device=layers.device), layers]
         if self.params.project_negative:
