@@ -21,7 +21,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 def main(argv: list[str] | None = None) -> int:
     from cselab.data.transfer import TRANSFER_TASKS
-    from cselab.evaluate.clustering import CLUSTERING_TASKS
+    from cselab.evaluate.clustering import CLUSTERING_TASKS, DEFAULT_SEEDS
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default="all-minilm-l6")
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--transfer-tasks", nargs="+", default=list(TRANSFER_TASKS))
     p.add_argument("--clustering-tasks", nargs="+", default=list(CLUSTERING_TASKS))
     p.add_argument("--full", action="store_true", help="10-fold transfer protocol instead of fast mode (5 folds)")
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="K-means seeds")
+    p.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS), help="K-means seeds")
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--output", default=None, help="also write every result as JSON here")
     args = p.parse_args(argv)

@@ -25,9 +25,11 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-STS_COLUMNS = {"STS12": "STS12", "STS13": "STS13", "STS14": "STS14", "STS15": "STS15", "STS16": "STS16",
-               "STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R"}
-TRANSFER_COLUMNS = {t: t for t in ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")}
+from .data.transfer import TRANSFER_TASKS
+from .evaluate.sts import TASK_LABELS
+
+STS_COLUMNS = dict(TASK_LABELS)                  # SimCSE's column names: STS-B, SICK-R
+TRANSFER_COLUMNS = {t: t for t in TRANSFER_TASKS}
 CLUSTERING_COLUMNS = {"DBpedia": "DBpedia (AMI)", "AgNews": "AG", "Biomedical": "Bio", "GoogleNews-S": "G-S",
                       "GoogleNews-T": "G-T", "GoogleNews-TS": "G-TS", "SearchSnippets": "SS", "StackOverflow": "SO",
                       "Tweet": "Tweet"}

@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..evaluate.geometry import normalize_rows
+
 PICKS = ("random", "nearest")
 
 
@@ -49,7 +51,9 @@ def training_embeddings(encoder, sentences: Sequence[str], batch_size: int = 128
     try:
         for start in range(0, len(sentences), batch_size):
             batch = list(sentences[start:start + batch_size])
-            chunks.append(encoder(encoder.training_inputs(batch, max_length)).embeddings[:len(batch)].float().cpu())
+            # training_inputs builds the rows of both views (view 1 first); only view 1's are encoded.
+            view1 = {k: v[:len(batch)] for k, v in encoder.training_inputs(batch, max_length).items()}
+            chunks.append(encoder(view1).embeddings.float().cpu())
     finally:
         encoder.train(was_training)
     return torch.cat(chunks).numpy()
@@ -65,11 +69,9 @@ def cluster_case_study(embeddings: np.ndarray, sentences: Sequence[str], centroi
         raise ValueError(f"pick must be one of {PICKS}, got {pick!r}")
     if len(embeddings) != len(sentences):
         raise ValueError(f"{len(embeddings)} embeddings but {len(sentences)} sentences")
-    x = embeddings / np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-12)
-    c = centroids / np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
-    cos = x @ c.T
+    cos = normalize_rows(embeddings) @ normalize_rows(centroids).T
     assigned = cos.argmax(axis=1)
-    sizes = np.bincount(assigned, minlength=len(c))
+    sizes = np.bincount(assigned, minlength=len(centroids))
     # Most populated first; ties by centroid index so the table is reproducible.
     chosen = sorted(np.flatnonzero(sizes), key=lambda k: (-sizes[k], k))[:n_clusters]
     rng = np.random.default_rng(seed)

@@ -133,9 +133,9 @@ def lambda_bound_curve(encoder, sentences: Sequence[str], lambdas: Sequence[floa
         raise ValueError(f"need batch_size >= 2 and at least 2 distinct sentences, got {batch_size} and {len(unique)}")
     batches = [unique[i:i + batch_size] for i in range(0, len(unique), batch_size)]
     views = [dropout_views(encoder, b, max_length, seed + k) for k, b in enumerate(batches) if len(b) >= 2]
+    weights = [len(z1) * (len(z1) - 1) for z1, _ in views]   # mixed negatives per batch
     rows = []
     for lam in lambdas:
         shares = [mixed_closer_share(z1, z2, lam) for z1, z2 in views]
-        weights = [len(z1) * (len(z1) - 1) for z1, _ in views]
         rows.append({"lambda": float(lam), "closer_share": float(np.average(shares, weights=weights))})
     return pd.DataFrame(rows)

@@ -30,9 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..evaluate.geometry import alignment, largest_angle, mean_pairwise_cosine, uniformity
-
-POSITIVE_THRESHOLD = 4.0
+from ..evaluate.geometry import POSITIVE_THRESHOLD, geometry_summary
 
 
 @dataclass(frozen=True)
@@ -56,21 +54,38 @@ def stsb_probe_set(pairs, n_sentences: int = 256, threshold: float = POSITIVE_TH
     return ProbeSet(tuple(index), positives)
 
 
+@torch.no_grad()
+def _embed_with_layer_profile(encoder, sentences: list[str], batch_size: int) -> tuple[np.ndarray, list[float]]:
+    """One evaluation-mode pass (no dropout) over ``sentences`` giving both the evaluation
+    embeddings (what ``encoder.encode`` returns) and, from the same hidden states, the mean per-layer
+    [CLS] cosine to the last layer (what ``layer_cls_similarity(encoder, sentences).mean`` returns,
+    blank sentences left out as it does)."""
+    was_training = encoder.training
+    encoder.eval()
+    embeddings, sims = [], []
+    try:
+        for start in range(0, len(sentences), batch_size):
+            bb = encoder.run_backbone(encoder.tokenize(sentences[start:start + batch_size]), output_hidden_states=True)
+            pooled = encoder.pooler(bb)                                       # SentenceEncoder.embed
+            embeddings.append((encoder.head(pooled) if encoder.uses_head_at_eval else pooled).float().cpu())
+            cls = torch.stack([h[:, 0] for h in bb.hidden_states], dim=1).float()   # (n, L+1, H)
+            sims.append(torch.nn.functional.cosine_similarity(cls, cls[:, -1:], dim=-1).cpu())
+    finally:
+        encoder.train(was_training)
+    non_blank = torch.tensor([bool(s.strip()) for s in sentences])
+    return torch.cat(embeddings).numpy(), torch.cat(sims)[non_blank].double().numpy().mean(0).tolist()
+
+
 def probe(encoder, probe_set: ProbeSet, batch_size: int = 128) -> dict:
     """The probe metrics of ``encoder`` on ``probe_set`` (see the module docstring)."""
-    from .layer_similarity import layer_cls_similarity
-
     start = time.perf_counter()
-    x = np.asarray(encoder.encode(list(probe_set.sentences), batch_size=batch_size, show_progress=False))
-    out = {}
+    x, layer_profile = _embed_with_layer_profile(encoder, list(probe_set.sentences), batch_size)
+    positives = None
     if probe_set.positive_pairs:
         rows = np.asarray(probe_set.positive_pairs)
-        out["alignment"] = alignment(x[rows[:, 0]], x[rows[:, 1]])
-    out.update(uniformity=uniformity(x), mean_cos=mean_pairwise_cosine(x), largest_angle=largest_angle(x))
-    out["layer_cls_sim"] = layer_cls_similarity(encoder, list(probe_set.sentences), batch_size=batch_size).mean
-    out.update(sentences=len(probe_set.sentences), positive_pairs=len(probe_set.positive_pairs),
-               seconds=time.perf_counter() - start)
-    return out
+        positives = (x[rows[:, 0]], x[rows[:, 1]])
+    return {**geometry_summary(x, positives), "layer_cls_sim": layer_profile, "sentences": len(probe_set.sentences),
+            "positive_pairs": len(probe_set.positive_pairs), "seconds": time.perf_counter() - start}
 
 
 def probe_record(encoder, probe_set: ProbeSet, step: int, batch_size: int = 128) -> dict:

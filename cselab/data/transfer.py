@@ -37,7 +37,7 @@ import numpy as np
 
 from .errors import DataError
 from .root import data_root
-from .text import iter_lines, normalize_whitespace, require_dir
+from .text import iter_lines, normalize_whitespace, read_lines, require_dir, split_columns
 
 # SimCSE's table order.
 TRANSFER_TASKS = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")
@@ -115,11 +115,11 @@ def _read_sst_split(path: Path) -> LabelledSentences:
     for lineno, line in enumerate(iter_lines(path, "utf-8"), 1):
         if not line.strip():
             continue
-        cols = line.strip().split("\t")
-        if len(cols) != 2 or cols[1] not in ("0", "1"):
+        sentence, label = split_columns(path, lineno, line.strip(), 2)
+        if label not in ("0", "1"):
             raise DataError(path, "expected 'sentence<TAB>0|1'", line=lineno)
-        sentences.append(normalize_whitespace(cols[0]))
-        labels.append(int(cols[1]))
+        sentences.append(normalize_whitespace(sentence))
+        labels.append(int(label))
     return LabelledSentences(f"SST2/{path.name.removeprefix('sentiment-')}", tuple(sentences),
                              np.asarray(labels, dtype=np.int64))
 
@@ -151,20 +151,19 @@ def load_trec(data_dir: str | os.PathLike | None = None) -> TransferData:
 
 
 def _read_mrpc_split(path: Path, split: str) -> LabelledPairs:
-    lines = list(iter_lines(path, "utf-8"))  # iter_lines drops the BOM of the header line
+    lines = read_lines(path)  # UTF-8; the header line's BOM is dropped
     if not lines or not lines[0].startswith("Quality"):
         raise DataError(path, "expected a header line starting with 'Quality'", line=1)
     s1, s2, labels = [], [], []
     for lineno, line in enumerate(lines[1:], 2):
         if not line.strip():
             continue
-        cols = line.strip().split("\t")
-        if len(cols) != 5 or cols[0] not in ("0", "1"):
-            raise DataError(path, f"expected 5 tab-separated columns starting with 0|1, found {len(cols)} columns",
-                            line=lineno)
-        labels.append(int(cols[0]))
-        s1.append(normalize_whitespace(cols[3]))
-        s2.append(normalize_whitespace(cols[4]))
+        quality, _, _, a, b = split_columns(path, lineno, line.strip(), 5)
+        if quality not in ("0", "1"):
+            raise DataError(path, f"expected the label 0|1 in the first column, found {quality!r}", line=lineno)
+        labels.append(int(quality))
+        s1.append(normalize_whitespace(a))
+        s2.append(normalize_whitespace(b))
     return LabelledPairs(f"MRPC/{split}", tuple(s1), tuple(s2), np.asarray(labels, dtype=np.int64))
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Sequence
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -27,14 +27,12 @@ from sklearn.metrics.cluster import contingency_matrix
 
 from ..data.clustering import SHORT_TEXT_SETS, ClusteringData, load_clustering_task
 from ..io import atomic_write_json
+from .geometry import normalize_rows
+from .sts import Encodes
 
 CLUSTERING_TASKS = ("DBpedia", *SHORT_TEXT_SETS)
 DEFAULT_SEEDS = (0, 1, 2, 3, 4)
 METRICS = ("acc", "nmi", "ami")
-
-
-class Encodes(Protocol):
-    def encode(self, sentences: list[str], batch_size: int = ...) -> np.ndarray: ...
 
 
 def hungarian_accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
@@ -74,7 +72,7 @@ def cluster_embeddings(x: np.ndarray, labels: np.ndarray, n_clusters: int | None
     if not seeds:
         raise ValueError("seeds must name at least one K-means seed")
     if normalize:
-        x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+        x = normalize_rows(x)
     k = int(len(np.unique(labels))) if n_clusters is None else n_clusters
     runs = [cluster_scores(labels, kmeans_labels(x, k, seed, n_init)) for seed in seeds]
     out = {m: {"mean": float(np.mean([r[m] for r in runs])), "std": _sample_std([r[m] for r in runs]),
@@ -117,10 +115,10 @@ def evaluate_clustering(model: Encodes, tasks: Sequence[str] = CLUSTERING_TASKS,
     start = time.perf_counter()
     details = {task: evaluate_clustering_data(model, load_clustering_task(task, data_dir), seeds, n_init, normalize,
                                               batch_size, max_length) for task in tasks}
-    scores = {task: 100 * d["ami" if task == "DBpedia" else "acc"]["mean"] for task, d in details.items()}
-    result = {"scores": scores, "metric": {t: ("ami" if t == "DBpedia" else "acc") for t in tasks},
-              "details": details, "seeds": list(seeds), "n_init": n_init, "normalize": normalize,
-              "seconds": time.perf_counter() - start}
+    metric = {task: "ami" if task == "DBpedia" else "acc" for task in tasks}
+    scores = {task: 100 * d[metric[task]]["mean"] for task, d in details.items()}
+    result = {"scores": scores, "metric": metric, "details": details, "seeds": list(seeds), "n_init": n_init,
+              "normalize": normalize, "seconds": time.perf_counter() - start}
     short = [t for t in tasks if t != "DBpedia"]
     if short:
         result["short_text_avg"] = float(np.mean([scores[t] for t in short]))

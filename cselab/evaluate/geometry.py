@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..data.sts import load_stsb
 from ..io import atomic_write_json
 
 STSB_SPLITS = ("train", "dev", "test", "all")
@@ -47,54 +48,67 @@ def alignment(x: np.ndarray, y: np.ndarray, alpha: float = 2.0) -> float:
     return float(np.mean(np.linalg.norm(x - y, axis=1) ** alpha))
 
 
-def _pair_blocks(x: np.ndarray, block: int = 2048):
-    """Yield (row slice, cosine block restricted to pairs i < j) without an n×n matrix in memory."""
+def _pair_cosines(x: np.ndarray, block: int = 2048):
+    """Yield the cosines of the pairs i < j of unit rows ``x``, one block of rows at a time (no
+    n×n matrix in memory)."""
     n = len(x)
     for start in range(0, n, block):
         stop = min(start + block, n)
-        cos = x[start:stop] @ x.T
-        rows = np.arange(start, stop)[:, None]
-        yield cos, rows < np.arange(n)[None, :]
+        upper = np.arange(start, stop)[:, None] < np.arange(n)[None, :]
+        if upper.any():
+            yield (x[start:stop] @ x.T)[upper]
+
+
+def _uniformity_and_smallest_cosine(x: np.ndarray, t: float) -> tuple[float, float]:
+    """ℓ_uniform and the smallest pair cosine of unit rows ``x`` (n >= 2), in one blocked pass."""
+    n = len(x)
+    total, smallest = 0.0, np.inf
+    for cos in _pair_cosines(x):
+        # For unit vectors ‖a − b‖² = 2 − 2 cos(a, b); accumulate in log-space-safe float64.
+        sq = np.clip(2.0 - 2.0 * cos, 0.0, 4.0)
+        total += float(np.exp(-t * sq).sum())
+        smallest = min(smallest, float(cos.min()))
+    return float(np.log(total / (n * (n - 1) / 2))), smallest
+
+
+def _angle_degrees(cos: float) -> float:
+    return float(np.degrees(np.arccos(np.clip(cos, -1.0, 1.0))))
+
+
+def _unit_rows(x: np.ndarray, what: str) -> np.ndarray:
+    x = normalize_rows(x)
+    if len(x) < 2:
+        raise ValueError(f"{what} needs at least two embeddings")
+    return x
 
 
 def uniformity(x: np.ndarray, t: float = 2.0) -> float:
     """ℓ_uniform: log of the mean of exp(−t‖f(x_i) − f(x_j)‖²) over the pairs i < j."""
-    x = normalize_rows(x)
-    n = len(x)
-    if n < 2:
-        raise ValueError("uniformity needs at least two embeddings")
-    # For unit vectors ‖a − b‖² = 2 − 2 cos(a, b); accumulate in log-space-safe float64.
-    total = 0.0
-    for cos, upper in _pair_blocks(x):
-        sq = np.clip(2.0 - 2.0 * cos[upper], 0.0, 4.0)
-        total += float(np.exp(-t * sq).sum())
-    return float(np.log(total / (n * (n - 1) / 2)))
+    return _uniformity_and_smallest_cosine(_unit_rows(x, "uniformity"), t)[0]
 
 
 def mean_pairwise_cosine(x: np.ndarray) -> float:
     """Anisotropy: mean cosine over ordered pairs i ≠ j, = (‖Σ f(x_i)‖² − n) / (n(n − 1))."""
-    x = normalize_rows(x)
+    x = _unit_rows(x, "mean pairwise cosine")
     n = len(x)
-    if n < 2:
-        raise ValueError("mean pairwise cosine needs at least two embeddings")
     s = x.sum(axis=0)
     return float((s @ s - np.sum(x * x)) / (n * (n - 1)))
 
 
 def largest_angle(x: np.ndarray) -> float:
     """The largest angle (degrees) between any two of the embeddings."""
-    x = normalize_rows(x)
-    if len(x) < 2:
-        raise ValueError("the largest angle needs at least two embeddings")
-    smallest = min(float(cos[upper].min()) for cos, upper in _pair_blocks(x) if upper.any())
-    return float(np.degrees(np.arccos(np.clip(smallest, -1.0, 1.0))))
+    x = _unit_rows(x, "the largest angle")
+    return _angle_degrees(_uniformity_and_smallest_cosine(x, t=2.0)[1])   # the pass's ℓ_uniform is dropped
 
 
 def geometry_summary(embeddings: np.ndarray, positives: tuple[np.ndarray, np.ndarray] | None = None,
                      t: float = 2.0, alpha: float = 2.0) -> dict[str, float]:
-    """Uniformity, anisotropy and largest angle of ``embeddings``; alignment when ``positives`` is given."""
-    out = {"uniformity": uniformity(embeddings, t), "mean_cos": mean_pairwise_cosine(embeddings),
-           "largest_angle": largest_angle(embeddings)}
+    """Uniformity, anisotropy and largest angle of ``embeddings``; alignment when ``positives`` is given.
+
+    One blocked pass over the pairs serves both uniformity and the largest angle."""
+    uniform, smallest = _uniformity_and_smallest_cosine(_unit_rows(embeddings, "uniformity"), t)
+    out = {"uniformity": uniform, "mean_cos": mean_pairwise_cosine(embeddings),
+           "largest_angle": _angle_degrees(smallest)}
     if positives is not None:
         out = {"alignment": alignment(*positives, alpha=alpha), **out}
     return out
@@ -109,8 +123,6 @@ def evaluate_alignment_uniformity(model, split: str = "all", data_dir: str | os.
     Positives: the pairs of ``split`` with gold score > ``threshold``; uniformity and the rest: the
     distinct sentences of ``split``. ``split="all"`` pools train, dev and test.
     """
-    from ..data import load_stsb
-
     if split not in STSB_SPLITS:
         raise ValueError(f"split must be one of {STSB_SPLITS}, got {split!r}")
     start = time.perf_counter()

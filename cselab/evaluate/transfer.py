@@ -22,7 +22,7 @@ import os
 import time
 import warnings
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Sequence
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -33,6 +33,7 @@ from threadpoolctl import threadpool_limits
 
 from ..data.transfer import TRANSFER_TASKS, LabelledPairs, LabelledSentences, TransferData, load_transfer_task
 from ..io import atomic_write_json
+from .sts import Encodes
 
 SEED = 1111                                   # SentEval's default seed
 FULL_KFOLD, FAST_KFOLD = 10, 5               # SimCSE's --mode test / fasttest
@@ -42,10 +43,6 @@ MAX_ITER = 1000
 # Each fit is small (at most 67k × 768); multi-threaded BLAS on it is slower, and on a busy machine
 # much slower (TREC, one C: 1.2 s with one thread, 34 s with two competing for 2 loaded cores).
 BLAS_THREADS = 1
-
-
-class Encodes(Protocol):
-    def encode(self, sentences: list[str], batch_size: int = ...) -> np.ndarray: ...
 
 
 def _classifier(c: float, seed: int) -> LogisticRegression:

@@ -61,7 +61,7 @@ def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str],
     for ax, o in zip(axes, outer):
         for i, n in enumerate(inner):
             run, key = (n, o) if panels == "key" else (o, n)
-            part = frame[(frame["run"] == run)][["step", key]].dropna() if key in frame else frame.iloc[0:0]
+            part = frame.loc[frame["run"] == run, ["step", key]].dropna()   # every key exists: _require
             if len(part):
                 name = run if panels == "key" else labels.get(key, key)
                 ax.plot(part["step"], part[key], color=color(i), label=name or None)
@@ -85,16 +85,18 @@ def plot_similarity_dynamics(data: Runs | pd.DataFrame, stats: Sequence[str] = (
     ``per_temperature`` divides by each run's τ (read from its config), MixCSE's cos/τ scores.
     ``panels="key"``: one panel per statistic, a line per run; ``"run"``: a panel per run.
     ``ylabel`` defaults to "mean cosine" (or "cos / τ")."""
-    frame = _frame(data, "train")
-    if not isinstance(data, pd.DataFrame):
-        frame = frame.rename(columns={f"sim/{s}": s for s in stats})
+    if isinstance(data, pd.DataFrame):
         if per_temperature:
-            tau = {label: read_config(path)["temperature"] for label, path in labelled_runs(data).items()}
+            raise ValueError("per_temperature needs run directories (τ comes from their configs)")
+        frame = _frame(data, "train")
+    else:
+        runs = labelled_runs(data)
+        frame = read_metrics(runs, "train").rename(columns={f"sim/{s}": s for s in stats})
+        if per_temperature:
+            tau = frame["run"].map({label: read_config(path)["temperature"] for label, path in runs.items()})
             for s in stats:
                 if s in frame:
-                    frame[s] = frame[s] / frame["run"].map(tau)
-    elif per_temperature:
-        raise ValueError("per_temperature needs run directories (τ comes from their configs)")
+                    frame[s] = frame[s] / tau
     _require(frame, stats, "plot_similarity_dynamics")
     ylabel = ylabel or ("cos / τ" if per_temperature else "mean cosine")
     return _curves(frame, stats, STAT_LABELS, panels, ylabel, title)
