@@ -40,6 +40,8 @@ class ContrastiveBatch:
     outputs2: object | None = None
     inputs: dict | None = None       # the tokenised 2B-row batch (for input-level terms such as MLM)
     local_rows: slice | None = None
+    amp_dtype: torch.dtype | None = None  # the encoder's autocast dtype, for components that run encoder parts
+    compute_stats: bool = True       # set by the loss: False on steps whose statistics nobody reads
 
     @property
     def batch_size(self) -> int:

@@ -106,6 +106,7 @@ class ContrastiveLoss(nn.Module):
 
     def forward(self, batch: ContrastiveBatch, compute_stats: bool = True) -> LossOutput:
         tau = self.temperature
+        batch.compute_stats = compute_stats
         # One B×B matrix serves both directions: the reverse direction's rows are its columns.
         full = cosine_matrix(batch.z1, batch.z2)
         rows = batch.local_rows if batch.local_rows is not None else slice(None)

@@ -26,6 +26,7 @@ import torch.nn.functional as F
 
 from ..encoder.backbone import quiet_hf, resolve_backbone
 from ..losses.base import Component, ContrastiveBatch, Contribution
+from ..utils import autocast
 from . import register_method
 
 HEAD_INITS = ("random", "pretrained")
@@ -119,7 +120,8 @@ class MaskedLMTerm(Component):
         device = self.encoder.device
         inputs["input_ids"] = masked
         on_device = {k: v.to(device) for k, v in inputs.items()}
-        hidden = self.encoder.backbone(**on_device, return_dict=True).last_hidden_state
+        with autocast(device, batch.amp_dtype):  # the same precision as the encoder's own pass
+            hidden = self.encoder.backbone(**on_device, return_dict=True).last_hidden_state
         chosen = labels != IGNORE  # on the CPU: no device sync to find the chosen tokens
         if not chosen.any():
             return Contribution(terms={"mlm": self.head(hidden).float().sum() * 0.0})

@@ -175,7 +175,7 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
             view1, view2 = split_views(out, len(sentences))
             # The loss runs in fp32 whatever the encoder's precision: logits are divided by τ = 0.05.
             batch = ContrastiveBatch(view1.embeddings.float(), view2.embeddings.float(), step=state.step,
-                                     outputs1=view1, outputs2=view2, inputs=inputs)
+                                     outputs1=view1, outputs2=view2, inputs=inputs, amp_dtype=amp_dtype)
             log_grad_norm = cfg.log_embedding_grad_norm and log_now
             if log_grad_norm:  # keep ∂L/∂z of both views for the record (MixCSE's gradient dynamics)
                 batch.z1.retain_grad()

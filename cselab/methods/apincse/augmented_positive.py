@@ -122,8 +122,9 @@ class AugmentedPositive(Component):
         augmented, weights = augment_positives(positives, self.queue.entries[index], self.params.beta)
         anchors = batch.anchors(1)
         loss = augmented_positive_loss(anchors, augmented, temperature, batch.local_rows)
-        with torch.no_grad():
-            rows = slice(0, len(anchors)) if batch.local_rows is None else batch.local_rows
-            stats["aug_pos_cos"] = float(F.cosine_similarity(anchors, augmented[rows], dim=-1).mean())
-            stats["self_weight"] = float(weights[:, 0].mean())
+        if batch.compute_stats:
+            with torch.no_grad():
+                rows = slice(0, len(anchors)) if batch.local_rows is None else batch.local_rows
+                stats["aug_pos_cos"] = float(F.cosine_similarity(anchors, augmented[rows], dim=-1).mean())
+                stats["self_weight"] = float(weights[:, 0].mean())
         return Contribution(terms={"l_p": self.params.weight * loss}, stats=stats)

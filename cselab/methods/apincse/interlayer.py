@@ -31,6 +31,7 @@ import torch
 
 from ...losses.base import Component, ContrastiveBatch, Contribution
 from ...losses.infonce import aligned_positive_mask, cosine_matrix, info_nce
+from ...utils import autocast
 from .. import register_method
 from .distributed import gather_local_rows
 
@@ -136,11 +137,10 @@ class InterlayerNegative(Component):
             raise ValueError(f"interlayer_negative.project_negative: pooler {encoder.pooler_name!r} has no "
                              "projection (use pooler cls or layer_attention, or project_negative: false)")
 
-    def _project(self, negatives: torch.Tensor, backbone) -> torch.Tensor:
-        # The loss runs outside the encoder's autocast; re-enter it so the projection sees the
-        # precision the encoder used.
-        dtype = backbone.last_hidden_state.dtype
-        with torch.autocast(negatives.device.type, dtype=dtype, enabled=dtype in (torch.bfloat16, torch.float16)):
+    def _project(self, negatives: torch.Tensor, backbone, amp_dtype: torch.dtype | None) -> torch.Tensor:
+        # The loss runs outside the encoder's autocast; re-enter it so the projection runs in the
+        # precision the encoder's own head used.
+        with autocast(negatives.device, amp_dtype):
             if self.encoder.head is not None:
                 return self.encoder.head(negatives)
             return self.encoder.pooler.project_cls(negatives, backbone)
@@ -156,7 +156,7 @@ class InterlayerNegative(Component):
         layers = choose_layers(cls_per_layer, self.layer)
         negatives = cls_per_layer[torch.arange(len(layers), device=layers.device), layers]
         if self.params.project_negative:
-            negatives = self._project(negatives, outputs.backbone)
+            negatives = self._project(negatives, outputs.backbone, batch.amp_dtype)
         if self.params.detach_negative:
             negatives = negatives.detach()
         negatives = gather_local_rows(negatives.float(), batch.local_rows)
@@ -164,9 +164,10 @@ class InterlayerNegative(Component):
         negative_cos = cosine_matrix(anchors, negatives)
         loss = interlayer_negative_loss(cos, negative_cos, temperature, batch.local_rows,
                                         self.params.temperature_on_negatives)
-        with torch.no_grad():
+        stats = {}
+        if batch.compute_stats:
             own = aligned_positive_mask(len(anchors), len(negatives), batch.local_rows, anchors.device)
-            stats = {"neg_cos": float(negative_cos[own].mean())}
+            stats["neg_cos"] = float(negative_cos.detach()[own].mean())
             counts = torch.bincount(layers, minlength=self.num_layers)
             stats.update({f"layer_hist.{a}": float(counts[a]) / len(layers) for a in range(1, self.num_layers)})
         return Contribution(terms={"l_n": self.params.weight * loss}, stats=stats)

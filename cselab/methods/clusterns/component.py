@@ -143,8 +143,10 @@ class ClusterNS(Component):
         if not self.state.is_started:
             if float(batch_cos) <= p.start_threshold:
                 self._initialise(batch, points, full_cos)
-                out.stats.update(self._stats(full_cos, self._select(points)))
-            else:
+                chosen = self._select(points)  # always: the random-clusters ablation draws from the RNG here
+                if batch.compute_stats:
+                    out.stats.update(self._stats(full_cos, chosen))
+            elif batch.compute_stats:
                 out.stats.update({key: float("nan") for key in STAT_KEYS})
             out.stats.update(self._progress(batch_cos))
             return out
@@ -165,7 +167,8 @@ class ClusterNS(Component):
         elif p.false_negatives == "positive":
             out.positive_mask = false_negatives
 
-        out.stats.update(self._stats(full_cos, chosen))
+        if batch.compute_stats:
+            out.stats.update(self._stats(full_cos, chosen))
         out.stats.update(self._progress(batch_cos))
         return out
 
