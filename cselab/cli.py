@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -39,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--tasks", nargs="+", default=None, help="subset of the suite's tasks, e.g. STS12 STS13 STS14 "
                     "STS15 STS16 STSBenchmark SICKRelatedness (default: all of them)")
     ev.add_argument("--fast", action="store_true", help="transfer: 5-fold instead of 10-fold (SimCSE's fasttest)")
-    ev.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="clustering: K-means seeds")
+    ev.add_argument("--seeds", type=int, nargs="+", default=None, help="clustering: K-means seeds "
+                    "(default 0 1 2 3 4)")
     ev.add_argument("--split", default="all", choices=["train", "dev", "test", "all"],
                     help="geometry: the STS-B split (default: all three)")
     ev.add_argument("--pooler", default=None, help="override the pooler (default: the saved one, "
@@ -126,10 +126,11 @@ def _eval_suite(args, encoder) -> int:
     from tabulate import tabulate
 
     from .evaluate import evaluate_alignment_uniformity, evaluate_clustering, evaluate_transfer
-    from .evaluate.clustering import CLUSTERING_TASKS
+    from .evaluate.clustering import CLUSTERING_TASKS, DEFAULT_SEEDS
     from .evaluate.transfer import TRANSFER_TASKS
 
     common = {"data_dir": args.data_dir, "batch_size": args.batch_size, "output": args.output}
+    seeds = args.seeds or list(DEFAULT_SEEDS)
     if args.suite == "transfer":
         r = evaluate_transfer(encoder, args.tasks or TRANSFER_TASKS, fast=args.fast, **common)
         rows = [[t, d["acc"], d.get("f1", ""), d["seconds"]] for t, d in r["details"].items()]
@@ -137,10 +138,10 @@ def _eval_suite(args, encoder) -> int:
         print(tabulate(rows, headers=["task", f"acc ({r['kfold']}-fold)", "F1", "seconds"], tablefmt="github",
                        floatfmt=".2f"))
     elif args.suite == "clustering":
-        r = evaluate_clustering(encoder, args.tasks or CLUSTERING_TASKS, seeds=args.seeds, **common)
+        r = evaluate_clustering(encoder, args.tasks or CLUSTERING_TASKS, seeds=seeds, **common)
         rows = [[t, r["metric"][t], 100 * d[r["metric"][t]]["mean"], 100 * d[r["metric"][t]]["std"],
                  100 * d["nmi"]["mean"], d["seconds"]] for t, d in r["details"].items()]
-        print(tabulate(rows, headers=["task", "metric", "mean ×100", f"std ({len(args.seeds)} seeds)", "NMI ×100",
+        print(tabulate(rows, headers=["task", "metric", "mean ×100", f"std ({len(seeds)} seeds)", "NMI ×100",
                                       "seconds"], tablefmt="github", floatfmt=".2f"))
     else:
         r = evaluate_alignment_uniformity(encoder, args.split, **common)

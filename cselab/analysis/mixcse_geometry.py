@@ -30,6 +30,7 @@ from scipy.stats import beta
 
 from ..losses.infonce import cosine_matrix
 from ..methods.mixcse import mixed_negative_logits
+from ..utils import dropout_with_seed
 
 
 def _check_cap(d: int, omega: float) -> None:
@@ -111,15 +112,8 @@ def mixed_closer_share(z1: torch.Tensor, z2: torch.Tensor, mix_lambda: float) ->
 def dropout_views(encoder, sentences: Sequence[str], max_length: int | None = 32, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """Two training-path views of one batch (dropout on, as in a training step), drawn from ``seed``
     in a forked RNG so that calling this mid-training leaves the run's random stream untouched."""
-    device = next(encoder.parameters()).device
-    was_training = encoder.training
-    encoder.train()
-    try:
-        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
-            torch.manual_seed(seed)
-            emb = encoder(encoder.training_inputs(list(sentences), max_length)).embeddings.float().cpu()
-    finally:
-        encoder.train(was_training)
+    with dropout_with_seed(encoder, seed):
+        emb = encoder(encoder.training_inputs(list(sentences), max_length)).embeddings.float().cpu()
     n = len(sentences)
     return emb[:n], emb[n:]
 

@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from ..evaluate.geometry import POSITIVE_THRESHOLD, geometry_summary
+from ..methods.apincse.interlayer import layer_cls
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,8 @@ def _embed_with_layer_profile(encoder, sentences: list[str], batch_size: int) ->
     try:
         for start in range(0, len(sentences), batch_size):
             bb = encoder.run_backbone(encoder.tokenize(sentences[start:start + batch_size]), output_hidden_states=True)
-            pooled = encoder.pooler(bb)                                       # SentenceEncoder.embed
-            embeddings.append((encoder.head(pooled) if encoder.uses_head_at_eval else pooled).float().cpu())
-            cls = torch.stack([h[:, 0] for h in bb.hidden_states], dim=1).float()   # (n, L+1, H)
+            embeddings.append(encoder.eval_embedding(bb).float().cpu())
+            cls = layer_cls(bb.hidden_states)   # (n, L+1, H)
             sims.append(torch.nn.functional.cosine_similarity(cls, cls[:, -1:], dim=-1).cpu())
     finally:
         encoder.train(was_training)

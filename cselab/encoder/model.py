@@ -153,7 +153,12 @@ class SentenceEncoder(nn.Module):
 
     def embed(self, inputs) -> torch.Tensor:
         """Evaluation path (SimCSE's ``sentemb_forward``)."""
-        pooled = self.pooler(self.run_backbone(inputs))
+        return self.eval_embedding(self.run_backbone(inputs))
+
+    def eval_embedding(self, bb: BackboneOutput) -> torch.Tensor:
+        """The evaluation-path embedding of an existing backbone output (for callers that also
+        need its hidden states, such as training probes)."""
+        pooled = self.pooler(bb)
         return self.head(pooled) if self.uses_head_at_eval else pooled
 
     @torch.no_grad()

@@ -27,6 +27,7 @@ import torch
 
 from ..losses.base import Component, ContrastiveBatch, Contribution, NegativeBlock
 from ..losses.infonce import cosine_matrix
+from ..utils import dropout_with_seed
 from . import register_method
 
 VARIANTS = ("paper", "official")
@@ -275,25 +276,18 @@ def mixcse_scores(encoder, sentences: list[str], mix_lambda: float = 0.2, temper
         raise ValueError(f"sentences: need at least 2 distinct sentences, got {len(unique)}")
     if batch_size < 2:
         raise ValueError(f"batch_size must be >= 2, got {batch_size}")
-    device = next(encoder.parameters()).device
     sums = {"positive": 0.0, "random_negative": 0.0, "mixed_negative": 0.0}
     counts = dict.fromkeys(sums, 0)
-    was_training = encoder.training
-    encoder.train()
-    try:
-        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
-            torch.manual_seed(seed)
-            for start in range(0, len(unique), batch_size):
-                chunk = unique[start:start + batch_size]
-                if len(chunk) < 2:
-                    continue
-                emb = encoder(encoder.training_inputs(chunk, max_length)).embeddings.float()
-                scores = mixcse_pair_scores(emb[:len(chunk)], emb[len(chunk):], mix_lambda, temperature, variant)
-                for key, values in scores.items():
-                    sums[key] += float(values.sum())
-                    counts[key] += values.numel()
-    finally:
-        encoder.train(was_training)
+    with dropout_with_seed(encoder, seed):
+        for start in range(0, len(unique), batch_size):
+            chunk = unique[start:start + batch_size]
+            if len(chunk) < 2:
+                continue
+            emb = encoder(encoder.training_inputs(chunk, max_length)).embeddings.float()
+            scores = mixcse_pair_scores(emb[:len(chunk)], emb[len(chunk):], mix_lambda, temperature, variant)
+            for key, values in scores.items():
+                sums[key] += float(values.sum())
+                counts[key] += values.numel()
     return {key: sums[key] / counts[key] for key in sums}
 
 
