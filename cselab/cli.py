@@ -156,7 +156,7 @@ def cmd_info(args) -> int:
     from .config import presets
     from .data import data_root
     from .methods import METHODS
-    from .train.rundir import git_commit, package_versions
+    from .rundir import git_commit, package_versions
 
     root = data_root(args.data_dir)
     print("versions:")

@@ -5,11 +5,9 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import hashlib
 import json
 import os
-import types
 import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -18,6 +16,7 @@ from typing import Any
 import yaml
 
 from .methods import METHODS
+from .options import ConfigError, build_dataclass, check_type, field_types, unknown_key_error
 
 PRESET_DIR = Path(__file__).parent / "configs"
 
@@ -61,7 +60,7 @@ class TrainConfig:
     early_stopping_patience: typing.Optional[int] = None
     final_eval: bool = True
     log_every: int = 10
-    # training probes (cselab.analysis.probes): geometry of a fixed STS-B dev probe set every N steps
+    # training probes (cselab.train.probes): geometry of a fixed STS-B dev probe set every N steps
     probe_every: typing.Optional[int] = None
     probe_sentences: int = 256
     log_embedding_grad_norm: bool = False   # ‖∂L/∂z‖ of both views in every train record (MixCSE Knowl 2)
@@ -108,83 +107,6 @@ NON_IDENTITY_KEYS = ("output_dir", "run_name", "device", "log_every", "eval_batc
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
 
-class ConfigError(ValueError):
-    pass
-
-
-def _field_types(cls) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
-def _check_type(where: str, value: Any, annotation: Any) -> Any:
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        inner = [a for a in args if a is not type(None)]
-        return _check_type(where, value, inner[0])
-    if annotation is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where}: expected true/false, got {value!r}")
-        return value
-    if annotation is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{where}: expected an integer, got {value!r}")
-        return value
-    if annotation is float:
-        if isinstance(value, str):
-            # PyYAML reads 1e-5 (no dot) as a string; accept any float literal.
-            try:
-                return float(value)
-            except ValueError:
-                raise ConfigError(f"{where}: expected a number, got {value!r}") from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{where}: expected a number, got {value!r}")
-        return float(value)
-    if annotation is str:
-        if not isinstance(value, str):
-            raise ConfigError(f"{where}: expected a string, got {value!r}")
-        return value
-    if annotation is list or origin is list:
-        if not isinstance(value, list):
-            raise ConfigError(f"{where}: expected a list, got {value!r}")
-        return value
-    if annotation is dict or origin is dict:
-        if not isinstance(value, dict):
-            raise ConfigError(f"{where}: expected a mapping, got {value!r}")
-        return value
-    if isinstance(annotation, type) and typing.get_origin(annotation) is None and annotation is not Any:
-        if not isinstance(value, annotation):
-            raise ConfigError(f"{where}: expected {annotation.__name__}, got {value!r}")
-    return value
-
-
-def _unknown_key(where: str, key: str, valid: list[str]) -> ConfigError:
-    hint = difflib.get_close_matches(key, valid, n=1)
-    suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-    return ConfigError(f"{where}unknown key {key!r}{suggestion}; valid keys: {', '.join(sorted(valid))}")
-
-
-def build_dataclass(cls, values: dict, where: str):
-    """Instantiate a params dataclass from a mapping, checking every key and type."""
-    if values is None:
-        values = {}
-    if not isinstance(values, dict):
-        raise ConfigError(f"{where}: expected a mapping of hyper-parameters, got {values!r}")
-    hints = _field_types(cls)
-    names = [f.name for f in fields(cls)]
-    checked = {}
-    for key, value in values.items():
-        if key not in names:
-            raise _unknown_key(f"{where}: ", key, names)
-        checked[key] = _check_type(f"{where}.{key}", value, hints[key])
-    try:
-        return cls(**checked)
-    except (TypeError, ValueError) as e:
-        raise ConfigError(f"{where}: {e}") from None
-
-
 def resolve_method_params(methods: list[str], given: dict) -> dict:
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
@@ -203,18 +125,18 @@ def resolve_method_params(methods: list[str], given: dict) -> dict:
 
 
 def validate(cfg: TrainConfig) -> None:
-    hints = _field_types(TrainConfig)
+    hints = field_types(TrainConfig)
     for f in fields(cfg):
         if f.name != "method_params":
-            setattr(cfg, f.name, _check_type(f.name, getattr(cfg, f.name), hints[f.name]))
+            setattr(cfg, f.name, check_type(f.name, getattr(cfg, f.name), hints[f.name]))
 
     def need(cond: bool, key: str, msg: str):
         if not cond:
             raise ConfigError(f"{key}: {msg}, got {getattr(cfg, key)!r}")
 
-    from .encoder.pooling import POOLERS
+    from .encoder import pooler_options   # registers every pooler
 
-    need(cfg.pooler in POOLERS, "pooler", f"must be one of {sorted(POOLERS)}")
+    pooler_options(cfg.pooler, cfg.pooler_options)
     need(0.0 <= cfg.dropout < 1.0, "dropout", "must be in [0, 1)")
     need(cfg.temperature > 0, "temperature", "must be > 0")
     need(cfg.batch_size >= 2, "batch_size", "must be >= 2 (in-batch negatives)")
@@ -236,6 +158,11 @@ def validate(cfg: TrainConfig) -> None:
     need(cfg.precision in PRECISIONS, "precision", f"must be one of {PRECISIONS}")
     need(cfg.device == "auto" or cfg.device == "cpu" or cfg.device.startswith("cuda") or cfg.device == "mps",
          "device", "must be auto, cpu, cuda[:N] or mps")
+    for name, params in cfg.method_params.items():
+        try:
+            METHODS[name].check_config(params, cfg)
+        except ValueError as e:
+            raise ConfigError(f"{name}: {e}") from None
 
 
 # ------------------------------------------------------------------- loading
@@ -250,7 +177,7 @@ def parse_mapping(mapping: dict, where: str = "config") -> TrainConfig:
         elif key in METHODS:
             sections[key] = value
         else:
-            raise _unknown_key(f"{where}: ", key, sorted(top | set(METHODS)))
+            raise unknown_key_error(f"{where}: ", key, sorted(top | set(METHODS)))
     method = plain.get("method", ["simcse"])
     plain["method"] = [method] if isinstance(method, str) else method
     return TrainConfig(**plain, method_params=sections)
@@ -292,7 +219,7 @@ def load_config(source: str | os.PathLike | dict | None = None, overrides: list[
     for key, value in _parse_overrides(overrides).items():
         head = key.split(".")[0]
         if head not in known:
-            raise _unknown_key("override: ", head, sorted(known))
+            raise unknown_key_error("override: ", head, sorted(known))
         _set_dotted(mapping, key, value)
     return parse_mapping(mapping, where)
 

@@ -85,7 +85,7 @@ def runs_table(runs, by: str | Sequence[str] = "method", metrics: Sequence[str] 
                config_keys: Iterable[str] = ("method", "seed", "batch_size")) -> pd.DataFrame:
     """A summary of finished runs (``results.json``) grouped by config keys: runs that differ only
     in ``seed`` become one row with mean ± std. ``metrics`` default: every ``sts/…`` score."""
-    from .analysis.runs import read_results
+    from .rundir import read_results
 
     by = [by] if isinstance(by, str) else list(by)
     frame = read_results(runs, config_keys=list(dict.fromkeys([*config_keys, *by])))

@@ -56,19 +56,3 @@ def set_rng_state(state: dict) -> None:
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
-
-
-@contextlib.contextmanager
-def dropout_with_seed(module: torch.nn.Module, seed: int):
-    """Training mode (dropout on) with a private random stream seeded by ``seed``; the module's
-    mode and the global RNG (CPU and CUDA) are restored afterwards, so analyses that draw dropout
-    views mid-training leave the run's random stream untouched."""
-    device = next(module.parameters()).device
-    was_training = module.training
-    module.train()
-    try:
-        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
-            torch.manual_seed(seed)
-            yield
-    finally:
-        module.train(was_training)

@@ -11,15 +11,17 @@ import torch
 from synthetic_runs import STS, make_runs
 from toy_encoders import LookupEncoder
 
-from cselab.analysis.cluster_case_study import cluster_case_study, load_run_centroids, run_case_study
-from cselab.analysis.gs_top4 import top4_curve, top4_curve_from_embeddings, top_k_negative_mean
-from cselab.analysis.mixcse_geometry import (cap_cosine_moments, cap_geometry_table, cap_pair_cosines,
+from cselab.analysis.clusterns import cluster_case_study, load_run_centroids, run_case_study
+from cselab.analysis.gs_infonce import top4_curve, top4_curve_from_embeddings, top_k_negative_mean
+from cselab.analysis.mixcse import (cap_cosine_moments, cap_geometry_table, cap_pair_cosines,
                                              lambda_bound_curve, mixed_closer_share, sample_cap)
-from cselab.analysis.runs import read_metrics, read_results
+from cselab.rundir import read_metrics, read_results
 from cselab.analysis.umap import project_2d, umap_frame, umap_frames
 from cselab.encoder import SentenceEncoder
 from cselab.tables import format_table, runs_table, scores_table, summarise, to_latex, to_markdown
-from cselab.train.state import save_state
+from cselab.config import load_config
+from cselab.rundir import RunDir
+from cselab.train import train
 
 
 # ------------------------------------------------------------------ GS-InfoNCE Fig. 1
@@ -150,25 +152,22 @@ def test_cluster_case_study_groups_by_nearest_centroid():
     assert sorted(sampled["sentence"]) == sentences and set(sampled["cluster"]) == {0, 1, 2}
 
 
-def test_case_study_of_a_run_reads_its_checkpoint(tiny_model, tmp_path):
-    run = tmp_path / "clusterns-run"
-    encoder = SentenceEncoder.from_pretrained(tiny_model, pooler="cls")
-    encoder.save(run / "last")
-    torch.manual_seed(0)
-    centroids = torch.randn(4, 32)
-    save_state({"loss": {"components.0.state.centroids": centroids,
-                         "components.0.state.started": torch.tensor(True)}}, run / "last")
-    assert np.allclose(load_run_centroids(run), centroids.numpy())
+def test_case_study_of_a_run_reads_its_checkpoint(tiny_config, data_dir, tmp_path):
+    base = {**tiny_config, "max_steps": 2, "eval_every": 2, "method": "clusterns"}
+    run = train(load_config({**base, "clusterns": {"num_clusters": 4, "start_threshold": 1.0}}), data_dir=data_dir,
+                progress=False)
+    saved = RunDir(run).load_checkpoint_state()["loss"]["components.0.state.centroids"]
+    assert saved.shape == (4, 32) and np.allclose(load_run_centroids(run), saved.numpy())
     table = run_case_study(run, [f"sentence number {i}" for i in range(30)], n_clusters=2, per_cluster=3)
     assert len(table) <= 6 and table["cluster"].nunique() <= 2
     assert table["members"].max() <= 30
-    save_state({"loss": {"components.0.state.centroids": centroids,
-                         "components.0.state.started": torch.tensor(False)}}, run / "last")
+    never = train(load_config({**base, "clusterns": {"num_clusters": 4, "start_threshold": -1.0}}), data_dir=data_dir,
+                  progress=False)
     with pytest.raises(ValueError, match="clustering had not started"):
-        load_run_centroids(run)
-    save_state({"loss": {}}, run / "last")
-    with pytest.raises(ValueError, match="no centroids"):
-        load_run_centroids(run)
+        load_run_centroids(never)
+    other = train(load_config({**base, "method": "simcse"}), data_dir=data_dir, progress=False)
+    with pytest.raises(ValueError, match="not a ClusterNS run"):
+        load_run_centroids(other)
 
 
 # ------------------------------------------------------------------ UMAP / PCA

@@ -10,31 +10,31 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from cselab.analysis.layer_similarity import layer_cls_similarity
+from cselab.analysis.apincse import layer_cls_similarity
 from cselab.config import ConfigError, load_config
 from cselab.encoder import BackboneOutput, EncoderOutput, SentenceEncoder
 from cselab.losses import ContrastiveBatch, ContrastiveLoss
 from cselab.methods import METHODS
 from cselab.methods.apincse import (AugmentedPositive, AugmentedPositiveParams, EmbeddingQueue, InterlayerNegative,
                                     InterlayerNegativeParams)
-from cselab.methods.apincse.augmented_positive import (augment_positives, augmented_positive_loss,
+from cselab.methods.apincse.augmented_positive import (augment_positives, augmented_positive_loss, queue_block,
                                                        top_k_neighbours)
-from cselab.methods.apincse.distributed import gather_local_rows, queue_block
+from cselab.distributed import all_gather, broadcast_from_first_process, gather_with_local_grad
 from cselab.methods.apincse.interlayer import choose_layers, interlayer_negative_loss, resolve_layer
 from cselab.train import train
-from cselab.train.rundir import RunDir
-from cselab.train.state import load_state
+from cselab.rundir import RunDir
+from cselab.rundir import load_state
 
 
 def lse(*xs):
     return math.log(sum(math.exp(x) for x in xs))
 
 
-def stub_encoder(dim=2, num_layers=3, head=None, pooler=None):
-    """What the components read from a SentenceEncoder in setup."""
-    return SimpleNamespace(device=torch.device("cpu"), embedding_dim=lambda: dim, head=head,
-                           pooler=pooler if pooler is not None else SimpleNamespace(), pooler_name="avg",
-                           backbone=SimpleNamespace(config=SimpleNamespace(num_hidden_layers=num_layers)))
+def stub_encoder(dim=2, num_layers=3, head=None):
+    """The encoder surface (cselab.losses.base.EncoderSurface) the components use, with an MLP
+    head as the [CLS] projection when ``head`` is given."""
+    return SimpleNamespace(device=torch.device("cpu"), embedding_dim=lambda: dim, num_layers=num_layers,
+                           can_project_cls=head is not None, project_cls=lambda cls, backbone: head(cls))
 
 
 def with_hidden(hidden: tuple[torch.Tensor, ...]) -> EncoderOutput:
@@ -72,9 +72,21 @@ def test_single_process_path_needs_no_communication():
     rows = torch.randn(3, 2, requires_grad=True)
     block, offset = queue_block(rows, None)
     assert offset == 0 and torch.equal(block, rows) and not block.requires_grad
-    assert gather_local_rows(rows, None) is rows
+    assert gather_with_local_grad(rows) is rows
+    (gathered,) = all_gather(rows)
+    assert torch.equal(gathered, rows) and not gathered.requires_grad
+    assert torch.equal(broadcast_from_first_process(torch.arange(3)), torch.arange(3))
+
+
+def test_local_rows_without_a_process_group_is_a_clear_error(tiny_model):
+    encoder = SentenceEncoder.from_pretrained(tiny_model, pooler="cls")
+    comp = InterlayerNegative(InterlayerNegativeParams())
+    comp.setup(encoder)
+    inputs = encoder.training_inputs(["a b", "c d"], 8)
+    view1, view2 = encoder(inputs, output_hidden_states=True).split(2)
+    batch = ContrastiveBatch(view1.embeddings, view2.embeddings, outputs1=view1, outputs2=view2, local_rows=slice(0, 2))
     with pytest.raises(ValueError, match="torch.distributed is not initialised"):
-        gather_local_rows(rows, slice(0, 3))
+        comp.contribute(batch, torch.zeros(2, 2), 0.05)
 
 
 # ============================================================================ augmented positive: maths
@@ -274,7 +286,7 @@ def test_negative_view_and_projection():
 def test_interlayer_setup_errors():
     with pytest.raises(ValueError, match="interlayer_negative.interlayer=11 is not an intermediate layer"):
         InterlayerNegative(InterlayerNegativeParams(interlayer=11)).setup(stub_encoder(num_layers=6))
-    with pytest.raises(ValueError, match="project_negative: pooler 'avg' has no projection"):
+    with pytest.raises(ValueError, match="project_negative: this encoder's pooler has no projection"):
         InterlayerNegative(InterlayerNegativeParams(project_negative=True)).setup(stub_encoder(num_layers=6))
     with pytest.raises(ValueError, match="interlayer must be 'most_similar' or a layer index"):
         InterlayerNegativeParams(interlayer="last")
@@ -313,14 +325,39 @@ def test_l_all_reduces_to_simcse_when_the_extra_terms_are_off():
     assert out.parts["augmented_positive.l_p"].item() == 0.0 and out.parts["interlayer_negative.l_n"].item() == 0.0
 
 
-def test_l_all_is_the_sum_of_the_three_terms():
+def test_l_all_by_hand_from_the_queue_and_the_hidden_states():
+    """Eq. 20 computed from scratch: l_I (eq. 8), l_P from the queue by eq. 10–15 and l_N by eq. 19,
+    with plain loops, against the core's total."""
     torch.manual_seed(0)
     components = full_queue_components(1.0, 1.0)
+    queue_before = components[0].queue.entries.clone()
     z1, z2 = torch.randn(2, 2), torch.randn(2, 2)
-    out = ContrastiveLoss(0.05, components)(ContrastiveBatch(z1, z2, outputs1=with_hidden(fixed_hidden())))
-    l_i, l_p, l_n = (out.parts[k] for k in ("info_nce", "augmented_positive.l_p", "interlayer_negative.l_n"))
-    assert l_p.item() > 0 and l_n.item() > l_i.item()   # l_N has every l_I term plus B more negatives
-    assert out.loss.item() == pytest.approx((l_i + l_p + l_n).item(), rel=1e-6)
+    hidden = fixed_hidden()
+    out = ContrastiveLoss(0.05, components)(ContrastiveBatch(z1, z2, outputs1=with_hidden(hidden)))
+
+    tau, beta = 0.05, 2.0
+    cos = lambda a, b: float(F.cosine_similarity(a, b, dim=0))           # noqa: E731
+    def info_nce_row(i, positives, extra=()):
+        logits = [cos(z1[i], p) / tau for p in positives] + [cos(z1[i], e) / tau for e in extra]
+        return lse(*logits) - cos(z1[i], positives[i]) / tau
+
+    l_i = sum(info_nce_row(i, z2) for i in range(2)) / 2
+    q = F.normalize(z2, dim=-1)
+    entries = torch.cat([queue_before[2:], q])              # eq. 10–11: enqueue first (FIFO of 4)
+    augmented = []
+    for i in range(2):
+        others = [e for k, e in enumerate(entries) if k != 2 + i]     # not its own copy
+        neighbour = max(others, key=lambda e: float(q[i] @ e))      # eq. 12–13, k = 1
+        stacked = torch.stack([q[i], neighbour])
+        weights = torch.softmax(stacked @ q[i] / beta, dim=0)         # eq. 14
+        augmented.append(weights @ stacked)
+    l_p = sum(info_nce_row(i, augmented) for i in range(2)) / 2    # eq. 15
+    negatives = hidden[2][:, 0]                                      # layer L−1 = 2 of 3 (M = L−1)
+    l_n = sum(info_nce_row(i, z2, negatives) for i in range(2)) / 2 # eq. 19, every logit / τ
+    assert out.parts["info_nce"].item() == pytest.approx(l_i, rel=1e-5)
+    assert out.parts["augmented_positive.l_p"].item() == pytest.approx(l_p, rel=1e-5)
+    assert out.parts["interlayer_negative.l_n"].item() == pytest.approx(l_n, rel=1e-5)
+    assert out.loss.item() == pytest.approx(l_i + l_p + l_n, rel=1e-5)
 
 
 # ============================================================================ training: stats and resume

@@ -11,13 +11,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from cselab.config import ConfigError, load_config, presets
+from cselab.config import ConfigError, load_config
 from cselab.losses import ContrastiveBatch, ContrastiveLoss
 from cselab.methods.clusterns import (ClusterNS, ClusterNSParams, ClusterState, bidirectional_margin, bml_loss,
-                                      greedy_init, kmeans_centroids, momentum_update, nearest_two, same_cluster)
-from cselab.methods.clusterns.kmeans import assign, broadcast_from_first_process
+                                      greedy_init, kmeans_centroids, momentum_update, same_cluster)
+from cselab.methods.clusterns.kmeans import assign
 from cselab.train import train
-from cselab.train.state import load_state
+from cselab.rundir import load_state
 
 TAU = 0.05
 
@@ -95,9 +95,10 @@ def test_same_cluster_excludes_self():
         [True, True, False, False]]
 
 
-def test_nearest_two_on_the_toy_batch():
-    nearest, second = nearest_two(Z1, CENTROIDS)
-    assert nearest.tolist() == NEAREST and second.tolist() == SECOND
+def test_selection_of_nearest_and_second_nearest_centroids_on_the_toy_batch():
+    chosen = started()._select(Z1)
+    assert chosen.nearest.tolist() == NEAREST and chosen.hard.tolist() == SECOND
+    assert chosen.membership.tolist() == NEAREST
 
 
 # ----------------------------------------------------------------- BML
@@ -157,17 +158,18 @@ def test_start_step_initialises_greedily_from_the_batch_and_adds_nothing():
     assert out.stats["nonempty_clusters"] == 3.0
 
 
-def test_num_clusters_above_batch_is_a_clear_error():
-    comp = ClusterNS(ClusterNSParams(num_clusters=8))
-    with pytest.raises(ValueError, match="num_clusters=8 exceeds the global batch size 4"):
-        contribute(comp, step=0)
+def test_num_clusters_above_batch_is_a_config_error():
+    with pytest.raises(ConfigError, match="clusterns: num_clusters=8 exceeds batch_size=4"):
+        load_config("clusterns-cpu", ["batch_size=4", "clusterns.num_clusters=8"])
+    # a global initialisation does not draw the centroids from one batch
+    load_config("clusterns-cpu", ["batch_size=4", "clusterns.num_clusters=8", "clusterns.init=global"])
 
 
 def test_hard_negatives_are_second_nearest_centroids_of_every_sample():
     comp = started()
     out = contribute(comp)
     centroids = comp.state.centroids                              # after this step's update
-    assert nearest_two(Z1, centroids)[1].tolist() == SECOND
+    assert cos(Z1, centroids).topk(2, dim=1).indices[:, 1].tolist() == SECOND
     (block,) = out.negatives
     assert block.log_weight == 0.0 and block.direction == "forward"
     assert torch.allclose(block.logits, cos(Z1, centroids[SECOND]) / TAU)   # every row sees all B
@@ -310,7 +312,6 @@ def test_state_is_buffers_and_reloads_into_a_fresh_module():
     assert torch.equal(fresh.state.centroids, comp.state.centroids) and fresh.state.is_started
     assert int(fresh.state.start_step) == 3
     assert not list(comp.parameters())                          # nothing for the optimiser
-    assert torch.equal(broadcast_from_first_process(torch.arange(3)), torch.arange(3))  # single process: no-op
 
 
 def test_params_validation_names_the_key():
@@ -320,25 +321,6 @@ def test_params_validation_names_the_key():
         load_config("clusterns-cpu", ["clusterns.bml_alpha=0.5", "clusterns.bml_beta=0.3"])
     with pytest.raises(ConfigError, match="num_clusters"):
         load_config("clusterns-cpu", ["clusterns.num_clusters=1"])
-
-
-def test_presets():
-    names = [p for p in presets() if p.startswith("clusterns")]
-    assert {"clusterns-bert-base", "clusterns-bert-base-official", "clusterns-roberta-base",
-            "clusterns-roberta-base-official", "clusterns-bert-base-prompt", "clusterns-roberta-base-prompt",
-            "clusterns-cpu"} <= set(names)
-    for name in names:
-        cfg = load_config(name)
-        p = cfg.method_params["clusterns"]
-        official = name.endswith("-official")
-        assert (p.update, p.bml_reduction) == (("sum", "all_pairs") if official else ("mean", "false_negatives"))
-    bert = load_config("clusterns-bert-base")
-    p = bert.method_params["clusterns"]
-    assert (bert.batch_size, bert.lr, p.num_clusters, p.momentum, p.start_threshold, p.bml_weight, p.bml_alpha,
-            p.bml_beta, bert.early_stopping_patience) == (256, 5e-5, 128, 1e-3, 0.4, 1e-3, 0.0, 0.3, 3)
-    roberta = load_config("clusterns-roberta-base-official")
-    p = roberta.method_params["clusterns"]
-    assert (roberta.batch_size, p.bml_weight, p.bml_alpha, p.bml_beta) == (512, 1e-4, 0.2, 0.5)
 
 
 # ----------------------------------------------------------------- training runs

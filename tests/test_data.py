@@ -180,6 +180,37 @@ def test_fetch_rejects_non_mirror(tmp_path):
         fetch(tmp_path / "data", mirror=tmp_path / "m")
 
 
+def _tar_with(path, name: str, kind=None):
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w") as tar:
+        info = tarfile.TarInfo(name)
+        if kind is not None:
+            info.type, info.linkname = kind, "/etc/passwd"
+            tar.addfile(info)
+        else:
+            info.size = 4
+            tar.addfile(info, io.BytesIO(b"evil"))
+
+
+@pytest.mark.parametrize("name, kind, message", [("../evil.txt", None, "would be written outside"),
+                                                 ("/abs/evil.txt", None, "would be written outside"),
+                                                 ("data/link", "2", "is a link")])
+def test_archive_members_cannot_escape_the_data_root(tmp_path, name, kind, message):
+    import tarfile
+
+    from cselab.data.fetch import _safe_extract
+
+    archive = tmp_path / "senteval.tar"
+    _tar_with(archive, name, kind.encode() if kind else None)
+    target = tmp_path / "root" / "unpacked"
+    target.mkdir(parents=True)
+    with tarfile.open(archive) as tar, pytest.raises(DataError, match=message):
+        _safe_extract(tar, target.resolve())
+    assert not (tmp_path / "evil.txt").exists() and not list(target.iterdir())
+
+
 def test_data_root_precedence(monkeypatch, tmp_path):
     from cselab.data import data_root
 

@@ -41,8 +41,10 @@ def test_avg_top2_uses_last_two_layers():
 
 
 def test_unknown_pooler():
-    with pytest.raises(ValueError, match="unknown pooler 'max'"):
+    with pytest.raises(ValueError, match="pooler: must be one of .*got 'max'"):
         build_pooler("max", 2, 2)
+    with pytest.raises(ValueError, match="pooler_options: pooler 'avg' takes no options"):
+        build_pooler("avg", 2, 2, {"layer": 3})
 
 
 def test_alias_and_bad_paths(tmp_path):
@@ -55,7 +57,7 @@ def test_alias_and_bad_paths(tmp_path):
         resolve_backbone(str(tmp_path / "missing"))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def encoder(tiny_model):
     torch.manual_seed(0)
     return SentenceEncoder.from_pretrained(tiny_model, pooler="cls", dropout=0.1)
@@ -69,10 +71,9 @@ def test_head_in_training_only_with_mlp_only_train(encoder):
         eval_path = encoder.embed(inputs)
     assert torch.allclose(train_path.embeddings, encoder.head(train_path.pooled))
     assert torch.allclose(eval_path, train_path.pooled)  # eval drops the head: cls_before_pooler
-    encoder.mlp_only_train = False
+    encoder.mlp_only_train = False       # a fresh encoder per test: the change does not leak
     with torch.no_grad():
         assert torch.allclose(encoder.embed(inputs), train_path.embeddings)
-    encoder.mlp_only_train = True
 
 
 def test_training_inputs_repeat_each_sentence(encoder):
@@ -129,3 +130,35 @@ def test_dropout_is_set_on_the_backbone(tiny_model):
     assert enc.head is None
     with pytest.raises(ValueError, match="dropout"):
         SentenceEncoder.from_pretrained(tiny_model, dropout=1.5)
+
+
+def test_split_views_and_per_layer_cls(encoder):
+    inputs = encoder.training_inputs(["one two three", "four"], 8)
+    out = encoder(inputs, output_hidden_states=True)
+    view1, view2 = out.split(2)
+    assert torch.equal(view1.embeddings, out.embeddings[:2]) and torch.equal(view2.pooled, out.pooled[2:])
+    assert torch.equal(view2.backbone.attention_mask, inputs["attention_mask"][2:])
+    assert all(torch.equal(a, b[:2]) for a, b in zip(view1.backbone.hidden_states, out.backbone.hidden_states))
+    cls = view1.layer_cls()
+    assert cls.shape == (2, 3, 32) and cls.dtype == torch.float32     # embeddings + 2 layers
+    assert torch.equal(cls[:, 2], view1.backbone.last_hidden_state[:, 0])
+    with pytest.raises(ValueError, match="every hidden state"):
+        encoder(inputs).layer_cls()
+
+
+def test_iter_batches_paths_modes_and_random_stream(encoder):
+    sentences = ["a b c", "d e", "f", "g h i j"]
+    encoder.train()
+    evaluated = torch.cat([out.embeddings for _, out in encoder.iter_batches(sentences, 3)])
+    assert encoder.training                                               # mode restored
+    assert np.allclose(evaluated.numpy(), encoder.encode(sentences), atol=1e-6)
+    rng = torch.get_rng_state()
+    first = [out.embeddings for _, out in encoder.iter_batches(sentences, 2, path="train", dropout=True, seed=7)]
+    again = [out.embeddings for _, out in encoder.iter_batches(sentences, 2, path="train", dropout=True, seed=7)]
+    assert torch.equal(torch.get_rng_state(), rng)                         # a private stream
+    assert all(torch.equal(a, b) for a, b in zip(first, again)) and first[0].shape == (4, 32)
+    assert not torch.allclose(first[0][:2], first[0][2:])                 # two dropout views
+    (_, one_view), = encoder.iter_batches(sentences[:2], 2, path="train", views=1)
+    assert one_view.embeddings.shape == (2, 32) and not one_view.embeddings.requires_grad
+    with pytest.raises(ValueError, match="path must be"):
+        next(encoder.iter_batches(sentences, 2, path="test"))

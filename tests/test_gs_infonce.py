@@ -136,17 +136,6 @@ def test_bad_parameters_name_the_key():
         load_config({"method": "gs_infonce", "gs_infonce": {"noise_std": -1}})
 
 
-@pytest.mark.parametrize("preset, lr, dropout", [("gs-infonce-bert-base", 3e-5, 0.2),
-                                                 ("gs-infonce-bert-large", 1e-5, 0.2),
-                                                 ("gs-infonce-roberta-base", 1e-5, 0.1)])
-def test_presets(preset, lr, dropout):
-    cfg = load_config(preset)
-    params = cfg.method_params["gs_infonce"]
-    assert cfg.method == ["gs_infonce"] and cfg.mlp_only_train and cfg.batch_size == 64
-    assert (cfg.lr, cfg.dropout) == (lr, dropout)
-    assert params.num_vectors(cfg.batch_size) == 192 and params.noise_mean == 0.0 and params.noise_weight == 1.0
-
-
 @pytest.mark.parametrize("method", ["gs_infonce", ["mixcse", "gs_infonce"]])
 def test_training_logs_noise_statistics(tiny_config, data_dir, method):
     cfg = load_config({**tiny_config, "method": method, "max_steps": 2, "eval_every": 2, "log_every": 1})

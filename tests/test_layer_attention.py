@@ -34,7 +34,7 @@ def toy_output() -> BackboneOutput:
 
 
 def identity_pooler(**options) -> LayerAttentionPooler:
-    pooler = LayerAttentionPooler(hidden_size=2, num_layers=2, **options)
+    pooler = build_pooler("layer_attention", 2, 2, options)
     with torch.no_grad():
         for layer in (pooler.query, pooler.key, pooler.value):
             layer.weight.copy_(torch.eye(2))
@@ -59,7 +59,7 @@ def test_registered_and_built_with_sizes():
 ])
 def test_shapes(options, weight_shape):
     out = random_output()
-    pooler = LayerAttentionPooler(hidden_size=8, num_layers=4, **options)
+    pooler = build_pooler("layer_attention", 8, 4, options)
     cls, means = pooler.layer_summaries(out)
     assert pooler(out).shape == (3, 8)
     weights = pooler.attention_weights(cls, means)
@@ -69,7 +69,7 @@ def test_shapes(options, weight_shape):
 
 def test_means_respect_the_padding_mask():
     out = random_output()
-    _, means = LayerAttentionPooler(hidden_size=8, num_layers=4).layer_summaries(out)
+    _, means = build_pooler("layer_attention", 8, 4).layer_summaries(out)
     torch.testing.assert_close(means[0, 0], out.hidden_states[1][0, :3].mean(0))   # 3 real tokens
     torch.testing.assert_close(means[1, 3], out.hidden_states[4][1].mean(0))
 
@@ -160,36 +160,36 @@ def reference_pooler(pooler: LayerAttentionPooler, out: BackboneOutput) -> torch
 def test_matches_loop_reference(options):
     torch.manual_seed(1)
     out = random_output()
-    pooler = LayerAttentionPooler(hidden_size=8, num_layers=4, init_std=0.3, **options).eval()
+    pooler = build_pooler("layer_attention", 8, 4, {"init_std": 0.3, **options}).eval()
     torch.testing.assert_close(pooler(out), reference_pooler(pooler, out))
 
 
 def test_project_cls_replaces_the_top_cls():
     out = random_output()
-    pooler = LayerAttentionPooler(hidden_size=8, num_layers=4, init_std=0.3)
+    pooler = build_pooler("layer_attention", 8, 4, {"init_std": 0.3})
     torch.testing.assert_close(pooler.project_cls(out.last_hidden_state[:, 0], out), pooler(out))
     other = out.hidden_states[2][:, 0]
     torch.testing.assert_close(pooler.project_cls(other, out), pooler.combine(other, pooler.aggregate(out)))
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"attention": "both"}, "pooler_options.attention"),
-    ({"score_scale": 2}, "pooler_options.score_scale"),
-    ({"init_std": 0}, "pooler_options.init_std"),
-    ({"include_embeddings": "yes"}, "pooler_options.include_embeddings"),
-    ({"atention": "cross"}, "unknown option 'atention'"),
+    ({"attention": "both"}, "pooler_options: attention must be one of"),
+    ({"score_scale": 2}, "pooler_options.score_scale: expected a string"),
+    ({"init_std": 0}, "pooler_options: init_std must be a number > 0"),
+    ({"include_embeddings": "yes"}, "pooler_options.include_embeddings: expected true/false"),
+    ({"atention": "cross"}, "pooler_options: unknown key 'atention' \\(did you mean 'attention'\\?\\)"),
 ])
 def test_bad_options_name_the_option(options, message):
     with pytest.raises(ValueError, match=message):
-        LayerAttentionPooler(hidden_size=8, num_layers=4, **options)
+        build_pooler("layer_attention", 8, 4, options)
 
 
 def test_needs_every_hidden_state():
     out = random_output()
     with pytest.raises(ValueError, match="needs every hidden state"):
-        LayerAttentionPooler(hidden_size=8, num_layers=4)(BackboneOutput(out.last_hidden_state, out.attention_mask))
+        build_pooler("layer_attention", 8, 4)(BackboneOutput(out.last_hidden_state, out.attention_mask))
     with pytest.raises(ValueError, match="built for 6 layers but got 4"):
-        LayerAttentionPooler(hidden_size=8, num_layers=6)(out)
+        build_pooler("layer_attention", 8, 6)(out)
 
 
 def test_gradients_reach_every_pooler_parameter(tiny_model):

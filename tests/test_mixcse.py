@@ -13,7 +13,9 @@ from torch import nn
 
 from cselab.config import ConfigError, load_config
 from cselab.losses import ContrastiveBatch, ContrastiveLoss, cosine_matrix
-from cselab.methods.mixcse import (MixCSE, MixCSEParams, mixcse_pair_scores, mixcse_scores, mixed_negative_logits,
+from cselab.analysis.mixcse import mixcse_pair_scores, mixcse_scores
+from cselab.encoder import SentenceEncoder
+from cselab.methods.mixcse import (MixCSE, MixCSEParams, mixed_negative_logits,
                                    official_mixed_logits)
 from cselab.train import train
 
@@ -248,16 +250,14 @@ def test_bad_parameters_name_the_key():
         load_config({"method": "mixcse", "mixcse": {"mix_lamda": 0.3}})
 
 
-@pytest.mark.parametrize("preset, lr", [("mixcse-bert-base", 3e-5), ("mixcse-bert-large", 1e-5)])
-def test_presets(preset, lr):
-    cfg = load_config(preset)
-    assert cfg.method == ["mixcse"] and cfg.batch_size == 64 and cfg.lr == lr
-    assert cfg.method_params["mixcse"] == MixCSEParams(mix_lambda=0.2)
-
-
 # ----------------------------------------------------------------- analysis scores
 class OneHotEncoder(nn.Module):
-    """Sentence k ↦ e_k, no dropout: both views equal, distinct sentences orthogonal."""
+    """Sentence k ↦ e_k, no dropout: both views equal, distinct sentences orthogonal. It borrows the
+    real encoder's batching (iter_batches, dropout_mode), so the analysis runs its real code path."""
+
+    iter_batches = SentenceEncoder.iter_batches
+    dropout_mode = SentenceEncoder.dropout_mode
+    device = torch.device("cpu")
 
     def __init__(self, sentences):
         super().__init__()
@@ -268,7 +268,7 @@ class OneHotEncoder(nn.Module):
         ids = torch.tensor([self.index[s] for s in sentences])
         return {"ids": torch.cat([ids, ids])}
 
-    def forward(self, inputs):
+    def forward(self, inputs, output_hidden_states=False):
         return SimpleNamespace(embeddings=self.table[inputs["ids"]])
 
 

@@ -14,7 +14,7 @@ from cselab.losses import ContrastiveBatch, ContrastiveLoss
 from cselab.methods import build_components
 from cselab.methods.mlm import IGNORE, MaskedLMTerm, MLMParams, mask_tokens
 from cselab.train import train
-from cselab.train.state import load_state
+from cselab.rundir import load_state
 
 
 def test_masking_follows_bert_rules():
@@ -89,7 +89,7 @@ def test_params_are_validated():
         load_config(None, {"method": ["simcse", "mlm"], "mlm.probability": 1.5})
     with pytest.raises(ConfigError, match="head_init"):
         load_config(None, {"method": ["mlm"], "mlm.head_init": "bert"})
-    assert load_config(None, {"method": ["clusterns", "mlm"]}).method_params["mlm"].weight == 0.1
+    assert load_config(None, {"method": ["clusterns", "mlm"], "batch_size": 128}).method_params["mlm"].weight == 0.1
 
 
 def test_composes_with_other_methods(encoder):

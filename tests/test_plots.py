@@ -9,7 +9,7 @@ import pytest
 from matplotlib.figure import Figure
 from synthetic_runs import make_run, make_runs
 
-from cselab.analysis.runs import read_metrics, read_results
+from cselab.rundir import read_metrics, read_results
 from cselab.plots import (plot_ablation_bars, plot_alignment_uniformity, plot_cap_geometry, plot_grad_norm,
                           plot_lambda_bound, plot_largest_angle, plot_layer_profile, plot_similarity_dynamics,
                           plot_sweep, plot_top4_curve, plot_training_curves, plot_umap_panels, save_figure)
@@ -63,12 +63,24 @@ BUILDERS = {
 }
 
 
+def assert_drawn(fig: Figure) -> None:
+    """Every data panel shows data (lines, points or bars) and says what it shows (a title or axis
+    labels); colour bars are not data panels."""
+    panels = [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
+    assert panels
+    for ax in panels:
+        artists = len(ax.lines) + len(ax.collections) + len(ax.patches)
+        assert artists > 0, f"empty panel {ax.get_title()!r}"
+        assert ax.get_title() or ax.get_ylabel(), "a panel that does not say what it shows"
+
+
 @pytest.mark.parametrize("kind", list(BUILDERS))
 def test_each_figure_saves_identical_bytes_twice(kind, runs, tmp_path):
     files = []
     for attempt in range(2):
         fig = BUILDERS[kind](runs)
         assert isinstance(fig, Figure)
+        assert_drawn(fig)
         files.append(save_figure(fig, tmp_path / f"try{attempt}" / kind))
     for first, second in zip(*files):
         assert first.read_bytes() == second.read_bytes(), first.name

@@ -7,11 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from cselab.analysis.probes import embedding_grad_norms, probe, stsb_probe_set
+from cselab.train.probes import embedding_grad_norms, probe, stsb_probe_set
 from cselab.config import ConfigError, load_config
 from cselab.data import STSPairs, load_stsb
 from cselab.encoder import SentenceEncoder
-from cselab.evaluate.geometry import alignment, largest_angle, mean_pairwise_cosine, uniformity
 from cselab.io import read_jsonl
 from cselab.losses import ContrastiveBatch, ContrastiveLoss
 from cselab.train import train
@@ -38,20 +37,30 @@ def test_probe_set_on_stsb_dev(data_dir):
     assert len(ps.positive_pairs) == expected > 0
 
 
-def test_probe_values_match_the_geometry_functions(tiny_model, data_dir):
+def test_probe_values_by_direct_formulas(tiny_model, data_dir):
     encoder = SentenceEncoder.from_pretrained(tiny_model, pooler="cls_before_pooler")
     ps = stsb_probe_set(load_stsb(data_dir)["dev"], 40)
     encoder.train()
     result = probe(encoder, ps, batch_size=16)
     assert encoder.training                                  # mode restored
-    x = encoder.encode(list(ps.sentences))
+    # Independent of cselab's geometry code: the backbone run by hand, formulas written out.
+    encoder.eval()
+    with torch.no_grad():
+        tok = encoder.tokenizer(list(ps.sentences), padding=True, truncation=True, return_tensors="pt")
+        hidden = encoder.backbone(**tok, output_hidden_states=True).hidden_states
+    cls = torch.stack([h[:, 0] for h in hidden], dim=1).double()       # (n, 3, H)
+    u = torch.nn.functional.normalize(cls[:, -1], dim=-1).numpy()      # cls_before_pooler embeddings
     rows = np.asarray(ps.positive_pairs)
-    assert result["alignment"] == pytest.approx(alignment(x[rows[:, 0]], x[rows[:, 1]]), rel=1e-5)
-    assert result["uniformity"] == pytest.approx(uniformity(x), rel=1e-5)
-    assert result["mean_cos"] == pytest.approx(mean_pairwise_cosine(x), rel=1e-5)
-    assert result["largest_angle"] == pytest.approx(largest_angle(x), rel=1e-5)
+    i, j = np.triu_indices(len(u), 1)
+    pair_cos = np.sum(u[i] * u[j], axis=1)
+    assert result["alignment"] == pytest.approx(np.mean(np.sum((u[rows[:, 0]] - u[rows[:, 1]]) ** 2, 1)), rel=1e-4)
+    assert result["uniformity"] == pytest.approx(np.log(np.mean(np.exp(-2 * (2 - 2 * pair_cos)))), rel=1e-4)
+    assert result["mean_cos"] == pytest.approx(pair_cos.mean(), rel=1e-4)
+    assert result["largest_angle"] == pytest.approx(np.degrees(np.arccos(pair_cos.min())), rel=1e-4)
     # hidden states 0 (embeddings), 1, 2 of the 2-layer model; the last equals itself
-    assert len(result["layer_cls_sim"]) == 3 and result["layer_cls_sim"][-1] == pytest.approx(1.0)
+    expected_profile = torch.nn.functional.cosine_similarity(cls, cls[:, -1:], dim=-1).mean(0).numpy()
+    assert np.allclose(result["layer_cls_sim"], expected_profile, atol=1e-5)
+    assert result["layer_cls_sim"][-1] == pytest.approx(1.0)
     assert result["sentences"] == 40 and result["positive_pairs"] == len(ps.positive_pairs)
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from cselab.encoder import SentenceEncoder
-from cselab.encoder.prompt import (TEMPLATE_SETS, PromptPooler, evaluation_text, last_mask_positions,
+from cselab.config import load_config
+from cselab.encoder import SentenceEncoder, build_pooler
+from cselab.encoder.prompt import (TEMPLATE_SETS, PromptOptions, PromptPooler, evaluation_text, last_mask_positions,
                                    parse_template, template_position_ids)
 
 BERT_1, BERT_2 = TEMPLATE_SETS["bert"]
@@ -58,14 +59,16 @@ def test_template_errors_name_the_option(encoder):
         parse_template("*cls*_This_*sent_0*_means.", tok)
     with pytest.raises(ValueError, match="after"):
         parse_template("*cls*_*mask*_is_*sent_0*.", tok)
-    with pytest.raises(ValueError, match="unknown key 'template'"):
-        PromptPooler(template="bert")
-    with pytest.raises(ValueError, match="templates must be"):
-        PromptPooler(templates="gpt")
+    with pytest.raises(ValueError, match="pooler_options: unknown key 'template'"):
+        build_pooler("prompt", 32, 2, {"template": "bert"})
+    with pytest.raises(ValueError, match="pooler_options: templates must be"):
+        build_pooler("prompt", 32, 2, {"templates": "gpt"})
+    with pytest.raises(ValueError, match="pooler_options.denoise: expected true/false"):
+        load_config(None, {"pooler": "prompt", "pooler_options": {"denoise": "no"}})
 
 
 def test_mask_pooling_on_a_known_input(encoder):
-    pooler = PromptPooler(denoise=False)
+    pooler = PromptPooler(PromptOptions(denoise=False))
     pooler.bind(encoder)
     batch = encoder.training_inputs(["a cat sat", "dogs bark loudly at night"], 32)
     out = encoder.run_backbone(batch)

@@ -6,7 +6,7 @@ import random
 import numpy as np
 import torch
 
-from cselab.train.state import load_state, save_state
+from cselab.rundir import load_state, save_state
 from cselab.utils import rng_state, set_rng_state
 
 

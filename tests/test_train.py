@@ -110,7 +110,7 @@ def test_non_finite_loss_stops_and_keeps_the_last_checkpoint(tiny_config, data_d
     with pytest.raises(NonFiniteLossError, match=r"step 6: the loss is nan .*checkpoint .*step 4\) is intact"):
         train(cfg, data_dir=data_dir, progress=False)
     run = cfg.output_dir + "/" + cfg.default_run_name()
-    from cselab.train.state import load_state
+    from cselab.rundir import load_state
 
     assert load_state(run + "/last")["train_state"]["step"] == 4
     from pathlib import Path

@@ -40,7 +40,7 @@ def test_loader_counts_match_the_readme(data_dir, task):
         labels, counts = np.unique(split.labels, return_counts=True)
         assert dict(zip(labels.tolist(), counts.tolist())) == EXPECTED[task][name]
     assert data.n_classes == (6 if task == "TREC" else 2)
-    assert data.is_pair_task == (task == "MRPC")
+    assert all(isinstance(split, LabelledPairs) == (task == "MRPC") for split in data.splits.values())
 
 
 def test_sentevals_parsing_details(data_dir):

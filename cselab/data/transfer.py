@@ -85,10 +85,6 @@ class TransferData:
     n_classes: int
     splits: dict[str, LabelledSentences | LabelledPairs]
 
-    @property
-    def is_pair_task(self) -> bool:
-        return isinstance(next(iter(self.splits.values())), LabelledPairs)
-
 
 def _task_dir(data_dir, folder: str) -> Path:
     return require_dir(data_root(data_dir) / "downstream" / folder, f"{folder} folder")

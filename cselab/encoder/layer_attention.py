@@ -47,7 +47,6 @@ Example::
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -76,45 +75,28 @@ class LayerAttentionOptions:
         for key, allowed in self.CHOICES.items():
             value = getattr(self, key)
             if value not in allowed:
-                raise ValueError(f"pooler_options.{key} must be one of {list(allowed)}, got {value!r}")
-        if not isinstance(self.include_embeddings, bool):
-            raise ValueError("pooler_options.include_embeddings must be true or false, "
-                             f"got {self.include_embeddings!r}")
-        if isinstance(self.init_std, bool) or not isinstance(self.init_std, (int, float)) or not self.init_std > 0:
-            raise ValueError(f"pooler_options.init_std must be a number > 0, got {self.init_std!r}")
-
-    @classmethod
-    def from_mapping(cls, options: dict) -> "LayerAttentionOptions":
-        names = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(options) - set(names))
-        if unknown:
-            raise ValueError(f"pooler_options: unknown option {unknown[0]!r} for pooler layer_attention; "
-                             f"valid options: {', '.join(names)}")
-        return cls(**options)
+                raise ValueError(f"{key} must be one of {list(allowed)}, got {value!r}")
+        if not self.init_std > 0:
+            raise ValueError(f"init_std must be a number > 0, got {self.init_std!r}")
 
 
-@register_pooler
+@register_pooler("layer_attention", LayerAttentionOptions)
 class LayerAttentionPooler(Pooler):
     """APINCSE's multi-layer attention aggregation (eq. 1–7); options in :class:`LayerAttentionOptions`.
 
     Args:
+        options: a :class:`LayerAttentionOptions` (``pooler_options``).
         hidden_size: H of the backbone.
         num_layers: L, the backbone's transformer layers (``hidden_states`` has L + 1 entries).
-        **options: ``pooler_options`` (attention, score_scale, layer_reduce, output,
-            include_embeddings, activation, init_std).
 
     Input: a :class:`BackboneOutput` with every hidden state. Output: (N, H).
     """
 
-    name = "layer_attention"
     needs_hidden_states = True
-    takes_sizes = True
+    projects_cls = True
 
-    def __init__(self, hidden_size: int, num_layers: int, **options):
-        super().__init__()
-        self.options = LayerAttentionOptions.from_mapping(options)
-        self.hidden_size = hidden_size
-        self.num_layers = num_layers
+    def __init__(self, options: LayerAttentionOptions | None = None, hidden_size: int = 0, num_layers: int = 0):
+        super().__init__(options, hidden_size, num_layers)
         self.query = nn.Linear(hidden_size, hidden_size, bias=False)   # W_q (eq. 3)
         self.key = nn.Linear(hidden_size, hidden_size, bias=False)     # W_k (eq. 3)
         self.value = nn.Linear(hidden_size, hidden_size, bias=False)   # W_v (eq. 4)

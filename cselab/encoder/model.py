@@ -9,10 +9,12 @@ Two paths, as in SimCSE:
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator, Sequence
 
 import numpy as np
 import torch
@@ -32,9 +34,20 @@ MODULES_NAME = "cselab_modules.safetensors"
 class EncoderOutput:
     """One forward pass over N rows (2B in training: both views stacked)."""
 
-    embeddings: torch.Tensor          # (N, D) training embeddings (after the head for ``cls``)
+    embeddings: torch.Tensor          # (N, D) embeddings of the path that produced them
     pooled: torch.Tensor              # (N, H) pooler output before the head
     backbone: BackboneOutput          # hidden states and mask, for components that need them
+
+    def rows(self, index: slice) -> "EncoderOutput":
+        return EncoderOutput(self.embeddings[index], self.pooled[index], self.backbone.rows(index))
+
+    def split(self, n: int) -> tuple["EncoderOutput", "EncoderOutput"]:
+        """``(rows 0 … n−1, rows n …)``: view 1 and view 2 of a training batch of n sentences."""
+        return self.rows(slice(0, n)), self.rows(slice(n, None))
+
+    def layer_cls(self) -> torch.Tensor:
+        """(N, L+1, H) fp32 [CLS] vectors of every hidden state (see :meth:`BackboneOutput.layer_cls`)."""
+        return self.backbone.layer_cls()
 
 
 class SentenceEncoder(nn.Module):
@@ -48,10 +61,9 @@ class SentenceEncoder(nn.Module):
         self.backbone_name = backbone_name
         self.pooler_options = dict(pooler_options or {})
         cfg = backbone.config
-        self.pooler = build_pooler(pooler, cfg.hidden_size, cfg.num_hidden_layers, **self.pooler_options)
-        # SimCSE puts its MLP head on ``cls``; poolers that want it too (PromptBERT) set ``uses_mlp_head``.
-        wants_head = pooler == "cls" or getattr(self.pooler, "uses_mlp_head", False)
-        self.head = MLPHead(cfg.hidden_size, getattr(cfg, "initializer_range", 0.02)) if wants_head else None
+        self.pooler = build_pooler(pooler, cfg.hidden_size, cfg.num_hidden_layers, self.pooler_options)
+        self.head = (MLPHead(cfg.hidden_size, getattr(cfg, "initializer_range", 0.02)) if self.pooler.uses_mlp_head
+                     else None)
         self.pooler.bind(self)
 
     # ------------------------------------------------------------------ construction
@@ -112,23 +124,18 @@ class SentenceEncoder(nn.Module):
     def uses_head_at_eval(self) -> bool:
         return self.head is not None and not self.mlp_only_train
 
-    def tokenize(self, sentences: list[str], max_length: int | None = None):
-        """Evaluation inputs (poolers that rewrite the input, e.g. prompts, provide ``eval_inputs``)."""
-        limit = self.max_positions()
-        max_length = limit if max_length is None else min(max_length, limit)
-        if hasattr(self.pooler, "eval_inputs"):
-            return self.pooler.eval_inputs(self.tokenizer, list(sentences), max_length)
-        return self.tokenizer(list(sentences), padding=True, truncation=True, max_length=max_length,
-                              return_tensors="pt")
+    def tokenize(self, sentences: list[str], max_length: int | None = None) -> dict:
+        """Evaluation inputs, one row per sentence (built by the pooler: prompts rewrite them)."""
+        return self.pooler.eval_inputs(self.tokenizer, list(sentences), self._length_limit(max_length))
 
-    def training_inputs(self, sentences: list[str], max_length: int | None):
-        """The 2B-row training batch: each sentence twice (view 1 rows, then view 2 rows); the two
-        views differ only by dropout. Poolers that change the input (prompts) override this via
-        their own ``training_inputs``."""
-        if hasattr(self.pooler, "training_inputs"):
-            return self.pooler.training_inputs(self.tokenizer, sentences, max_length)
-        enc = self.tokenize(sentences, max_length)
-        return {k: torch.cat([v, v], dim=0) for k, v in enc.items()}
+    def training_inputs(self, sentences: list[str], max_length: int | None) -> dict:
+        """The 2B-row training batch, view 1 rows then view 2 rows (built by the pooler: by default
+        each sentence twice, so that the two views differ only by dropout)."""
+        return self.pooler.training_inputs(self.tokenizer, list(sentences), self._length_limit(max_length))
+
+    def _length_limit(self, max_length: int | None) -> int:
+        limit = self.max_positions()
+        return limit if max_length is None else min(max_length, limit)
 
     def max_positions(self) -> int:
         limit = getattr(self.backbone.config, "max_position_embeddings", 512)
@@ -145,23 +152,87 @@ class SentenceEncoder(nn.Module):
                               out.hidden_states if want_all else None, inputs.get("input_ids"))
 
     def forward(self, inputs, output_hidden_states: bool = False) -> EncoderOutput:
-        """Training path: the head is always applied for ``cls``."""
+        """Training path: the pooler, then the MLP head when the pooler uses one."""
         bb = self.run_backbone(inputs, output_hidden_states)
         pooled = self.pooler(bb)
         emb = self.head(pooled) if self.head is not None else pooled
         return EncoderOutput(emb, pooled, bb)
 
-    def embed(self, inputs) -> torch.Tensor:
-        """Evaluation path (SimCSE's ``sentemb_forward``)."""
-        return self.eval_embedding(self.run_backbone(inputs))
-
-    def eval_embedding(self, bb: BackboneOutput) -> torch.Tensor:
-        """The evaluation-path embedding of an existing backbone output (for callers that also
-        need its hidden states, such as training probes)."""
+    def forward_eval(self, inputs, output_hidden_states: bool = False) -> EncoderOutput:
+        """Evaluation path (SimCSE's ``sentemb_forward``): the head only when ``mlp_only_train``
+        is off."""
+        bb = self.run_backbone(inputs, output_hidden_states)
         pooled = self.pooler(bb)
-        return self.head(pooled) if self.uses_head_at_eval else pooled
+        return EncoderOutput(self.head(pooled) if self.uses_head_at_eval else pooled, pooled, bb)
 
-    @torch.no_grad()
+    def embed(self, inputs) -> torch.Tensor:
+        """Evaluation-path embeddings of tokenised inputs."""
+        return self.forward_eval(inputs).embeddings
+
+    def project_cls(self, cls: torch.Tensor, backbone: BackboneOutput) -> torch.Tensor:
+        """The training embedding this encoder would give if ``cls`` were the top layer's [CLS]:
+        through the MLP head when there is one, else through the pooler's own projection
+        (``layer_attention``). Check :attr:`can_project_cls` first."""
+        if self.head is not None:
+            return self.head(cls)
+        if self.pooler.projects_cls:
+            return self.pooler.project_cls(cls, backbone)
+        raise ValueError(f"pooler {self.pooler_name!r} has no [CLS] projection (no MLP head, no projects_cls)")
+
+    @property
+    def can_project_cls(self) -> bool:
+        return self.head is not None or self.pooler.projects_cls
+
+    # ------------------------------------------------------------------ batched passes
+    @contextlib.contextmanager
+    def dropout_mode(self, dropout: bool | None = False, seed: int | None = None):
+        """Evaluation mode (``dropout=False``), training mode (dropout on) or the current mode
+        (``None``) for the block; with a ``seed`` the dropout draws come from a private RNG stream
+        (CPU and CUDA) so that an analysis run mid-training leaves the run's random stream
+        untouched. The previous mode is restored."""
+        was_training = self.training
+        self.train(was_training if dropout is None else dropout)
+        try:
+            if seed is None:
+                yield
+            else:
+                device = self.device
+                with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+                    torch.manual_seed(seed)
+                    yield
+        finally:
+            self.train(was_training)
+
+    def iter_batches(self, sentences: Sequence[str], batch_size: int, path: str = "eval", views: int = 2,
+                     dropout: bool | None = False, seed: int | None = None, max_length: int | None = None,
+                     output_hidden_states: bool = False, progress: bool = False,
+                     desc: str = "encoding") -> Iterator[tuple[list[str], EncoderOutput]]:
+        """``(chunk, EncoderOutput)`` for consecutive chunks of ``sentences``, without gradients.
+
+        ``path="eval"``: the evaluation path on :meth:`tokenize` inputs (one row per sentence).
+        ``path="train"``: the training path on :meth:`training_inputs` (rows of view 1, then view
+        2; ``views=1`` keeps view 1's rows only). ``dropout``/``seed``: see :meth:`dropout_mode`
+        (the whole iteration runs in one mode and one random stream).
+        """
+        if path not in ("eval", "train"):
+            raise ValueError(f"path must be 'eval' or 'train', got {path!r}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        sentences = list(sentences)
+        starts = range(0, len(sentences), batch_size)
+        with self.dropout_mode(dropout, seed):
+            for start in tqdm(starts, total=len(starts), desc=desc, unit="batch", disable=not progress, leave=False):
+                chunk = sentences[start:start + batch_size]
+                with torch.no_grad():   # not around the yield: the caller's code keeps its grad mode
+                    if path == "eval":
+                        out = self.forward_eval(self.tokenize(chunk, max_length), output_hidden_states)
+                    else:
+                        inputs = self.training_inputs(chunk, max_length)
+                        if views == 1:
+                            inputs = {k: v[:len(chunk)] for k, v in inputs.items()}
+                        out = self(inputs, output_hidden_states)
+                yield chunk, out
+
     def encode(self, sentences: list[str], batch_size: int = 128, show_progress: bool | None = None,
                normalize: bool = False, max_length: int | None = None) -> np.ndarray:
         """Embeddings (float32, one row per input sentence, input order).
@@ -175,26 +246,29 @@ class SentenceEncoder(nn.Module):
             return np.zeros((0, self.embedding_dim()), dtype=np.float32)
         unique = list(dict.fromkeys(sentences))
         order = sorted(range(len(unique)), key=lambda i: -len(unique[i]))
-        was_training = self.training
-        self.eval()
-        chunks = []
         n_batches = (len(order) + batch_size - 1) // batch_size
         show = n_batches > 20 if show_progress is None else show_progress
-        try:
-            for start in tqdm(range(0, len(order), batch_size), total=n_batches, desc="encoding",
-                              unit="batch", disable=not show, leave=False):
-                batch = [unique[i] for i in order[start:start + batch_size]]
-                emb = self.embed(self.tokenize(batch, max_length)).float()
-                if normalize:
-                    emb = torch.nn.functional.normalize(emb, dim=-1)
-                chunks.append(emb.cpu())
-        finally:
-            self.train(was_training)
+        chunks = []
+        for _, out in self.iter_batches([unique[i] for i in order], batch_size, max_length=max_length,
+                                        progress=show):
+            emb = out.embeddings.float()
+            if normalize:
+                emb = torch.nn.functional.normalize(emb, dim=-1)
+            chunks.append(emb.cpu())
         by_sorted = torch.cat(chunks).numpy()
         emb_unique = np.empty_like(by_sorted)
         emb_unique[order] = by_sorted
         index = {s: i for i, s in enumerate(unique)}
         return emb_unique[[index[s] for s in sentences]]
+
+    @property
+    def num_layers(self) -> int:
+        """L, the backbone's transformer layers."""
+        return self.backbone.config.num_hidden_layers
+
+    @property
+    def backbone_config(self):
+        return self.backbone.config
 
     def embedding_dim(self) -> int:
         return self.backbone.config.hidden_size

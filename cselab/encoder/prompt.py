@@ -33,7 +33,7 @@ evaluation uses the denoised-or-not [MASK] vector directly, as PromptBERT does.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import torch
 
@@ -146,14 +146,11 @@ class PromptOptions:
         ok = t in ("auto", *TEMPLATE_SETS) or (isinstance(t, list) and 1 <= len(t) <= 2 and
                                                 all(isinstance(x, str) for x in t))
         if not ok:
-            raise ValueError(f"pooler_options.templates must be 'auto', {', '.join(map(repr, TEMPLATE_SETS))} or a "
-                             f"list of one or two template strings, got {t!r}")
-        for key in ("denoise", "eval_denoise", "eval_add_period", "delta_positions_from_zero"):
-            if not isinstance(getattr(self, key), bool):
-                raise ValueError(f"pooler_options.{key} must be true or false, got {getattr(self, key)!r}")
+            raise ValueError(f"templates must be 'auto', {', '.join(map(repr, TEMPLATE_SETS))} or a list of one or "
+                             f"two template strings, got {t!r}")
 
 
-@register_pooler
+@register_pooler("prompt", PromptOptions)
 class PromptPooler(Pooler):
     """[MASK] representation of a template-wrapped sentence, minus the template bias in training.
 
@@ -164,18 +161,10 @@ class PromptPooler(Pooler):
         enc.encode(["a cat sat"])                             # template 1, no denoising
     """
 
-    name = "prompt"
     uses_mlp_head = True
 
-    def __init__(self, hidden_size: int | None = None, num_layers: int | None = None, **options):
-        # hidden_size/num_layers are what build_pooler gives every configurable pooler; unused here.
-        super().__init__()
-        valid = [f.name for f in fields(PromptOptions)]
-        unknown = sorted(set(options) - set(valid))
-        if unknown:
-            raise ValueError(f"pooler_options: unknown key {unknown[0]!r} for the prompt pooler; valid keys: "
-                             f"{', '.join(valid)}")
-        self.options = PromptOptions(**options)
+    def __init__(self, options: PromptOptions | None = None, hidden_size: int = 0, num_layers: int = 0):
+        super().__init__(options, hidden_size, num_layers)
         self.templates: tuple[Template, ...] = ()
         self.position_offset = 0
 

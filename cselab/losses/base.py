@@ -11,17 +11,45 @@ cosine matrix of the two views once and asks every component for a :class:`Contr
 * ``stats`` — similarity statistics logged every logging step.
 
 Components never touch the training loop. They may keep state in buffers (queues, centroids):
-it is saved in checkpoints through ``state_dict`` like any module state.
+it is saved in checkpoints through ``state_dict`` like any module state. What a component may use
+of the encoder is :class:`EncoderSurface`, and nothing else.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Literal, Protocol, Sequence
 
 import torch
 from torch import nn
 
+if TYPE_CHECKING:  # the encoder never imports losses; annotations only
+    from ..encoder.model import EncoderOutput
+    from ..encoder.pooling import BackboneOutput
+
 Direction = Literal["forward", "reverse"]
+
+
+class EncoderSurface(Protocol):
+    """The part of :class:`~cselab.encoder.SentenceEncoder` a component may use (in ``setup`` and
+    through ``self.encoder``). Components needing more extend this declaration first."""
+
+    device: torch.device
+    backbone_name: str          # alias, folder or Hub id the backbone was loaded from
+    backbone_config: Any        # the Hugging Face config (hidden size, layers, vocabulary, ...)
+    tokenizer: Any              # special / mask token ids, vocabulary size
+    num_layers: int
+    can_project_cls: bool
+
+    def embedding_dim(self) -> int: ...
+
+    def run_backbone(self, inputs: dict, output_hidden_states: bool = False) -> "BackboneOutput": ...
+
+    def project_cls(self, cls: torch.Tensor, backbone: "BackboneOutput") -> torch.Tensor: ...
+
+    def iter_batches(self, sentences: Sequence[str], batch_size: int, path: str = "eval", views: int = 2,
+                     dropout: bool | None = False, seed: int | None = None, max_length: int | None = None,
+                     output_hidden_states: bool = False, progress: bool = False,
+                     desc: str = "encoding") -> Iterator[tuple[list[str], "EncoderOutput"]]: ...
 
 
 @dataclass
@@ -36,8 +64,8 @@ class ContrastiveBatch:
     z1: torch.Tensor
     z2: torch.Tensor
     step: int = 0
-    outputs1: object | None = None  # EncoderOutput of view 1 (hidden states etc.), when requested
-    outputs2: object | None = None
+    outputs1: EncoderOutput | None = None  # view 1's encoder output (hidden states etc.), when requested
+    outputs2: EncoderOutput | None = None
     inputs: dict | None = None       # the tokenised 2B-row batch (for input-level terms such as MLM)
     local_rows: slice | None = None
     amp_dtype: torch.dtype | None = None  # the encoder's autocast dtype, for components that run encoder parts
@@ -74,19 +102,27 @@ class Contribution:
 
 
 class Component(nn.Module):
-    """Base class of a method's piece. Subclasses set ``name`` and implement :meth:`contribute`.
+    """Base class of a method's piece. Subclasses implement :meth:`contribute` and are registered
+    with :func:`cselab.methods.register_method`, which sets ``name``.
 
-    ``needs_hidden_states`` asks the trainer for every layer's hidden states;
-    ``uses_reverse_direction`` makes the core also compute the view-2-anchored InfoNCE and
-    average the two directions.
+    Declarations (class attributes): ``needs_hidden_states`` asks the trainer for every layer's
+    hidden states; ``stat_labels`` gives words for the statistics it logs (for figures);
+    ``uses_reverse_direction`` (an instance attribute, it may depend on the hyper-parameters) makes
+    the core also compute the view-2-anchored InfoNCE and average the two directions.
     """
 
     name: ClassVar[str] = "component"
     needs_hidden_states: ClassVar[bool] = False
+    stat_labels: ClassVar[dict[str, str]] = {}
     uses_reverse_direction: bool = False
 
-    def setup(self, encoder: nn.Module, corpus: list[str] | None = None) -> None:
-        """Called once before training with the SentenceEncoder and the training corpus.
+    @classmethod
+    def check_config(cls, params, cfg) -> None:
+        """Checks of the hyper-parameters against the whole training config (batch size, ...),
+        run when the config is loaded, long before step 0. Raise ValueError naming the key."""
+
+    def setup(self, encoder: EncoderSurface, corpus: list[str] | None = None) -> None:
+        """Called once before training with the encoder and the training corpus.
 
         The base class keeps plain references (``self.encoder``, ``self.corpus``), deliberately not
         as submodules: the encoder's parameters must not be registered twice. Override and call

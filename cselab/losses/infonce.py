@@ -22,6 +22,9 @@ from torch import nn
 from .base import Component, ContrastiveBatch, Contribution
 
 
+CORE_STAT_LABELS = {"pos_cos": "positive pairs", "neg_cos": "in-batch negatives"}
+
+
 def cosine_matrix(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """(N×D, M×D) → N×M cosine similarities."""
     return F.normalize(a, dim=-1) @ F.normalize(b, dim=-1).T

@@ -16,29 +16,45 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..losses.base import Component
+from ..losses.infonce import CORE_STAT_LABELS, ContrastiveLoss
 
 
 @dataclass(frozen=True)
 class MethodSpec:
     name: str
-    params: type            # a dataclass of hyper-parameters
-    build: Callable[..., Component | None]
+    params: type                                  # a dataclass of hyper-parameters
+    component: type[Component] | None             # None: the core alone (simcse)
     summary: str = ""
+
+    def build(self, params) -> Component | None:
+        return None if self.component is None else self.component(params)
+
+    def check_config(self, params, cfg) -> None:
+        """Checks that need the whole training config (batch size, ...); raise ValueError."""
+        if self.component is not None:
+            self.component.check_config(params, cfg)
 
 
 METHODS: dict[str, MethodSpec] = {}
 
 
-def register_method(name: str, params: type, summary: str = "") -> Callable:
-    """Decorator for a Component class (or a factory taking the params instance)."""
+def register_method(name: str, params: type, summary: str = "") -> Callable[[type[Component]], type[Component]]:
+    """Class decorator for a :class:`Component`: selectable as ``method: <name>``, its
+    hyper-parameters the config section ``<name>:`` (a ``params`` dataclass). Sets the class's
+    ``name``, under which its loss terms and statistics are logged."""
 
-    def wrap(build):
-        if name in METHODS:
-            raise ValueError(f"method {name!r} is registered twice")
-        METHODS[name] = MethodSpec(name, params, build, summary or (build.__doc__ or "").strip().split("\n")[0])
-        return build
+    def wrap(component: type[Component]) -> type[Component]:
+        _register(MethodSpec(name, params, component, summary or (component.__doc__ or "").strip().split("\n")[0]))
+        component.name = name
+        return component
 
     return wrap
+
+
+def _register(spec: MethodSpec) -> None:
+    if spec.name in METHODS:
+        raise ValueError(f"method {spec.name!r} is registered twice")
+    METHODS[spec.name] = spec
 
 
 @dataclass
@@ -46,8 +62,8 @@ class SimCSEParams:
     """Plain SimCSE has no hyper-parameters beyond the core's (temperature, ...)."""
 
 
-register_method("simcse", SimCSEParams, "Unsupervised SimCSE: InfoNCE with dropout positives and in-batch negatives")(
-    lambda params: None)
+_register(MethodSpec("simcse", SimCSEParams, None,
+                     "Unsupervised SimCSE: InfoNCE with dropout positives and in-batch negatives"))
 
 
 def build_components(methods: list[str], params: dict[str, object]) -> list[Component]:
@@ -59,6 +75,22 @@ def build_components(methods: list[str], params: dict[str, object]) -> list[Comp
         if component is not None:
             components.append(component)
     return components
+
+
+def build_loss(cfg) -> ContrastiveLoss:
+    """The loss of a training config (anything with ``temperature``, ``method``, ``method_params``
+    and ``symmetric``, e.g. a :class:`~cselab.config.TrainConfig`)."""
+    return ContrastiveLoss(cfg.temperature, build_components(cfg.method, cfg.method_params), cfg.symmetric)
+
+
+def stat_labels() -> dict[str, str]:
+    """Words for every similarity statistic that training logs (``sim/<key>`` in metrics.jsonl):
+    the core's and each method's, the latter as ``<method>.<stat>``."""
+    labels = dict(CORE_STAT_LABELS)
+    for spec in METHODS.values():
+        if spec.component is not None:
+            labels.update({f"{spec.name}.{k}": v for k, v in spec.component.stat_labels.items()})
+    return labels
 
 
 # Method modules register themselves on import (one line per method module, alphabetical).

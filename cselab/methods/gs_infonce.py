@@ -93,7 +93,7 @@ class GSInfoNCE(Component):
         loss_fn = ContrastiveLoss(0.05, [GSInfoNCE(GSInfoNCEParams(noise_ratio=3.0))])
     """
 
-    name = "gs_infonce"
+    stat_labels = {"noise_cos": "Gaussian negatives"}
 
     def __init__(self, params: GSInfoNCEParams | None = None):
         super().__init__()

@@ -16,8 +16,8 @@ what the released code does instead: ``variant: official``).
 
 The maths is in two pure functions, :func:`mixed_negative_logits` (paper, O(B²) memory from
 similarity matrices) and :func:`official_mixed_logits` (the released code's B×3B construction);
-:class:`MixCSE` only feeds them to the InfoNCE core. :func:`mixcse_scores` gives the paper's
-positive / random-negative / mixed-negative scores (cos/τ) of a model on a sentence set.
+:class:`MixCSE` only feeds them to the InfoNCE core. The paper's analyses (scores, spherical cap,
+λ bound) are in :mod:`cselab.analysis.mixcse`.
 """
 from __future__ import annotations
 
@@ -27,7 +27,6 @@ import torch
 
 from ..losses.base import Component, ContrastiveBatch, Contribution, NegativeBlock
 from ..losses.infonce import cosine_matrix
-from ..utils import dropout_with_seed
 from . import register_method
 
 VARIANTS = ("paper", "official")
@@ -151,7 +150,7 @@ class MixCSE(Component):
         out = loss_fn(ContrastiveBatch(z1, z2)); out.parts["info_nce_reverse"]
     """
 
-    name = "mixcse"
+    stat_labels = {"mixed_cos": "mixed negatives", "mixed_cos_reverse": "mixed negatives (reverse)"}
 
     def __init__(self, params: MixCSEParams | None = None):
         super().__init__()
@@ -222,74 +221,4 @@ def _diagonal_mean(block: torch.Tensor, local_rows: slice | None) -> torch.Tenso
     return block.detach().diagonal(_row_offset(local_rows)).mean()
 
 
-# --------------------------------------------------------------------------- analysis
-def mixcse_pair_scores(z1: torch.Tensor, z2: torch.Tensor, mix_lambda: float = 0.2, temperature: float = 0.05,
-                       variant: str = "paper") -> dict[str, torch.Tensor]:
-    """Per-pair scores cos/τ of one batch of two views (rows aligned), as in MixCSE's Fig. on the
-    gradient signal: ``positive`` (h_i, h'_i), ``random_negative`` (h_i, h'_j) for j ≠ i and
-    ``mixed_negative`` (h_i, h̃'_ij): paper — every j ≠ i; official — the mixture of the positive
-    with the next row, λ·z2_i + (1−λ)·z2_{i+1} on raw vectors. Returns flat tensors."""
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-    n = z1.shape[0]
-    if n < 2:
-        raise ValueError(f"a batch needs at least 2 rows to have negatives, got {n}")
-    cos = cosine_matrix(z1, z2)
-    off_diagonal = ~torch.eye(n, dtype=torch.bool, device=cos.device)
-    if variant == "paper":
-        mixed = mixed_negative_logits(cos, cosine_matrix(z2, z2), torch.arange(n, device=cos.device),
-                                      mix_lambda, temperature)[off_diagonal]
-    else:
-        mixed = official_mixed_logits(z1, z2, mix_lambda, temperature)[0].diagonal()
-    return {"positive": cos.diagonal() / temperature, "random_negative": cos[off_diagonal] / temperature,
-            "mixed_negative": mixed}
-
-
-@torch.no_grad()
-def mixcse_scores(encoder, sentences: list[str], mix_lambda: float = 0.2, temperature: float = 0.05,
-                  batch_size: int = 64, max_length: int | None = 32, variant: str = "paper",
-                  seed: int = 0) -> dict[str, float]:
-    """Mean positive / random-negative / mixed-negative scores (cos/τ) of ``encoder`` on ``sentences``.
-
-    The sentences (deduplicated, order kept, so that no "negative" is the sentence itself) are cut
-    into batches of ``batch_size`` in order; each batch goes through the training path twice, as in
-    training (``encoder.training_inputs`` then ``encoder(...)``, dropout on), so the two views differ
-    by dropout only. Means are over all pairs of all batches (a last batch of one sentence is
-    skipped: it has no negatives). Dropout draws come from ``seed`` inside a forked RNG, so calling
-    this during training changes nothing in the run.
-
-    Args:
-        encoder: a :class:`~cselab.encoder.SentenceEncoder` (or anything with ``training_inputs``,
-            ``__call__(inputs).embeddings`` and ``parameters``).
-        sentences: e.g. the STS-B dev sentences.
-
-    Returns:
-        ``{"positive": …, "random_negative": …, "mixed_negative": …}`` (floats, cos/τ).
-
-    Example::
-
-        dev = load_stsb(data_dir)["dev"]
-        mixcse_scores(encoder, list(dev.sentences1) + list(dev.sentences2))
-    """
-    unique = list(dict.fromkeys(sentences))
-    if len(unique) < 2:
-        raise ValueError(f"sentences: need at least 2 distinct sentences, got {len(unique)}")
-    if batch_size < 2:
-        raise ValueError(f"batch_size must be >= 2, got {batch_size}")
-    sums = {"positive": 0.0, "random_negative": 0.0, "mixed_negative": 0.0}
-    counts = dict.fromkeys(sums, 0)
-    with dropout_with_seed(encoder, seed):
-        for start in range(0, len(unique), batch_size):
-            chunk = unique[start:start + batch_size]
-            if len(chunk) < 2:
-                continue
-            emb = encoder(encoder.training_inputs(chunk, max_length)).embeddings.float()
-            scores = mixcse_pair_scores(emb[:len(chunk)], emb[len(chunk):], mix_lambda, temperature, variant)
-            for key, values in scores.items():
-                sums[key] += float(values.sum())
-                counts[key] += values.numel()
-    return {key: sums[key] / counts[key] for key in sums}
-
-
-__all__ = ["MixCSE", "MixCSEParams", "mixed_negative_logits", "official_mixed_logits", "mixcse_pair_scores",
-           "mixcse_scores"]
+__all__ = ["MixCSE", "MixCSEParams", "mixed_negative_logits", "official_mixed_logits"]

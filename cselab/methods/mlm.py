@@ -15,7 +15,8 @@ pretrained ``lm_head`` (the names match). ``head_init: random`` (default) is the
 ``pretrained`` loads the backbone checkpoint's MLM head (its decoder is an untied copy of the
 pretrained word embeddings in both cases, as in SimCSE, whose heads are not tied).
 
-The second pass runs outside the trainer's autocast (the loss is computed in fp32).
+The second pass runs in the encoder's precision (the trainer's autocast dtype, ``batch.amp_dtype``);
+the cross-entropy is computed in fp32.
 """
 from __future__ import annotations
 
@@ -79,7 +80,7 @@ def split_mlm_head(mlm_model: torch.nn.Module) -> torch.nn.Module:
 class MaskedLMTerm(Component):
     """Adds ``mlm.mlm`` = λ·L_mlm; logs ``mlm.accuracy`` (masked-token accuracy)."""
 
-    name = "mlm"
+    stat_labels = {"accuracy": "masked-token accuracy"}
 
     def __init__(self, params: MLMParams):
         super().__init__()
@@ -90,7 +91,7 @@ class MaskedLMTerm(Component):
         super().setup(encoder, corpus)
         from transformers import AutoModelForMaskedLM
 
-        config = encoder.backbone.config
+        config = encoder.backbone_config
         with quiet_hf():
             if self.params.head_init == "random":
                 mlm_model = AutoModelForMaskedLM.from_config(config)
@@ -121,7 +122,7 @@ class MaskedLMTerm(Component):
         inputs["input_ids"] = masked
         on_device = {k: v.to(device) for k, v in inputs.items()}
         with autocast(device, batch.amp_dtype):  # the same precision as the encoder's own pass
-            hidden = self.encoder.backbone(**on_device, return_dict=True).last_hidden_state
+            hidden = self.encoder.run_backbone(on_device).last_hidden_state
         chosen = labels != IGNORE  # on the CPU: no device sync to find the chosen tokens
         if not chosen.any():
             return Contribution(terms={"mlm": self.head(hidden).float().sum() * 0.0})

@@ -90,7 +90,7 @@ def plot_ablation_bars(scores: pd.DataFrame, tasks: Sequence[str] | None = None,
 
 def plot_top4_curve(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: str | None = None) -> Figure:
     """Mean of the top-k negative-pair cosines against batch size (frames from
-    :func:`cselab.analysis.gs_top4.top4_curve`; a mapping gives one line per model)."""
+    :func:`cselab.analysis.gs_infonce.top4_curve`; a mapping gives one line per model)."""
     fig, (ax,) = new_figure()
     for i, (name, frame) in enumerate(_as_frames(curves).items()):
         _need_columns(frame, ["batch_size", "top_k_mean"], "plot_top4_curve")
@@ -110,7 +110,7 @@ def plot_top4_curve(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: st
 
 def plot_cap_geometry(table: pd.DataFrame, title: str | None = None) -> Figure:
     """Two panels against the dimension d, one line per cap radius ω: mean and variance of cos θ
-    (:func:`cselab.analysis.mixcse_geometry.cap_geometry_table`)."""
+    (:func:`cselab.analysis.mixcse.cap_geometry_table`)."""
     _need_columns(table, ["d", "omega_deg", "mean_cos", "var_cos"], "plot_cap_geometry")
     fig, axes = new_figure(2)
     for i, (omega, group) in enumerate(table.groupby("omega_deg", sort=True)):
@@ -131,7 +131,7 @@ def plot_cap_geometry(table: pd.DataFrame, title: str | None = None) -> Figure:
 
 def plot_lambda_bound(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: str | None = None) -> Figure:
     """Share of mixed negatives closer to the anchor than its positive, against λ
-    (:func:`cselab.analysis.mixcse_geometry.lambda_bound_curve`; a mapping: one line per model)."""
+    (:func:`cselab.analysis.mixcse.lambda_bound_curve`; a mapping: one line per model)."""
     fig, (ax,) = new_figure()
     for i, (name, frame) in enumerate(_as_frames(curves).items()):
         _need_columns(frame, ["lambda", "closer_share"], "plot_lambda_bound")

@@ -21,18 +21,15 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from ..analysis.runs import Runs, labelled_runs, read_config, read_metrics
+from ..analysis.mixcse import SCORE_LABELS
+from ..methods import stat_labels
+from ..rundir import Runs, labelled_runs, read_config, read_metrics
 from .core import color, new_figure
 
-STAT_LABELS = {  # ``sim/<stat>`` keys the core and the methods log, and the analysis DataFrames' columns
-    "pos_cos": "positive pairs", "neg_cos": "in-batch negatives",
-    "clusterns.hard_neg_cos": "hard negative (c_i2)", "clusterns.nearest_centroid_cos": "nearest centroid (c_i1)",
-    "clusterns.inter_centroid_cos": "between centroids", "clusterns.false_neg_cos": "false negatives",
-    "mixcse.mixed_cos": "mixed negatives", "mixcse.mixed_cos_reverse": "mixed negatives (reverse)",
-    "gs_infonce.noise_cos": "Gaussian negatives", "augmented_positive.aug_pos_cos": "augmented positive",
-    "interlayer_negative.neg_cos": "interlayer negative",
-    "positive": "positive", "random_negative": "random negative", "mixed_negative": "mixed negative",
-}
+def stat_label_words() -> dict[str, str]:
+    """Words for the statistic keys: the core's and the methods' (:func:`cselab.methods.stat_labels`,
+    each method owns its labels) and the MixCSE score columns of :mod:`cselab.analysis.mixcse`."""
+    return {**stat_labels(), **SCORE_LABELS}
 
 
 def _frame(data: Runs | pd.DataFrame, kind: str) -> pd.DataFrame:
@@ -99,7 +96,7 @@ def plot_similarity_dynamics(data: Runs | pd.DataFrame, stats: Sequence[str] = (
                     frame[s] = frame[s] / tau
     _require(frame, stats, "plot_similarity_dynamics")
     ylabel = ylabel or ("cos / τ" if per_temperature else "mean cosine")
-    return _curves(frame, stats, STAT_LABELS, panels, ylabel, title)
+    return _curves(frame, stats, stat_label_words(), panels, ylabel, title)
 
 
 def plot_training_curves(data: Runs | pd.DataFrame, keys: Sequence[str] = ("loss",), kind: str = "train",

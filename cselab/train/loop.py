@@ -19,18 +19,16 @@ import torch
 from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
-from ..analysis.probes import embedding_grad_norms, probe_record, stsb_probe_set
 from ..config import TrainConfig, load_config
 from ..data import load_corpus, load_stsb
-from ..encoder import EncoderOutput, SentenceEncoder
-from ..encoder.pooling import BackboneOutput
+from ..encoder import SentenceEncoder
 from ..evaluate.sts import evaluate_pairs, evaluate_sts
 from ..io import append_jsonl, atomic_write_json, replace_dir, staging_dir
-from ..losses import ContrastiveBatch, ContrastiveLoss
-from ..methods import build_components
+from ..losses import ContrastiveBatch
+from ..methods import build_loss
+from ..rundir import RunDir, load_state, save_state
 from ..utils import autocast, resolve_device, resolve_precision, rng_state, seed_everything, set_rng_state
-from .rundir import RunDir
-from .state import load_state, save_state
+from .probes import embedding_grad_norms, probe_record, stsb_probe_set
 
 
 class NonFiniteLossError(FloatingPointError):
@@ -60,17 +58,6 @@ def batches_per_epoch(n: int, batch_size: int, drop_last: bool) -> int:
     return n // batch_size if drop_last else math.ceil(n / batch_size)
 
 
-def split_views(out: EncoderOutput, b: int) -> tuple[EncoderOutput, EncoderOutput]:
-    def part(rows: slice) -> EncoderOutput:
-        bb = out.backbone
-        return EncoderOutput(out.embeddings[rows], out.pooled[rows], BackboneOutput(
-            bb.last_hidden_state[rows], bb.attention_mask[rows],
-            tuple(h[rows] for h in bb.hidden_states) if bb.hidden_states is not None else None,
-            bb.input_ids[rows] if bb.input_ids is not None else None))
-
-    return part(slice(0, b)), part(slice(b, 2 * b))
-
-
 def trainable_parameters(*modules: torch.nn.Module) -> list[torch.nn.Parameter]:
     """Every trainable parameter once, in a stable order (a component may hold encoder parts)."""
     seen, params = set(), []
@@ -80,10 +67,6 @@ def trainable_parameters(*modules: torch.nn.Module) -> list[torch.nn.Parameter]:
                 seen.add(id(p))
                 params.append(p)
     return params
-
-
-def build_loss(cfg: TrainConfig) -> ContrastiveLoss:
-    return ContrastiveLoss(cfg.temperature, build_components(cfg.method, cfg.method_params), cfg.symmetric)
 
 
 def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: bool = False,
@@ -172,7 +155,7 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
             inputs = encoder.training_inputs(sentences, cfg.max_len)
             with autocast(device, amp_dtype):
                 out = encoder(inputs, output_hidden_states=loss_fn.needs_hidden_states)
-            view1, view2 = split_views(out, len(sentences))
+            view1, view2 = out.split(len(sentences))
             # The loss runs in fp32 whatever the encoder's precision: logits are divided by τ = 0.05.
             batch = ContrastiveBatch(view1.embeddings.float(), view2.embeddings.float(), step=state.step,
                                      outputs1=view1, outputs2=view2, inputs=inputs, amp_dtype=amp_dtype)

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from ...distributed import all_gather, is_distributed, rank
 from ...losses.base import Component, ContrastiveBatch, Contribution
 from ...losses.infonce import aligned_positive_mask, cosine_matrix, info_nce
 from .. import register_method
-from .distributed import queue_block
 from .queue import EmbeddingQueue
 
 
@@ -83,6 +83,17 @@ def augmented_positive_loss(anchors: torch.Tensor, augmented: torch.Tensor, temp
     return info_nce(logits, positives).mean()
 
 
+def queue_block(rows: torch.Tensor, local_rows: slice | None) -> tuple[torch.Tensor, int]:
+    """``(block, offset)``: the rows every process enqueues this step (detached; identical on
+    every process) and where this process's ``rows`` start inside it. When the trainer already
+    gathered the global batch (``local_rows`` set) ``rows`` is global; otherwise, in a multi-process
+    run, every process's rows are gathered here."""
+    rows = rows.detach()
+    if local_rows is not None or not is_distributed():
+        return rows, 0
+    return torch.cat(all_gather(rows), dim=0), rank() * rows.shape[0]
+
+
 # ---------------------------------------------------------------------------- component
 @register_method("augmented_positive", AugmentedPositiveParams,
                  "APINCSE augmented positive: attention over the positive's top-k queue neighbours (eq. 10-15)")
@@ -93,7 +104,14 @@ class AugmentedPositive(Component):
     ``self_weight`` (mean attention weight of h⁺_i on itself in eq. 14).
     """
 
-    name = "augmented_positive"
+    stat_labels = {"aug_pos_cos": "augmented positive", "self_weight": "weight of the positive on itself",
+                   "queue_fill": "queue fill"}
+
+    @classmethod
+    def check_config(cls, params: AugmentedPositiveParams, cfg) -> None:
+        if params.queue_size < cfg.batch_size:
+            raise ValueError(f"queue_size={params.queue_size} is smaller than batch_size={cfg.batch_size}: "
+                             "the queue must hold at least one batch")
 
     def __init__(self, params: AugmentedPositiveParams):
         super().__init__()

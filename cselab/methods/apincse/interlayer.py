@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 import torch
 
+from ...distributed import gather_with_local_grad, is_distributed
 from ...losses.base import Component, ContrastiveBatch, Contribution
 from ...losses.infonce import aligned_positive_mask, cosine_matrix, info_nce
 from ...utils import autocast
 from .. import register_method
-from .distributed import gather_local_rows
 
 MOST_SIMILAR = "most_similar"
 
@@ -78,11 +78,6 @@ def resolve_layer(interlayer: int | str, num_layers: int) -> int | str:
     return index
 
 
-def layer_cls(hidden_states: typing.Sequence[torch.Tensor]) -> torch.Tensor:
-    """(B, L+1, H) in fp32 (for the argmax): the [CLS] of hidden_states[0 … L]."""
-    return torch.stack([h[:, 0] for h in hidden_states], dim=1).float()
-
-
 def most_similar_layers(intermediate_cos: torch.Tensor) -> torch.Tensor:
     """Eq. 17: the layer a ∈ 1 … L−1 (B,) of the largest cos(h^a_CLS, h^L_CLS), given those
     cosines (B, L−1) for a = 1 … L−1."""
@@ -122,8 +117,8 @@ class InterlayerNegative(Component):
     whose h⁻ came from layer a, for every a in 1 … L−1).
     """
 
-    name = "interlayer_negative"
     needs_hidden_states = True
+    stat_labels = {"neg_cos": "interlayer negative"}
 
     def __init__(self, params: InterlayerNegativeParams):
         super().__init__()
@@ -131,35 +126,37 @@ class InterlayerNegative(Component):
 
     def setup(self, encoder, corpus=None) -> None:
         super().setup(encoder, corpus)
-        self.num_layers = encoder.backbone.config.num_hidden_layers
+        self.num_layers = encoder.num_layers
         self.layer = resolve_layer(self.params.interlayer, self.num_layers)
-        if self.params.project_negative and encoder.head is None and not hasattr(encoder.pooler, "project_cls"):
-            raise ValueError(f"interlayer_negative.project_negative: pooler {encoder.pooler_name!r} has no "
-                             "projection (use pooler cls or layer_attention, or project_negative: false)")
+        if self.params.project_negative and not encoder.can_project_cls:
+            raise ValueError("interlayer_negative.project_negative: this encoder's pooler has no projection (use "
+                             "pooler cls or layer_attention, or project_negative: false)")
 
     def _project(self, negatives: torch.Tensor, backbone, amp_dtype: torch.dtype | None) -> torch.Tensor:
         # The loss runs outside the encoder's autocast; re-enter it so the projection runs in the
         # precision the encoder's own head used.
         with autocast(negatives.device, amp_dtype):
-            if self.encoder.head is not None:
-                return self.encoder.head(negatives)
-            return self.encoder.pooler.project_cls(negatives, backbone)
+            return self.encoder.project_cls(negatives, backbone)
 
     def contribute(self, batch: ContrastiveBatch, cos: torch.Tensor, temperature: float) -> Contribution:
         if not hasattr(self, "layer"):
             raise RuntimeError("interlayer_negative: call setup(encoder) before training")
         outputs = batch.outputs1 if self.params.negative_view == "anchor" else batch.outputs2
-        hidden = None if outputs is None else outputs.backbone.hidden_states
-        if hidden is None:
+        if outputs is None or outputs.backbone.hidden_states is None:
             raise ValueError("interlayer_negative needs every layer's hidden states in the batch outputs")
-        cls_per_layer = layer_cls(hidden)
+        cls_per_layer = outputs.layer_cls()
         layers = choose_layers(cls_per_layer, self.layer)
         negatives = cls_per_layer[torch.arange(len(layers), device=layers.device), layers]
         if self.params.project_negative:
             negatives = self._project(negatives, outputs.backbone, batch.amp_dtype)
         if self.params.detach_negative:
             negatives = negatives.detach()
-        negatives = gather_local_rows(negatives.float(), batch.local_rows)
+        negatives = negatives.float()
+        if batch.local_rows is not None:
+            if not is_distributed():
+                raise ValueError("the batch names local rows (a gathered multi-process batch) but torch.distributed "
+                                 "is not initialised")
+            negatives = gather_with_local_grad(negatives)   # eq. 19 sums over the global batch
         anchors = batch.anchors(1)
         negative_cos = cosine_matrix(anchors, negatives)
         loss = interlayer_negative_loss(cos, negative_cos, temperature, batch.local_rows,

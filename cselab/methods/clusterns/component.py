@@ -33,14 +33,15 @@ from ...losses.base import Component, ContrastiveBatch, Contribution, NegativeBl
 from ...losses.infonce import aligned_positive_mask, cosine_matrix
 from .. import register_method
 from .bml import REDUCTIONS, bml_loss
-from .kmeans import UPDATES, ClusterState, broadcast_from_first_process, greedy_init, kmeans_centroids, same_cluster
+from ...distributed import broadcast_from_first_process
+from .kmeans import UPDATES, ClusterState, greedy_init, kmeans_centroids, same_cluster
 
 HARD_NEGATIVE_CENTROIDS = ("second", "nearest")
 FALSE_NEGATIVE_MODES = ("bml", "mask", "positive", "none")
 INITS = ("batch", "global")
 WEIGHT_SCOPES = ("all", "own")
 STAT_KEYS = ("hard_neg_cos", "nearest_centroid_cos", "inter_centroid_cos", "false_neg_cos", "false_neg_rate",
-             "nonempty_clusters")
+             "nonempty_clusters")   # the statistics of a step with clustering (NaN before it starts)
 
 
 @dataclass
@@ -117,7 +118,42 @@ class Selection:
 @register_method("clusterns", ClusterNSParams,
                  "ClusterNS: in-batch momentum K-means gives hard negatives (centroids) and false negatives (BML)")
 class ClusterNS(Component):
-    name = "clusterns"
+    stat_labels = {"hard_neg_cos": "hard negative (c_i2)", "nearest_centroid_cos": "nearest centroid (c_i1)",
+                   "inter_centroid_cos": "between centroids", "false_neg_cos": "false negatives",
+                   "false_neg_rate": "share with a false negative", "nonempty_clusters": "non-empty clusters",
+                   "batch_cos": "batch mean cosine"}
+
+    @classmethod
+    def check_config(cls, params: ClusterNSParams, cfg) -> None:
+        if params.init == "batch" and params.num_clusters > cfg.batch_size:
+            raise ValueError(f"num_clusters={params.num_clusters} exceeds batch_size={cfg.batch_size}: the centroids "
+                             "are initialised from the samples of one batch (or use init: global)")
+
+    @classmethod
+    def from_run(cls, run_dir) -> "ClusterNS":
+        """The ClusterNS component of a run, its state (centroids, start step) as saved in the
+        run's last checkpoint ``last/``."""
+        from ...config import load_config
+        from ...rundir import RunDir
+        from .. import build_loss
+
+        run = RunDir(run_dir)
+        cfg = load_config(run.read_config())
+        if "clusterns" not in cfg.method:
+            raise ValueError(f"{run.path}: not a ClusterNS run (method: {cfg.method})")
+        loss = build_loss(cfg)
+        index = [c.name for c in loss.components].index("clusterns")
+        prefix = f"components.{index}."
+        saved = run.load_checkpoint_state()["loss"]
+        component = loss.components[index]
+        component.load_state_dict({k[len(prefix):]: v for k, v in saved.items() if k.startswith(prefix)})
+        return component
+
+    def centroids(self) -> torch.Tensor:
+        """The K×D centroids; an error before clustering has started."""
+        if not self.state.is_started:
+            raise ValueError("clustering had not started (no centroids yet)")
+        return self.state.centroids
 
     def __init__(self, params: ClusterNSParams):
         super().__init__()
@@ -135,9 +171,6 @@ class ClusterNS(Component):
         with torch.no_grad():
             full_cos = (cos if batch.local_rows is None else cosine_matrix(batch.z1, batch.z2)).detach()
             batch_cos = full_cos.mean()
-        if batch.step == 0 and batch.batch_size < p.num_clusters and p.init == "batch":
-            raise ValueError(f"clusterns.num_clusters={p.num_clusters} exceeds the global batch size "
-                             f"{batch.batch_size}: the centroids are initialised from one batch's samples")
         points = batch.z1.detach().float()
 
         if not self.state.is_started:
@@ -195,26 +228,24 @@ class ClusterNS(Component):
 
     @torch.no_grad()
     def _global_centroids(self) -> torch.Tensor:
-        """K-means over the training embeddings (view-1 path, in training mode like z1) of
-        ``global_init_sample`` corpus sentences drawn with the torch RNG."""
+        """K-means over the training embeddings (view-1 path, in the encoder's current mode: training
+        mode during a run, like z1) of ``global_init_sample`` corpus sentences drawn with the torch RNG."""
         p = self.params
         encoder, corpus = getattr(self, "encoder", None), getattr(self, "corpus", None)
         if encoder is None or not corpus:
             raise ValueError("clusterns.init=global needs the encoder and the training corpus (Component.setup)")
         picked = torch.randperm(len(corpus))[:p.global_init_sample].tolist()
         sentences = [corpus[i] for i in picked]
-        chunks = []
-        for start in range(0, len(sentences), 256):
-            part = sentences[start:start + 256]
-            out = encoder(encoder.training_inputs(part, p.global_init_max_len))
-            chunks.append(out.embeddings[:len(part)].float())  # view-1 rows come first
+        # Both views are encoded (as a training step does), so the dropout draws are a training step's.
+        chunks = [out.embeddings[:len(part)].float() for part, out in encoder.iter_batches(
+            sentences, 256, path="train", dropout=None, max_length=p.global_init_max_len)]
         seed = int(torch.randint(0, 2 ** 31 - 1, ()))
         return kmeans_centroids(torch.cat(chunks), p.num_clusters, seed)
 
     def _select(self, points: torch.Tensor) -> Selection:
         p = self.params
         to_centroids = cosine_matrix(points, self.state.centroids)
-        nearest, second = to_centroids.topk(2, dim=1).indices.unbind(1)  # kmeans.nearest_two, matrix kept
+        nearest, second = to_centroids.topk(2, dim=1).indices.unbind(1)
         if p.random_clusters:
             draws = torch.randint(p.num_clusters, (2, points.shape[0]), device=points.device)
             hard, membership = broadcast_from_first_process(draws)

@@ -20,7 +20,7 @@ unnormalised as in the official code; the metric is the cosine similarity.
 
 The state (centroids, started flag, start step) lives in buffers of :class:`ClusterState`, so it is
 saved in checkpoints and restored on resume. In a multi-process run every process computes the
-same update from the gathered global batch; :func:`broadcast_from_first_process` then copies
+same update from the gathered global batch; :func:`cselab.distributed.broadcast_from_first_process` then copies
 process 0's centroids to every process so that they stay bit-identical (random choices and
 floating-point reductions could otherwise drift apart; the official code leaves them unsynced).
 """
@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
+from ...distributed import broadcast_from_first_process
 from ...losses.infonce import cosine_matrix
 
 UPDATES = ("mean", "sum")
@@ -70,12 +70,6 @@ def greedy_init(similarity: torch.Tensor, k: int, first: int) -> torch.Tensor:
 def assign(points: torch.Tensor, centroids: torch.Tensor) -> torch.Tensor:
     """Cluster of each point: the centroid of highest cosine (ties → lowest index)."""
     return cosine_matrix(points, centroids).argmax(dim=1)
-
-
-def nearest_two(points: torch.Tensor, centroids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(c_i1, c_i2)`` indices: the nearest and the second-nearest centroid of each point."""
-    top2 = cosine_matrix(points, centroids).topk(2, dim=1).indices
-    return top2[:, 0], top2[:, 1]
 
 
 def cluster_sums(points: torch.Tensor, assignment: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -123,14 +117,6 @@ def kmeans_centroids(embeddings: torch.Tensor, k: int, seed: int) -> torch.Tenso
     assignment = torch.as_tensor(labels, dtype=torch.long, device=embeddings.device)
     sums, counts = cluster_sums(embeddings.float(), assignment, k)
     return sums / counts.clamp(min=1).unsqueeze(1).to(sums.dtype)
-
-
-def broadcast_from_first_process(tensor: torch.Tensor) -> torch.Tensor:
-    """In a torch.distributed run, overwrite ``tensor`` (in place) with process 0's copy; a no-op
-    in a single process."""
-    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
-        dist.broadcast(tensor, src=0)
-    return tensor
 
 
 class ClusterState(nn.Module):

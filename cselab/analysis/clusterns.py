@@ -7,7 +7,7 @@ assigned to the centroid of highest cosine, and a few are shown per cluster.
 
 Example::
 
-    from cselab.analysis.cluster_case_study import run_case_study
+    from cselab.analysis.clusterns import run_case_study
     table = run_case_study("runs/clusterns-...", load_corpus("wiki1m-head", 5000), n_clusters=5)
     print(table.to_markdown(index=False))
 """
@@ -22,40 +22,20 @@ import pandas as pd
 import torch
 
 from ..evaluate.geometry import normalize_rows
+from ..methods.clusterns import ClusterNS
 
 PICKS = ("random", "nearest")
 
 
 def load_run_centroids(run_dir: str | os.PathLike) -> np.ndarray:
-    """The K×D centroids saved in ``run_dir/last`` (the loss state's ``…centroids`` buffer)."""
-    from ..train.state import load_state
-
-    last = Path(run_dir) / "last"
-    loss_state = load_state(last).get("loss", {})
-    keys = [k for k in loss_state if k.endswith("centroids")]
-    if not keys:
-        raise ValueError(f"{last}: the checkpoint has no centroids (is this a ClusterNS run?)")
-    key = keys[0]
-    started = loss_state.get(key[: -len("centroids")] + "started")
-    if started is not None and not bool(started):
-        raise ValueError(f"{last}: clustering had not started when this checkpoint was saved (no centroids yet)")
-    return loss_state[key].float().numpy()
+    """The K×D centroids of a ClusterNS run, as saved in its last checkpoint."""
+    return ClusterNS.from_run(run_dir).centroids().float().cpu().numpy()
 
 
-@torch.no_grad()
 def training_embeddings(encoder, sentences: Sequence[str], batch_size: int = 128, max_length: int | None = 32) -> np.ndarray:
     """View-1 training-path embeddings (what ClusterNS clusters), in evaluation mode (no dropout)."""
-    was_training = encoder.training
-    encoder.eval()
-    chunks = []
-    try:
-        for start in range(0, len(sentences), batch_size):
-            batch = list(sentences[start:start + batch_size])
-            # training_inputs builds the rows of both views (view 1 first); only view 1's are encoded.
-            view1 = {k: v[:len(batch)] for k, v in encoder.training_inputs(batch, max_length).items()}
-            chunks.append(encoder(view1).embeddings.float().cpu())
-    finally:
-        encoder.train(was_training)
+    chunks = [out.embeddings.float().cpu() for _, out in
+              encoder.iter_batches(sentences, batch_size, path="train", views=1, max_length=max_length)]
     return torch.cat(chunks).numpy()
 
 

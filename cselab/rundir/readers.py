@@ -2,7 +2,7 @@
 
 A run directory holds ``config.json`` (``{"config": {...}, "config_hash", ...}``), ``metrics.jsonl``
 (records ``kind`` = ``train`` — ``loss``, ``loss/<part>``, ``sim/<stat>`` —, ``eval`` — ``stsb_dev`` —
-and ``probe`` — see :mod:`cselab.analysis.probes`) and, once finished, ``results.json``.
+and ``probe`` — see :mod:`cselab.train.probes`) and, once finished, ``results.json``.
 
 ``runs`` arguments accept one path, a list of paths (labelled by folder name) or a mapping
 ``{label: path}``.

@@ -1,4 +1,8 @@
-"""MixCSE's geometric analyses (Zhang et al., AAAI 2022): the spherical cap and the λ bound.
+"""MixCSE's analyses (Zhang et al., AAAI 2022): pair scores, the spherical cap and the λ bound.
+
+**Scores.** :func:`mixcse_scores` gives the paper's positive / random-negative / mixed-negative
+scores (cos/τ) of a model on a sentence set (:func:`mixcse_pair_scores` for one batch of views);
+``SCORE_LABELS`` names them for figures.
 
 **Spherical cap (Knowl 3).** MixCSE argues that anisotropic sentence embeddings occupy a spherical
 cap of angular radius ω on the unit sphere S^{d−1}, and studies the cosine cos θ between two random
@@ -29,8 +33,9 @@ import torch
 from scipy.stats import beta
 
 from ..losses.infonce import cosine_matrix
-from ..methods.mixcse import mixed_negative_logits
-from ..utils import dropout_with_seed
+from ..methods.mixcse import VARIANTS, mixed_negative_logits, official_mixed_logits
+
+SCORE_LABELS = {"positive": "positive", "random_negative": "random negative", "mixed_negative": "mixed negative"}
 
 
 def _check_cap(d: int, omega: float) -> None:
@@ -93,6 +98,72 @@ def cap_geometry_table(dims: Sequence[int] = (16, 64, 256, 768, 1024),
     return pd.DataFrame(rows)
 
 
+# --------------------------------------------------------------------------- scores
+def mixcse_pair_scores(z1: torch.Tensor, z2: torch.Tensor, mix_lambda: float = 0.2, temperature: float = 0.05,
+                       variant: str = "paper") -> dict[str, torch.Tensor]:
+    """Per-pair scores cos/τ of one batch of two views (rows aligned), as in MixCSE's Fig. on the
+    gradient signal: ``positive`` (h_i, h'_i), ``random_negative`` (h_i, h'_j) for j ≠ i and
+    ``mixed_negative`` (h_i, h̃'_ij): paper — every j ≠ i; official — the mixture of the positive
+    with the next row, λ·z2_i + (1−λ)·z2_{i+1} on raw vectors. Returns flat tensors."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    n = z1.shape[0]
+    if n < 2:
+        raise ValueError(f"a batch needs at least 2 rows to have negatives, got {n}")
+    cos = cosine_matrix(z1, z2)
+    off_diagonal = ~torch.eye(n, dtype=torch.bool, device=cos.device)
+    if variant == "paper":
+        mixed = mixed_negative_logits(cos, cosine_matrix(z2, z2), torch.arange(n, device=cos.device),
+                                      mix_lambda, temperature)[off_diagonal]
+    else:
+        mixed = official_mixed_logits(z1, z2, mix_lambda, temperature)[0].diagonal()
+    return {"positive": cos.diagonal() / temperature, "random_negative": cos[off_diagonal] / temperature,
+            "mixed_negative": mixed}
+
+
+def mixcse_scores(encoder, sentences: list[str], mix_lambda: float = 0.2, temperature: float = 0.05,
+                  batch_size: int = 64, max_length: int | None = 32, variant: str = "paper",
+                  seed: int = 0) -> dict[str, float]:
+    """Mean positive / random-negative / mixed-negative scores (cos/τ) of ``encoder`` on ``sentences``.
+
+    The sentences (deduplicated, order kept, so that no "negative" is the sentence itself) are cut
+    into batches of ``batch_size`` in order; each batch goes through the training path twice, as in
+    training (the training path with dropout on), so the two views differ
+    by dropout only. Means are over all pairs of all batches (a last batch of one sentence is
+    skipped: it has no negatives). Dropout draws come from ``seed`` inside a forked RNG, so calling
+    this during training changes nothing in the run.
+
+    Args:
+        encoder: a :class:`~cselab.encoder.SentenceEncoder` (its ``iter_batches``).
+        sentences: e.g. the STS-B dev sentences.
+
+    Returns:
+        ``{"positive": …, "random_negative": …, "mixed_negative": …}`` (floats, cos/τ).
+
+    Example::
+
+        dev = load_stsb(data_dir)["dev"]
+        mixcse_scores(encoder, list(dev.sentences1) + list(dev.sentences2))
+    """
+    unique = list(dict.fromkeys(sentences))
+    if len(unique) < 2:
+        raise ValueError(f"sentences: need at least 2 distinct sentences, got {len(unique)}")
+    if batch_size < 2:
+        raise ValueError(f"batch_size must be >= 2, got {batch_size}")
+    sums = {"positive": 0.0, "random_negative": 0.0, "mixed_negative": 0.0}
+    counts = dict.fromkeys(sums, 0)
+    if len(unique) % batch_size == 1:   # a last batch of one sentence has no negatives
+        unique = unique[:-1]
+    for chunk, out in encoder.iter_batches(unique, batch_size, path="train", dropout=True, seed=seed,
+                                           max_length=max_length):
+        emb = out.embeddings.float()
+        scores = mixcse_pair_scores(emb[:len(chunk)], emb[len(chunk):], mix_lambda, temperature, variant)
+        for key, values in scores.items():
+            sums[key] += float(values.sum())
+            counts[key] += values.numel()
+    return {key: sums[key] / counts[key] for key in sums}
+
+
 # --------------------------------------------------------------------------- λ bound
 def mixed_closer_share(z1: torch.Tensor, z2: torch.Tensor, mix_lambda: float) -> float:
     """Share of the B(B−1) mixed negatives h̃'_ij (j ≠ i) closer to the anchor h_i = z1_i than its
@@ -108,14 +179,14 @@ def mixed_closer_share(z1: torch.Tensor, z2: torch.Tensor, mix_lambda: float) ->
     return float(closer[off_diagonal].double().mean())
 
 
-@torch.no_grad()
 def dropout_views(encoder, sentences: Sequence[str], max_length: int | None = 32, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """Two training-path views of one batch (dropout on, as in a training step), drawn from ``seed``
     in a forked RNG so that calling this mid-training leaves the run's random stream untouched."""
-    with dropout_with_seed(encoder, seed):
-        emb = encoder(encoder.training_inputs(list(sentences), max_length)).embeddings.float().cpu()
-    n = len(sentences)
-    return emb[:n], emb[n:]
+    sentences = list(sentences)
+    (_, out), = encoder.iter_batches(sentences, len(sentences), path="train", dropout=True, seed=seed,
+                                     max_length=max_length)
+    emb = out.embeddings.float().cpu()
+    return emb[:len(sentences)], emb[len(sentences):]
 
 
 def lambda_bound_curve(encoder, sentences: Sequence[str], lambdas: Sequence[float] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9),

@@ -13,7 +13,7 @@ record to ``metrics.jsonl``::
 * ``mean_cos`` — anisotropy, mean cosine of distinct probe sentences;
 * ``largest_angle`` — the largest angle (degrees) between two probe embeddings (MixCSE);
 * ``layer_cls_sim`` — for every hidden state a = 0 (embeddings) … L, the mean cosine between
-  its [CLS] and the last layer's [CLS] (APINCSE Fig. 3, :mod:`cselab.analysis.layer_similarity`).
+  its [CLS] and the last layer's [CLS] (APINCSE Fig. 3, :mod:`cselab.analysis.apincse`).
 
 The probe set (:func:`stsb_probe_set`) is the first ``probe_sentences`` distinct sentences of the
 STS-B dev pairs in file order, and its positives the pairs whose two sentences are both inside.
@@ -31,7 +31,6 @@ import numpy as np
 import torch
 
 from ..evaluate.geometry import POSITIVE_THRESHOLD, geometry_summary
-from ..methods.apincse.interlayer import layer_cls
 
 
 @dataclass(frozen=True)
@@ -55,23 +54,15 @@ def stsb_probe_set(pairs, n_sentences: int = 256, threshold: float = POSITIVE_TH
     return ProbeSet(tuple(index), positives)
 
 
-@torch.no_grad()
 def _embed_with_layer_profile(encoder, sentences: list[str], batch_size: int) -> tuple[np.ndarray, list[float]]:
     """One evaluation-mode pass (no dropout) over ``sentences`` giving both the evaluation
     embeddings (what ``encoder.encode`` returns) and, from the same hidden states, the mean per-layer
-    [CLS] cosine to the last layer (what ``layer_cls_similarity(encoder, sentences).mean`` returns,
-    blank sentences left out as it does)."""
-    was_training = encoder.training
-    encoder.eval()
+    [CLS] cosine to the last layer (blank sentences left out, as the APINCSE analysis does)."""
     embeddings, sims = [], []
-    try:
-        for start in range(0, len(sentences), batch_size):
-            bb = encoder.run_backbone(encoder.tokenize(sentences[start:start + batch_size]), output_hidden_states=True)
-            embeddings.append(encoder.eval_embedding(bb).float().cpu())
-            cls = layer_cls(bb.hidden_states)   # (n, L+1, H)
-            sims.append(torch.nn.functional.cosine_similarity(cls, cls[:, -1:], dim=-1).cpu())
-    finally:
-        encoder.train(was_training)
+    for _, out in encoder.iter_batches(sentences, batch_size, output_hidden_states=True):
+        embeddings.append(out.embeddings.float().cpu())
+        cls = out.layer_cls()   # (n, L+1, H)
+        sims.append(torch.nn.functional.cosine_similarity(cls, cls[:, -1:], dim=-1).cpu())
     non_blank = torch.tensor([bool(s.strip()) for s in sentences])
     return torch.cat(embeddings).numpy(), torch.cat(sims)[non_blank].double().numpy().mean(0).tolist()
 

@@ -15,6 +15,7 @@ import torch
 
 from ..config import TrainConfig
 from ..io import atomic_write_json, atomic_write_text, read_json, read_jsonl
+from .state import load_state
 
 PACKAGES = ("cselab", "torch", "transformers", "tokenizers", "safetensors", "numpy", "scipy", "scikit-learn")
 
@@ -92,6 +93,17 @@ class RunDir:
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         })
         return False
+
+    def read_config(self) -> dict:
+        """The resolved training config the run was started with (``config.json``'s ``config``)."""
+        return read_json(self.config_file)["config"]
+
+    def load_checkpoint_state(self) -> dict:
+        """The trainer state saved with the last checkpoint (``last/``): optimizer, scheduler, the
+        loss's state (queues, centroids), counters, RNG. Safetensors + JSON, never unpickled."""
+        if not self.last_dir.is_dir():
+            raise FileNotFoundError(f"{self.path}: no last/ checkpoint")
+        return load_state(self.last_dir)
 
     def metrics(self) -> list[dict]:
         return read_jsonl(self.metrics_file) if self.metrics_file.exists() else []

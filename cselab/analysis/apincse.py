@@ -12,12 +12,12 @@ folder, cselab run/model folder or a loaded :class:`SentenceEncoder`),
 
 Example::
 
-    from cselab.analysis.layer_similarity import layer_cls_similarity
+    from cselab.analysis.apincse import layer_cls_similarity
     from cselab.data import load_corpus
     result = layer_cls_similarity("bert-base-uncased", load_corpus("wiki1m-head", 1000))
     print(result.format_table())
 
-or ``python -m cselab.analysis.layer_similarity all-minilm-l6 --corpus wiki1m-head -n 1000``.
+or ``python -m cselab.analysis.apincse all-minilm-l6 --corpus wiki1m-head -n 1000``.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from ..encoder import SentenceEncoder
-from ..methods.apincse.interlayer import layer_cls, most_similar_layers
+from ..methods.apincse.interlayer import most_similar_layers
 
 
 @dataclass
@@ -52,7 +52,6 @@ class LayerSimilarity:
         return "\n".join(lines)
 
 
-@torch.no_grad()
 def layer_cls_similarity(model: SentenceEncoder | str | os.PathLike, sentences: list[str], batch_size: int = 64,
                          max_length: int | None = None, device: str | torch.device | None = None) -> LayerSimilarity:
     """Per-layer [CLS] cosine to the last layer's [CLS], in evaluation mode (no dropout)."""
@@ -65,16 +64,10 @@ def layer_cls_similarity(model: SentenceEncoder | str | os.PathLike, sentences: 
         model, pooler="cls_before_pooler")
     if device is not None:
         encoder.to(device)
-    was_training = encoder.training
-    encoder.eval()
     sims = []
-    try:
-        for start in range(0, len(sentences), batch_size):
-            inputs = encoder.tokenize(sentences[start:start + batch_size], max_length)
-            cls = layer_cls(encoder.run_backbone(inputs, output_hidden_states=True).hidden_states)   # (n, L+1, H)
-            sims.append(torch.nn.functional.cosine_similarity(cls, cls[:, -1:], dim=-1).cpu())
-    finally:
-        encoder.train(was_training)
+    for _, out in encoder.iter_batches(sentences, batch_size, max_length=max_length, output_hidden_states=True):
+        cls = out.layer_cls()   # (n, L+1, H)
+        sims.append(torch.nn.functional.cosine_similarity(cls, cls[:, -1:], dim=-1).cpu())
     sims = torch.cat(sims)   # (N, L+1)
     n_hidden = sims.shape[1]
     # eq. 16–17's choice from the same cosines; a one-layer backbone has no intermediate layer
@@ -88,7 +81,7 @@ def layer_cls_similarity(model: SentenceEncoder | str | os.PathLike, sentences: 
 def main(argv: list[str] | None = None) -> int:
     from ..data import load_corpus
 
-    parser = argparse.ArgumentParser(prog="python -m cselab.analysis.layer_similarity",
+    parser = argparse.ArgumentParser(prog="python -m cselab.analysis.apincse",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("model", help="backbone alias, Hub id, model folder or cselab model folder")
     parser.add_argument("--corpus", default="wiki1m-head", help="corpus name or one-sentence-a-line file")
