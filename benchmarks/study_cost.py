@@ -67,6 +67,8 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", default=None, choices=list(SETUPS), help="measure these rows only")
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args()
+    print(f"model: {args.model}   batch {args.batch_size}, max_len {args.max_len}   "
+          f"torch threads: {torch.get_num_threads()}   torch {torch.__version__}", flush=True)
     rows = []
     base = None
     for name in args.only or SETUPS:
@@ -74,9 +76,8 @@ def main() -> None:
         s = seconds_per_step(args.model, overrides, precision, args.steps, args.batch_size, args.max_len, args.data_dir)
         base = s if name == "simcse fp32" else base
         rows.append([name, precision, f"{s:.2f}", f"{s / base:.2f}" if base else ""])
+        print(f"  measured {name}: {s:.2f} s/step", flush=True)
     rows.append(["STS-B dev evaluation (1,500 pairs)", "fp32", f"{dev_eval_seconds(args.model, args.data_dir):.1f}", ""])
-    print(f"model: {args.model}   batch {args.batch_size}, max_len {args.max_len}   "
-          f"torch threads: {torch.get_num_threads()}   torch {torch.__version__}")
     print(tabulate(rows, headers=["setup", "precision", "seconds (per step / per evaluation)", "× simcse fp32"],
                    tablefmt="github"))
 

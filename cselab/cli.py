@@ -194,6 +194,7 @@ def cmd_info(args) -> int:
     from .config import presets
     from .data import data_root
     from .methods import METHODS
+    from .studies import available_studies
     from .train.rundir import git_commit, package_versions
 
     root = data_root(args.data_dir)
@@ -207,6 +208,7 @@ def cmd_info(args) -> int:
     present = [d for d in ("downstream", "corpus", "clustering") if (root / d).is_dir()]
     print(f"data root: {root.resolve()} ({'has ' + ', '.join(present) if present else 'empty: run `cselab data fetch`'})")
     print(f"presets: {', '.join(presets())}")
+    print(f"studies: {', '.join(available_studies()) or 'none shipped yet'}")
     print("methods:")
     for name, spec in sorted(METHODS.items()):
         print(f"  {name}: {spec.summary}")

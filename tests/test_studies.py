@@ -77,7 +77,7 @@ def two_runs(tiny_model, data_dir, tmp_path_factory):
     root = tmp_path_factory.mktemp("study")
     study = write_study(root / "two-runs.yaml", tiny_model, runs=[{"label": "simcse", "seeds": [1, 2]}],
                         notebooks=[{"notebook": str(NOTEBOOKS / "summary.py"), "parameters": {"title": "loss"}}])
-    code, text, summary = run_study(root, study, data_dir)
+    code, text, summary = run_study(root, study, data_dir, jobs=2)   # both runs at once (two kernels)
     return root, study, code, text, summary
 
 
@@ -168,6 +168,7 @@ def test_dry_run_lists_runs_statuses_and_costs_and_writes_nothing(two_runs, tiny
     root, *_ = two_runs
     study = write_study(root / "plan.yaml", tiny_model, runs=[
         {"label": "simcse", "seeds": [1, 2]}, {"label": "same", "seeds": [1]},
+        {"label": "probed", "seeds": [2], "set": {"probe_every": 1}},   # recording only: still simcse-s2's run
         {"label": "mix", "set": {"method": "mixcse"}, "grid": {"mixcse.mix_lambda": [0.1, 0.3]}}])
     before = sorted((p, p.stat().st_mtime_ns) for p in root.rglob("*"))
     code, text, _ = run_study(root, study, data_dir, dry_run=True)
@@ -177,9 +178,11 @@ def test_dry_run_lists_runs_statuses_and_costs_and_writes_nothing(two_runs, tiny
     spec = load_study(study, runs_root=root / "runs")
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[1:-1]]
             for line in text.splitlines() if line.startswith("| ") and "label" not in line}
-    assert list(rows) == ["simcse-s1", "simcse-s2", "same-s1", "mix-mix_lambda=0.1", "mix-mix_lambda=0.3"]
+    assert list(rows) == ["simcse-s1", "simcse-s2", "same-s1", "probed-s2", "mix-mix_lambda=0.1", "mix-mix_lambda=0.3"]
     assert rows["simcse-s1"][4] == "finished" and rows["simcse-s1"][6] == "0 s"
     assert rows["same-s1"][4] == "same run as simcse-s1" and rows["same-s1"][3] == rows["simcse-s1"][3]
+    assert rows["probed-s2"][4] == "same run as simcse-s2"
+    assert "  note: probed-s2: recorded with probe_every=None, the study asks 1" in text.splitlines()
     for label in ("mix-mix_lambda=0.1", "mix-mix_lambda=0.3"):
         run = spec.run(label)
         assert rows[label][3] == str(run.run_dir) and rows[label][4] == "new" and rows[label][5] == "2"
@@ -340,3 +343,35 @@ def test_cost_estimates_by_hand(data_dir):
     assert total_steps(load_config(None, {"corpus": "wiki1m-head"}), data_dir) == 187          # ⌈11914 / 64⌉
     assert total_steps(load_config(None, {"corpus": "wiki1m-head", "max_sentences": 640, "epochs": 2}), data_dir) == 20
     assert total_steps(load_config(None, {"corpus": str(data_dir / "missing.txt")}), data_dir) is None
+
+
+def test_ctrl_c_interrupts_the_running_kernel_and_writes_the_index(two_runs, tiny_model, data_dir):
+    """SIGINT while a notebook runs: the engine forwards it to the kernel (which jupyter_client starts
+    in its own session), marks the study interrupted, writes the index and returns 130."""
+    import signal
+    import threading
+
+    root, *_ = two_runs
+    marker = root / "waiting-started.txt"
+    study = write_study(root / "ctrl-c.yaml", tiny_model, runs=[{"label": "simcse", "seeds": [1]}], notebooks=[
+        {"notebook": str(NOTEBOOKS / "waiting.py"), "parameters": {"marker": str(marker)}}])
+
+    def press_ctrl_c_once_the_notebook_waits():
+        for _ in range(6000):   # the kernel starts within seconds; give up after 10 minutes
+            if marker.is_file():
+                os.kill(os.getpid(), signal.SIGINT)
+                return
+            threading.Event().wait(0.1)
+
+    presser = threading.Thread(target=press_ctrl_c_once_the_notebook_waits, daemon=True)
+    presser.start()
+    code, text, summary = run_study(root, study, data_dir)
+    presser.join()
+    assert code == 130
+    assert summary["interrupted"] and summary["runs"][0]["status"] == "reused"
+    assert summary["notebooks"] == []        # the interrupted notebook did not finish
+    assert "interrupted: run the same command again to resume" in text
+    assert "**interrupted (run the same command again to resume)**" in (root / "reports" / "ctrl-c" / "index.md").read_text()
+    # the kernel got the KeyboardInterrupt in its waiting cell (papermill saved the traceback)
+    executed = (root / "reports" / "ctrl-c" / "waiting.ipynb").read_text()
+    assert "KeyboardInterrupt" in executed

@@ -7,8 +7,11 @@ the same code reports them whatever process ran the run.
 """
 from __future__ import annotations
 
+import functools
 import os
+import signal
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +19,35 @@ from ..io import read_json
 from .status import RESULTS, checkpoint_step
 
 KERNEL = "python3"
+# Kernel managers of the notebooks this process is executing. jupyter_client starts kernels in their
+# own session, so a Ctrl-C in the terminal does not reach them: signal_kernels() forwards it.
+_KERNEL_MANAGERS: "weakref.WeakSet" = weakref.WeakSet()
+
+
+@functools.cache
+def _tracked_kernel_manager_class():
+    from jupyter_client.manager import AsyncKernelManager
+
+    class TrackedKernelManager(AsyncKernelManager):
+        """nbclient's default kernel manager, remembered so that its kernel can be interrupted."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            _KERNEL_MANAGERS.add(self)
+
+    return TrackedKernelManager
+
+
+def signal_kernels(signum: int = signal.SIGINT) -> int:
+    """Send ``signum`` to every notebook kernel this process is running (SIGINT = Jupyter's
+    "interrupt": the running cell raises KeyboardInterrupt). Returns how many were signalled."""
+    sent = 0
+    for manager in list(_KERNEL_MANAGERS):
+        process = getattr(getattr(manager, "provisioner", None), "process", None)
+        if process is not None and process.poll() is None:
+            process.send_signal(signum)
+            sent += 1
+    return sent
 
 
 @dataclass
@@ -77,7 +109,8 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
         papermill.execute_notebook(jupytext.read(source), str(output), parameters=parameters, kernel_name=KERNEL,
-                                   progress_bar=False, cwd=str(cwd) if cwd else None)
+                                   progress_bar=False, cwd=str(cwd) if cwd else None,
+                                   kernel_manager_class=_tracked_kernel_manager_class())
     except PapermillExecutionError as e:
         raise NotebookFailed(describe_failure(e, output)) from None
     return output

@@ -23,6 +23,7 @@ class PlannedRun:
     status: RunStatus
     estimate: Estimate
     same_as: str | None = None     # an earlier label of the study with the same config (same run dir)
+    notes: list[str] = field(default_factory=list)   # e.g. recording settings that differ from the study's
 
 
 @dataclass
@@ -81,6 +82,8 @@ def format_plan(study: Study, plan: list[PlannedRun]) -> str:
              + (f" (+{unknown} runs of unknown length)" if unknown else "")
              + "; notebooks not included. This is a rough estimate, not a measurement.")
     lines.append(total)
+    for p in plan:
+        lines += [f"  note: {p.spec.label}: {note}" for note in p.notes]
     for note in sorted({n for p in plan for n in p.estimate.notes}):
         lines.append(f"  note: {note}")
     lines += [f"  assumption: {a}" for a in assumptions({p.estimate.device for p in plan})]
@@ -89,13 +92,13 @@ def format_plan(study: Study, plan: list[PlannedRun]) -> str:
 
 
 # ------------------------------------------------------------------- progress
-def run_line(outcome: RunOutcome, same_as: str | None = None) -> str:
+def run_line(outcome: RunOutcome, same_as: str | None = None, notes: list[str] = ()) -> str:
     dev = f"best dev {outcome.best_stsb_dev:.2f}" if outcome.best_stsb_dev is not None else ""
     status = f"{outcome.status} (same run as {same_as})" if same_as else outcome.status
     line = f"run {outcome.label}: {status}  {outcome.seconds:.1f} s  {dev}  {outcome.run_dir}"
     if outcome.error:
         line += f"\n    {outcome.error}"
-    return line
+    return line + "".join(f"\n    note: {note}" for note in notes)
 
 
 def in_jupyter() -> bool:
@@ -156,7 +159,7 @@ def index_markdown(report: StudyReport) -> str:
     rows = []
     for p in report.plan:
         o = report.outcomes.get(p.spec.label)
-        status = o.status if o else "not run"
+        status = o.status if o else "interrupted" if report.interrupted else "not run"
         if p.same_as:
             status += f" (same run as {p.same_as})"
         executed = here / "runs" / f"{p.spec.label}.ipynb"
@@ -165,7 +168,11 @@ def index_markdown(report: StudyReport) -> str:
         rows.append([label, p.spec.method, p.spec.seed, status, dev,
                      f"[{p.spec.run_dir.name}]({_link(p.spec.run_dir, here)})"])
     lines += [tabulate(rows, headers=["label", "method", "seed", "status", "best STS-B dev", "run dir"],
-                       tablefmt="github", disable_numparse=True), "", "## Notebooks", ""]
+                       tablefmt="github", disable_numparse=True), ""]
+    notes = [f"- {p.spec.label}: {_cell(note)}" for p in report.plan for note in p.notes]
+    if notes:
+        lines += ["Notes:", ""] + notes + [""]
+    lines += ["## Notebooks", ""]
     if not report.notebooks:
         lines.append("(none executed)")
     for nb in report.notebooks:
@@ -198,8 +205,8 @@ def summary(report: StudyReport) -> dict:
     for p in report.plan:
         o = report.outcomes.get(p.spec.label)
         runs.append({"label": p.spec.label, "method": p.spec.method, "seed": p.spec.seed,
-                     "run_dir": str(p.spec.run_dir), "same_as": p.same_as,
-                     "status": o.status if o else "not run", "seconds": o.seconds if o else None,
+                     "run_dir": str(p.spec.run_dir), "same_as": p.same_as, "notes": p.notes,
+                     "status": o.status if o else "interrupted" if report.interrupted else "not run", "seconds": o.seconds if o else None,
                      "best_stsb_dev": o.best_stsb_dev if o else None, "error": o.error if o else None})
     notebooks = [{"name": nb.spec.name, "notebook": str(nb.spec.path), "runs": nb.spec.runs, "status": nb.status,
                   "output": str(nb.output) if nb.output else None, "seconds": nb.seconds, "note": nb.note}

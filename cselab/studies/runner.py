@@ -7,19 +7,23 @@ anything else is trained. So an interrupted study resumes by running the same co
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
 from .cost import estimate_run, format_seconds
-from .execute import NotebookFailed, RunOutcome, RunTask, execute_notebook
+from .execute import NotebookFailed, RunOutcome, RunTask, execute_notebook, signal_kernels
 from .launchers import make_launcher
 from .report import NotebookResult, PlannedRun, Progress, StudyReport, format_plan, run_line, write_report
 from .spec import NOTEBOOKS_DIR, TRAIN_NOTEBOOK, Study, load_study
-from .status import run_status
+from .status import observation_differences, run_status
 
 
 def make_plan(study: Study, data_dir: str | None = None) -> list[PlannedRun]:
@@ -28,7 +32,8 @@ def make_plan(study: Study, data_dir: str | None = None) -> list[PlannedRun]:
     for spec in study.runs:
         status = run_status(spec.run_dir)
         estimate = estimate_run(spec.config, study.profile, status.steps_done, status.kind == "finished", data_dir)
-        plan.append(PlannedRun(spec, status, estimate, first.get(spec.run_dir)))
+        notes = observation_differences(spec.run_dir, spec.config) if status.kind != "new" else []
+        plan.append(PlannedRun(spec, status, estimate, first.get(spec.run_dir), notes))
         first.setdefault(spec.run_dir, spec.label)
     return plan
 
@@ -53,6 +58,30 @@ def notebook_parameters(study: Study, nb, report: StudyReport, data_dir: str | N
     return {**{k: v for k, v in engine.items() if k in nb.declared}, **nb.parameters}
 
 
+@contextlib.contextmanager
+def interrupt_kernels_on_signals():
+    """Ctrl-C or SIGTERM: interrupt the running notebook kernels (they run in their own session and
+    would not see it; a second signal kills them), then raise KeyboardInterrupt here. Runs stop at
+    their last checkpoint and resume next time. Only the main thread can install handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    presses = 0
+
+    def handler(signum, frame):
+        nonlocal presses
+        presses += 1
+        signal_kernels(signal.SIGINT if presses == 1 else signal.SIGKILL)
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
 def execute_notebooks(study: Study, report: StudyReport, progress: Progress, data_dir: str | None) -> None:
     for nb in study.notebooks:
         failed = [label for label in nb.runs if not report.outcomes[label].ok]
@@ -65,7 +94,10 @@ def execute_notebooks(study: Study, report: StudyReport, progress: Progress, dat
             output = report.report_dir / f"{nb.name}.ipynb"
             started = time.perf_counter()
             try:
-                execute_notebook(nb.path, output, notebook_parameters(study, nb, report, data_dir), os.getcwd())
+                # in a worker thread, like the runs: the main thread stays free to forward Ctrl-C to the kernel
+                with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cselab-notebook") as pool:
+                    pool.submit(execute_notebook, nb.path, output, notebook_parameters(study, nb, report, data_dir),
+                                os.getcwd()).result()
                 result = NotebookResult(nb, "ok", output, time.perf_counter() - started)
             except NotebookFailed as e:
                 result = NotebookResult(nb, "failed", output, time.perf_counter() - started, note=str(e))
@@ -97,6 +129,7 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
     estimate = sum(t.estimate_seconds or 0 for t in tasks)
     print(f"study {spec.name} (profile {profile}): {len(plan)} runs, {len(tasks)} to train or resume "
           f"(estimated {format_seconds(estimate)}), {len(spec.notebooks)} notebooks", file=out, flush=True)
+    notes = {p.spec.label: p.notes for p in plan}
     aliases: dict[str, list[str]] = {}
     for p in plan:
         if p.same_as:
@@ -106,20 +139,21 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
 
     def record(outcome: RunOutcome) -> None:
         report.outcomes[outcome.label] = outcome
-        bar.line(run_line(outcome), advance=True)
+        bar.line(run_line(outcome, notes=notes[outcome.label]), advance=True)
         for label in aliases.get(outcome.label, []):
             report.outcomes[label] = replace(outcome, label=label)
-            bar.line(run_line(report.outcomes[label], same_as=outcome.label), advance=True)
+            bar.line(run_line(report.outcomes[label], same_as=outcome.label, notes=notes[label]), advance=True)
 
     try:
-        for p in plan:
-            if p.same_as is None and p.status.kind == "finished":
-                record(RunOutcome(p.spec.label, str(p.spec.run_dir), "reused", 0.0, p.status.best_stsb_dev,
-                                  p.status.steps_done))
-        for outcome in run_launcher.run(tasks):
-            record(outcome)
-        bar.close()
-        execute_notebooks(spec, report, bar, data_dir)
+        with interrupt_kernels_on_signals():
+            for p in plan:
+                if p.same_as is None and p.status.kind == "finished":
+                    record(RunOutcome(p.spec.label, str(p.spec.run_dir), "reused", 0.0, p.status.best_stsb_dev,
+                                      p.status.steps_done))
+            for outcome in run_launcher.run(tasks):
+                record(outcome)
+            bar.close()
+            execute_notebooks(spec, report, bar, data_dir)
     except KeyboardInterrupt:
         report.interrupted = True
     finally:

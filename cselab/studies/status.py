@@ -7,8 +7,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import NON_IDENTITY_KEYS, TrainConfig
 from ..io import read_json
 from ..train.state import load_plain_entry
+
+# Settings outside the run's identity that change what the run directory records (not its result).
+OBSERVATION_KEYS = tuple(k for k in NON_IDENTITY_KEYS if k not in ("output_dir", "run_name", "device",
+                                                                  "eval_batch_size"))
 
 # The trainer's files (cselab/train/rundir.py and state.py).
 RESULTS = "results.json"
@@ -45,3 +50,16 @@ def run_status(run_dir: str | os.PathLike) -> RunStatus:
     if (run_dir / CONFIG).is_file():
         return RunStatus("partial", checkpoint_step(run_dir))
     return RunStatus("new")
+
+
+def observation_differences(run_dir: str | os.PathLike, cfg: TrainConfig) -> list[str]:
+    """Recording settings (``probe_every``, ``log_every``, ...) in which an existing run differs from
+    ``cfg``: the run is still the same run (same hash) and is reused, but its metrics were recorded
+    with its own settings — e.g. a reused run without probes has no alignment/uniformity records."""
+    config_file = Path(run_dir) / CONFIG
+    if not config_file.is_file():
+        return []
+    saved = read_json(config_file).get("config", {})
+    wanted = cfg.to_dict()
+    return [f"recorded with {key}={saved.get(key)!r}, the study asks {wanted[key]!r}"
+            for key in OBSERVATION_KEYS if key in saved and saved[key] != wanted[key]]
