@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (ValueError, FileNotFoundError, FileExistsError, ConnectionError, FloatingPointError) as e:
+    except (ValueError, FileNotFoundError, FileExistsError, ConnectionError, FloatingPointError, ImportError) as e:
         print(f"cselab {args.command}: error: {e}", file=sys.stderr)
         return 2
 

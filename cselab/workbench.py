@@ -62,9 +62,12 @@ def show(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = FORMATS)
     """Save ``fig`` as ``path``.png / .pdf (reproducible bytes, :func:`cselab.plots.save_figure`) and
     display it inline when running in IPython; returns the files written."""
     written = save_figure(fig, path, formats)
-    if setup():
+    shell = _shell()
+    if shell is not None:
         from IPython.display import display
 
+        if Figure not in shell.display_formatter.formatters["image/png"].type_printers:
+            setup()   # (keeps the dpi of an earlier setup() call)
         display(fig)
     return written
 

@@ -286,7 +286,12 @@ def test_study_level_errors(tiny_model, tmp_path, capsys):
         load_study(tmp_path / "missing.yaml")
     bad = write_study(tmp_path / "slurm.yaml", tiny_model, runs=[{"label": "ok"}], slurm={"slurm_partitio": "gpu"})
     with pytest.raises(StudyError, match=r"slurm\.yaml: slurm: .*Unknown argument 'partitio'"):
-        reproduce(bad, launcher="submitit-local", dry_run=True, runs_dir=tmp_path / "runs")
+        reproduce(bad, dry_run=True, runs_dir=tmp_path / "runs")     # checked whatever the launcher
+    profile = write_study(tmp_path / "profile.yaml", tiny_model, runs=[{"label": "ok"}])
+    profile.write_text(profile.read_text().replace("max_steps:", "max_step:"))
+    with pytest.raises(StudyError, match=r"profile\.yaml: profiles: cpu: unknown config key 'max_step' "
+                                         r"\(did you mean 'max_steps'\?\)"):
+        load_study(profile)
     # the command line: exit status 2 and one line naming the file and key, nothing written
     with working_dir(tmp_path):
         code = cli_main(["reproduce", str(study), "--profile", "gpu", "--dry-run"])

@@ -63,6 +63,9 @@ def test_show_saves_png_and_pdf_and_displays(shell, tmp_path):
     assert (tmp_path / "figs" / "curve.pdf").read_bytes().startswith(b"%PDF")
     (shown,) = shell.display_pub.outputs
     assert png_size(shown["data"]["image/png"]) == (340, 260)
+    workbench.setup(dpi=50)                      # show() keeps an earlier setup's resolution
+    workbench.show(small_figure(), tmp_path / "figs" / "small")
+    assert png_size(shell.display_pub.outputs[-1]["data"]["image/png"]) == (170, 130)
 
 
 def test_save_table_from_a_dataframe(tmp_path):

@@ -120,10 +120,12 @@ def check_submitit_parameters(parameters: dict, where: str) -> None:
 
 
 def make_launcher(kind: str, jobs: int, folder: str | Path, parameters: dict, where: str):
-    """The launcher for ``--launcher``; submitit parameters are validated here."""
+    """The launcher for ``--launcher``. submitit parameters are validated whatever the launcher, so a
+    typo in a study's ``slurm:`` section shows up on the first local run, not on the cluster."""
+    if kind not in LAUNCHERS:
+        raise ValueError(f"--launcher: expected one of {', '.join(LAUNCHERS)}, got {kind!r}")
+    if parameters:
+        check_submitit_parameters(parameters, where)
     if kind == "local":
         return LocalLauncher(jobs)
-    if kind not in SUBMITIT_CLUSTERS:
-        raise ValueError(f"--launcher: expected one of {', '.join(LAUNCHERS)}, got {kind!r}")
-    check_submitit_parameters(parameters, where)
     return SubmititLauncher(SUBMITIT_CLUSTERS[kind], folder, parameters, jobs)

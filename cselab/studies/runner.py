@@ -26,6 +26,18 @@ from .spec import NOTEBOOKS_DIR, TRAIN_NOTEBOOK, Study, load_study
 from .status import observation_differences, run_status
 
 
+def require_notebook_tools() -> None:
+    """Studies execute notebooks: papermill, jupytext and ipykernel come with cselab's notebooks extra."""
+    missing = []
+    for module in ("papermill", "jupytext", "ipykernel"):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append(module)
+    if missing:
+        raise ImportError(f"cselab reproduce needs {', '.join(missing)}: pip install 'cselab[notebooks]'")
+
+
 def make_plan(study: Study, data_dir: str | None = None) -> list[PlannedRun]:
     """Each run's status and cost; labels whose config another label already has share its run."""
     plan, first = [], {}
@@ -113,6 +125,7 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
     """Run a study; returns the exit status: 0 when every run and notebook succeeded, 1 when something
     failed (the rest still ran), 130 when interrupted. Invalid studies raise StudyError first."""
     out = stream or sys.stdout
+    require_notebook_tools()
     spec = load_study(study, profile, runs_dir)
     if jobs < 1:
         raise ValueError(f"--jobs: expected at least 1, got {jobs}")

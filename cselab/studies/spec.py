@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from ..config import ConfigError, TrainConfig, load_config, presets
+from ..methods import METHODS
 
 STUDY_DIR = Path(__file__).parent                           # shipped studies: cselab/studies/<name>.yaml
 NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"   # notebooks/<name>.py of the source tree
@@ -176,10 +177,10 @@ def _config_source(where: str, value: Any, study_dir: Path) -> str | None:
         return None
     if not isinstance(value, str):
         raise StudyError(f"{where}: config: expected a preset name or a config file, got {value!r}")
-    relative = study_dir / value
+    relative = study_dir / value          # an absolute path stays as it is
     if relative.is_file():
         return str(relative)
-    if Path(value).is_file() or value in presets():
+    if value in presets():
         return value
     raise StudyError(f"{where}: config: {value!r} is neither a file next to the study nor a preset "
                      f"(presets: {', '.join(presets())})")
@@ -342,6 +343,12 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
     if not isinstance(base, dict):
         raise StudyError(f"{path}: profiles: {profile}: expected a mapping of config keys, got {base!r}")
     base = flatten(base)
+    config_keys = sorted({f for f in TrainConfig.__dataclass_fields__ if f != "method_params"} | set(METHODS))
+    for key in base:
+        if key.split(".")[0] not in config_keys:
+            hint = difflib.get_close_matches(key.split(".")[0], config_keys, n=1)
+            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+            raise StudyError(f"{path}: profiles: {profile}: unknown config key {key!r}{suggestion}")
     study_dir = path.parent
     runs_root = Path(runs_root)
 
