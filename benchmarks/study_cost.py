@@ -4,12 +4,15 @@ measurements behind the cost model of ``cselab reproduce --dry-run`` (cselab/stu
     python benchmarks/study_cost.py [--model all-minilm-l6] [--steps 6] [--data-dir DIR]
 
 Each row trains a few steps with :func:`cselab.train.train` (batch 64, max_len 32 unless given)
-and times the steps between a warm-up and the last step (which evaluates and checkpoints); the
-STS-B dev row times one evaluation of the 1,500 dev pairs. Prints a table; nothing is kept.
+and takes the median time of the steps between a warm-up and the last step (which evaluates and
+checkpoints); the median keeps a busy shared machine's spikes out. The STS-B dev row times one
+evaluation of the 1,500 dev pairs. Prints a table and the load average; nothing is kept.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import tempfile
 import time
 
@@ -46,7 +49,8 @@ def seconds_per_step(model: str, overrides: dict, precision: str, steps: int, ba
                                  "final_eval": False, "precision": precision, "output_dir": tmp, **overrides})
         train(cfg, data_dir=data_dir, progress=False, callbacks=[lambda state, record: stamps.append(time.perf_counter())])
     # stamps[i] is taken after step i+1; the last step also evaluates and checkpoints.
-    return (stamps[WARMUP + steps - 1] - stamps[WARMUP - 1]) / steps
+    durations = [stamps[i] - stamps[i - 1] for i in range(WARMUP, WARMUP + steps)]
+    return statistics.median(durations)
 
 
 def dev_eval_seconds(model: str, data_dir, batch_size: int = 128) -> float:
@@ -80,6 +84,7 @@ def main() -> None:
     rows.append(["STS-B dev evaluation (1,500 pairs)", "fp32", f"{dev_eval_seconds(args.model, args.data_dir):.1f}", ""])
     print(tabulate(rows, headers=["setup", "precision", "seconds (per step / per evaluation)", "× simcse fp32"],
                    tablefmt="github"))
+    print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
 if __name__ == "__main__":

@@ -9,8 +9,9 @@ seconds(run) = overhead + steps × s/step + dev evaluations + final STS evaluati
 * STS-B dev is scored every ``eval_every`` steps and at the end, the 7-task STS suite once when
   ``final_eval`` is on, both scaled by the same parameter ratio.
 
-CPU numbers were measured on this project's 2-core development machine with the offline MiniLM
-backbone (``benchmarks/throughput.py``, ``benchmarks/study_cost.py``). GPU numbers are ASSUMPTIONS
+The CPU step time and STS suite time were measured on this project's 2-core development machine with
+the offline MiniLM backbone (``benchmarks/throughput.py``; README); the dev-evaluation time follows
+from its 351 sentences/s; method overheads are estimates (see METHOD_OVERHEAD). GPU numbers are ASSUMPTIONS
 for one H200 running BERT-base in bf16 (not measured here: no GPU was available); on another GPU,
 or at batch sizes that do not fill the GPU, expect real times to differ by a factor of two or more.
 """
@@ -59,9 +60,10 @@ class Reference:
 
 
 REFERENCES = {
-    # 2 CPU cores, all-MiniLM-L6 (benchmarks/throughput.py: 0.50 steps/s fp32; the STS suite in 75–85 s)
+    # 2 CPU cores, all-MiniLM-L6 (benchmarks/throughput.py: 0.50 steps/s fp32; the STS suite in 75–85 s;
+    # STS-B dev = 1,500 pairs, 2,909 unique sentences at 351 sentences/s ≈ 8 s; bf16 about halves a step)
     "cpu": Reference("2-core CPU (measured on the development machine, offline MiniLM)", "measured", MINILM,
-                     "fp32", seconds_per_step=2.0, dev_eval_seconds=7.0, sts_suite_seconds=80.0,
+                     "fp32", seconds_per_step=2.0, dev_eval_seconds=8.0, sts_suite_seconds=80.0,
                      overhead_seconds=15.0),
     # one H200, BERT-base in bf16: assumed ~12 steps/s for batch 64 × 32 tokens (the loop's Python and
     # tokenisation dominate at this size), ~4,000 evaluation sentences/s
@@ -74,16 +76,17 @@ PRECISION_FACTOR = {
     "cpu": {"fp32": 1.0, "bf16": 0.5},
     "cuda": {"bf16": 1.0, "fp16": 1.0, "fp32": 2.5},
 }
-# Extra step time of each method over SimCSE (0.3 = 30 % slower), measured on the CPU with
-# benchmarks/study_cost.py; APINCSE's two components were measured together and split evenly.
+# Extra step time of each method over SimCSE (0.5 = 50 % slower): ESTIMATES from the work each
+# component adds to a step whose cost is the encoder's forward and backward pass, not measurements
+# (benchmarks/study_cost.py measures them on an idle machine; the development machine was too busy).
 METHOD_OVERHEAD = {
     "simcse": 0.0,
-    "mixcse": 0.05,
-    "gs_infonce": 0.02,
-    "clusterns": 0.10,
-    "augmented_positive": 0.10,
-    "interlayer_negative": 0.10,
-    "mlm": 0.60,
+    "mixcse": 0.05,               # B × 2B mixtures and their cosines: small next to the encoder
+    "gs_infonce": 0.02,           # M·B Gaussian vectors as extra logits
+    "clusterns": 0.10,            # K-means iterations over the batch, centroid logits, the BML term
+    "augmented_positive": 0.05,   # queue search for neighbours (top-k over L)
+    "interlayer_negative": 0.15,  # every layer's hidden states kept, one more projection per step
+    "mlm": 0.50,                  # a third encoder pass (B masked sentences) through the MLM head
 }
 UNKNOWN_METHOD_OVERHEAD = 0.25
 KNOWN_CORPUS_SIZES = {"wiki1m": 1_000_000}
