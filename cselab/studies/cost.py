@@ -5,7 +5,7 @@ seconds(run) = overhead + steps × s/step + dev evaluations + final STS evaluati
 * s/step = the reference device's measured (CPU) or assumed (GPU) seconds per step for its
   reference backbone at batch 64, max_len 32, scaled linearly by the backbone's transformer-layer
   parameter count (embeddings cost no FLOPs), by batch × max_len, by the precision and by the
-  methods' measured overhead over SimCSE;
+  methods' estimated overhead over SimCSE;
 * STS-B dev is scored every ``eval_every`` steps and at the end, the 7-task STS suite once when
   ``final_eval`` is on, both scaled by the same parameter ratio.
 
