@@ -380,3 +380,29 @@ def test_ctrl_c_interrupts_the_running_kernel_and_writes_the_index(two_runs, tin
     # the kernel got the KeyboardInterrupt in its waiting cell (papermill saved the traceback)
     executed = (root / "reports" / "ctrl-c" / "waiting.ipynb").read_text()
     assert "KeyboardInterrupt" in executed
+
+
+def test_train_notebook_executes_under_papermill(tiny_config, data_dir, tmp_path):
+    """The train notebook on its own: a config file plus overrides → a run in output_dir."""
+    import jupytext
+    import papermill
+
+    from cselab.studies.spec import notebook_parameters
+
+    source = REPO / "notebooks" / "train.py"
+    assert notebook_parameters(source) == {"config", "overrides", "output_dir", "resume", "overwrite", "data_dir",
+                                           "threads", "progress"}
+    config_file = tmp_path / "tiny.yaml"
+    config_file.write_text(yaml.safe_dump({k: v for k, v in tiny_config.items() if k != "output_dir"}))
+    overrides = {"max_steps": 2, "eval_every": 2, "seed": 5}
+    papermill.execute_notebook(jupytext.read(source), str(tmp_path / "train.ipynb"), kernel_name="python3",
+                               progress_bar=False, parameters={
+                                   "config": str(config_file), "overrides": overrides, "data_dir": str(data_dir),
+                                   "output_dir": str(tmp_path / "runs"), "progress": False})
+    cfg = load_config(config_file, {**overrides, "output_dir": str(tmp_path / "runs")})
+    run_dir = tmp_path / "runs" / cfg.default_run_name()
+    results = read_json(run_dir / "results.json")
+    assert results["steps"] == 2 and read_json(run_dir / "config.json")["config"]["seed"] == 5
+    printed = json.dumps(json.loads((tmp_path / "train.ipynb").read_text())["cells"])
+    assert f"run directory: {run_dir}" in printed
+    assert f"best STS-B dev {results['best_stsb_dev']:.2f} at step 2" in printed
