@@ -10,8 +10,12 @@ export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 # papermill parameters for the quickstart, e.g. make demo DEMO_ARGS="-p max_steps 50"
 DEMO_ARGS ?=
+# make reproduce STUDY=name PROFILE=cpu REPRODUCE_ARGS="--jobs 2 --dry-run" (docs/studies.md)
+STUDY ?=
+PROFILE ?= cpu
+REPRODUCE_ARGS ?=
 
-.PHONY: demo test test-all data benchmark notebooks clean
+.PHONY: demo test test-all data benchmark notebooks reproduce clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +34,10 @@ demo: data
 	$(BIN)/jupytext --to ipynb --output notebooks/executed/quickstart.source.ipynb notebooks/quickstart.py
 	$(BIN)/papermill --cwd . -k python3 notebooks/executed/quickstart.source.ipynb notebooks/executed/quickstart.ipynb $(DEMO_ARGS)
 	@echo "executed notebook: notebooks/executed/quickstart.ipynb; figures: figures/quickstart/"
+
+reproduce: data
+	@if [ -z "$(STUDY)" ]; then echo "usage: make reproduce STUDY=name-or-file [PROFILE=cpu|gpu] [REPRODUCE_ARGS=...]"; exit 2; fi
+	$(BIN)/cselab reproduce "$(STUDY)" --profile "$(PROFILE)" --data-dir "$(CSELAB_DATA)" $(REPRODUCE_ARGS)
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q

@@ -1,4 +1,4 @@
-"""``cselab`` command line: data fetch, train, eval, info."""
+"""``cselab`` command line: data fetch, train, eval, reproduce, info."""
 from __future__ import annotations
 
 import argparse
@@ -51,6 +51,24 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--output", default=None, help="write the results JSON here")
     _add_data_dir(ev)
 
+    rep = sub.add_parser("reproduce", help="run a study: its runs (reusing finished ones, resuming partial ones) "
+                         "and its notebooks; see docs/studies.md")
+    rep.add_argument("study", help="a shipped study name (cselab/studies/<name>.yaml) or a study file")
+    rep.add_argument("--profile", default="cpu", help="the study's profile to run (default: cpu)")
+    rep.add_argument("--jobs", type=int, default=1, help="runs at once (default 1)")
+    rep.add_argument("--dry-run", action="store_true", help="list the runs, their status and estimated cost; "
+                     "write nothing")
+    rep.add_argument("--launcher", default="local", choices=["local", "submitit-local", "slurm"],
+                     help="local (default), slurm (one SLURM job per run via submitit) or submitit-local "
+                     "(the same path on this machine)")
+    rep.add_argument("--slurm", nargs="+", default=[], metavar="KEY=VALUE",
+                     help="submitit parameters over the study's slurm: section, e.g. timeout_min=120 "
+                     "slurm_partition=gpu gpus_per_node=1")
+    rep.add_argument("--runs-dir", default="runs", help="shared runs root (default: runs)")
+    rep.add_argument("--reports-dir", default="reports", help="executed notebooks and index (default: reports)")
+    rep.add_argument("--figures-dir", default="figures", help="figures root (default: figures)")
+    _add_data_dir(rep)
+
     info = sub.add_parser("info", help="versions, device, data root, presets and methods")
     _add_data_dir(info)
     return parser
@@ -60,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (ValueError, FileNotFoundError, FileExistsError, ConnectionError, FloatingPointError) as e:
+    except (ValueError, FileNotFoundError, FileExistsError, ConnectionError, FloatingPointError, ImportError) as e:
         print(f"cselab {args.command}: error: {e}", file=sys.stderr)
         return 2
 
@@ -150,6 +168,26 @@ def _eval_suite(args, encoder) -> int:
     return 0
 
 
+def _key_values(items: list[str], option: str) -> dict:
+    import yaml
+
+    out = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{option} {item!r}: expected KEY=VALUE")
+        out[key.strip()] = yaml.safe_load(raw) if raw.strip() else None
+    return out
+
+
+def cmd_reproduce(args) -> int:
+    from .studies import reproduce
+
+    return reproduce(args.study, profile=args.profile, jobs=args.jobs, dry_run=args.dry_run, launcher=args.launcher,
+                     runs_dir=args.runs_dir, data_dir=args.data_dir, reports_dir=args.reports_dir,
+                     figures_dir=args.figures_dir, slurm=_key_values(args.slurm, "--slurm"))
+
+
 def cmd_info(args) -> int:
     import torch
 
@@ -157,6 +195,7 @@ def cmd_info(args) -> int:
     from .data import data_root
     from .methods import METHODS
     from .rundir import git_commit, package_versions
+    from .studies import available_studies
 
     root = data_root(args.data_dir)
     print("versions:")
@@ -169,13 +208,14 @@ def cmd_info(args) -> int:
     present = [d for d in ("downstream", "corpus", "clustering") if (root / d).is_dir()]
     print(f"data root: {root.resolve()} ({'has ' + ', '.join(present) if present else 'empty: run `cselab data fetch`'})")
     print(f"presets: {', '.join(presets())}")
+    print(f"studies: {', '.join(available_studies()) or 'none shipped yet'}")
     print("methods:")
     for name, spec in sorted(METHODS.items()):
         print(f"  {name}: {spec.summary}")
     return 0
 
 
-COMMANDS = {"data": cmd_data, "train": cmd_train, "eval": cmd_eval, "info": cmd_info}
+COMMANDS = {"data": cmd_data, "train": cmd_train, "eval": cmd_eval, "reproduce": cmd_reproduce, "info": cmd_info}
 
 if __name__ == "__main__":
     sys.exit(main())

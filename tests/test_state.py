@@ -4,6 +4,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 import torch
 
 from cselab.rundir import load_state, save_state
@@ -34,3 +35,17 @@ def test_optimizer_and_rng_round_trip(tmp_path):
 def test_no_pickle_files(tmp_path):
     save_state({"x": torch.ones(2)}, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["trainer_state.json", "trainer_state.safetensors"]
+
+
+def test_load_plain_entry_reads_counters_without_tensors(tmp_path):
+    from cselab.rundir.state import load_plain_entry
+
+    save_state({"weights": torch.ones(3), "train_state": {"step": 7, "best_score": 81.5, "stopped_early": False}},
+               tmp_path)
+    assert load_plain_entry(tmp_path, "train_state") == {"step": 7, "best_score": 81.5, "stopped_early": False}
+    with pytest.raises(ValueError, match="entry 'weights' holds tensors"):
+        load_plain_entry(tmp_path, "weights")
+    with pytest.raises(KeyError, match="no entry 'rng'"):
+        load_plain_entry(tmp_path, "rng")
+    with pytest.raises(FileNotFoundError, match="checkpoint file missing"):
+        load_plain_entry(tmp_path / "none", "train_state")

@@ -79,3 +79,19 @@ def load_state(folder: str | os.PathLike, name: str = "trainer_state") -> dict:
             raise FileNotFoundError(f"{folder / (name + suffix)}: checkpoint file missing")
     tensors = load_file(str(folder / f"{name}.safetensors"))
     return unflatten(json.loads((folder / f"{name}.json").read_text()), tensors)
+
+
+def load_plain_entry(folder: str | os.PathLike, key: str, name: str = "trainer_state") -> Any:
+    """One tensor-free top-level entry of a saved state (e.g. ``train_state``: step, epoch, best score),
+    read from the JSON alone without loading the tensors; for a cheap look at a run's progress."""
+    path = Path(folder) / f"{name}.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: checkpoint file missing")
+    skeleton = json.loads(path.read_text())
+    entries = dict(skeleton.get("__dict__", [])) if isinstance(skeleton, dict) else {}
+    if key not in entries:
+        raise KeyError(f"{path}: no entry {key!r} (entries: {', '.join(map(str, entries))})")
+    try:
+        return unflatten(entries[key], {})
+    except KeyError:
+        raise ValueError(f"{path}: entry {key!r} holds tensors; use load_state") from None

@@ -1,0 +1,222 @@
+"""What a study prints and writes: the dry-run plan, one progress line per run, and the index page
+``reports/<study>/index.md`` (plus ``study.json``, the same facts for programs)."""
+from __future__ import annotations
+
+import datetime
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tabulate import tabulate
+
+from ..io import atomic_write_json, atomic_write_text
+from .cost import Estimate, assumptions, format_seconds
+from .execute import RunOutcome
+from .spec import NotebookSpec, RunSpec, Study
+from .status import RunStatus
+
+
+@dataclass
+class PlannedRun:
+    spec: RunSpec
+    status: RunStatus
+    estimate: Estimate
+    same_as: str | None = None     # an earlier label of the study with the same config (same run dir)
+    notes: list[str] = field(default_factory=list)   # e.g. recording settings that differ from the study's
+
+
+@dataclass
+class NotebookResult:
+    spec: NotebookSpec
+    status: str                    # ok | failed | skipped
+    output: Path | None = None
+    seconds: float = 0.0
+    note: str | None = None
+
+
+@dataclass
+class StudyReport:
+    study: Study
+    launcher: str
+    jobs: int
+    plan: list[PlannedRun]
+    report_dir: Path
+    figures_dir: Path
+    outcomes: dict[str, RunOutcome] = field(default_factory=dict)
+    notebooks: list[NotebookResult] = field(default_factory=list)
+    wall_seconds: float = 0.0
+    interrupted: bool = False
+
+    @property
+    def failures(self) -> int:
+        return (sum(not o.ok for o in self.outcomes.values()) + sum(n.status != "ok" for n in self.notebooks)
+                + sum(p.spec.label not in self.outcomes for p in self.plan))
+
+    @property
+    def ok(self) -> bool:
+        return not self.interrupted and self.failures == 0
+
+
+# ------------------------------------------------------------------- dry run
+def format_plan(study: Study, plan: list[PlannedRun]) -> str:
+    rows = []
+    for p in plan:
+        status = f"same run as {p.same_as}" if p.same_as else p.status.describe(p.estimate.steps)
+        estimate = "—" if p.same_as else format_seconds(p.estimate.seconds)
+        rows.append([p.spec.label, p.spec.method, p.spec.seed, str(p.spec.run_dir), status,
+                     p.estimate.steps if p.estimate.steps is not None else "?", estimate])
+    todo = [p for p in plan if not p.same_as and p.status.kind != "finished"]
+    known = [p.estimate.seconds for p in todo if p.estimate.seconds is not None]
+    lines = [f"study {study.name} (profile {study.profile}, {study.path}): {len(plan)} runs, "
+             f"{len(study.notebooks)} notebooks", "",
+             tabulate(rows, headers=["label", "method", "seed", "run dir", "status", "steps", "estimate"],
+                      tablefmt="github"), ""]
+    if study.notebooks:
+        lines.append("notebooks, executed in order after the runs:")
+        for i, nb in enumerate(study.notebooks, 1):
+            lines.append(f"  {i}. {nb.name} ({nb.path.name}) on {len(nb.runs)} runs: {', '.join(nb.runs)}")
+        lines.append("")
+    unknown = len(todo) - len(known)
+    total = (f"ESTIMATED total: {format_seconds(sum(known))} for the {len(known)} runs to train or resume"
+             + (f" (+{unknown} runs of unknown length)" if unknown else "")
+             + "; notebooks not included. This is a rough estimate, not a measurement.")
+    lines.append(total)
+    for p in plan:
+        lines += [f"  note: {p.spec.label}: {note}" for note in p.notes]
+    for note in sorted({n for p in plan for n in p.estimate.notes}):
+        lines.append(f"  note: {note}")
+    lines += [f"  assumption: {a}" for a in assumptions({p.estimate.device for p in plan})]
+    lines.append("dry run: nothing was trained, executed or written")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------- progress
+def run_line(outcome: RunOutcome, same_as: str | None = None, notes: list[str] = ()) -> str:
+    dev = f"best dev {outcome.best_stsb_dev:.2f}" if outcome.best_stsb_dev is not None else ""
+    status = f"{outcome.status} (same run as {same_as})" if same_as else outcome.status
+    line = f"run {outcome.label}: {status}  {outcome.seconds:.1f} s  {dev}  {outcome.run_dir}"
+    if outcome.error:
+        line += f"\n    {outcome.error}"
+    return line + "".join(f"\n    note: {note}" for note in notes)
+
+
+def in_jupyter() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+class Progress:
+    """A tqdm.auto bar over runs in Jupyter or a terminal; one plain line per run otherwise."""
+
+    def __init__(self, total: int, stream=None, mode: str = "auto"):
+        self.stream = stream or sys.stderr
+        interactive = mode == "bar" or (mode == "auto" and (in_jupyter() or self.stream.isatty()))
+        self.bar = None
+        if interactive:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, desc="runs", unit="run", file=self.stream, dynamic_ncols=True)
+
+    def line(self, text: str, advance: bool = False) -> None:
+        if self.bar is not None:
+            self.bar.write(text, file=self.stream)
+            if advance:
+                self.bar.update(1)
+        else:
+            print(text, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+# ------------------------------------------------------------------- index page
+def _link(target: Path, start: Path) -> str:
+    return Path(os.path.relpath(Path(target).resolve(), start.resolve())).as_posix()
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def index_markdown(report: StudyReport) -> str:
+    study, here = report.study, report.report_dir
+    state = ("interrupted (run the same command again to resume)" if report.interrupted
+             else "all runs and notebooks succeeded" if report.ok else f"{report.failures} failed or skipped")
+    lines = [f"# Study `{study.name}`", ""]
+    if study.description:
+        lines += [study.description.strip(), ""]
+    lines += [f"- profile: `{study.profile}`; launcher: `{report.launcher}`, {report.jobs} job(s) at a time",
+              f"- study file: `{study.path.name}`",
+              f"- wall time: {format_seconds(report.wall_seconds)} "
+              f"(finished {datetime.datetime.now().astimezone().isoformat(timespec='seconds')})",
+              f"- status: **{state}**", "", "## Runs", ""]
+    rows = []
+    for p in report.plan:
+        o = report.outcomes.get(p.spec.label)
+        status = o.status if o else "interrupted" if report.interrupted else "not run"
+        if p.same_as:
+            status += f" (same run as {p.same_as})"
+        executed = here / "runs" / f"{p.spec.label}.ipynb"
+        label = f"[{p.spec.label}]({_link(executed, here)})" if executed.is_file() else p.spec.label
+        dev = f"{o.best_stsb_dev:.2f}" if o and o.best_stsb_dev is not None else "—"
+        rows.append([label, p.spec.method, p.spec.seed, status, dev,
+                     f"[{p.spec.run_dir.name}]({_link(p.spec.run_dir, here)})"])
+    lines += [tabulate(rows, headers=["label", "method", "seed", "status", "best STS-B dev", "run dir"],
+                       tablefmt="github", disable_numparse=True), ""]
+    notes = [f"- {p.spec.label}: {_cell(note)}" for p in report.plan for note in p.notes]
+    if notes:
+        lines += ["Notes:", ""] + notes + [""]
+    lines += ["## Notebooks", ""]
+    if not report.notebooks:
+        lines.append("(none executed)")
+    for nb in report.notebooks:
+        name = f"[{nb.spec.name}]({_link(nb.output, here)})" if nb.output and nb.output.is_file() else nb.spec.name
+        extra = f": {_cell(nb.note)}" if nb.note else ""
+        lines.append(f"- {name} — {nb.status} ({nb.seconds:.1f} s) on {len(nb.spec.runs)} runs{extra}")
+    lines += ["", "## Figures", ""]
+    figures = sorted(report.figures_dir.rglob("*.png")) if report.figures_dir.is_dir() else []
+    lines += [f"![{p.relative_to(report.figures_dir).as_posix()}]({_link(p, here)})" for p in figures] or ["(none)"]
+    lines += ["", "## Tables", ""]
+    tables_dir = here / "tables"
+    tables = sorted(tables_dir.glob("*.md")) if tables_dir.is_dir() else []
+    for md in tables:
+        csv = md.with_suffix(".csv")
+        lines.append(f"- [{md.stem}]({_link(md, here)})" + (f" ([csv]({_link(csv, here)}))" if csv.is_file() else ""))
+    for csv in sorted(tables_dir.glob("*.csv")) if tables_dir.is_dir() else []:
+        if not csv.with_suffix(".md").is_file():
+            lines.append(f"- [{csv.name}]({_link(csv, here)})")
+    if not tables and not (tables_dir.is_dir() and any(tables_dir.glob("*.csv"))):
+        lines.append("(none)")
+    errors = [o.error for o in report.outcomes.values() if o.error]
+    errors += [f"notebook {nb.spec.name}: {nb.note}" for nb in report.notebooks if nb.status == "failed"]
+    if errors:
+        lines += ["", "## Failures", ""] + [f"- {_cell(e)}" for e in errors]
+    return "\n".join(lines) + "\n"
+
+
+def summary(report: StudyReport) -> dict:
+    runs = []
+    for p in report.plan:
+        o = report.outcomes.get(p.spec.label)
+        runs.append({"label": p.spec.label, "method": p.spec.method, "seed": p.spec.seed,
+                     "run_dir": str(p.spec.run_dir), "same_as": p.same_as, "notes": p.notes,
+                     "status": o.status if o else "interrupted" if report.interrupted else "not run", "seconds": o.seconds if o else None,
+                     "best_stsb_dev": o.best_stsb_dev if o else None, "error": o.error if o else None})
+    notebooks = [{"name": nb.spec.name, "notebook": str(nb.spec.path), "runs": nb.spec.runs, "status": nb.status,
+                  "output": str(nb.output) if nb.output else None, "seconds": nb.seconds, "note": nb.note}
+                 for nb in report.notebooks]
+    return {"study": report.study.name, "profile": report.study.profile, "ok": report.ok,
+            "interrupted": report.interrupted, "wall_seconds": report.wall_seconds, "runs": runs,
+            "notebooks": notebooks}
+
+
+def write_report(report: StudyReport) -> Path:
+    """Write ``index.md`` and ``study.json`` (each atomically); returns the index path."""
+    atomic_write_json(report.report_dir / "study.json", summary(report))
+    return atomic_write_text(report.report_dir / "index.md", index_markdown(report))

@@ -1,0 +1,179 @@
+"""``cselab reproduce``: validate a study, plan its runs against the shared runs root, train what is
+missing through the ``train`` notebook, execute the analysis notebooks, write the index page.
+
+Reuse and resume come from the run directories alone (cselab/studies/status.py): a finished run
+(``results.json``) is reused, a partial one (``config.json`` only) is resumed from its checkpoint,
+anything else is trained. So an interrupted study resumes by running the same command again.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+
+from .cost import estimate_run, format_seconds
+from .execute import NotebookFailed, RunOutcome, RunTask, execute_notebook, signal_kernels
+from .launchers import make_launcher
+from .report import NotebookResult, PlannedRun, Progress, StudyReport, format_plan, run_line, write_report
+from .spec import NOTEBOOKS_DIR, TRAIN_NOTEBOOK, Study, load_study
+from .status import observation_differences, run_status
+
+
+def require_notebook_tools() -> None:
+    """Studies execute notebooks: papermill, jupytext and ipykernel come with cselab's notebooks extra."""
+    missing = []
+    for module in ("papermill", "jupytext", "ipykernel"):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append(module)
+    if missing:
+        raise ImportError(f"cselab reproduce needs {', '.join(missing)}: pip install 'cselab[notebooks]'")
+
+
+def make_plan(study: Study, data_dir: str | None = None) -> list[PlannedRun]:
+    """Each run's status and cost; labels whose config another label already has share its run."""
+    plan, first = [], {}
+    for spec in study.runs:
+        status = run_status(spec.run_dir)
+        estimate = estimate_run(spec.config, study.profile, status.steps_done, status.kind == "finished", data_dir)
+        notes = observation_differences(spec.run_dir, spec.config) if status.kind != "new" else []
+        plan.append(PlannedRun(spec, status, estimate, first.get(spec.run_dir), notes))
+        first.setdefault(spec.run_dir, spec.label)
+    return plan
+
+
+def run_tasks(study: Study, plan: list[PlannedRun], report_dir: Path, data_dir: str | None, jobs: int,
+              launcher: str) -> list[RunTask]:
+    """A task for every distinct run that is not finished."""
+    threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 and launcher != "slurm" else 0
+    cwd = os.getcwd()
+    return [RunTask(label=p.spec.label, run_dir=str(p.spec.run_dir), config=p.spec.config.to_dict(),
+                    resume=p.status.kind == "partial", notebook=str(NOTEBOOKS_DIR / f"{TRAIN_NOTEBOOK}.py"),
+                    output=str(report_dir / "runs" / f"{p.spec.label}.ipynb"), data_dir=data_dir, cwd=cwd,
+                    threads=threads, estimate_seconds=p.estimate.seconds)
+            for p in plan if p.same_as is None and p.status.kind != "finished"]
+
+
+def notebook_parameters(study: Study, nb, report: StudyReport, data_dir: str | None) -> dict:
+    """The engine's parameters the notebook declares, then the study's parameters for it."""
+    engine = {"runs": {label: str(study.run(label).run_dir) for label in nb.runs},
+              "figures_dir": str(report.figures_dir / nb.name), "tables_dir": str(report.report_dir / "tables"),
+              "data_dir": data_dir, "profile": study.profile}
+    return {**{k: v for k, v in engine.items() if k in nb.declared}, **nb.parameters}
+
+
+@contextlib.contextmanager
+def interrupt_kernels_on_signals():
+    """Ctrl-C or SIGTERM: interrupt the running notebook kernels (they run in their own session and
+    would not see it; a second signal kills them), then raise KeyboardInterrupt here. Runs stop at
+    their last checkpoint and resume next time. Only the main thread can install handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    presses = 0
+
+    def handler(signum, frame):
+        nonlocal presses
+        presses += 1
+        signal_kernels(signal.SIGINT if presses == 1 else signal.SIGKILL)
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def execute_notebooks(study: Study, report: StudyReport, progress: Progress, data_dir: str | None) -> None:
+    for nb in study.notebooks:
+        failed = [label for label in nb.runs if not report.outcomes[label].ok]
+        if failed:
+            result = NotebookResult(nb, "skipped", note=f"skipped: its runs {', '.join(failed)} failed")
+        else:
+            figures = report.figures_dir / nb.name
+            if figures.is_dir():  # the notebook's own output folder: stale figures must not be listed
+                shutil.rmtree(figures)
+            output = report.report_dir / f"{nb.name}.ipynb"
+            started = time.perf_counter()
+            try:
+                # in a worker thread, like the runs: the main thread stays free to forward Ctrl-C to the kernel
+                with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cselab-notebook") as pool:
+                    pool.submit(execute_notebook, nb.path, output, notebook_parameters(study, nb, report, data_dir),
+                                os.getcwd()).result()
+                result = NotebookResult(nb, "ok", output, time.perf_counter() - started)
+            except NotebookFailed as e:
+                result = NotebookResult(nb, "failed", output, time.perf_counter() - started, note=str(e))
+        report.notebooks.append(result)
+        progress.line(f"notebook {nb.name}: {result.status}  {result.seconds:.1f} s  "
+                      f"{result.output or ''}" + (f"\n    {result.note}" if result.note else ""))
+
+
+def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry_run: bool = False,
+              launcher: str = "local", runs_dir: str | os.PathLike = "runs", data_dir: str | None = None,
+              reports_dir: str | os.PathLike = "reports", figures_dir: str | os.PathLike = "figures",
+              slurm: dict | None = None, stream=None, progress: str = "auto") -> int:
+    """Run a study; returns the exit status: 0 when every run and notebook succeeded, 1 when something
+    failed (the rest still ran), 130 when interrupted. Invalid studies raise StudyError first."""
+    out = stream or sys.stdout
+    require_notebook_tools()
+    spec = load_study(study, profile, runs_dir)
+    if jobs < 1:
+        raise ValueError(f"--jobs: expected at least 1, got {jobs}")
+    report_dir = Path(reports_dir) / spec.name
+    run_launcher = make_launcher(launcher, jobs, report_dir / "submitit", {**spec.slurm, **(slurm or {})},
+                                 f"{spec.path}: slurm")
+    plan = make_plan(spec, data_dir)
+    if dry_run:
+        print(format_plan(spec, plan), file=out)
+        return 0
+
+    report = StudyReport(spec, launcher, jobs, plan, report_dir, Path(figures_dir) / spec.name)
+    tasks = run_tasks(spec, plan, report_dir, data_dir, jobs, launcher)
+    estimate = sum(t.estimate_seconds or 0 for t in tasks)
+    print(f"study {spec.name} (profile {profile}): {len(plan)} runs, {len(tasks)} to train or resume "
+          f"(estimated {format_seconds(estimate)}), {len(spec.notebooks)} notebooks", file=out, flush=True)
+    notes = {p.spec.label: p.notes for p in plan}
+    aliases: dict[str, list[str]] = {}
+    for p in plan:
+        if p.same_as:
+            aliases.setdefault(p.same_as, []).append(p.spec.label)
+    bar = Progress(len(plan), out, progress)
+    started = time.perf_counter()
+
+    def record(outcome: RunOutcome) -> None:
+        report.outcomes[outcome.label] = outcome
+        bar.line(run_line(outcome, notes=notes[outcome.label]), advance=True)
+        for label in aliases.get(outcome.label, []):
+            report.outcomes[label] = replace(outcome, label=label)
+            bar.line(run_line(report.outcomes[label], same_as=outcome.label, notes=notes[label]), advance=True)
+
+    try:
+        with interrupt_kernels_on_signals():
+            for p in plan:
+                if p.same_as is None and p.status.kind == "finished":
+                    record(RunOutcome(p.spec.label, str(p.spec.run_dir), "reused", 0.0, p.status.best_stsb_dev,
+                                      p.status.steps_done))
+            for outcome in run_launcher.run(tasks):
+                record(outcome)
+            bar.close()
+            execute_notebooks(spec, report, bar, data_dir)
+    except KeyboardInterrupt:
+        report.interrupted = True
+    finally:
+        bar.close()
+        report.wall_seconds = time.perf_counter() - started
+        index = write_report(report)
+    state = ("interrupted: run the same command again to resume" if report.interrupted
+             else "all succeeded" if report.ok else f"{report.failures} failed or skipped")
+    print(f"study {spec.name}: {state}; {format_seconds(report.wall_seconds)}; index: {index}", file=out, flush=True)
+    return 130 if report.interrupted else 0 if report.ok else 1

@@ -1,0 +1,65 @@
+"""Where a run directory stands, read from its files (nothing is loaded but small JSON):
+``finished`` (``results.json`` present: reuse it), ``partial`` (``config.json`` present, no
+``results.json``: resume it), ``new`` (no run there yet)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import NON_IDENTITY_KEYS, TrainConfig
+from ..io import read_json
+from ..rundir.state import load_plain_entry
+
+# Settings outside the run's identity that change what the run directory records (not its result).
+OBSERVATION_KEYS = tuple(k for k in NON_IDENTITY_KEYS if k not in ("output_dir", "run_name", "device",
+                                                                  "eval_batch_size"))
+
+# The trainer's files (cselab/train/rundir.py and state.py).
+RESULTS = "results.json"
+CONFIG = "config.json"
+CHECKPOINT = "last"
+
+
+@dataclass
+class RunStatus:
+    kind: str                      # "new" | "partial" | "finished"
+    steps_done: int = 0            # finished: steps trained; partial: steps in the last checkpoint
+    best_stsb_dev: float | None = None
+
+    def describe(self, total_steps: int | None = None) -> str:
+        if self.kind == "partial":
+            of = f"/{total_steps}" if total_steps else ""
+            return f"partial (checkpoint at step {self.steps_done}{of})" if self.steps_done else "partial (no checkpoint)"
+        return self.kind
+
+
+def checkpoint_step(run_dir: str | os.PathLike) -> int:
+    """Optimizer steps in the run's ``last/`` checkpoint (0 when there is none)."""
+    try:
+        return int(load_plain_entry(Path(run_dir) / CHECKPOINT, "train_state")["step"])
+    except FileNotFoundError:
+        return 0
+
+
+def run_status(run_dir: str | os.PathLike) -> RunStatus:
+    run_dir = Path(run_dir)
+    if (run_dir / RESULTS).is_file():
+        results = read_json(run_dir / RESULTS)
+        return RunStatus("finished", int(results.get("steps", 0)), results.get("best_stsb_dev"))
+    if (run_dir / CONFIG).is_file():
+        return RunStatus("partial", checkpoint_step(run_dir))
+    return RunStatus("new")
+
+
+def observation_differences(run_dir: str | os.PathLike, cfg: TrainConfig) -> list[str]:
+    """Recording settings (``probe_every``, ``log_every``, ...) in which an existing run differs from
+    ``cfg``: the run is still the same run (same hash) and is reused, but its metrics were recorded
+    with its own settings — e.g. a reused run without probes has no alignment/uniformity records."""
+    config_file = Path(run_dir) / CONFIG
+    if not config_file.is_file():
+        return []
+    saved = read_json(config_file).get("config", {})
+    wanted = cfg.to_dict()
+    return [f"recorded with {key}={saved.get(key)!r}, the study asks {wanted[key]!r}"
+            for key in OBSERVATION_KEYS if key in saved and saved[key] != wanted[key]]

@@ -1,0 +1,148 @@
+"""Helpers every analysis notebook uses: inline figures, saved figures and tables, run parameters.
+
+cselab draws figures on :class:`matplotlib.figure.Figure` objects without pyplot, so Jupyter shows
+them as ``<Figure size 340x260 with 1 Axes>`` unless something renders them. :func:`setup`
+registers a PNG formatter for ``Figure`` with IPython, after which a cell ending in ``fig`` and
+``display(fig)`` both put an ``image/png`` output in the notebook (and in papermill's executed copy).
+
+Typical notebook::
+
+    from cselab import workbench
+    workbench.setup()
+    runs = workbench.load_runs(runs)                      # the study's `runs` parameter
+    fig = plot_similarity_dynamics(runs)
+    workbench.show(fig, f"{figures_dir}/similarity")      # PNG + PDF, shown inline
+    workbench.save_table(frame, "sts", tables_dir)        # sts.md + sts.csv
+"""
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+from typing import Iterable, Mapping, Union
+
+from matplotlib.figure import Figure
+
+from .io import atomic_write_text
+from .plots.core import FORMATS, save_figure, style
+
+INLINE_DPI = 100   # inline copies are for reading; the saved PNG/PDF are the figures of record
+
+RunsParameter = Union[Mapping[str, Union[str, os.PathLike]], Iterable[Union[str, os.PathLike]], str, os.PathLike]
+
+
+def _shell():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()
+
+
+def figure_png(fig: Figure, dpi: int = INLINE_DPI) -> bytes:
+    """The figure as PNG bytes, drawn with cselab's style."""
+    buffer = io.BytesIO()
+    with style():
+        fig.savefig(buffer, format="png", dpi=dpi)
+    return buffer.getvalue()
+
+
+def setup(dpi: int = INLINE_DPI) -> bool:
+    """Show matplotlib Figures inline as PNG in this IPython kernel. Returns False outside IPython
+    (in a plain script nothing needs registering)."""
+    shell = _shell()
+    if shell is None:
+        return False
+    shell.display_formatter.formatters["image/png"].for_type(Figure, lambda fig: figure_png(fig, dpi))
+    return True
+
+
+def show(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = FORMATS) -> list[Path]:
+    """Save ``fig`` as ``path``.png / .pdf (reproducible bytes, :func:`cselab.plots.save_figure`) and
+    display it inline when running in IPython; returns the files written."""
+    written = save_figure(fig, path, formats)
+    shell = _shell()
+    if shell is not None:
+        from IPython.display import display
+
+        if Figure not in shell.display_formatter.formatters["image/png"].type_printers:
+            setup()   # (keeps the dpi of an earlier setup() call)
+        display(fig)
+    return written
+
+
+# ------------------------------------------------------------------- tables
+def _markdown_rows(markdown: str) -> list[list[str]]:
+    """Rows of the first pipe table in ``markdown`` (header first, the ``|---|`` rule dropped)."""
+    rows = []
+    for line in markdown.splitlines():
+        line = line.strip()
+        if not line.startswith("|"):
+            if rows:
+                break   # the table ended
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if all(set(c) <= set(":- ") and "-" in c for c in cells):
+            continue
+        rows.append(cells)
+    return rows
+
+
+def save_table(table, name: str, tables_dir: str | os.PathLike, index: bool | None = None) -> tuple[Path, Path]:
+    """Write a table as ``<tables_dir>/<name>.md`` and ``.csv`` (each atomically); returns both paths.
+
+    ``table`` is a pandas DataFrame (the index is kept when it is named or not a plain range, unless
+    ``index`` says otherwise) or a Markdown pipe table (as :func:`cselab.tables.to_markdown` and
+    ``format_sts_table`` produce); its cells go to the CSV as text."""
+    import pandas as pd
+
+    tables_dir = Path(tables_dir)
+    if not name or "/" in name or name.endswith((".md", ".csv")):
+        raise ValueError(f"save_table: name {name!r} must be a bare file name without suffix")
+    if isinstance(table, pd.DataFrame):
+        if index is None:
+            index = table.index.name is not None or not isinstance(table.index, pd.RangeIndex)
+        markdown = table.to_markdown(index=index)
+        csv_text = table.to_csv(index=index)
+    elif isinstance(table, str):
+        rows = _markdown_rows(table)
+        if not rows:
+            raise ValueError(f"save_table({name!r}): the text holds no Markdown pipe table")
+        widths = {len(r) for r in rows}
+        if len(widths) != 1:
+            raise ValueError(f"save_table({name!r}): the Markdown table's rows have {sorted(widths)} cells")
+        markdown = table.strip()
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerows(rows)
+        csv_text = buffer.getvalue()
+    else:
+        raise TypeError(f"save_table({name!r}): expected a DataFrame or a Markdown table, got {type(table).__name__}")
+    md_path = atomic_write_text(tables_dir / f"{name}.md", markdown + "\n")
+    csv_path = atomic_write_text(tables_dir / f"{name}.csv", csv_text)
+    return md_path, csv_path
+
+
+# ------------------------------------------------------------------- runs
+def load_runs(runs: RunsParameter) -> dict[str, Path]:
+    """The ``runs`` parameter of an analysis notebook as ``{label: run directory}``.
+
+    Accepts a mapping ``{label: path}`` (what a study passes), a list of paths (labelled by folder
+    name) or one path. Every directory must hold a run (``config.json``); all missing ones are
+    named in one error."""
+    if isinstance(runs, (str, os.PathLike)):
+        runs = [runs]
+    if isinstance(runs, Mapping):
+        pairs = [(str(label), Path(path)) for label, path in runs.items()]
+    else:
+        pairs = [(Path(path).name, Path(path)) for path in runs]
+    if not pairs:
+        raise ValueError("runs: no run directory given (pass {label: run directory})")
+    labels = [label for label, _ in pairs]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise ValueError(f"runs: the label(s) {twice} name more than one run; pass a mapping {{label: path}}")
+    missing = [f"{label}: {path}" for label, path in pairs if not (path / "config.json").is_file()]
+    if missing:
+        raise FileNotFoundError("runs: not a run directory (no config.json): " + "; ".join(missing))
+    return dict(pairs)

@@ -1,0 +1,66 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # train: one run from a config
+#
+# A thin wrapper around `cselab.train.train`: a preset, a config file or a full config mapping,
+# plus overrides → a run directory (`<runs root>/<method>-<config hash>/`). This is the notebook a
+# study (`cselab reproduce`) executes for each of its runs; run it yourself with papermill, e.g.
+#
+#     papermill train.ipynb out.ipynb -p config quickstart -y "overrides: {max_steps: 20}"
+
+# %% tags=["parameters"]
+config = "quickstart"  # preset name, YAML/JSON config file, or a full config mapping (what a study passes)
+overrides = {}  # {key: value}; dotted keys for method sections, e.g. {"mixcse.mix_lambda": 0.3}
+output_dir = None  # runs root; None keeps the config's output_dir (default runs/)
+resume = False  # continue an interrupted run from its last checkpoint
+overwrite = False  # replace an existing run of the same config (only when asked)
+data_dir = None  # data root; None: $CSELAB_DATA, else ./data
+threads = 0  # torch CPU threads; 0: torch's default
+progress = True  # show the training progress bar
+
+# %%
+import json
+
+import torch
+
+from cselab.config import load_config
+from cselab.evaluate import format_sts_table
+from cselab.io import read_json
+from cselab.studies.status import checkpoint_step
+from cselab.train import RunDir, train
+
+if threads:
+    torch.set_num_threads(threads)
+cfg = load_config(config, {**overrides, **({"output_dir": output_dir} if output_dir else {})})
+run_dir = RunDir.for_config(cfg).path
+print(f"run directory: {run_dir}")
+if resume:
+    step = checkpoint_step(run_dir)
+    print(f"resuming from the checkpoint at step {step}" if step else "no checkpoint yet: training from step 0")
+print(json.dumps(cfg.to_dict(), indent=1))
+
+# %%
+run = train(cfg, resume=resume, overwrite=overwrite, data_dir=data_dir, progress=progress)
+
+# %% [markdown]
+# ## Results
+
+# %%
+results = read_json(run / "results.json")
+print(f"run: {run}")
+print(f"steps: {results['steps']} of {results['total_steps']}; best STS-B dev {results['best_stsb_dev']:.2f} "
+      f"at step {results['best_step']}; {results['train_seconds']:.1f} s of training")
+if "sts" in results:
+    print(format_sts_table({run.name: results["sts"]}))

@@ -1,0 +1,408 @@
+"""Studies (`cselab reproduce`): validation, planning and cost, runs through the train notebook with
+reuse and resume, failing runs and notebooks, the submitit path, the index page."""
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import json
+import os
+import struct
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO
+
+from cselab.cli import main as cli_main
+from cselab.config import load_config
+from cselab.io import read_json, read_jsonl
+from cselab.studies import StudyError, load_study, reproduce
+from cselab.studies.cost import (corpus_size, estimate_run, format_seconds, layer_parameters, seconds_per_step,
+                                 total_steps)
+from cselab.train import train
+
+NOTEBOOKS = REPO / "tests" / "notebooks"
+
+
+def base_profile(tiny_model) -> dict:
+    """Two optimizer steps of the tiny BERT, one STS-B dev evaluation, no final STS suite."""
+    return {"model": str(tiny_model), "corpus": "wiki1m-head", "max_sentences": 64, "batch_size": 16,
+            "max_steps": 2, "eval_every": 2, "log_every": 1, "final_eval": False, "lr": 1.0e-4}
+
+
+def write_study(path: Path, tiny_model, runs: list, notebooks: list | None = None, **extra) -> Path:
+    study = {"name": path.stem, "description": "a test study", "profiles": {"cpu": base_profile(tiny_model)},
+             "runs": runs, **({"notebooks": notebooks} if notebooks is not None else {}), **extra}
+    path.write_text(yaml.safe_dump(study, sort_keys=False))
+    return path
+
+
+@contextlib.contextmanager
+def working_dir(path: Path):
+    old = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def run_study(root: Path, study: Path, data_dir: Path, **kwargs) -> tuple[int, str, dict]:
+    """reproduce() with every output under ``root``; returns (exit code, printed text, study.json)."""
+    stream = io.StringIO()
+    with working_dir(root):
+        code = reproduce(study, runs_dir=root / "runs", reports_dir=root / "reports", figures_dir=root / "figures",
+                         data_dir=str(data_dir), stream=stream, progress="lines", **kwargs)
+    summary_file = root / "reports" / load_study(study, runs_root=root / "runs").name / "study.json"
+    return code, stream.getvalue(), read_json(summary_file) if summary_file.is_file() else {}
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+def image_outputs(notebook: Path) -> list[bytes]:
+    cells = json.loads(notebook.read_text())["cells"]
+    return [base64.b64decode(out["data"]["image/png"]) for cell in cells for out in cell.get("outputs", [])
+            if "image/png" in out.get("data", {})]
+
+
+# ------------------------------------------------------------------- a two-run study, twice
+@pytest.fixture(scope="module")
+def two_runs(tiny_model, data_dir, tmp_path_factory):
+    """The two-run study executed once (shared by the tests that only read its runs)."""
+    root = tmp_path_factory.mktemp("study")
+    study = write_study(root / "two-runs.yaml", tiny_model, runs=[{"label": "simcse", "seeds": [1, 2]}],
+                        notebooks=[{"notebook": str(NOTEBOOKS / "summary.py"), "parameters": {"title": "loss"}}])
+    code, text, summary = run_study(root, study, data_dir, jobs=2)   # both runs at once (two kernels)
+    return root, study, code, text, summary
+
+
+def test_two_run_study_runs_end_to_end_then_reuses_its_runs(two_runs, tiny_model, data_dir):
+    root, study, code, text, summary = two_runs
+    assert code == 0, text
+    assert [(r["label"], r["status"]) for r in summary["runs"]] == [("simcse-s1", "trained"), ("simcse-s2", "trained")]
+    # each run lives in the shared root under the trainer's default name for its config
+    for seed, run in zip((1, 2), summary["runs"]):
+        cfg = load_config(None, {**base_profile(tiny_model), "seed": seed})
+        run_dir = root / "runs" / cfg.default_run_name()
+        assert Path(run["run_dir"]) == run_dir
+        assert read_json(run_dir / "config.json")["config_hash"] == cfg.config_hash()
+        results = read_json(run_dir / "results.json")
+        assert results["steps"] == 2 and run["best_stsb_dev"] == results["best_stsb_dev"]
+        assert f"run {run['label']}: trained" in text
+        # the executed train notebook printed the run's results
+        executed = json.loads((root / "reports" / "two-runs" / "runs" / f"{run['label']}.ipynb").read_text())
+        printed = "".join(o.get("text", "") if isinstance(o.get("text", ""), str) else "".join(o["text"])
+                          for c in executed["cells"] for o in c.get("outputs", []))
+        assert f"best STS-B dev {results['best_stsb_dev']:.2f} at step 2" in printed
+    # the analysis notebook: three inline PNGs (cell ending in `fig`, display(fig), workbench.show), 340×260
+    # (3.4 × 2.6 in at the inline 100 dpi), the figure saved as PNG + PDF, the table as .md + .csv
+    report = root / "reports" / "two-runs"
+    images = image_outputs(report / "summary.ipynb")
+    assert [png_size(i) for i in images] == [(340, 260)] * 3
+    assert sorted(p.name for p in (root / "figures" / "two-runs" / "summary").iterdir()) == ["loss.pdf", "loss.png"]
+    devs = [r["best_stsb_dev"] for r in summary["runs"]]
+    csv_lines = (report / "tables" / "best_dev.csv").read_text().splitlines()
+    assert csv_lines[0] == "run,best STS-B dev"
+    assert [line.split(",")[0] for line in csv_lines[1:]] == ["simcse-s1", "simcse-s2"]
+    assert [float(line.split(",")[1]) for line in csv_lines[1:]] == pytest.approx(devs)
+    index = (report / "index.md").read_text()
+    for link in ("](summary.ipynb)", "](runs/simcse-s1.ipynb)", "](runs/simcse-s2.ipynb)",
+                 "](../../figures/two-runs/summary/loss.png)", "](tables/best_dev.md)", "](tables/best_dev.csv)"):
+        assert link in index, link
+    assert "all runs and notebooks succeeded" in index
+    for run in summary["runs"]:
+        assert f"| {run['best_stsb_dev']:.2f} " in index
+
+    # second invocation: both runs reused (no training: metrics and executed train notebooks untouched)
+    run_dirs = [Path(r["run_dir"]) for r in summary["runs"]]
+    metrics = [(d / "metrics.jsonl").read_bytes() for d in run_dirs]
+    stamps = [(d / "metrics.jsonl").stat().st_mtime_ns for d in run_dirs]
+    executed = [(report / "runs" / f"{r['label']}.ipynb").stat().st_mtime_ns for r in summary["runs"]]
+    code, text, again = run_study(root, study, data_dir)
+    assert code == 0, text
+    assert [r["status"] for r in again["runs"]] == ["reused", "reused"]
+    assert "2 runs, 0 to train or resume" in text
+    assert [(d / "metrics.jsonl").read_bytes() for d in run_dirs] == metrics
+    assert [(d / "metrics.jsonl").stat().st_mtime_ns for d in run_dirs] == stamps
+    assert [(report / "runs" / f"{r['label']}.ipynb").stat().st_mtime_ns for r in summary["runs"]] == executed
+    assert [r["best_stsb_dev"] for r in again["runs"]] == devs
+    assert again["notebooks"][0]["status"] == "ok" and len(image_outputs(report / "summary.ipynb")) == 3
+
+
+def test_failing_run_and_notebook_are_reported_and_the_rest_completes(two_runs, tiny_model, data_dir):
+    root, *_ = two_runs
+    study = write_study(root / "failures.yaml", tiny_model, runs=[
+        {"label": "simcse", "seeds": [1, 2]},                               # finished in two_runs: reused
+        {"label": "broken", "set": {"corpus": str(root / "no-such-corpus.txt")}},
+    ], notebooks=[
+        {"notebook": str(NOTEBOOKS / "failing.py"), "runs": ["simcse-s1"]},
+        {"notebook": str(NOTEBOOKS / "summary.py"), "runs": ["simcse"]},
+        {"notebook": str(NOTEBOOKS / "summary.py"), "name": "with-broken", "runs": ["broken", "simcse-s2"]},
+    ])
+    code, text, summary = run_study(root, study, data_dir)
+    assert code == 1
+    runs = {r["label"]: r for r in summary["runs"]}
+    assert [runs[k]["status"] for k in ("simcse-s1", "simcse-s2", "broken")] == ["reused", "reused", "failed"]
+    # the failing run: the train notebook's training cell, with the data error naming the missing file
+    error = runs["broken"]["error"]
+    assert "runs/broken.ipynb: cell " in error and "run = train(cfg" in error and "no-such-corpus.txt" in error
+    notebooks = {n["name"]: n for n in summary["notebooks"]}
+    assert notebooks["failing"]["status"] == "failed"
+    assert ("failing.ipynb: cell 4 (In [4]: raise ValueError" in notebooks["failing"]["note"]
+            and "ValueError: this notebook fails on purpose (1 runs)" in notebooks["failing"]["note"])
+    assert notebooks["summary"]["status"] == "ok"
+    assert len(image_outputs(root / "reports" / "failures" / "summary.ipynb")) == 3
+    assert notebooks["with-broken"]["status"] == "skipped" and "broken" in notebooks["with-broken"]["note"]
+    assert not (root / "reports" / "failures" / "with-broken.ipynb").exists()
+    index = (root / "reports" / "failures" / "index.md").read_text()
+    assert "## Failures" in index and "this notebook fails on purpose" in index and "no-such-corpus.txt" in index
+    assert "](summary.ipynb)" in index and "3 failed or skipped" in index
+
+
+def test_dry_run_lists_runs_statuses_and_costs_and_writes_nothing(two_runs, tiny_model, data_dir):
+    root, *_ = two_runs
+    study = write_study(root / "plan.yaml", tiny_model, runs=[
+        {"label": "simcse", "seeds": [1, 2]}, {"label": "same", "seeds": [1]},
+        {"label": "probed", "seeds": [2], "set": {"probe_every": 1}},   # recording only: still simcse-s2's run
+        {"label": "mix", "set": {"method": "mixcse"}, "grid": {"mixcse.mix_lambda": [0.1, 0.3]}}])
+    before = sorted((p, p.stat().st_mtime_ns) for p in root.rglob("*"))
+    code, text, _ = run_study(root, study, data_dir, dry_run=True)
+    assert code == 0
+    assert sorted((p, p.stat().st_mtime_ns) for p in root.rglob("*")) == before
+    assert not (root / "reports" / "plan").exists()
+    spec = load_study(study, runs_root=root / "runs")
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[1:-1]]
+            for line in text.splitlines() if line.startswith("| ") and "label" not in line}
+    assert list(rows) == ["simcse-s1", "simcse-s2", "same-s1", "probed-s2", "mix-mix_lambda=0.1", "mix-mix_lambda=0.3"]
+    assert rows["simcse-s1"][4] == "finished" and rows["simcse-s1"][6] == "0 s"
+    assert rows["same-s1"][4] == "same run as simcse-s1" and rows["same-s1"][3] == rows["simcse-s1"][3]
+    assert rows["probed-s2"][4] == "same run as simcse-s2"
+    assert "  note: probed-s2: recorded with probe_every=None, the study asks 1" in text.splitlines()
+    for label in ("mix-mix_lambda=0.1", "mix-mix_lambda=0.3"):
+        run = spec.run(label)
+        assert rows[label][3] == str(run.run_dir) and rows[label][4] == "new" and rows[label][5] == "2"
+        expected = estimate_run(run.config, "cpu", data_dir=data_dir).seconds
+        assert rows[label][6] == format_seconds(expected)
+    total = 2 * estimate_run(spec.run("mix-mix_lambda=0.1").config, "cpu", data_dir=data_dir).seconds
+    assert f"ESTIMATED total: {format_seconds(total)} for the 2 runs to train or resume" in text
+    assert "nothing was trained, executed or written" in text
+
+
+def test_interrupted_run_is_resumed_not_restarted(tiny_model, data_dir, tmp_path):
+    study = write_study(tmp_path / "resume.yaml", tiny_model, runs=[{"label": "simcse", "set": {"max_steps": 4}}])
+    cfg = load_study(study, runs_root=tmp_path / "runs").runs[0].config
+
+    def interrupt(state, record):
+        if state.step == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, data_dir=data_dir, progress=False, callbacks=[interrupt])
+    run_dir = tmp_path / "runs" / cfg.default_run_name()
+    assert not (run_dir / "results.json").exists() and (run_dir / "last").is_dir()
+    # mark the step-1 record: a resumed run keeps the records up to its checkpoint (step 2), a restart would not
+    records = read_jsonl(run_dir / "metrics.jsonl")
+    assert [r["step"] for r in records if r["kind"] == "train"] == [1, 2, 3]
+    records[0]["marker"] = "written before the interruption"
+    (run_dir / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+
+    code, text, summary = run_study(tmp_path, study, data_dir, dry_run=True)
+    assert "partial (checkpoint at step 2/4)" in text
+    code, text, summary = run_study(tmp_path, study, data_dir)
+    assert code == 0, text
+    assert summary["runs"][0]["status"] == "resumed"
+    after = read_jsonl(run_dir / "metrics.jsonl")
+    assert after[0]["marker"] == "written before the interruption"
+    assert [r["step"] for r in after if r["kind"] == "train"] == [1, 2, 3, 4]
+    assert [r["step"] for r in after if r["kind"] == "eval"] == [2, 4]
+    assert read_json(run_dir / "results.json")["steps"] == 4
+    executed = (tmp_path / "reports" / "resume" / "runs" / "simcse.ipynb").read_text()
+    assert "resuming from the checkpoint at step 2" in executed
+
+
+def test_submitit_local_launcher_runs_a_tiny_run(tiny_model, data_dir, tmp_path):
+    study = write_study(tmp_path / "submitit.yaml", tiny_model, runs=[{"label": "simcse"}],
+                        slurm={"timeout_min": 10, "slurm_partition": "unused-locally"})
+    code, text, summary = run_study(tmp_path, study, data_dir, launcher="submitit-local")
+    assert code == 0, text
+    run = summary["runs"][0]
+    assert run["status"] == "trained" and read_json(Path(run["run_dir"]) / "results.json")["steps"] == 2
+    logs = list((tmp_path / "reports" / "submitit" / "submitit").glob("*_log.out"))
+    assert len(logs) == 1   # one submitit job ran the run
+
+
+# ------------------------------------------------------------------- validation
+@pytest.mark.parametrize("group, message", [
+    ({"label": "simcse", "set": {"bach_size": 8}}, "run 'simcse' (simcse): override: unknown key 'bach_size' "
+                                                    "(did you mean 'batch_size'?)"),
+    ({"label": "simcse", "set": {"lr": "fast"}}, "run 'simcse' (simcse): lr: expected a number, got 'fast'"),
+    ({"label": "mix", "set": {"method": "mixcse"}, "grid": {"mixcse.mix_lambda": [0.2, 1.5]}},
+     "run 'mix' (mix-mix_lambda=1.5): mixcse: "),
+    ({"label": "simcse", "set": {"output_dir": "elsewhere"}}, "run 'simcse': output_dir: set by the study engine"),
+    ({"label": "simcse", "seeds": [1, "two"]}, "run 'simcse': seeds: expected a non-empty list of integer seeds"),
+    ({"label": "simcse", "config": "no-such-preset"}, "run 'simcse': config: 'no-such-preset' is neither"),
+    ({"label": "simcse", "sett": {}}, "unknown key 'sett' (did you mean 'set'?)"),
+    ({"label": "simcse", "profiles": ["gpu"]}, "profiles: unknown profile 'gpu'"),
+])
+def test_study_validation_errors_name_the_file_line_label_and_key(tiny_model, tmp_path, group, message):
+    study = write_study(tmp_path / "bad.yaml", tiny_model, runs=[{"label": "ok"}, group])
+    with pytest.raises(StudyError) as error:
+        load_study(study, runs_root=tmp_path / "runs")
+    # the second group starts on the line after the first (runs: is a YAML block list)
+    text = (tmp_path / "bad.yaml").read_text().splitlines()
+    line = next(i for i, t in enumerate(text, 1) if t.startswith("- label:") and "ok" not in t)
+    assert str(error.value).startswith(f"{study}:{line}: ")
+    assert message in str(error.value)
+
+
+@pytest.mark.parametrize("notebook, message", [
+    ({"notebook": str(NOTEBOOKS / "summary.py"), "parameters": {"titel": "x"}},
+     "notebook 'summary': parameters: summary.py has no parameter 'titel' (did you mean 'title'?)"),
+    ({"notebook": str(NOTEBOOKS / "summary.py"), "parameters": {"runs": {}}},
+     "notebook 'summary': parameters: runs is set by the study engine"),
+    ({"notebook": str(NOTEBOOKS / "summary.py"), "runs": ["mixcse"]},
+     "notebook 'summary': runs: 'mixcse' matches no run of this profile (runs: ok)"),
+    ({"notebook": "no-such-notebook"}, "notebook: no notebook 'no-such-notebook' in"),
+    ({"notebook": str(NOTEBOOKS / "summary.py"), "name": "runs"}, "name: expected a name"),
+])
+def test_notebook_validation_errors(tiny_model, tmp_path, notebook, message):
+    study = write_study(tmp_path / "bad.yaml", tiny_model, runs=[{"label": "ok"}], notebooks=[notebook])
+    with pytest.raises(StudyError) as error:
+        load_study(study, runs_root=tmp_path / "runs")
+    assert str(error.value).startswith(f"{study}:")
+    assert message in str(error.value)
+
+
+def test_study_level_errors(tiny_model, tmp_path, capsys):
+    study = write_study(tmp_path / "s.yaml", tiny_model, runs=[{"label": "ok"}])
+    with pytest.raises(StudyError, match=r"s\.yaml: profiles: no profile 'gpu' \(the study's profiles: cpu\)"):
+        load_study(study, profile="gpu")
+    with pytest.raises(StudyError, match="no such study file or shipped study"):
+        load_study(tmp_path / "missing.yaml")
+    bad = write_study(tmp_path / "slurm.yaml", tiny_model, runs=[{"label": "ok"}], slurm={"slurm_partitio": "gpu"})
+    with pytest.raises(StudyError, match=r"slurm\.yaml: slurm: .*Unknown argument 'partitio'"):
+        reproduce(bad, dry_run=True, runs_dir=tmp_path / "runs")     # checked whatever the launcher
+    profile = write_study(tmp_path / "profile.yaml", tiny_model, runs=[{"label": "ok"}])
+    profile.write_text(profile.read_text().replace("max_steps:", "max_step:"))
+    with pytest.raises(StudyError, match=r"profile\.yaml: profiles: cpu: unknown config key 'max_step' "
+                                         r"\(did you mean 'max_steps'\?\)"):
+        load_study(profile)
+    # the command line: exit status 2 and one line naming the file and key, nothing written
+    with working_dir(tmp_path):
+        code = cli_main(["reproduce", str(study), "--profile", "gpu", "--dry-run"])
+    assert code == 2
+    assert "cselab reproduce: error: " in capsys.readouterr().err
+    assert not (tmp_path / "reports").exists() and not (tmp_path / "runs").exists()
+
+
+def test_labels_grid_seeds_and_layering(tiny_model, tmp_path):
+    preset = tmp_path / "preset.yaml"
+    preset.write_text(yaml.safe_dump({"method": "mixcse", "mixcse": {"mix_lambda": 0.4, "variant": "official"},
+                                      "temperature": 0.1, "batch_size": 64}))
+    study = write_study(tmp_path / "grid.yaml", tiny_model, runs=[
+        {"label": "mix", "config": "preset.yaml", "set": {"temperature": 0.07},
+         "grid": {"mixcse.mix_lambda": [0.1, 0.2], "lr": [1.0e-4, 3.0e-5]}, "seeds": [7, 8]}])
+    spec = load_study(study, runs_root=tmp_path / "runs")
+    assert [r.label for r in spec.runs] == [
+        f"mix-mix_lambda={lam}-lr={lr}-s{seed}" for lam in (0.1, 0.2) for lr in (0.0001, 3e-05) for seed in (7, 8)]
+    run = spec.run("mix-mix_lambda=0.2-lr=3e-05-s8")
+    cfg = run.config
+    # preset < profile < set < grid < seed; sections merge key by key over the preset
+    assert (cfg.batch_size, cfg.temperature, cfg.lr, cfg.seed) == (16, 0.07, 3e-05, 8)
+    assert (cfg.method_params["mixcse"].mix_lambda, cfg.method_params["mixcse"].variant) == (0.2, "official")
+    assert run.run_dir == tmp_path / "runs" / cfg.default_run_name() and cfg.output_dir == str(tmp_path / "runs")
+    assert len({r.run_dir for r in spec.runs}) == 8
+
+
+# ------------------------------------------------------------------- cost model
+def test_layer_parameters_of_bert_base_match_its_checkpoint():
+    # BERT-base: 109,482,240 parameters − 23,837,184 embeddings − 590,592 pooler
+    assert layer_parameters(12, 768, 3072) == 85_054_464
+
+
+def test_cost_estimates_by_hand(data_dir):
+    # one H200, BERT-base, bf16 (auto on CUDA), batch 64 × 32: 30 s overhead + 1000 × 0.08 s
+    # + 8 dev evaluations × 1.0 s + the STS suite 7.0 s = 125 s
+    gpu = load_config("simcse-bert-base", {"max_steps": 1000})
+    assert gpu.eval_every == 125 and gpu.final_eval
+    assert estimate_run(gpu, "gpu").seconds == pytest.approx(125.0)
+    # the CPU reference: MiniLM fp32, MixCSE (+5 %): 15 s + 100 × 2.0 × 1.05 + 4 evaluations × 8 s = 257 s;
+    # resumed from step 60: 15 + 40 × 2.1 + 2 × 8 = 115 s; bf16 halves the step time
+    cpu = load_config(None, {"method": "mixcse", "max_steps": 100, "eval_every": 25, "final_eval": False,
+                             "device": "cpu"})
+    assert estimate_run(cpu, "cpu").seconds == pytest.approx(257.0)
+    assert estimate_run(cpu, "cpu", steps_done=60).seconds == pytest.approx(115.0)
+    assert estimate_run(cpu, "cpu", finished=True).seconds == 0.0
+    bf16 = load_config(None, {"precision": "bf16", "device": "cpu"})
+    assert seconds_per_step(bf16, "cpu")[0] == pytest.approx(1.0)
+    # steps from the corpus: one epoch of the mirror's wiki1m head at batch 64, capped by max_sentences
+    from cselab.data import load_corpus
+
+    n = len(load_corpus("wiki1m-head", data_dir=data_dir))
+    assert corpus_size("wiki1m-head", data_dir) == n == 11914
+    assert total_steps(load_config(None, {"corpus": "wiki1m-head"}), data_dir) == 187          # ⌈11914 / 64⌉
+    assert total_steps(load_config(None, {"corpus": "wiki1m-head", "max_sentences": 640, "epochs": 2}), data_dir) == 20
+    assert total_steps(load_config(None, {"corpus": str(data_dir / "missing.txt")}), data_dir) is None
+
+
+def test_ctrl_c_interrupts_the_running_kernel_and_writes_the_index(two_runs, tiny_model, data_dir):
+    """SIGINT while a notebook runs: the engine forwards it to the kernel (which jupyter_client starts
+    in its own session), marks the study interrupted, writes the index and returns 130."""
+    import signal
+    import threading
+
+    root, *_ = two_runs
+    marker = root / "waiting-started.txt"
+    study = write_study(root / "ctrl-c.yaml", tiny_model, runs=[{"label": "simcse", "seeds": [1]}], notebooks=[
+        {"notebook": str(NOTEBOOKS / "waiting.py"), "parameters": {"marker": str(marker)}}])
+
+    def press_ctrl_c_once_the_notebook_waits():
+        for _ in range(6000):   # the kernel starts within seconds; give up after 10 minutes
+            if marker.is_file():
+                os.kill(os.getpid(), signal.SIGINT)
+                return
+            threading.Event().wait(0.1)
+
+    presser = threading.Thread(target=press_ctrl_c_once_the_notebook_waits, daemon=True)
+    presser.start()
+    code, text, summary = run_study(root, study, data_dir)
+    presser.join()
+    assert code == 130
+    assert summary["interrupted"] and summary["runs"][0]["status"] == "reused"
+    assert summary["notebooks"] == []        # the interrupted notebook did not finish
+    assert "interrupted: run the same command again to resume" in text
+    assert "**interrupted (run the same command again to resume)**" in (root / "reports" / "ctrl-c" / "index.md").read_text()
+    # the kernel got the KeyboardInterrupt in its waiting cell (papermill saved the traceback)
+    executed = (root / "reports" / "ctrl-c" / "waiting.ipynb").read_text()
+    assert "KeyboardInterrupt" in executed
+
+
+def test_train_notebook_executes_under_papermill(tiny_config, data_dir, tmp_path):
+    """The train notebook on its own: a config file plus overrides → a run in output_dir."""
+    import jupytext
+    import papermill
+
+    from cselab.studies.spec import notebook_parameters
+
+    source = REPO / "notebooks" / "train.py"
+    assert notebook_parameters(source) == {"config", "overrides", "output_dir", "resume", "overwrite", "data_dir",
+                                           "threads", "progress"}
+    config_file = tmp_path / "tiny.yaml"
+    config_file.write_text(yaml.safe_dump({k: v for k, v in tiny_config.items() if k != "output_dir"}))
+    overrides = {"max_steps": 2, "eval_every": 2, "seed": 5}
+    papermill.execute_notebook(jupytext.read(source), str(tmp_path / "train.ipynb"), kernel_name="python3",
+                               progress_bar=False, parameters={
+                                   "config": str(config_file), "overrides": overrides, "data_dir": str(data_dir),
+                                   "output_dir": str(tmp_path / "runs"), "progress": False})
+    cfg = load_config(config_file, {**overrides, "output_dir": str(tmp_path / "runs")})
+    run_dir = tmp_path / "runs" / cfg.default_run_name()
+    results = read_json(run_dir / "results.json")
+    assert results["steps"] == 2 and read_json(run_dir / "config.json")["config"]["seed"] == 5
+    printed = json.dumps(json.loads((tmp_path / "train.ipynb").read_text())["cells"])
+    assert f"run directory: {run_dir}" in printed
+    assert f"best STS-B dev {results['best_stsb_dev']:.2f} at step 2" in printed

@@ -1,0 +1,137 @@
+"""Notebook helpers: Figures shown inline as PNG, figures and tables saved, the runs parameter."""
+from __future__ import annotations
+
+import base64
+import json
+import struct
+
+import pandas as pd
+import pytest
+
+from conftest import REPO
+from synthetic_runs import make_runs
+
+from cselab import workbench
+from cselab.plots import new_figure
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.fixture
+def shell():
+    """An in-process IPython shell whose display outputs are captured."""
+    from IPython.core.displaypub import CapturingDisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+
+    instance = InteractiveShell.instance()
+    instance.display_pub = CapturingDisplayPublisher()
+    yield instance
+    InteractiveShell.clear_instance()
+
+
+def small_figure():
+    fig, (ax,) = new_figure()
+    ax.plot([0, 1, 2], [1.0, 0.5, 0.25])
+    return fig
+
+
+def test_setup_registers_a_png_formatter_for_figures(shell):
+    fig = small_figure()
+    assert "image/png" not in shell.display_formatter.format(fig)[0]   # the reported problem: text only
+    assert workbench.setup() is True
+    data, _ = shell.display_formatter.format(fig)
+    assert png_size(data["image/png"]) == (340, 260)                   # 3.4 × 2.6 in at 100 dpi
+    assert data["text/plain"].startswith("<Figure size 340x260")
+    workbench.setup(dpi=50)
+    assert png_size(shell.display_formatter.format(fig)[0]["image/png"]) == (170, 130)
+
+
+def test_setup_outside_ipython_is_a_no_op():
+    from IPython import get_ipython
+
+    assert get_ipython() is None
+    assert workbench.setup() is False
+
+
+def test_show_saves_png_and_pdf_and_displays(shell, tmp_path):
+    written = workbench.show(small_figure(), tmp_path / "figs" / "curve")
+    assert [p.name for p in written] == ["curve.png", "curve.pdf"]
+    assert png_size((tmp_path / "figs" / "curve.png").read_bytes()) == (680, 520)   # saved at 200 dpi
+    assert (tmp_path / "figs" / "curve.pdf").read_bytes().startswith(b"%PDF")
+    (shown,) = shell.display_pub.outputs
+    assert png_size(shown["data"]["image/png"]) == (340, 260)
+    workbench.setup(dpi=50)                      # show() keeps an earlier setup's resolution
+    workbench.show(small_figure(), tmp_path / "figs" / "small")
+    assert png_size(shell.display_pub.outputs[-1]["data"]["image/png"]) == (170, 130)
+
+
+def test_save_table_from_a_dataframe(tmp_path):
+    frame = pd.DataFrame({"run": ["simcse-s1", "mixcse-s1"], "STS-B": [81.25, 80.5]}).set_index("run")
+    md, csv = workbench.save_table(frame, "sts", tmp_path / "tables")
+    assert (md.name, csv.name) == ("sts.md", "sts.csv")
+    assert csv.read_text() == "run,STS-B\nsimcse-s1,81.25\nmixcse-s1,80.5\n"
+    assert md.read_text().splitlines() == ["| run       |   STS-B |", "|:----------|--------:|",
+                                           "| simcse-s1 |   81.25 |", "| mixcse-s1 |   80.5  |"]
+    # a plain range index is not written
+    workbench.save_table(frame.reset_index(), "plain", tmp_path / "tables")
+    assert (tmp_path / "tables" / "plain.csv").read_text().splitlines()[0] == "run,STS-B"
+    assert sorted(p.name for p in (tmp_path / "tables").iterdir()) == ["plain.csv", "plain.md", "sts.csv", "sts.md"]
+
+
+def test_save_table_from_markdown(tmp_path):
+    from cselab.evaluate import format_sts_table
+
+    markdown = format_sts_table({"run-a": {"scores": {"STS12": 70.0, "STSBenchmark": 80.125}, "avg": 75.0625}})
+    md, csv = workbench.save_table("Intro line\n\n" + markdown + "\n\nfootnote", "sts", tmp_path)
+    assert csv.read_text() == "model,STS12,STS-B,Avg.\nrun-a,70.00,80.12,75.06\n"
+    assert md.read_text().startswith("Intro line")
+    with pytest.raises(ValueError, match="no Markdown pipe table"):
+        workbench.save_table("just text", "x", tmp_path)
+    with pytest.raises(ValueError, match="bare file name"):
+        workbench.save_table(markdown, "sub/x.md", tmp_path)
+    with pytest.raises(TypeError, match="expected a DataFrame or a Markdown table"):
+        workbench.save_table([1, 2], "x", tmp_path)
+
+
+def test_load_runs(tmp_path):
+    runs = make_runs(tmp_path)
+    as_strings = {label: str(path) for label, path in runs.items()}
+    assert workbench.load_runs(as_strings) == runs
+    assert workbench.load_runs([runs["simcse-s1"], runs["mixcse-s2"]]) == {
+        "simcse-s1": runs["simcse-s1"], "mixcse-s2": runs["mixcse-s2"]}
+    assert workbench.load_runs(str(runs["simcse-s2"])) == {"simcse-s2": runs["simcse-s2"]}
+    with pytest.raises(FileNotFoundError) as error:
+        workbench.load_runs({"a": tmp_path / "gone", "b": runs["simcse-s1"], "c": tmp_path / "also-gone"})
+    assert str(error.value) == (f"runs: not a run directory (no config.json): a: {tmp_path / 'gone'}; "
+                                f"c: {tmp_path / 'also-gone'}")
+    with pytest.raises(ValueError, match="no run directory given"):
+        workbench.load_runs({})
+    with pytest.raises(ValueError, match=r"the label\(s\) \['simcse-s1'\] name more than one run"):
+        workbench.load_runs([runs["simcse-s1"], runs["simcse-s1"]])
+
+
+def test_an_executed_notebook_holds_its_figures_as_png(tmp_path):
+    """The test notebook shows one figure three ways: a cell ending in `fig`, display(fig), show()."""
+    import jupytext
+    import papermill
+
+    runs = make_runs(tmp_path / "runs")
+    output = tmp_path / "summary.ipynb"
+    papermill.execute_notebook(jupytext.read(REPO / "tests" / "notebooks" / "summary.py"), str(output),
+                               kernel_name="python3", progress_bar=False,
+                               parameters={"runs": {k: str(v) for k, v in runs.items()},
+                                           "figures_dir": str(tmp_path / "figures"),
+                                           "tables_dir": str(tmp_path / "tables")})
+    cells = json.loads(output.read_text())["cells"]
+    images = [(i, base64.b64decode(out["data"]["image/png"])) for i, cell in enumerate(cells)
+              for out in cell.get("outputs", []) if "image/png" in out.get("data", {})]
+    sources = ["".join(cells[i]["source"]).strip().splitlines()[-1] for i, _ in images]
+    assert sources == ["fig", "display(fig)", 'print(sorted(p.name for p in written))']
+    assert all(png_size(data) == (340, 260) for _, data in images)
+    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == ["loss.pdf", "loss.png"]
+    # synthetic runs: best STS-B dev 80.0 + offset (0.1 for MixCSE)
+    assert (tmp_path / "tables" / "best_dev.csv").read_text() == (
+        "run,best STS-B dev\nsimcse-s1,80.0\nsimcse-s2,80.0\nmixcse-s1,80.1\nmixcse-s2,80.1\n")
