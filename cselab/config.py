@@ -64,6 +64,7 @@ class TrainConfig:
     probe_every: typing.Optional[int] = None
     probe_sentences: int = 256
     log_embedding_grad_norm: bool = False   # ‖∂L/∂z‖ of both views in every train record (MixCSE Knowl 2)
+    snapshot_every: typing.Optional[int] = None   # model-only snapshots/step-NNNNNN/ every N steps (and step 0)
     # runtime
     seed: int = 42
     precision: str = "auto"
@@ -103,7 +104,7 @@ class TrainConfig:
 
 NON_IDENTITY_KEYS = ("output_dir", "run_name", "device", "log_every", "eval_batch_size",
                      # observation only: they neither consume randomness nor change the updates
-                     "probe_every", "probe_sentences", "log_embedding_grad_norm")
+                     "probe_every", "probe_sentences", "log_embedding_grad_norm", "snapshot_every")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
 
@@ -151,6 +152,7 @@ def validate(cfg: TrainConfig) -> None:
     need(cfg.eval_every >= 1, "eval_every", "must be >= 1")
     need(cfg.log_every >= 1, "log_every", "must be >= 1")
     need(cfg.probe_every is None or cfg.probe_every >= 1, "probe_every", "must be >= 1 or null")
+    need(cfg.snapshot_every is None or cfg.snapshot_every >= 1, "snapshot_every", "must be >= 1 or null")
     need(cfg.probe_sentences >= 2, "probe_sentences", "must be >= 2")
     need(cfg.eval_batch_size >= 1, "eval_batch_size", "must be >= 1")
     need(cfg.early_stopping_patience is None or cfg.early_stopping_patience >= 1, "early_stopping_patience",

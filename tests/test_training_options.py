@@ -110,3 +110,18 @@ def test_fp16_uses_the_gradient_scaler(tiny_config, data_dir, monkeypatch):
     start = SentenceEncoder.from_pretrained(tiny_config["model"]).backbone.state_dict()
     trained = load_file(str(run / "last" / "model.safetensors"))
     assert not torch.equal(trained["embeddings.word_embeddings.weight"], start["embeddings.word_embeddings.weight"])
+
+
+def test_snapshots_are_model_only_and_change_nothing(tiny_config, data_dir, tmp_path):
+    base = {**tiny_config, "max_steps": 4, "eval_every": 4, "log_every": 1}
+    plain = train(load_config({**base, "output_dir": str(tmp_path / "a")}), data_dir=data_dir, progress=False)
+    snap = train(load_config({**base, "snapshot_every": 2, "output_dir": str(tmp_path / "b")}), data_dir=data_dir,
+                 progress=False)
+    snapshots = RunDir(snap).snapshots()
+    assert list(snapshots) == [0, 2, 4] and RunDir(plain).snapshots() == {}
+    assert not (snapshots[2] / "trainer_state.json").exists()            # model only
+    assert json.loads((snapshots[2] / "cselab.json").read_text())["step"] == 2
+    assert [r["loss"] for r in records(snap)] == [r["loss"] for r in records(plain)]   # observation only
+    final = load_file(str(snapshots[4] / "model.safetensors"))
+    last = load_file(str(snap / "last" / "model.safetensors"))
+    assert all(torch.equal(final[k], last[k]) for k in last)

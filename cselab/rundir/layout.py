@@ -57,6 +57,18 @@ class RunDir:
     results_file = property(lambda self: self.path / "results.json")
     best_dir = property(lambda self: self.path / "best")
     last_dir = property(lambda self: self.path / "last")
+    snapshots_dir = property(lambda self: self.path / "snapshots")
+
+    def snapshot_dir(self, step: int) -> Path:
+        return self.snapshots_dir / f"step-{step:06d}"
+
+    def snapshots(self) -> dict[int, Path]:
+        """``{step: model folder}`` of the model-only snapshots (``snapshot_every``), by step."""
+        if not self.snapshots_dir.is_dir():
+            return {}
+        found = {int(p.name.removeprefix("step-")): p for p in self.snapshots_dir.glob("step-*")
+                 if p.is_dir() and p.name.removeprefix("step-").isdigit()}
+        return dict(sorted(found.items()))
 
     @classmethod
     def for_config(cls, cfg: TrainConfig) -> "RunDir":

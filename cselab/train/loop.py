@@ -128,6 +128,12 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
         replace_dir(tmp, run.last_dir)
         checkpoint_step = state.step
 
+    def save_snapshot() -> None:
+        """A model-only folder (no optimizer state) for analyses over training (the explorer)."""
+        tmp = staging_dir(run.snapshot_dir(state.step))
+        encoder.save(tmp, extra={"step": state.step})
+        replace_dir(tmp, run.snapshot_dir(state.step))
+
     def evaluate_dev() -> dict:
         score = evaluate_pairs(encoder, dev_pairs, batch_size=cfg.eval_batch_size, show_progress=False)
         improved = score > state.best_score
@@ -147,6 +153,8 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
     bar = tqdm(total=total_steps, initial=state.step, desc="training", unit="step", disable=not progress,
                dynamic_ncols=True, mininterval=1.0)
     started = time.perf_counter() - state.train_seconds
+    if cfg.snapshot_every and state.step == 0:
+        save_snapshot()   # the model before training, the first frame of every snapshot series
     while state.step < total_steps and not state.stopped_early:
         order = epoch_order(len(corpus), cfg.seed, state.epoch, cfg.shuffle)
         for b in range(state.batch_in_epoch, per_epoch):
@@ -194,6 +202,8 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
                 bar.set_postfix(loss=f"{record['loss']:.4f}", dev=f"{state.best_score:.2f}", refresh=False)
             if probe_set is not None and state.step % cfg.probe_every == 0:
                 append_jsonl(run.metrics_file, probe_record(encoder, probe_set, state.step, cfg.eval_batch_size))
+            if cfg.snapshot_every and state.step % cfg.snapshot_every == 0:
+                save_snapshot()
             if state.step % cfg.eval_every == 0 or state.step == total_steps:
                 eval_record = evaluate_dev()
                 append_jsonl(run.metrics_file, eval_record)
