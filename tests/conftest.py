@@ -43,3 +43,36 @@ def tiny_config(tiny_model, tmp_path):
     return {"model": str(tiny_model), "corpus": "wiki1m-head", "max_sentences": 128, "batch_size": 16,
             "eval_every": 4, "log_every": 2, "final_eval": False, "output_dir": str(tmp_path / "runs"),
             "lr": 1e-4}
+
+
+TINY_RUN_METHODS = {
+    "simcse": {"method": "simcse"},
+    "mixcse": {"method": "mixcse"},
+    "gs_infonce": {"method": "gs_infonce"},
+    "clusterns": {"method": "clusterns", "clusterns": {"num_clusters": 4, "start_threshold": 1.0}},
+    "apincse": {"pooler": "layer_attention", "method": ["augmented_positive", "interlayer_negative"],
+                "augmented_positive": {"queue_size": 32, "top_k": 4},
+                "interlayer_negative": {"interlayer": "most_similar"}},
+}
+
+
+@pytest.fixture(scope="session")
+def tiny_runs(tiny_model, data_dir, tmp_path_factory) -> dict[str, Path]:
+    """Finished tiny runs of every method, for the notebooks: ``{label: run dir}`` with labels
+    ``<method>-s<seed>`` (SimCSE and MixCSE with seeds 1 and 2, the others seed 1). Every record a
+    notebook may read is there: train records every step (similarity statistics, gradient norms),
+    probe records and model snapshots at steps 0, 3 and 6, one dev evaluation; no final STS table."""
+    from cselab.config import load_config
+    from cselab.train import train
+
+    root = tmp_path_factory.mktemp("tiny-runs")
+    base = {"model": str(tiny_model), "corpus": "wiki1m-head", "max_sentences": 160, "batch_size": 16,
+            "max_steps": 6, "eval_every": 6, "log_every": 1, "probe_every": 3, "probe_sentences": 32,
+            "log_embedding_grad_norm": True, "snapshot_every": 3, "final_eval": False, "lr": 1e-4,
+            "output_dir": str(root)}
+    runs = {}
+    for method, settings in TINY_RUN_METHODS.items():
+        for seed in ((1, 2) if method in ("simcse", "mixcse") else (1,)):
+            cfg = load_config({**base, **settings, "seed": seed, "run_name": f"{method}-s{seed}"})
+            runs[f"{method}-s{seed}"] = train(cfg, data_dir=data_dir, progress=False)
+    return runs
