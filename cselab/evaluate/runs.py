@@ -1,0 +1,111 @@
+"""Evaluate runs once, keep the result in the run directory.
+
+Notebooks and studies ask for the same evaluations again and again (the STS table of every run,
+the transfer tasks, the clustering sets). :func:`evaluate_run` scores a run's model (``best/`` by
+default) on one suite and writes the result atomically to
+``<run>/evaluations/<suite>-<model>-<options hash>.json``; the next call with the same suite, model
+and options reads it back. The STS suite with default options reuses the final STS table of
+``results.json`` when training wrote one (``final_eval``).
+
+Example::
+
+    results = evaluate_runs(runs, "transfer", tasks=["MR", "CR"], fast=True)   # {label: result}
+    frame = evaluation_frame(results)                                        # one row per run
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Callable, Mapping
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from ..io import atomic_write_json, read_json
+from ..rundir import Runs, labelled_runs, read_config
+
+SUITES = ("sts", "transfer", "clustering", "geometry")
+MODELS = ("best", "last")
+GEOMETRY_KEYS = ("alignment", "uniformity", "mean_cos", "largest_angle")
+
+
+def _suite_function(suite: str) -> Callable[..., dict]:
+    from . import evaluate_alignment_uniformity, evaluate_clustering, evaluate_sts, evaluate_transfer
+
+    return {"sts": evaluate_sts, "transfer": evaluate_transfer, "clustering": evaluate_clustering,
+            "geometry": evaluate_alignment_uniformity}[suite]
+
+
+def options_key(options: Mapping) -> str:
+    """A stable short hash of the evaluation options (lists and tuples alike)."""
+    blob = json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in sorted(options.items())},
+                      sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+
+def evaluation_file(run_dir: str | os.PathLike, suite: str, model: str = "best", **options) -> Path:
+    return Path(run_dir) / "evaluations" / f"{suite}-{model}-{options_key(options)}.json"
+
+
+def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = "best",
+                 data_dir: str | os.PathLike | None = None, refresh: bool = False, **options) -> dict:
+    """The ``suite`` result of the run's ``model`` folder (``best`` or ``last``), computed once.
+
+    ``options`` go to the suite's function (``tasks``, ``fast``, ``seeds``, ``batch_size``, ...)
+    and name the cache entry; ``refresh`` recomputes it. The result carries ``options`` and
+    ``model``."""
+    if suite not in SUITES:
+        raise ValueError(f"suite must be one of {SUITES}, got {suite!r}")
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    run_dir = Path(run_dir)
+    folder = run_dir / model
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{run_dir}: no {model}/ model to evaluate (has the run finished?)")
+    if suite == "sts" and model == "best" and not options and not refresh and (run_dir / "results.json").is_file():
+        final = read_json(run_dir / "results.json").get("sts")
+        if final is not None:
+            return {**final, "options": {}, "model": model}
+    cached = evaluation_file(run_dir, suite, model, **options)
+    if cached.is_file() and not refresh:
+        return read_json(cached)
+    from ..encoder import SentenceEncoder
+    from ..utils import resolve_device
+
+    encoder = SentenceEncoder.from_pretrained(folder).to(resolve_device("auto"))
+    result = _suite_function(suite)(encoder, data_dir=data_dir, **options)
+    result = {**result, "options": dict(options), "model": model}
+    atomic_write_json(cached, result)
+    return result
+
+
+def evaluate_runs(runs: Runs, suite: str = "sts", model: str = "best", data_dir: str | os.PathLike | None = None,
+                  refresh: bool = False, progress: bool = True, **options) -> dict[str, dict]:
+    """:func:`evaluate_run` for every run: ``{label: result}`` (a progress bar over runs)."""
+    labelled = labelled_runs(runs)
+    return {label: evaluate_run(path, suite, model, data_dir, refresh, **options)
+            for label, path in tqdm(labelled.items(), desc=f"{suite} evaluations", unit="run",
+                                    disable=not progress or len(labelled) < 2)}
+
+
+def evaluation_frame(results: Mapping[str, dict], runs: Runs | None = None,
+                     config_keys: tuple[str, ...] = ("method", "seed")) -> pd.DataFrame:
+    """One row per run: ``run``, the chosen config keys (when ``runs`` gives the run directories),
+    every task score of ``scores`` and ``avg`` when the suite has one; for the geometry suite
+    ``alignment``, ``uniformity``, ``mean_cos`` and ``largest_angle``."""
+    paths = labelled_runs(runs) if runs is not None else {}
+    rows = []
+    for label, result in results.items():
+        row = {"run": label}
+        if label in paths:
+            config = read_config(paths[label])
+            for key in config_keys:
+                section, _, name = key.partition(".")
+                value = config.get(section, {}).get(name) if name else config.get(key)
+                row[key] = "+".join(value) if isinstance(value, list) else value
+        row.update(result.get("scores", {}))
+        row.update({k: result[k] for k in ("avg", "short_text_avg", *GEOMETRY_KEYS) if k in result})
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,32 @@
+"""Evaluations of runs are computed once and kept in the run directory."""
+from __future__ import annotations
+
+import pytest
+
+from cselab.encoder import SentenceEncoder
+from cselab.evaluate import evaluate_run, evaluate_runs, evaluate_sts, evaluation_frame
+from cselab.evaluate.runs import evaluation_file
+
+
+def test_evaluate_run_caches_in_the_run_directory(tiny_runs, data_dir, monkeypatch):
+    run = tiny_runs["simcse-s1"]
+    first = evaluate_run(run, "sts", tasks=["STS13"], data_dir=data_dir)
+    direct = evaluate_sts(SentenceEncoder.from_pretrained(run / "best"), tasks=["STS13"], data_dir=data_dir)
+    assert first["scores"] == pytest.approx(direct["scores"]) and first["options"] == {"tasks": ["STS13"]}
+    assert evaluation_file(run, "sts", tasks=["STS13"]).is_file()
+    # the second call reads the file: encoding is not even attempted
+    monkeypatch.setattr(SentenceEncoder, "from_pretrained", lambda *a, **k: pytest.fail("re-evaluated"))
+    assert evaluate_run(run, "sts", tasks=("STS13",), data_dir=data_dir)["scores"] == first["scores"]
+    with pytest.raises(ValueError, match="suite must be one of"):
+        evaluate_run(run, "glue")
+    with pytest.raises(FileNotFoundError, match="no best/ model"):
+        evaluate_run(run.parent / "missing", "sts")
+
+
+def test_frame_of_several_runs(tiny_runs, data_dir):
+    runs = {k: tiny_runs[k] for k in ("simcse-s1", "mixcse-s1")}
+    results = evaluate_runs(runs, "sts", tasks=["STS13"], data_dir=data_dir, progress=False)
+    frame = evaluation_frame(results, runs)
+    assert list(frame["run"]) == ["simcse-s1", "mixcse-s1"] and list(frame["method"]) == ["simcse", "mixcse"]
+    assert list(frame["seed"]) == [1, 1] and frame["STS13"].notna().all()
+    assert frame["avg"].tolist() == pytest.approx(frame["STS13"].tolist())
