@@ -123,9 +123,12 @@ def predict_pairs(model: Encodes, pair_sets: Sequence[STSPairs], batch_size: int
     return predictions, len(sentences)
 
 
-def evaluate_pairs(model: Encodes, pairs: STSPairs, batch_size: int = 128, show_progress: bool | None = None) -> float:
-    """Spearman ×100 of cosine scores on one set of pairs (e.g. STS-B dev during training)."""
-    kwargs = {} if show_progress is None else {"show_progress": show_progress}
+def evaluate_pairs(model: Encodes, pairs: STSPairs, batch_size: int = 128,
+                   show_progress_bar: bool | None = None) -> float:
+    """Spearman ×100 of cosine scores on one set of pairs (e.g. STS-B dev during training).
+    ``show_progress_bar`` is passed to ``encode`` when given (cselab and sentence-transformers both
+    take it)."""
+    kwargs = {} if show_progress_bar is None else {"show_progress_bar": show_progress_bar}
     (pred,), _ = predict_pairs(model, [pairs], batch_size, **kwargs)
     return 100 * spearman(pred, pairs.scores)
 
