@@ -72,6 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a message is logged (notebooks and tests swap it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
 def configure_logging(verbose: bool = False, quiet: bool = False) -> None:
     """The CLI's log output: cselab's INFO messages by default (run progress, evaluations,
     exports), DEBUG with ``--verbose``, warnings only with ``--quiet`` (which also silences the
@@ -79,10 +87,9 @@ def configure_logging(verbose: bool = False, quiet: bool = False) -> None:
     level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
     package = logging.getLogger("cselab")
     package.setLevel(level)
-    if not any(getattr(h, "cselab_cli", False) for h in package.handlers):
-        handler = logging.StreamHandler(sys.stderr)
+    if not any(isinstance(h, _StderrHandler) for h in package.handlers):
+        handler = _StderrHandler()
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
-        handler.cselab_cli = True
         package.addHandler(handler)
     if verbose:
         from transformers.utils import logging as hf_logging
