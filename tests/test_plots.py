@@ -175,8 +175,10 @@ def test_single_series_figures_have_no_legend(runs):
     assert (sweep.axes[0].get_xlabel(), sweep.axes[0].get_ylabel()) == ("batch size", "STS average (Spearman ×100)")
     by_method = plot_sweep(_sweep_frame(), "batch_size", "sts_avg", hue="method", xlabel="B")
     legend = by_method.axes[0].get_legend()
-    assert [t.get_text() for t in legend.get_texts()] == ["simcse", "clusterns"] and by_method.axes[0].get_xlabel() == "B"
-    assert plot_lambda_bound(pd.DataFrame({"lambda": [0.1, 0.9], "closer_share": [0.0, 0.5]})).axes[0].get_legend() is None
+    assert [t.get_text() for t in legend.get_texts()] == ["simcse", "clusterns"]
+    assert by_method.axes[0].get_xlabel() == "B"
+    one_curve = plot_lambda_bound(pd.DataFrame({"lambda": [0.1, 0.9], "closer_share": [0.0, 0.5]}))
+    assert one_curve.axes[0].get_legend() is None
     points = pd.DataFrame({"alignment": [0.2], "uniformity": [-2.0], "sts_avg": [70.0], "run": ["A"]})
     colorbar = plot_alignment_uniformity(points, color_by="sts_avg").axes[1]
     assert colorbar.get_ylabel() == "STS average (Spearman ×100)"

@@ -86,7 +86,8 @@ class SentenceEncoder(nn.Module):
             enc.load_state_dict(loadable, strict=False)
         return enc
 
-    def save(self, path: str | os.PathLike, extra: dict | None = None, run_dir: str | os.PathLike | None = None) -> Path:
+    def save(self, path: str | os.PathLike, extra: dict | None = None,
+             run_dir: str | os.PathLike | None = None) -> Path:
         """A standard Hugging Face folder (``AutoModel.from_pretrained`` loads the backbone)
         plus ``cselab.json`` and the head/pooler weights in ``cselab_modules.safetensors``; it is
         also a sentence-transformers model and carries a model card (:mod:`cselab.encoder.export`;
@@ -202,6 +203,8 @@ class SentenceEncoder(nn.Module):
         Duplicates are encoded once and sentences are sorted by length to minimise padding; the
         vectors are float32.
         """
+        if kwargs.pop("output_value", "sentence_embedding") != "sentence_embedding":
+            raise ValueError("encode: only output_value='sentence_embedding' is supported")
         if kwargs:
             note_ignored_kwargs(kwargs)
         if precision not in (None, "float32"):

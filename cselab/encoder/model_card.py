@@ -127,7 +127,8 @@ def _automodel_usage(recipe: dict) -> list[str]:
     output = recipe.get("output")
     if output is None:
         return [recipe.get("note", "This pooler is not an output of AutoModel; load the folder with cselab."), "",
-                f"`config.json` → `sentence_embedding` records this; `pooler_output` is {recipe.get('pooler_output')}."]
+                f"`config.json` → `sentence_embedding` records this; `pooler_output` is "
+                f"{recipe.get('pooler_output')}."]
     head = ["`config.json` → `sentence_embedding.output` names the output that equals the evaluated embedding: "
             f"`{output}`. `pooler_output` is {recipe.get('pooler_output')}.", "", "```python", "import torch",
             "from transformers import AutoModel, AutoTokenizer", "",

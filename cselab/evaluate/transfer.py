@@ -54,7 +54,8 @@ def _classifier(c: float, seed: int) -> LogisticRegression:
     return LogisticRegression(C=c, random_state=seed, max_iter=MAX_ITER)
 
 
-def _fit_score(x_train, y_train, x_test, y_test, c: float, seed: int, tick: Tick = None) -> tuple[float, LogisticRegression]:
+def _fit_score(x_train, y_train, x_test, y_test, c: float, seed: int,
+               tick: Tick = None) -> tuple[float, LogisticRegression]:
     with warnings.catch_warnings():
         # A fold that stops at MAX_ITER is still a valid (slightly under-fitted) probe; SentEval
         # ran with scikit-learn's 100-iteration default and never looked.

@@ -39,7 +39,8 @@ class RunReporter:
             try:
                 from torch.utils.tensorboard import SummaryWriter
             except ImportError as e:   # torch's module needs the tensorboard package
-                raise ImportError("report_to: tensorboard needs the tensorboard package (pip install tensorboard)") from e
+                raise ImportError("report_to: tensorboard needs the tensorboard package "
+                                  "(pip install tensorboard)") from e
             # purge_step: a resumed run hides what the killed run logged after its checkpoint.
             self.writer = SummaryWriter(log_dir=str(run_path), purge_step=resume_step + 1 if resume_step else None)
             logger.info("TensorBoard: event file in %s (tensorboard --logdir %s)", run_path, Path(run_path).parent)
