@@ -99,7 +99,7 @@ sim_fig = plot_similarity_dynamics({method: run}, stats=("pos_cos", "neg_cos"), 
 save_figure(sim_fig, figures / "similarity")
 dev_fig = plot_training_curves({method: run}, keys=("stsb_dev",), kind="eval", title="STS-B dev during training")
 dev_ax = dev_fig.axes[0]
-dev_ax.lines[0].set_label("during training")
+dev_ax.lines[0].set_label(f"{method} run")
 dev_ax.axhline(dev_before, ls=":", c="grey", label="before training")
 dev_ax.legend(frameon=False)
 save_figure(dev_fig, figures / "stsb_dev")
