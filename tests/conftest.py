@@ -43,3 +43,16 @@ def tiny_config(tiny_model, tmp_path):
     return {"model": str(tiny_model), "corpus": "wiki1m-head", "max_sentences": 128, "batch_size": 16,
             "eval_every": 4, "log_every": 2, "final_eval": False, "output_dir": str(tmp_path / "runs"),
             "lr": 1e-4}
+
+
+@pytest.fixture(autouse=True)
+def _restore_cselab_logging():
+    """The CLI configures the ``cselab`` logger (level, a stderr handler); undo it after each test so
+    that no test sees another's logging set-up."""
+    import logging
+
+    package = logging.getLogger("cselab")
+    level, handlers = package.level, list(package.handlers)
+    yield
+    package.setLevel(level)
+    package.handlers[:] = handlers

@@ -66,8 +66,7 @@ def test_quiet_and_verbose(tiny_model, data_dir, capsys, monkeypatch):
     import logging
     import os
 
-    package = logging.getLogger("cselab")
-    monkeypatch.setattr(package, "level", package.level)   # restored after the test
+    package = logging.getLogger("cselab")                   # level and handler restored by conftest
     monkeypatch.setenv("TQDM_DISABLE", "0")                 # --quiet sets it; restored after the test
     command = ["eval", str(tiny_model), "--pooler", "avg", "--tasks", "STS13", "--data-dir", str(data_dir)]
     assert main(command) == 0
