@@ -208,7 +208,8 @@ def test_trained_run_folders_load_everywhere_and_the_card_gets_the_sts_table(tin
         assert row_cosines(model.encode(sentences[:50]), ours).min() >= 0.9999
     card = (run / "best" / "README.md").read_text()
     assert "# simcse sentence encoder on" in card and f"run `{run.name}`" in card
-    assert "| batch_size | `16` |" in card and "Data: `wiki1m-head` (first 128 sentences)" in card
+    assert "| batch_size | `16` |" in card and "Data: `wiki1m-head`, its first 128 sentences" in card
+    assert '"lr": 0.0001' in card and '"output_dir"' not in card   # the run's identity, not its folders
     table = [line for line in card.splitlines() if line.startswith(f"| {run.name}")]
     assert len(table) == 1
     assert [cell.strip() for cell in table[0].split("|")[2:10]] == ["61.50", "62.50", "63.50", "64.50", "65.50",

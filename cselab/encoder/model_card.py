@@ -47,6 +47,7 @@ def _is_hub_id(name: str) -> bool:
 
 def model_card(folder: str | os.PathLike, run_dir: str | os.PathLike | None = None) -> str:
     """The Markdown card of ``folder`` (saved by :meth:`SentenceEncoder.save`)."""
+    from ..config import NON_IDENTITY_KEYS
     from ..evaluate.sts import format_sts_table
     from .export import CSELAB_MODULE, RECIPE_KEY
 
@@ -91,15 +92,17 @@ def model_card(folder: str | os.PathLike, run_dir: str | os.PathLike | None = No
         lines.append(f"| STS-B dev (Spearman ×100) at that step | {saved['stsb_dev']:.2f} |")
     if config:
         lines += ["", "## Training", "",
-                  f"Data: `{config['corpus']}`" + (f" (first {config['max_sentences']} sentences)"
+                  f"Data: `{config['corpus']}`" + (f", its first {config['max_sentences']} sentences"
                                                    if config.get("max_sentences") else "")
-                  + ", one sentence a line, each sentence its own positive through two dropout views.", "",
+                  + " (unlabelled text, one sentence a line).", "",
                   "| setting | value |", "|---|---|",
                   *[f"| {k} | `{json.dumps(config[k])}` |" for k in TRAINING_KEYS if k in config]]
         if results:
             lines.append(f"| steps done | {results.get('steps')} (best STS-B dev at step {results.get('best_step')}) |")
+        # The keys that determine the result (no output folders or devices of the training machine).
+        identity = {k: v for k, v in config.items() if k not in NON_IDENTITY_KEYS}
         lines += ["", "<details><summary>full configuration</summary>", "", "```json",
-                  json.dumps(config, indent=2), "```", "", "</details>"]
+                  json.dumps(identity, indent=2), "```", "", "</details>"]
     lines += ["", "## Evaluation", ""]
     if results and "sts" in results:
         lines += ["STS (SimCSE's protocol: Spearman ×100 of cosine similarities; STS12–16 over all subsets, "
