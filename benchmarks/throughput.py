@@ -54,7 +54,7 @@ def eval_sentences_per_second(model: str, device, batch_size: int, data_dir) -> 
     sentences = sorted({s for task in STS_TASKS for p in load_sts_task(task, data_dir).values()
                         for s in (*p.sentences1, *p.sentences2)})
     start = time.perf_counter()
-    encoder.encode(sentences, batch_size=batch_size, show_progress=False)
+    encoder.encode(sentences, batch_size=batch_size, show_progress_bar=False)
     return len(sentences) / (time.perf_counter() - start), len(sentences)
 
 

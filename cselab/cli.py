@@ -1,8 +1,10 @@
-"""``cselab`` command line: data fetch, train, eval, reproduce, info."""
+"""``cselab`` command line: data fetch, train, eval, export, reproduce, info."""
 from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import sys
 from pathlib import Path
 
@@ -13,6 +15,11 @@ def _add_data_dir(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cselab", description=__doc__)
+    loudness = parser.add_mutually_exclusive_group()
+    loudness.add_argument("-v", "--verbose", action="store_true",
+                          help="debug messages too (cselab's and transformers')")
+    loudness.add_argument("-q", "--quiet", action="store_true",
+                          help="warnings and errors only, no progress bars (sets TQDM_DISABLE=1)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     data = sub.add_parser("data", help="manage the data root")
@@ -68,14 +75,50 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--reports-dir", default="reports", help="executed notebooks and index (default: reports)")
     rep.add_argument("--figures-dir", default="figures", help="figures root (default: figures)")
     _add_data_dir(rep)
+    export = sub.add_parser("export", help="write a run's best model (or any model) as a folder that "
+                            "sentence-transformers, transformers and cselab load, with a model card")
+    export.add_argument("model", help="run directory (its best/ model), saved model folder, backbone alias or "
+                        "Hugging Face id")
+    export.add_argument("output", help="the folder to write (must not exist or be empty, unless --overwrite)")
+    export.add_argument("--pooler", default=None, help="override the pooler (default: the saved one, "
+                        "cls_before_pooler for a plain backbone)")
+    export.add_argument("--overwrite", action="store_true", help="replace an existing folder")
 
     info = sub.add_parser("info", help="versions, device, data root, presets and methods")
     _add_data_dir(info)
     return parser
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a message is logged (notebooks and tests swap it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+def configure_logging(verbose: bool = False, quiet: bool = False) -> None:
+    """The CLI's log output: cselab's INFO messages by default (run progress, evaluations,
+    exports), DEBUG with ``--verbose``, warnings only with ``--quiet`` (which also silences the
+    progress bars through ``TQDM_DISABLE``)."""
+    level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
+    package = logging.getLogger("cselab")
+    package.setLevel(level)
+    if not any(isinstance(h, _StderrHandler) for h in package.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+        package.addHandler(handler)
+    if verbose:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_info()
+    if quiet:
+        os.environ["TQDM_DISABLE"] = "1"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    configure_logging(args.verbose, args.quiet)
     try:
         return COMMANDS[args.command](args)
     except (ValueError, FileNotFoundError, FileExistsError, ConnectionError, FloatingPointError, ImportError) as e:
@@ -186,6 +229,20 @@ def cmd_reproduce(args) -> int:
     return reproduce(args.study, profile=args.profile, jobs=args.jobs, dry_run=args.dry_run, launcher=args.launcher,
                      runs_dir=args.runs_dir, data_dir=args.data_dir, reports_dir=args.reports_dir,
                      figures_dir=args.figures_dir, slurm=_key_values(args.slurm, "--slurm"))
+def cmd_export(args) -> int:
+    from .encoder.export import export_model
+    from .encoder.model_card import CARD_NAME
+    from .io import read_json
+
+    out = export_model(args.model, args.output, pooler=args.pooler, overwrite=args.overwrite)
+    recipe = read_json(out / "config.json")["sentence_embedding"]
+    print(f"exported: {out}")
+    print(f"pooler: {recipe['pooler']}; model card: {out / CARD_NAME}")
+    custom = any(m["type"].startswith("cselab.") for m in read_json(out / "modules.json"))
+    print(f"sentence-transformers: SentenceTransformer({str(out)!r}"
+          + (", trust_remote_code=True)  # needs cselab installed" if custom else ")"))
+    print("AutoModel: " + (f"the embedding is {recipe['output']}" if recipe["output"] else recipe["note"]))
+    return 0
 
 
 def cmd_info(args) -> int:
@@ -215,7 +272,8 @@ def cmd_info(args) -> int:
     return 0
 
 
-COMMANDS = {"data": cmd_data, "train": cmd_train, "eval": cmd_eval, "reproduce": cmd_reproduce, "info": cmd_info}
+COMMANDS = {"data": cmd_data, "train": cmd_train, "eval": cmd_eval, "export": cmd_export, "reproduce": cmd_reproduce,
+            "info": cmd_info}
 
 if __name__ == "__main__":
     sys.exit(main())

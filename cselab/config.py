@@ -60,6 +60,7 @@ class TrainConfig:
     early_stopping_patience: typing.Optional[int] = None
     final_eval: bool = True
     log_every: int = 10
+    report_to: list = field(default_factory=list)   # experiment loggers besides metrics.jsonl: [tensorboard]
     # training probes (cselab.train.probes): geometry of a fixed STS-B dev probe set every N steps
     probe_every: typing.Optional[int] = None
     probe_sentences: int = 256
@@ -77,6 +78,8 @@ class TrainConfig:
     def __post_init__(self):
         if isinstance(self.method, str):
             self.method = [self.method]
+        if isinstance(self.report_to, str):
+            self.report_to = [self.report_to]
         self.method_params = resolve_method_params(self.method, self.method_params)
         validate(self)
 
@@ -104,8 +107,9 @@ class TrainConfig:
 
 NON_IDENTITY_KEYS = ("output_dir", "run_name", "device", "log_every", "eval_batch_size",
                      # observation only: they neither consume randomness nor change the updates
-                     "probe_every", "probe_sentences", "log_embedding_grad_norm", "snapshot_every")
+                     "probe_every", "probe_sentences", "log_embedding_grad_norm", "snapshot_every", "report_to")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+REPORTERS = ("tensorboard",)   # the values ``report_to`` accepts (cselab.train.reporting)
 
 
 def resolve_method_params(methods: list[str], given: dict) -> dict:
@@ -158,6 +162,8 @@ def validate(cfg: TrainConfig) -> None:
     need(cfg.early_stopping_patience is None or cfg.early_stopping_patience >= 1, "early_stopping_patience",
          "must be >= 1 or null")
     need(cfg.precision in PRECISIONS, "precision", f"must be one of {PRECISIONS}")
+    need(all(isinstance(r, str) and r in REPORTERS for r in cfg.report_to) and len(set(cfg.report_to)) ==
+         len(cfg.report_to), "report_to", f"must be a list of distinct values from {list(REPORTERS)}")
     need(cfg.device == "auto" or cfg.device == "cpu" or cfg.device.startswith("cuda") or cfg.device == "mps",
          "device", "must be auto, cpu, cuda[:N] or mps")
     for name, params in cfg.method_params.items():

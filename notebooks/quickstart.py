@@ -18,7 +18,8 @@
 # head of wiki1m, with the offline default backbone (all-MiniLM-L6-v2), and shows:
 #
 # 1. the STS table (STS12–16, STS-B, SICK-R; SimCSE's protocol) before and after training;
-# 2. the training loss, the mean cosine of positive pairs and of in-batch negatives, and STS-B dev.
+# 2. the training loss, the mean cosine of positive pairs and of in-batch negatives, and STS-B dev;
+# 3. the trained model loaded by sentence-transformers (same embeddings) and its model card.
 #
 # Run it with papermill (`make demo`); every value in the next cell is a parameter.
 # MiniLM is already sentence-tuned with mean pooling; its [CLS] vector is not, so the `cls`
@@ -93,12 +94,32 @@ print(table)
 # %%
 loss_fig = plot_training_curves({method: run}, keys=("loss",), title="training loss (InfoNCE)")
 save_figure(loss_fig, figures / "loss")
-sim_fig = plot_similarity_dynamics({method: run}, stats=("pos_cos", "neg_cos"),
-                                   title="mean cosine similarity (view 1 vs view 2)")
+sim_fig = plot_similarity_dynamics({method: run}, stats=("pos_cos", "neg_cos"), panels="run",
+                                   title="mean cosine, view 1 vs view 2")
 save_figure(sim_fig, figures / "similarity")
-dev_fig = plot_training_curves({method: run}, keys=("stsb_dev",), kind="eval", title="STS-B dev")
-dev_fig.axes[0].axhline(dev_before, ls=":", c="grey", label="before training")
-dev_fig.axes[0].legend(frameon=False)
+dev_fig = plot_training_curves({method: run}, keys=("stsb_dev",), kind="eval", title="STS-B dev during training")
+dev_ax = dev_fig.axes[0]
+dev_ax.lines[0].set_label(f"{method} run")
+dev_ax.axhline(dev_before, ls=":", c="grey", label="before training")
+dev_ax.legend(frameon=False)
 save_figure(dev_fig, figures / "stsb_dev")
 print(sorted(p.name for p in figures.iterdir()))
 loss_fig
+
+# %% [markdown]
+# ## Use the trained model elsewhere
+#
+# `best/` is also a sentence-transformers model (pooler and head included) with a model card
+# (`README.md`), and its `config.json` tells `AutoModel` users which output is the embedding.
+# `cselab export RUN OUT` writes the same to a folder of your choice.
+
+# %%
+from sentence_transformers import SentenceTransformer
+
+trained = SentenceEncoder.from_pretrained(run / "best")
+shared = SentenceTransformer(str(run / "best"), device="cpu")
+probe = ["A man is playing a guitar.", "Someone plays music.", "The stock market fell sharply."]
+print("cosine of sentence-transformers' and cselab's embeddings:",
+      trained.similarity(shared.encode(probe), trained.encode(probe)).diagonal().numpy().round(6))
+print("AutoModel:", json.loads((run / "best" / "config.json").read_text())["sentence_embedding"]["output"])
+print((run / "best" / "README.md").read_text()[:600])

@@ -76,3 +76,14 @@ def tiny_runs(tiny_model, data_dir, tmp_path_factory) -> dict[str, Path]:
             cfg = load_config({**base, **settings, "seed": seed, "run_name": f"{method}-s{seed}"})
             runs[f"{method}-s{seed}"] = train(cfg, data_dir=data_dir, progress=False)
     return runs
+@pytest.fixture(autouse=True)
+def _restore_cselab_logging():
+    """The CLI configures the ``cselab`` logger (level, a stderr handler); undo it after each test so
+    that no test sees another's logging set-up."""
+    import logging
+
+    package = logging.getLogger("cselab")
+    level, handlers = package.level, list(package.handlers)
+    yield
+    package.setLevel(level)
+    package.handlers[:] = handlers

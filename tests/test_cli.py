@@ -60,3 +60,23 @@ def test_info_as_a_module(data_dir):
                          capture_output=True, text=True, check=True).stdout
     assert "torch:" in out and "transformers:" in out and "simcse" in out and "quickstart" in out
     assert "has downstream, corpus, clustering" in out
+
+
+def test_quiet_and_verbose(tiny_model, data_dir, capsys, monkeypatch):
+    import logging
+    import os
+
+    package = logging.getLogger("cselab")                   # level and handler restored by conftest
+    monkeypatch.setenv("TQDM_DISABLE", "0")                 # --quiet sets it; restored after the test
+    command = ["eval", str(tiny_model), "--pooler", "avg", "--tasks", "STS13", "--data-dir", str(data_dir)]
+    assert main(command) == 0
+    err = capsys.readouterr().err
+    assert "INFO cselab.evaluate.sts: STS (all): average" in err and "encoding" in err   # a log line and a bar
+    assert main(["--quiet", *command]) == 0
+    err = capsys.readouterr().err
+    assert os.environ["TQDM_DISABLE"] == "1" and "INFO" not in err and "encoding" not in err
+    assert main(["-v", "info", "--data-dir", str(data_dir)]) == 0
+    assert package.getEffectiveLevel() == logging.DEBUG
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_warning()

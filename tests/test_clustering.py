@@ -186,3 +186,16 @@ def test_cli_clustering_suite(tiny_model, tmp_path, capsys):
     assert code == 0
     printed = capsys.readouterr().out
     assert "| DBpedia " in printed and "| ami " in printed and "std (2 seeds)" in printed
+
+
+def test_progress_bar_over_sets_and_seeds(tmp_path, capsys, monkeypatch):
+    _write_fake_root(tmp_path)
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    evaluate_clustering(HashedBagOfWords(), ["DBpedia", "StackOverflow", "GoogleNews-T"], tmp_path, seeds=(0, 1))
+    err = capsys.readouterr().err
+    assert "clustering" in err and "6/6" in err          # 3 sets × 2 seeds
+    evaluate_clustering(HashedBagOfWords(), ["StackOverflow"], tmp_path, seeds=(0, 1), show_progress_bar=False)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv("TQDM_DISABLE", "true")
+    evaluate_clustering(HashedBagOfWords(), ["StackOverflow"], tmp_path, seeds=(0, 1))
+    assert capsys.readouterr().err == ""

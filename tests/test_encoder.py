@@ -115,8 +115,12 @@ def test_save_and_load_round_trip(encoder, tmp_path):
     assert not any(name.endswith((".bin", ".pt", ".pkl")) for name in files)
     again = SentenceEncoder.from_pretrained(tmp_path / "m")
     assert again.pooler_name == "cls" and again.mlp_only_train
+    loaded = again.state_dict()
     for key, value in encoder.state_dict().items():
-        assert torch.equal(value, again.state_dict()[key]), key
+        if key.startswith("backbone.pooler.dense."):   # the saved BERT pooler holds SimCSE's head (its export)
+            value = encoder.state_dict()[key.replace("backbone.pooler.", "head.")]
+        assert torch.equal(value, loaded[key]), key
+    assert not torch.equal(encoder.backbone.pooler.dense.weight, encoder.head.dense.weight)  # memory untouched
     plain = AutoModel.from_pretrained(tmp_path / "m")  # a standard Hugging Face folder
     assert torch.equal(plain.embeddings.word_embeddings.weight, encoder.backbone.embeddings.word_embeddings.weight)
     sentences = ["a test sentence .", "another one"]

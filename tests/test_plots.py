@@ -128,3 +128,80 @@ def test_missing_statistics_are_named(tmp_path, runs):
                     formats=["svg"])
     with pytest.raises(ValueError, match=r"plot_cap_geometry: missing column\(s\) \['var_cos'\]"):
         plot_cap_geometry(pd.DataFrame({"d": [1], "omega_deg": [1], "mean_cos": [0.0]}))
+
+
+# ------------------------------------------------------------------ what is drawn, in words
+def _texts(fig) -> list[str]:
+    """Every title, axis label, colour-bar label and legend entry of ``fig``."""
+    out = [fig._suptitle.get_text()] if fig._suptitle is not None else []
+    for ax in fig.axes:
+        out += [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
+        if ax.get_legend() is not None:
+            out += [t.get_text() for t in ax.get_legend().get_texts()]
+            out.append(ax.get_legend().get_title().get_text())
+    return [t for t in out if t]
+
+
+@pytest.mark.parametrize("kind", list(BUILDERS))
+def test_no_raw_keys_in_any_label(kind, runs):
+    for text in _texts(BUILDERS[kind](runs)):
+        if not text.startswith("$"):   # mathtext (ℓ_align) is meant
+            assert "_" not in text and not text.startswith(("loss/", "sim/", "sts/")), text
+
+
+def test_single_run_curve_one_column_wide_title_once_no_legend(runs):
+    fig = plot_training_curves({"simcse": runs["simcse-s1"]}, ("loss",), title="training loss (InfoNCE)")
+    (ax,) = fig.axes
+    assert fig._suptitle is None and ax.get_title() == "training loss (InfoNCE)"   # not twice
+    assert ax.get_ylabel() == "training loss" and ax.get_xlabel() == "training step"
+    assert ax.get_legend() is None and len(ax.lines) == 1                            # one series: no legend
+    train = read_metrics(runs["simcse-s1"], "train")
+    assert np.allclose(ax.lines[0].get_xdata(), train["step"]) and np.allclose(ax.lines[0].get_ydata(), train["loss"])
+    assert tuple(fig.get_size_inches()) == pytest.approx((3.3, 2.5))                  # one column of a paper
+    dev = plot_training_curves({"simcse": runs["simcse-s1"]}, ("stsb_dev",), kind="eval").axes[0]
+    assert dev.get_ylabel() == "STS-B dev (Spearman ×100)" and dev.get_title() == ""
+    assert plot_training_curves(runs["simcse-s1"], ("loss/info_nce",)).axes[0].get_ylabel() == "InfoNCE loss"
+
+
+def test_several_panels_keep_their_titles_under_a_different_figure_title(runs):
+    fig = plot_similarity_dynamics(runs, ("pos_cos", "neg_cos"), title="similarity during training")
+    assert fig._suptitle.get_text() == "similarity during training"
+    assert [ax.get_title() for ax in fig.axes] == ["positive pairs", "in-batch negatives"]
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == list(runs)   # 4 runs: a legend
+    one_run = plot_similarity_dynamics({"SimCSE": runs["simcse-s1"]}, ("pos_cos", "neg_cos"), panels="run")
+    (ax,) = one_run.axes
+    assert ax.get_title() == "SimCSE" and one_run._suptitle is None
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["positive pairs", "in-batch negatives"]
+    stacked = plot_similarity_dynamics(runs, ("pos_cos", "neg_cos"), ncols=1)
+    assert tuple(stacked.get_size_inches()) == pytest.approx((3.3, 5.0))
+    assert [ax.get_ylabel() for ax in stacked.axes] == ["mean cosine", "mean cosine"]
+
+
+def test_single_series_figures_have_no_legend(runs):
+    assert plot_layer_profile({"BERT": [0.1, 0.5, 1.0]}).axes[0].get_legend() is None
+    assert plot_layer_profile({"BERT": [0.1, 0.5, 1.0], "SimCSE": [0.3, 0.6, 1.0]}).axes[0].get_legend() is not None
+    one_variant = plot_ablation_bars(pd.DataFrame({"variant": ["full"], "STS12": [70.0], "STS-B": [80.0]}))
+    assert one_variant.axes[0].get_legend() is None and len(one_variant.axes[0].patches) == 2
+    sweep = plot_sweep(_sweep_frame(), "batch_size", "sts_avg")            # no hue: one series
+    assert sweep.axes[0].get_legend() is None
+    assert (sweep.axes[0].get_xlabel(), sweep.axes[0].get_ylabel()) == ("batch size", "STS average (Spearman ×100)")
+    by_method = plot_sweep(_sweep_frame(), "batch_size", "sts_avg", hue="method", xlabel="B")
+    legend = by_method.axes[0].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["simcse", "clusterns"]
+    assert by_method.axes[0].get_xlabel() == "B"
+    one_curve = plot_lambda_bound(pd.DataFrame({"lambda": [0.1, 0.9], "closer_share": [0.0, 0.5]}))
+    assert one_curve.axes[0].get_legend() is None
+    points = pd.DataFrame({"alignment": [0.2], "uniformity": [-2.0], "sts_avg": [70.0], "run": ["A"]})
+    colorbar = plot_alignment_uniformity(points, color_by="sts_avg").axes[1]
+    assert colorbar.get_ylabel() == "STS average (Spearman ×100)"
+
+
+def test_readable_labels():
+    from cselab.plots.labels import readable
+
+    assert readable("stsb_dev") == "STS-B dev (Spearman ×100)"
+    assert readable("loss/clusterns.bml") == "bidirectional margin loss"
+    assert readable("loss/my_method.extra_term") == "my method extra term loss"
+    assert readable("clusterns.num_clusters") == "number of clusters K"
+    assert readable("sts/STS12") == "STS12 (Spearman ×100)"
+    assert readable("probe_seconds") == "probe seconds"

@@ -234,3 +234,19 @@ def test_cli_transfer_suite(tiny_model, tmp_path, capsys):
     assert "acc (5-fold)" in printed and "| MR " in printed and "| Avg." in printed
     assert set(json.loads(out.read_text())["scores"]) == {"MR", "TREC"}
     assert main(["eval", str(tiny_model), "--suite", "transfer", "--tasks", "QQP", "--data-dir", str(tmp_path)]) == 2
+
+
+def test_progress_bar_counts_every_classifier_fit(tmp_path, capsys, monkeypatch):
+    from cselab.evaluate.transfer import protocol_fits
+
+    _write_fake_root(tmp_path / "data")
+    loaded = {t: load_transfer_task(t, tmp_path / "data") for t in ("MR", "SST2", "TREC", "MRPC")}
+    # MR: 5 outer folds × (6 C × 5 inner folds + 1 refit); SST2: 6 C + 1; TREC, MRPC: 7 C × 5 folds + 1
+    assert [protocol_fits(d, 5) for d in loaded.values()] == [155, 7, 36, 36]
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    evaluate_transfer(HashedBagOfWords(), list(loaded), tmp_path / "data", fast=True)
+    err = capsys.readouterr().err
+    assert "transfer" in err and "234/234" in err        # the bar ends at the number of fits
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    evaluate_transfer(HashedBagOfWords(), ["SST2"], tmp_path / "data", fast=True)
+    assert capsys.readouterr().err == ""

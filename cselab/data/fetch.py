@@ -8,6 +8,7 @@ complete, so an interrupted fetch never leaves a truncated file behind.
 """
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tarfile
@@ -15,10 +16,11 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
+from ..progress import progress_bar
 from .errors import DataError
 from .root import data_root
+
+logger = logging.getLogger(__name__)
 
 MIRROR_FOLDERS = ("downstream", "corpus", "clustering")
 
@@ -63,7 +65,8 @@ def copy_mirror(mirror: Path, root: Path) -> int:
         raise DataError(mirror, "the mirror and the data root are the same folder")
     files = [p for folder in folders for p in sorted(folder.rglob("*")) if p.is_file()]
     copied = 0
-    for src in tqdm(files, desc="copying data", unit="file", disable=len(files) < 50):
+    logger.info("copying %d files from %s to %s", len(files), mirror, root)
+    for src in progress_bar(files, desc="copying data", unit="file", enabled=len(files) >= 50):
         dst = root / src.relative_to(mirror)
         if dst.exists() and dst.stat().st_size == src.stat().st_size:
             continue
@@ -72,6 +75,7 @@ def copy_mirror(mirror: Path, root: Path) -> int:
         shutil.copyfile(src, tmp)  # copyfile, not copy2: the mirror is read-only, our copy is not
         os.replace(tmp, dst)
         copied += 1
+    logger.info("%d files copied, %d already there", copied, len(files) - copied)
     return copied
 
 
@@ -106,10 +110,11 @@ def download_source(name: str, root: Path) -> Path:
 def _download(url: str, dst: Path) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
     part = dst.with_name(dst.name + ".part")
+    logger.info("downloading %s", url)
     try:
         with urllib.request.urlopen(url, timeout=60) as response, open(part, "wb") as out:
             total = int(response.headers.get("Content-Length") or 0) or None
-            with tqdm(total=total, unit="B", unit_scale=True, desc=dst.name) as bar:
+            with progress_bar(total=total, unit="B", unit_scale=True, desc=dst.name) as bar:
                 while chunk := response.read(1 << 20):
                     out.write(chunk)
                     bar.update(len(chunk))

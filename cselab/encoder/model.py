@@ -20,14 +20,16 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
-from tqdm.auto import tqdm
 
 from ..io import atomic_write_json
+from ..progress import progress_bar
 from .backbone import DEFAULT_BACKBONE, load_backbone, quiet_hf
+from .interop import EvaluatorMetrics, cosine_matrix, note_ignored_kwargs, resolve_prompt
 from .pooling import BackboneOutput, MLPHead, build_pooler
 
 CONFIG_NAME = "cselab.json"
 MODULES_NAME = "cselab_modules.safetensors"
+FEW_BATCHES = 4   # encode shows a progress bar by default above this many batches
 
 
 @dataclass
@@ -51,6 +53,8 @@ class EncoderOutput:
 
 
 class SentenceEncoder(nn.Module):
+    similarity_fn_name = "cosine"   # what ``similarity`` computes (sentence-transformers' attribute)
+
     def __init__(self, backbone: nn.Module, tokenizer, pooler: str = "cls", mlp_only_train: bool = True,
                  backbone_name: str = "", pooler_options: dict | None = None):
         super().__init__()
@@ -65,6 +69,8 @@ class SentenceEncoder(nn.Module):
         self.head = (MLPHead(cfg.hidden_size, getattr(cfg, "initializer_range", 0.02)) if self.pooler.uses_mlp_head
                      else None)
         self.pooler.bind(self)
+        self.prompts: dict[str, str] = {}   # named prompts for encode(prompt_name=...), as sentence-transformers
+        self.model_card_data = EvaluatorMetrics()   # where sentence-transformers' evaluators report
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -91,12 +97,17 @@ class SentenceEncoder(nn.Module):
             enc.load_state_dict(loadable, strict=False)
         return enc
 
-    def save(self, path: str | os.PathLike, extra: dict | None = None) -> Path:
+    def save(self, path: str | os.PathLike, extra: dict | None = None,
+             run_dir: str | os.PathLike | None = None) -> Path:
         """A standard Hugging Face folder (``AutoModel.from_pretrained`` loads the backbone)
-        plus ``cselab.json`` and the head/pooler weights in ``cselab_modules.safetensors``."""
+        plus ``cselab.json`` and the head/pooler weights in ``cselab_modules.safetensors``; it is
+        also a sentence-transformers model and carries a model card (:mod:`cselab.encoder.export`;
+        ``run_dir``: the run the model comes from, for the card)."""
+        from .export import head_in_backbone_pooler, write_interop_files
+
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        with quiet_hf():
+        with quiet_hf(), head_in_backbone_pooler(self):
             self.backbone.save_pretrained(path, safe_serialization=True)
             self.tokenizer.save_pretrained(path)
         extra_state = {k: v.detach().cpu().contiguous() for k, v in self.extra_state_dict().items()}
@@ -109,6 +120,7 @@ class SentenceEncoder(nn.Module):
             "pooler_options": self.pooler_options,
             **(extra or {}),
         })
+        write_interop_files(self, path, run_dir)
         return path
 
     def extra_state_dict(self) -> dict[str, torch.Tensor]:
@@ -221,7 +233,7 @@ class SentenceEncoder(nn.Module):
         sentences = list(sentences)
         starts = range(0, len(sentences), batch_size)
         with self.dropout_mode(dropout, seed):
-            for start in tqdm(starts, total=len(starts), desc=desc, unit="batch", disable=not progress, leave=False):
+            for start in progress_bar(starts, total=len(starts), desc=desc, unit="batch", enabled=progress, leave=False):
                 chunk = sentences[start:start + batch_size]
                 with torch.no_grad():   # not around the yield: the caller's code keeps its grad mode
                     if path == "eval":
@@ -233,28 +245,76 @@ class SentenceEncoder(nn.Module):
                         out = self(inputs, output_hidden_states)
                 yield chunk, out
 
-    def encode(self, sentences: list[str], batch_size: int = 128, show_progress: bool | None = None,
-               normalize: bool = False, max_length: int | None = None) -> np.ndarray:
-        """Embeddings (float32, one row per input sentence, input order).
+    @torch.no_grad()
+    def encode(self, sentences: str | Sequence[str], batch_size: int = 128, show_progress_bar: bool | None = None,
+               normalize_embeddings: bool = False, convert_to_numpy: bool = True, convert_to_tensor: bool = False,
+               max_length: int | None = None, prompt: str | None = None, prompt_name: str | None = None,
+               device: str | torch.device | None = None, precision: str | None = "float32",
+               truncate_dim: int | None = None, *, show_progress: bool | None = None, normalize: bool | None = None,
+               **kwargs):
+        """Embeddings on the evaluation path, called like sentence-transformers' ``encode``.
 
-        Duplicates are encoded once and sentences are sorted by length to minimise padding.
-        No truncation below the model's own limit unless ``max_length`` is given (SimCSE's
-        evaluation batcher has none).
+        Args:
+            sentences: one string (→ a 1-D vector) or a sequence of strings (→ one row each, input order).
+            batch_size: sentences per forward pass.
+            show_progress_bar: a ``tqdm`` bar; default: only when there are more than a few batches
+                (``TQDM_DISABLE`` silences it). ``show_progress`` is the older name.
+            normalize_embeddings: L2-normalise each vector. ``normalize`` is the older name.
+            convert_to_numpy / convert_to_tensor: an ``np.ndarray`` (default), a ``torch.Tensor`` on the
+                model's device (``convert_to_tensor`` wins), or with both off a list of 1-D tensors.
+            max_length: truncate inputs to this many tokens (default: none below the model's limit, as
+                SimCSE's evaluation).
+            prompt: a string put in front of every sentence; ``prompt_name`` picks one from
+                ``self.prompts`` (empty unless you fill it).
+            device: move the model there first (as sentence-transformers does).
+            precision: only ``"float32"`` (or None); quantised outputs are not implemented.
+            truncate_dim: keep the first ``truncate_dim`` dimensions (before normalising).
+            **kwargs: anything else callers such as MTEB pass is ignored, with a one-time logged note.
+
+        Duplicates are encoded once and sentences are sorted by length to minimise padding; the
+        vectors are float32.
         """
-        sentences = list(sentences)
+        if kwargs.pop("output_value", "sentence_embedding") != "sentence_embedding":
+            raise ValueError("encode: only output_value='sentence_embedding' is supported")
+        if kwargs:
+            note_ignored_kwargs(kwargs)
+        if precision not in (None, "float32"):
+            raise ValueError(f"encode: precision={precision!r} is not supported; cselab returns float32 embeddings")
+        if batch_size < 1:
+            raise ValueError(f"encode: batch_size must be >= 1, got {batch_size}")
+        show_progress_bar = show_progress if show_progress_bar is None else show_progress_bar
+        normalize_embeddings = normalize_embeddings or bool(normalize)
+        single = isinstance(sentences, str)
+        sentences = [sentences] if single else list(sentences)
+        prompt = resolve_prompt(self.prompts, prompt, prompt_name)
+        if prompt:
+            sentences = [prompt + s for s in sentences]
+        if device is not None:
+            self.to(device)
+        vectors = self._encode_unique(sentences, batch_size, show_progress_bar, max_length)
+        if truncate_dim is not None:
+            vectors = vectors[:, :truncate_dim]
+        if normalize_embeddings:
+            vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        if convert_to_tensor:
+            out = torch.from_numpy(np.ascontiguousarray(vectors)).to(self.device)
+        elif convert_to_numpy:
+            out = vectors
+        else:
+            out = list(torch.from_numpy(np.ascontiguousarray(vectors)).to(self.device))
+        return out[0] if single else out
+
+    def _encode_unique(self, sentences: list[str], batch_size: int, show_progress_bar: bool | None,
+                       max_length: int | None) -> np.ndarray:
+        """(N, D) float32 embeddings, each distinct sentence encoded once, longest batches first."""
         if not sentences:
             return np.zeros((0, self.embedding_dim()), dtype=np.float32)
         unique = list(dict.fromkeys(sentences))
         order = sorted(range(len(unique)), key=lambda i: -len(unique[i]))
         n_batches = (len(order) + batch_size - 1) // batch_size
-        show = n_batches > 20 if show_progress is None else show_progress
-        chunks = []
-        for _, out in self.iter_batches([unique[i] for i in order], batch_size, max_length=max_length,
-                                        progress=show):
-            emb = out.embeddings.float()
-            if normalize:
-                emb = torch.nn.functional.normalize(emb, dim=-1)
-            chunks.append(emb.cpu())
+        show = n_batches > FEW_BATCHES if show_progress_bar is None else show_progress_bar
+        chunks = [out.embeddings.float().cpu() for _, out in
+                  self.iter_batches([unique[i] for i in order], batch_size, max_length=max_length, progress=show)]
         by_sorted = torch.cat(chunks).numpy()
         emb_unique = np.empty_like(by_sorted)
         emb_unique[order] = by_sorted
@@ -269,6 +329,16 @@ class SentenceEncoder(nn.Module):
     @property
     def backbone_config(self):
         return self.backbone.config
+    def similarity(self, a, b) -> torch.Tensor:
+        """Cosine similarity matrix of two sets of embeddings (arrays, tensors, 1-D or 2-D), as
+        sentence-transformers' ``similarity``: (len(a), len(b))."""
+        return cosine_matrix(a, b)
+
+    def get_sentence_embedding_dimension(self) -> int:
+        """Length of the vectors ``encode`` returns (sentence-transformers' name)."""
+        return self.embedding_dim()
+
+    get_embedding_dimension = get_sentence_embedding_dimension   # sentence-transformers >= 6 name
 
     def embedding_dim(self) -> int:
         return self.backbone.config.hidden_size

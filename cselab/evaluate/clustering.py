@@ -14,10 +14,11 @@ how much a single run depends on its initialisation — pass ``n_init=10`` for C
 """
 from __future__ import annotations
 
+import logging
 import os
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -27,8 +28,11 @@ from sklearn.metrics.cluster import contingency_matrix
 
 from ..data.clustering import SHORT_TEXT_SETS, ClusteringData, load_clustering_task
 from ..io import atomic_write_json
+from ..progress import progress_bar
 from .geometry import normalize_rows
 from .sts import Encodes
+
+logger = logging.getLogger(__name__)
 
 CLUSTERING_TASKS = ("DBpedia", *SHORT_TEXT_SETS)
 DEFAULT_SEEDS = (0, 1, 2, 3, 4)
@@ -59,9 +63,10 @@ def kmeans_labels(x: np.ndarray, n_clusters: int, seed: int, n_init: int = 1) ->
 
 
 def cluster_embeddings(x: np.ndarray, labels: np.ndarray, n_clusters: int | None = None,
-                       seeds: Sequence[int] = DEFAULT_SEEDS, n_init: int = 1, normalize: bool = False) -> dict:
+                       seeds: Sequence[int] = DEFAULT_SEEDS, n_init: int = 1, normalize: bool = False,
+                       tick: Callable[[], None] | None = None) -> dict:
     """K-means once per seed; every metric as ``{"mean", "std", "runs"}`` (fractions in [0, 1]; std
-    across seeds with ddof 1).
+    across seeds with ddof 1). ``tick`` is called after each seed's K-means (progress bars).
 
     ``n_clusters`` defaults to the number of distinct labels; ``normalize`` L2-normalises the
     embeddings first (spherical-style K-means; off by default, as in ClusterNS)."""
@@ -74,7 +79,11 @@ def cluster_embeddings(x: np.ndarray, labels: np.ndarray, n_clusters: int | None
     if normalize:
         x = normalize_rows(x)
     k = int(len(np.unique(labels))) if n_clusters is None else n_clusters
-    runs = [cluster_scores(labels, kmeans_labels(x, k, seed, n_init)) for seed in seeds]
+    runs = []
+    for seed in seeds:
+        runs.append(cluster_scores(labels, kmeans_labels(x, k, seed, n_init)))
+        if tick is not None:
+            tick()
     out = {m: {"mean": float(np.mean([r[m] for r in runs])), "std": _sample_std([r[m] for r in runs]),
                "runs": [r[m] for r in runs]} for m in METRICS}
     return {**out, "n_clusters": k, "n": len(labels), "seeds": list(seeds)}
@@ -87,13 +96,13 @@ def _sample_std(values: list[float]) -> float:
 
 def evaluate_clustering_data(model: Encodes, data: ClusteringData, seeds: Sequence[int] = DEFAULT_SEEDS,
                              n_init: int = 1, normalize: bool = False, batch_size: int = 128,
-                             max_length: int | None = None) -> dict:
-    """Encode ``data.texts`` and cluster them with K = ``data.n_clusters``."""
+                             max_length: int | None = None, tick: Callable[[], None] | None = None) -> dict:
+    """Encode ``data.texts`` and cluster them with K = ``data.n_clusters`` (``tick``: after each seed)."""
     start = time.perf_counter()
     kwargs = {} if max_length is None else {"max_length": max_length}
     x = np.asarray(model.encode(list(data.texts), batch_size=batch_size, **kwargs))
     encoded = time.perf_counter()
-    out = cluster_embeddings(x, data.labels, data.n_clusters, seeds, n_init, normalize)
+    out = cluster_embeddings(x, data.labels, data.n_clusters, seeds, n_init, normalize, tick)
     out.update(encode_seconds=encoded - start, seconds=time.perf_counter() - start)
     return out
 
@@ -101,20 +110,29 @@ def evaluate_clustering_data(model: Encodes, data: ClusteringData, seeds: Sequen
 def evaluate_clustering(model: Encodes, tasks: Sequence[str] = CLUSTERING_TASKS,
                         data_dir: str | os.PathLike | None = None, seeds: Sequence[int] = DEFAULT_SEEDS,
                         n_init: int = 1, normalize: bool = False, batch_size: int = 128,
-                        max_length: int | None = None, output: str | os.PathLike | None = None) -> dict:
+                        max_length: int | None = None, output: str | os.PathLike | None = None,
+                        show_progress_bar: bool = True) -> dict:
     """ClusterNS's clustering tables for any model with ``encode``.
 
     ``scores`` holds each task's headline number ×100 — AMI for DBpedia (Table 5), Hungarian
     accuracy for the short-text sets (Table 6) — as the mean over K-means seeds; ``details`` has
     every metric's mean, std and per-seed values. ``max_length`` (passed to ``encode``) truncates
-    inputs; ClusterNS's script used 128 tokens for the short texts.
+    inputs; ClusterNS's script used 128 tokens for the short texts. ``show_progress_bar``: one bar over
+    sets × seeds (``TQDM_DISABLE`` silences it).
     """
     unknown = [t for t in tasks if t not in CLUSTERING_TASKS]
     if unknown:
         raise ValueError(f"unknown clustering task(s) {unknown}; choose from {list(CLUSTERING_TASKS)}")
     start = time.perf_counter()
-    details = {task: evaluate_clustering_data(model, load_clustering_task(task, data_dir), seeds, n_init, normalize,
-                                              batch_size, max_length) for task in tasks}
+    details = {}
+    with progress_bar(total=len(tasks) * len(seeds), desc="clustering", unit="K-means",
+                      enabled=show_progress_bar) as bar:
+        for task in tasks:
+            bar.set_postfix_str(task)
+            details[task] = evaluate_clustering_data(model, load_clustering_task(task, data_dir), seeds, n_init,
+                                                     normalize, batch_size, max_length, tick=lambda: bar.update(1))
+            logger.info("clustering %s: %d texts, K = %d, %.0f s", task, details[task]["n"],
+                        details[task]["n_clusters"], details[task]["seconds"])
     metric = {task: "ami" if task == "DBpedia" else "acc" for task in tasks}
     scores = {task: 100 * d[metric[task]]["mean"] for task, d in details.items()}
     result = {"scores": scores, "metric": metric, "details": details, "seeds": list(seeds), "n_init": n_init,

@@ -17,6 +17,7 @@ truncated to the training ``max_len``.
 """
 from __future__ import annotations
 
+import logging
 import os
 import time
 from pathlib import Path
@@ -27,6 +28,8 @@ from scipy.stats import spearmanr
 
 from ..data.sts import STS_SUBSETS, STS_TASKS, STSPairs, load_sts_task
 from ..io import atomic_write_json
+
+logger = logging.getLogger(__name__)
 
 AGGREGATES = ("all", "mean", "wmean")
 TASK_LABELS = {"STS12": "STS12", "STS13": "STS13", "STS14": "STS14", "STS15": "STS15", "STS16": "STS16",
@@ -106,6 +109,8 @@ def evaluate_sts(model: Encodes, tasks: Sequence[str] = STS_TASKS, data_dir: str
         "sentences_encoded": n_sentences,
         "seconds": time.perf_counter() - start,
     }
+    logger.info("STS (%s): average %.2f over %d tasks; %d unique sentences encoded, %.1f s", aggregate,
+                result["avg"], len(scores), n_sentences, result["seconds"])
     if output is not None:
         atomic_write_json(Path(output), result)
     return result
@@ -123,9 +128,12 @@ def predict_pairs(model: Encodes, pair_sets: Sequence[STSPairs], batch_size: int
     return predictions, len(sentences)
 
 
-def evaluate_pairs(model: Encodes, pairs: STSPairs, batch_size: int = 128, show_progress: bool | None = None) -> float:
-    """Spearman ×100 of cosine scores on one set of pairs (e.g. STS-B dev during training)."""
-    kwargs = {} if show_progress is None else {"show_progress": show_progress}
+def evaluate_pairs(model: Encodes, pairs: STSPairs, batch_size: int = 128,
+                   show_progress_bar: bool | None = None) -> float:
+    """Spearman ×100 of cosine scores on one set of pairs (e.g. STS-B dev during training).
+    ``show_progress_bar`` is passed to ``encode`` when given (cselab and sentence-transformers both
+    take it)."""
+    kwargs = {} if show_progress_bar is None else {"show_progress_bar": show_progress_bar}
     (pred,), _ = predict_pairs(model, [pairs], batch_size, **kwargs)
     return 100 * spearman(pred, pairs.scores)
 

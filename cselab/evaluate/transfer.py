@@ -18,11 +18,12 @@ SimCSE runs SentEval's PyTorch classifier, not scikit-learn's — are listed in 
 """
 from __future__ import annotations
 
+import logging
 import os
 import time
 import warnings
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -33,7 +34,11 @@ from threadpoolctl import threadpool_limits
 
 from ..data.transfer import TRANSFER_TASKS, LabelledPairs, LabelledSentences, TransferData, load_transfer_task
 from ..io import atomic_write_json
+from ..progress import progress_bar
 from .sts import Encodes
+
+logger = logging.getLogger(__name__)
+Tick = Callable[[], None] | None   # called after every classifier fit (the suite's progress bar)
 
 SEED = 1111                                   # SentEval's default seed
 FULL_KFOLD, FAST_KFOLD = 10, 5               # SimCSE's --mode test / fasttest
@@ -49,35 +54,39 @@ def _classifier(c: float, seed: int) -> LogisticRegression:
     return LogisticRegression(C=c, random_state=seed, max_iter=MAX_ITER)
 
 
-def _fit_score(x_train, y_train, x_test, y_test, c: float, seed: int) -> tuple[float, LogisticRegression]:
+def _fit_score(x_train, y_train, x_test, y_test, c: float, seed: int,
+               tick: Tick = None) -> tuple[float, LogisticRegression]:
     with warnings.catch_warnings():
         # A fold that stops at MAX_ITER is still a valid (slightly under-fitted) probe; SentEval
         # ran with scikit-learn's 100-iteration default and never looked.
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf = _classifier(c, seed).fit(x_train, y_train)
+    if tick is not None:
+        tick()
     return float(clf.score(x_test, y_test)), clf
 
 
-def _cv_score(x, y, c: float, kfold: int, seed: int) -> float:
+def _cv_score(x, y, c: float, kfold: int, seed: int, tick: Tick = None) -> float:
     """Mean validation accuracy (×100, rounded like SentEval) of C over a stratified k-fold."""
     folds = StratifiedKFold(n_splits=kfold, shuffle=True, random_state=seed).split(x, y)
-    return round(100 * float(np.mean([_fit_score(x[tr], y[tr], x[te], y[te], c, seed)[0] for tr, te in folds])), 2)
+    return round(100 * float(np.mean([_fit_score(x[tr], y[tr], x[te], y[te], c, seed, tick)[0]
+                                      for tr, te in folds])), 2)
 
 
-def _select_c(x, y, cs: Sequence[float], kfold: int, seed: int) -> tuple[float, float]:
-    scores = [_cv_score(x, y, c, kfold, seed) for c in cs]
+def _select_c(x, y, cs: Sequence[float], kfold: int, seed: int, tick: Tick = None) -> tuple[float, float]:
+    scores = [_cv_score(x, y, c, kfold, seed, tick) for c in cs]
     best = int(np.argmax(scores))   # first maximum = smallest C, as SentEval's np.argmax
     return cs[best], scores[best]
 
 
 def inner_kfold_accuracy(x: np.ndarray, y: np.ndarray, kfold: int = FULL_KFOLD, seed: int = SEED,
-                         cs: Sequence[float] = INNER_KFOLD_CS) -> dict:
+                         cs: Sequence[float] = INNER_KFOLD_CS, tick: Tick = None) -> dict:
     """SentEval's InnerKFoldClassifier: nested k-fold (C chosen inside every outer training part)."""
     outer = StratifiedKFold(n_splits=kfold, shuffle=True, random_state=seed)
     dev, test, chosen = [], [], []
     for train_idx, test_idx in outer.split(x, y):
-        c, dev_acc = _select_c(x[train_idx], y[train_idx], cs, kfold, seed)
-        acc, _ = _fit_score(x[train_idx], y[train_idx], x[test_idx], y[test_idx], c, seed)
+        c, dev_acc = _select_c(x[train_idx], y[train_idx], cs, kfold, seed, tick)
+        acc, _ = _fit_score(x[train_idx], y[train_idx], x[test_idx], y[test_idx], c, seed, tick)
         dev.append(dev_acc)
         test.append(round(100 * acc, 2))
         chosen.append(c)
@@ -85,19 +94,19 @@ def inner_kfold_accuracy(x: np.ndarray, y: np.ndarray, kfold: int = FULL_KFOLD, 
 
 
 def kfold_accuracy(x_train, y_train, x_test, y_test, kfold: int = FULL_KFOLD, seed: int = SEED,
-                   cs: Sequence[float] = KFOLD_CS) -> dict:
+                   cs: Sequence[float] = KFOLD_CS, tick: Tick = None) -> dict:
     """SentEval's KFoldClassifier: C by k-fold on train, refit on train, scored on test."""
-    c, dev_acc = _select_c(x_train, y_train, cs, kfold, seed)
-    acc, clf = _fit_score(x_train, y_train, x_test, y_test, c, seed)
+    c, dev_acc = _select_c(x_train, y_train, cs, kfold, seed, tick)
+    acc, clf = _fit_score(x_train, y_train, x_test, y_test, c, seed, tick)
     return {"acc": 100 * acc, "devacc": dev_acc, "C": c, "predictions": clf.predict(x_test)}
 
 
 def split_accuracy(x_train, y_train, x_dev, y_dev, x_test, y_test, seed: int = SEED,
-                   cs: Sequence[float] = INNER_KFOLD_CS) -> dict:
+                   cs: Sequence[float] = INNER_KFOLD_CS, tick: Tick = None) -> dict:
     """SentEval's SplitClassifier: C chosen on dev, scored on test."""
-    dev_scores = [round(100 * _fit_score(x_train, y_train, x_dev, y_dev, c, seed)[0], 2) for c in cs]
+    dev_scores = [round(100 * _fit_score(x_train, y_train, x_dev, y_dev, c, seed, tick)[0], 2) for c in cs]
     best = int(np.argmax(dev_scores))
-    acc, _ = _fit_score(x_train, y_train, x_test, y_test, cs[best], seed)
+    acc, _ = _fit_score(x_train, y_train, x_test, y_test, cs[best], seed, tick)
     return {"acc": 100 * acc, "devacc": dev_scores[best], "C": cs[best]}
 
 
@@ -127,8 +136,18 @@ def _split_sentences(split) -> list[str]:
     return list(split.sentences1) + list(split.sentences2) if isinstance(split, LabelledPairs) else list(split.sentences)
 
 
+def protocol_fits(data: TransferData, kfold: int) -> int:
+    """How many classifiers SentEval's protocol fits for ``data`` (the progress bar's total)."""
+    names = set(data.splits)
+    if names == {"all"}:
+        return kfold * (len(INNER_KFOLD_CS) * kfold + 1)
+    if names == {"train", "test"}:
+        return len(KFOLD_CS) * kfold + 1
+    return len(INNER_KFOLD_CS) + 1
+
+
 def evaluate_transfer_data(model: Encodes, data: TransferData, kfold: int = FULL_KFOLD, seed: int = SEED,
-                           batch_size: int = 128) -> dict:
+                           batch_size: int = 128, tick: Tick = None) -> dict:
     """One task (loaded or built by hand): encode every sentence once, then SentEval's protocol
     for the task's splits. Returns ``acc`` and ``devacc`` (×100), the chosen C, sizes, seconds."""
     start = time.perf_counter()
@@ -142,26 +161,26 @@ def evaluate_transfer_data(model: Encodes, data: TransferData, kfold: int = FULL
         prepared[name] = (_features(split, vectors, row)[order], split.labels[order])
 
     with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
-        out = _run_protocol(data, prepared, kfold, seed)
+        out = _run_protocol(data, prepared, kfold, seed, tick)
     out.update(encode_seconds=encoded - start, seconds=time.perf_counter() - start)
     return out
 
 
-def _run_protocol(data: TransferData, prepared: dict, kfold: int, seed: int) -> dict:
+def _run_protocol(data: TransferData, prepared: dict, kfold: int, seed: int, tick: Tick = None) -> dict:
     names = set(data.splits)
     if names == {"all"}:
         x, y = prepared["all"]
-        out = inner_kfold_accuracy(x, y, kfold, seed)
+        out = inner_kfold_accuracy(x, y, kfold, seed, tick=tick)
         out.update(ndev=len(y), ntest=len(y))
     elif names == {"train", "test"}:
         (x_tr, y_tr), (x_te, y_te) = prepared["train"], prepared["test"]
-        out = kfold_accuracy(x_tr, y_tr, x_te, y_te, kfold, seed)
+        out = kfold_accuracy(x_tr, y_tr, x_te, y_te, kfold, seed, tick=tick)
         if data.n_classes == 2:
             out["f1"] = 100 * float(f1_score(y_te, out["predictions"]))
         out.update(ndev=len(y_tr), ntest=len(y_te))
         del out["predictions"]
     elif names == {"train", "dev", "test"}:
-        out = split_accuracy(*prepared["train"], *prepared["dev"], *prepared["test"], seed=seed)
+        out = split_accuracy(*prepared["train"], *prepared["dev"], *prepared["test"], seed=seed, tick=tick)
         out.update(ndev=len(prepared["dev"][1]), ntest=len(prepared["test"][1]))
     else:
         raise ValueError(f"{data.name}: splits {sorted(names)} match no SentEval protocol "
@@ -171,10 +190,12 @@ def _run_protocol(data: TransferData, prepared: dict, kfold: int, seed: int) -> 
 
 def evaluate_transfer(model: Encodes, tasks: Sequence[str] = TRANSFER_TASKS, data_dir: str | os.PathLike | None = None,
                       fast: bool = False, kfold: int | None = None, seed: int = SEED, batch_size: int = 128,
-                      output: str | os.PathLike | None = None) -> dict:
+                      output: str | os.PathLike | None = None, show_progress_bar: bool = True) -> dict:
     """Accuracy (×100) of a logistic-regression probe on each transfer task, SentEval's protocol.
 
     ``fast`` uses k = 5 folds (SimCSE's fasttest) instead of 10; ``kfold`` overrides both.
+    ``show_progress_bar``: one bar over every classifier fit of every task (tasks × folds × C
+    candidates; ``TQDM_DISABLE`` silences it).
     Returns ``{"scores": {task: acc}, "avg", "details": {task: {...}}, "kfold", "seconds"}``.
     """
     unknown = [t for t in tasks if t not in TRANSFER_TASKS]
@@ -184,8 +205,15 @@ def evaluate_transfer(model: Encodes, tasks: Sequence[str] = TRANSFER_TASKS, dat
     if k < 2:
         raise ValueError(f"kfold must be >= 2, got {k}")
     start = time.perf_counter()
-    details = {task: evaluate_transfer_data(model, load_transfer_task(task, data_dir), k, seed, batch_size)
-               for task in tasks}
+    loaded = {task: load_transfer_task(task, data_dir) for task in tasks}
+    details = {}
+    with progress_bar(total=sum(protocol_fits(d, k) for d in loaded.values()), desc="transfer", unit="fit",
+                      enabled=show_progress_bar) as bar:
+        for task, data in loaded.items():
+            bar.set_postfix_str(task)
+            details[task] = evaluate_transfer_data(model, data, k, seed, batch_size, tick=lambda: bar.update(1))
+            logger.info("transfer %s: accuracy %.2f (%d-fold, %.0f s)", task, details[task]["acc"], k,
+                        details[task]["seconds"])
     scores = {task: d["acc"] for task, d in details.items()}
     result = {"scores": scores, "avg": float(np.mean(list(scores.values()))), "kfold": k, "fast": fast,
               "seed": seed, "details": details, "seconds": time.perf_counter() - start}

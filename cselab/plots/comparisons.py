@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .core import color, new_figure
+from .core import color, legend_if_several, new_figure
+from .labels import readable
 
 
 def _need_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
@@ -35,9 +36,11 @@ def _as_frames(data: pd.DataFrame | Mapping[str, pd.DataFrame]) -> dict[str, pd.
 
 
 def plot_sweep(results: pd.DataFrame, x: str, y: str, hue: str | None = None, seed: str | None = "seed",
-               logx: bool = False, title: str | None = None) -> Figure:
+               logx: bool = False, title: str | None = None, xlabel: str | None = None,
+               ylabel: str | None = None) -> Figure:
     """``y`` against the swept setting ``x``: the mean over the rows sharing (hue, x) — e.g. seeds —
-    with ± one standard deviation as error bars when there is more than one."""
+    with ± one standard deviation as error bars when there is more than one. Axis labels are the
+    columns in words (:mod:`cselab.plots.labels`) unless ``xlabel``/``ylabel`` are given."""
     _need_columns(results, [x, y] + ([hue] if hue else []), "plot_sweep")
     fig, (ax,) = new_figure()
     groups = results.groupby(hue, sort=False) if hue else [("", results)]
@@ -48,10 +51,10 @@ def plot_sweep(results: pd.DataFrame, x: str, y: str, hue: str | None = None, se
                     label=str(name) if hue else None)
     if logx:
         ax.set_xscale("log", base=2)
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
+    ax.set_xlabel(xlabel or readable(x))
+    ax.set_ylabel(ylabel or readable(y))
     if hue:
-        ax.legend(frameon=False, title=hue)
+        legend_if_several(ax, title=readable(hue))
     if title:
         ax.set_title(title)
     return fig
@@ -69,7 +72,7 @@ def plot_ablation_bars(scores: pd.DataFrame, tasks: Sequence[str] | None = None,
     _need_columns(frame, [variant, *tasks], "plot_ablation_bars")
     grouped = frame.groupby(variant, sort=False)[tasks]
     means, stds = grouped.mean(), grouped.std().fillna(0.0)
-    fig, (ax,) = new_figure(panel_size=(max(3.4, 0.55 * len(tasks) * max(1, len(means)) / 1.5), 2.6))
+    fig, (ax,) = new_figure(panel_size=(max(3.3, 0.55 * len(tasks) * max(1, len(means)) / 1.5), 2.6))
     width = 0.8 / len(means)
     positions = np.arange(len(tasks))
     for i, name in enumerate(means.index):
@@ -81,7 +84,7 @@ def plot_ablation_bars(scores: pd.DataFrame, tasks: Sequence[str] | None = None,
     else:
         low = float(np.nanmin(means.to_numpy()))
         ax.set_ylim(max(0.0, low - 5), None)
-    ax.legend(frameon=False, ncols=min(len(means), 4))
+    legend_if_several(ax, ncols=min(len(means), 4))
     ax.set_ylabel("score")
     if title:
         ax.set_title(title)
@@ -101,8 +104,7 @@ def plot_top4_curve(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: st
     ax.set_xlabel("batch size")
     k = int(frame["k"].iloc[0]) if "k" in frame else 4
     ax.set_ylabel(f"mean of top-{k} negative cosines")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(frameon=False)
+    legend_if_several(ax)
     if title:
         ax.set_title(title)
     return fig
@@ -123,7 +125,7 @@ def plot_cap_geometry(table: pd.DataFrame, title: str | None = None) -> Figure:
     for ax in axes:
         ax.set_xscale("log", base=2)
         ax.set_xlabel("dimension d")
-    axes[0].legend(frameon=False)
+    legend_if_several(axes[0])
     if title:
         fig.suptitle(title)
     return fig
@@ -140,8 +142,7 @@ def plot_lambda_bound(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: 
     ax.set_xlabel("λ (weight of the positive in the mixture)")
     ax.set_ylabel("share closer than the positive")
     ax.set_ylim(-0.02, 1.02)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(frameon=False)
+    legend_if_several(ax)
     if title:
         ax.set_title(title)
     return fig
@@ -166,7 +167,9 @@ def plot_umap_panels(frames: pd.DataFrame | Mapping[str, pd.DataFrame], max_lege
         ax.set_yticks([])
         ax.grid(False)
     if len(labels) <= max_legend:
-        axes[-1].legend(frameon=False, markerscale=2, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    if title:
+        legend_if_several(axes[-1], markerscale=2, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    if title and len(axes) == 1:
+        axes[0].set_title(title)   # one panel: its title is the figure's, never both
+    elif title:
         fig.suptitle(title)
     return fig

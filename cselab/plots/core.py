@@ -15,6 +15,9 @@ import matplotlib
 from matplotlib.figure import Figure
 
 FORMATS = ("png", "pdf")
+# One column of a two-column paper is ~3.3 in wide: a single-panel figure is drawn at that width,
+# so it is printed at 100 % and its 8–9 pt text stays 8–9 pt.
+COLUMN_WIDTH = 3.3
 # Applied while drawing and while saving: fonts and sizes fixed here, not by the user's matplotlibrc.
 STYLE = {
     "font.family": "DejaVu Sans",
@@ -43,9 +46,10 @@ def style():
     return matplotlib.rc_context(STYLE)
 
 
-def new_figure(n_panels: int = 1, panel_size: tuple[float, float] = (3.4, 2.6), ncols: int | None = None,
+def new_figure(n_panels: int = 1, panel_size: tuple[float, float] = (COLUMN_WIDTH, 2.5), ncols: int | None = None,
                sharey: bool = False):
-    """A Figure with ``n_panels`` axes in a row (or ``ncols`` columns); returns (fig, list of axes)."""
+    """A Figure with ``n_panels`` axes in a row (or ``ncols`` columns; ``ncols=1`` stacks them for a
+    single column); returns (fig, list of axes)."""
     if n_panels < 1:
         raise ValueError(f"n_panels must be >= 1, got {n_panels}")
     ncols = min(n_panels, ncols or n_panels)
@@ -60,6 +64,16 @@ def new_figure(n_panels: int = 1, panel_size: tuple[float, float] = (3.4, 2.6), 
 
 def color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
+
+
+def legend_if_several(ax, **kwargs) -> None:
+    """A legend only when the axes has more than one labelled series (one series needs none: the
+    axis labels or the title name it)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if len(handles) > 1:
+        ax.legend(handles, labels, **{"frameon": False, **kwargs})
+    elif ax.get_legend() is not None:
+        ax.get_legend().remove()
 
 
 def save_figure(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = FORMATS, dpi: int = 200) -> list[Path]:

@@ -24,7 +24,8 @@ from matplotlib.ticker import MaxNLocator
 from ..analysis.mixcse import SCORE_LABELS
 from ..methods import stat_labels
 from ..rundir import Runs, labelled_runs, read_config, read_metrics
-from .core import color, new_figure
+from .core import color, legend_if_several, new_figure
+from .labels import readable
 
 def stat_label_words() -> dict[str, str]:
     """Words for the statistic keys: the core's and the methods' (:func:`cselab.methods.stat_labels`,
@@ -49,39 +50,53 @@ def _require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
 
 
 def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str], panels: str, ylabel: str,
-            title: str | None) -> Figure:
+            title: str | None, ncols: int | None = None) -> Figure:
+    """Lines over training steps: a panel per key (a line per run) or a panel per run (a line per
+    key). A single panel carries ``title`` itself (no figure title above it); several panels get
+    their own titles and ``title`` above them. Legends only where a panel has several lines."""
     if panels not in ("key", "run"):
         raise ValueError(f"panels must be 'key' or 'run', got {panels!r}")
+
+    def words(key: str) -> str:
+        return labels.get(key) or readable(key)
+
     runs = list(dict.fromkeys(frame["run"]))
     outer, inner = (keys, runs) if panels == "key" else (runs, keys)
-    fig, axes = new_figure(len(outer), sharey=True)
+    fig, axes = new_figure(len(outer), sharey=True, ncols=ncols)
     for ax, o in zip(axes, outer):
         for i, n in enumerate(inner):
             run, key = (n, o) if panels == "key" else (o, n)
             part = frame.loc[frame["run"] == run, ["step", key]].dropna()   # every key exists: _require
             if len(part):
-                name = run if panels == "key" else labels.get(key, key)
+                name = run if panels == "key" else words(key)
                 ax.plot(part["step"], part[key], color=color(i), label=name or None)
-        ax.set_title(labels.get(o, o) if panels == "key" else o)
         ax.set_xlabel("training step")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(frameon=False)
-    axes[0].set_ylabel(ylabel)
-    if title:
-        fig.suptitle(title)
+        legend_if_several(ax)
+    panel_titles = [words(o) if panels == "key" else o for o in outer]
+    if len(axes) == 1:
+        # A single key's words are the y label already; a single run's name is a fair title.
+        axes[0].set_title(title or ("" if panels == "key" else panel_titles[0]))
+    else:
+        for ax, text in zip(axes, panel_titles):
+            ax.set_title(text)
+        if title and title not in panel_titles:
+            fig.suptitle(title)
+    for ax in axes[::min(len(axes), ncols or len(axes))]:   # the first column
+        ax.set_ylabel(ylabel)
     return fig
 
 
 def plot_similarity_dynamics(data: Runs | pd.DataFrame, stats: Sequence[str] = ("pos_cos", "neg_cos"),
                              per_temperature: bool = False, panels: str = "key", ylabel: str | None = None,
-                             title: str | None = None) -> Figure:
+                             title: str | None = None, ncols: int | None = None) -> Figure:
     """Mean cosine of each pair type over training, from the ``sim/<stat>`` keys of the train
     records (``stats`` without the ``sim/`` prefix), or from a DataFrame with ``step`` and the
     ``stats`` as columns (e.g. MixCSE scores per checkpoint: positive, random_negative, mixed_negative).
 
     ``per_temperature`` divides by each run's τ (read from its config), MixCSE's cos/τ scores.
     ``panels="key"``: one panel per statistic, a line per run; ``"run"``: a panel per run.
-    ``ylabel`` defaults to "mean cosine" (or "cos / τ")."""
+    ``ylabel`` defaults to "mean cosine" (or "cos / τ"). ``ncols=1`` stacks several panels (one
+    column of a paper)."""
     if isinstance(data, pd.DataFrame):
         if per_temperature:
             raise ValueError("per_temperature needs run directories (τ comes from their configs)")
@@ -96,24 +111,23 @@ def plot_similarity_dynamics(data: Runs | pd.DataFrame, stats: Sequence[str] = (
                     frame[s] = frame[s] / tau
     _require(frame, stats, "plot_similarity_dynamics")
     ylabel = ylabel or ("cos / τ" if per_temperature else "mean cosine")
-    return _curves(frame, stats, stat_label_words(), panels, ylabel, title)
+    return _curves(frame, stats, stat_label_words(), panels, ylabel, title, ncols)
 
 
 def plot_training_curves(data: Runs | pd.DataFrame, keys: Sequence[str] = ("loss",), kind: str = "train",
-                         panels: str = "key", title: str | None = None) -> Figure:
+                         panels: str = "key", title: str | None = None, ncols: int | None = None) -> Figure:
     """Any numeric keys of the ``kind`` records over training (``loss``, ``loss/info_nce``,
-    ``stsb_dev`` with ``kind="eval"``, ...)."""
+    ``stsb_dev`` with ``kind="eval"``, ...), labelled in words (:mod:`cselab.plots.labels`)."""
     frame = _frame(data, kind)
     _require(frame, keys, "plot_training_curves")
-    return _curves(frame, keys, {"stsb_dev": "STS-B dev (Spearman ×100)"}, panels, keys[0] if len(keys) == 1 else "",
-                   title)
+    return _curves(frame, keys, {}, panels, readable(keys[0]) if len(keys) == 1 else "", title, ncols)
 
 
 def plot_largest_angle(data: Runs | pd.DataFrame, title: str | None = None) -> Figure:
     """MixCSE's largest angle between any two probe embeddings (degrees) over training."""
     frame = _frame(data, "probe")
     _require(frame, ["largest_angle"], "plot_largest_angle (enable probes: probe_every)")
-    return _curves(frame, ["largest_angle"], {"largest_angle": "largest angle"}, "key", "degrees", title)
+    return _curves(frame, ["largest_angle"], {}, "key", readable("largest_angle"), title)
 
 
 def plot_grad_norm(data: Runs | pd.DataFrame, keys: Sequence[str] = ("grad/z1_norm", "grad/z2_norm"),
@@ -134,7 +148,7 @@ def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", c
     ``trajectory`` a column whose groups are joined in ``step`` order (probe records of several
     runs: ``read_metrics(runs, "probe")`` with ``trajectory="run"``, ``color_by="step"``)."""
     _require(points, ["alignment", "uniformity"], "plot_alignment_uniformity")
-    fig, (ax,) = new_figure(panel_size=(3.6, 3.0))
+    fig, (ax,) = new_figure(panel_size=(3.3, 2.9))
     if trajectory is not None:
         for i, (name, group) in enumerate(points.groupby(trajectory, sort=False)):
             group = group.sort_values("step") if "step" in group else group
@@ -142,11 +156,11 @@ def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", c
             ax.annotate("", xy=(group["uniformity"].iloc[-1], group["alignment"].iloc[-1]),
                         xytext=(group["uniformity"].iloc[max(len(group) - 2, 0)], group["alignment"].iloc[max(len(group) - 2, 0)]),
                         arrowprops={"arrowstyle": "->", "color": color(i)})
-        ax.legend(frameon=False)
+        legend_if_several(ax)
     if color_by is not None:
         _require(points, [color_by], "plot_alignment_uniformity")
         sc = ax.scatter(points["uniformity"], points["alignment"], c=points[color_by], cmap="viridis", s=28, zorder=3)
-        fig.colorbar(sc, ax=ax, label=color_by)
+        fig.colorbar(sc, ax=ax, label=readable(color_by))
     else:
         ax.scatter(points["uniformity"], points["alignment"], color=color(0), s=28, zorder=3)
     if label is not None and label in points and trajectory is None:
@@ -179,7 +193,7 @@ def plot_layer_profile(profiles: Mapping[str, Sequence[float]] | Runs, title: st
     ax.set_xlabel("layer (0 = embeddings)")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("cos to last-layer [CLS]")
-    ax.legend(frameon=False)
+    legend_if_several(ax)
     if title:
         ax.set_title(title)
     return fig

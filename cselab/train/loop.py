@@ -9,6 +9,7 @@ the best model is kept in ``best/`` and a full checkpoint in ``last/``.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import time
 from dataclasses import dataclass
@@ -16,19 +17,23 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 import torch
-from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
 from ..config import TrainConfig, load_config
 from ..data import load_corpus, load_stsb
 from ..encoder import SentenceEncoder
+from ..encoder.model_card import write_model_card
 from ..evaluate.sts import evaluate_pairs, evaluate_sts
-from ..io import append_jsonl, atomic_write_json, replace_dir, staging_dir
+from ..io import atomic_write_json, replace_dir, staging_dir
 from ..losses import ContrastiveBatch
 from ..methods import build_loss
+from ..progress import progress_bar
 from ..rundir import RunDir, load_state, save_state
 from ..utils import autocast, resolve_device, resolve_precision, rng_state, seed_everything, set_rng_state
 from .probes import embedding_grad_norms, probe_record, stsb_probe_set
+from .reporting import RunReporter
+
+logger = logging.getLogger(__name__)
 
 
 class NonFiniteLossError(FloatingPointError):
@@ -117,11 +122,14 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
         set_rng_state(saved["rng"])
         run.truncate_metrics(state.step)
         checkpoint_step = state.step
+    reporter = RunReporter(run.path, run.metrics_file, cfg.report_to, resume_step=state.step)
+    logger.info("%s %s: %d steps of %d sentences (%d per epoch), device %s", "resuming" if resuming else "training",
+                run.path, total_steps, cfg.batch_size, per_epoch, device)
 
     def save_checkpoint() -> None:
         nonlocal checkpoint_step
         tmp = staging_dir(run.last_dir)
-        encoder.save(tmp)
+        encoder.save(tmp, run_dir=run.path)
         save_state({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
                     "scaler": scaler.state_dict(), "loss": loss_fn.state_dict(),
                     "train_state": dataclasses.asdict(state), "rng": rng_state()}, tmp)
@@ -135,23 +143,26 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
         replace_dir(tmp, run.snapshot_dir(state.step))
 
     def evaluate_dev() -> dict:
-        score = evaluate_pairs(encoder, dev_pairs, batch_size=cfg.eval_batch_size, show_progress=False)
+        score = evaluate_pairs(encoder, dev_pairs, batch_size=cfg.eval_batch_size, show_progress_bar=False)
         improved = score > state.best_score
         if improved:
             state.best_score, state.best_step, state.evals_without_improvement = score, state.step, 0
             tmp = staging_dir(run.best_dir)
-            encoder.save(tmp, extra={"step": state.step, "stsb_dev": score})
+            encoder.save(tmp, extra={"step": state.step, "stsb_dev": score}, run_dir=run.path)
             replace_dir(tmp, run.best_dir)
+            logger.info("step %d: STS-B dev %.2f, the best so far: saved to %s", state.step, score, run.best_dir)
         else:
             state.evals_without_improvement += 1
             patience = cfg.early_stopping_patience
             state.stopped_early = patience is not None and state.evals_without_improvement >= patience
+            logger.info("step %d: STS-B dev %.2f (best %.2f at step %d)%s", state.step, score, state.best_score,
+                        state.best_step, "; stopping early" if state.stopped_early else "")
         return {"kind": "eval", "step": state.step, "stsb_dev": score, "best_stsb_dev": state.best_score,
                 "improved": improved}
 
     # ---- the loop
-    bar = tqdm(total=total_steps, initial=state.step, desc="training", unit="step", disable=not progress,
-               dynamic_ncols=True, mininterval=1.0)
+    bar = progress_bar(total=total_steps, initial=state.step, desc="training", unit="step", enabled=progress,
+                       mininterval=1.0)
     started = time.perf_counter() - state.train_seconds
     if cfg.snapshot_every and state.step == 0:
         save_snapshot()   # the model before training, the first frame of every snapshot series
@@ -198,15 +209,15 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
                           "lr": scheduler.get_last_lr()[0], "loss": result.loss.item(),
                           **{f"loss/{k}": v.item() for k, v in result.parts.items()},
                           **{f"sim/{k}": v for k, v in result.stats.items()}, **grad_norms}
-                append_jsonl(run.metrics_file, record)
+                reporter.log(record)
                 bar.set_postfix(loss=f"{record['loss']:.4f}", dev=f"{state.best_score:.2f}", refresh=False)
             if probe_set is not None and state.step % cfg.probe_every == 0:
-                append_jsonl(run.metrics_file, probe_record(encoder, probe_set, state.step, cfg.eval_batch_size))
+                reporter.log(probe_record(encoder, probe_set, state.step, cfg.eval_batch_size))
             if cfg.snapshot_every and state.step % cfg.snapshot_every == 0:
                 save_snapshot()
             if state.step % cfg.eval_every == 0 or state.step == total_steps:
                 eval_record = evaluate_dev()
-                append_jsonl(run.metrics_file, eval_record)
+                reporter.log(eval_record)
                 bar.set_postfix(loss=f"{result.loss.item():.4f}", dev=f"{eval_record['stsb_dev']:.2f}", refresh=False)
                 save_checkpoint()
             bar.update(1)
@@ -218,6 +229,7 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
             state.epoch += 1
             state.batch_in_epoch = 0
     bar.close()
+    reporter.close()
 
     # ---- results
     results = {"steps": state.step, "total_steps": total_steps, "best_step": state.best_step,
@@ -228,5 +240,9 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
         sts = evaluate_sts(best, data_dir=data_dir, batch_size=cfg.eval_batch_size)
         results["sts"] = {"scores": sts["scores"], "avg": sts["avg"], "details": sts["details"]}
     atomic_write_json(run.results_file, results)
+    if run.best_dir.is_dir():
+        write_model_card(run.best_dir, run.path)   # now with the STS table
+    logger.info("finished %s: best STS-B dev %.2f at step %d%s", run.path, state.best_score, state.best_step,
+                f"; STS avg {results['sts']['avg']:.2f}" if "sts" in results else "")
     return run.path
 

@@ -1,0 +1,164 @@
+"""The model card (``README.md``) of a saved model folder: method, configuration, data, the STS
+table when the run has one, and how to load the folder with sentence-transformers, cselab and
+transformers' ``AutoModel``. Everything is read from the folder itself (``cselab.json``,
+``config.json``, ``modules.json``) and, for a trained model, from its run directory
+(``config.json``, ``results.json``), so the card can be rewritten whenever the run learns more
+(the trainer does after its final STS evaluation)."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ..io import atomic_write_text, read_json
+
+CARD_NAME = "README.md"
+# Backbone aliases whose Hugging Face id is known (for the card's base_model).
+HUB_IDS = {"all-minilm-l6": "sentence-transformers/all-MiniLM-L6-v2"}
+POOLER_WORDS = {
+    "cls": "[CLS] of the last layer (SimCSE's MLP head in training)",
+    "cls_before_pooler": "[CLS] of the last layer",
+    "avg": "mean of the last layer's token vectors",
+    "avg_first_last": "mean over tokens of the average of the first and the last transformer layer",
+    "avg_top2": "mean over tokens of the average of the last two layers",
+    "prompt": "PromptBERT: the [MASK] vector of the sentence wrapped in a template",
+    "layer_attention": "APINCSE's attention over every layer's [CLS] and token mean (learned weights)",
+}
+TRAINING_KEYS = ("method", "corpus", "max_sentences", "max_len", "batch_size", "lr", "epochs", "max_steps",
+                 "temperature", "dropout", "seed")
+
+
+def _read_optional(path: Path) -> dict | None:
+    return read_json(path) if path.is_file() else None
+
+
+def _pooler_sentence(saved: dict) -> str:
+    name = saved["pooler"]
+    words = POOLER_WORDS.get(name, f"the {name} pooler")
+    if name == "cls":
+        words += ("; evaluated without the head (`mlp_only_train`), i.e. the [CLS] vector itself"
+                  if saved["mlp_only_train"] else "; evaluated through the head (dense + tanh)")
+    return words
+
+
+def _is_hub_id(name: str) -> bool:
+    return bool(name) and not name.startswith((".", "/", "~")) and name.count("/") <= 1 and not Path(name).exists()
+
+
+def model_card(folder: str | os.PathLike, run_dir: str | os.PathLike | None = None) -> str:
+    """The Markdown card of ``folder`` (saved by :meth:`SentenceEncoder.save`)."""
+    from ..config import NON_IDENTITY_KEYS
+    from ..evaluate.sts import format_sts_table
+    from .export import CSELAB_MODULE, RECIPE_KEY
+
+    folder = Path(folder)
+    saved = read_json(folder / "cselab.json")
+    hf_config = read_json(folder / "config.json")
+    modules = _read_optional(folder / "modules.json") or []
+    recipe = hf_config.get(RECIPE_KEY, {})
+    run = Path(run_dir) if run_dir is not None else None
+    run_config = _read_optional(run / "config.json") if run else None
+    results = _read_optional(run / "results.json") if run else None
+    config = run_config["config"] if run_config else None
+    custom = any(m.get("type") == CSELAB_MODULE for m in modules)
+
+    backbone = saved.get("backbone_name") or hf_config.get("_name_or_path", "")
+    methods = config["method"] if config else []
+    base_model = HUB_IDS.get(backbone, backbone if _is_hub_id(backbone) else None)
+    front = ["---", "library_name: sentence-transformers", "pipeline_tag: sentence-similarity", "tags:",
+             *[f"- {t}" for t in ("sentence-transformers", "sentence-similarity", "feature-extraction", "cselab",
+                                 *methods)]]
+    if base_model:
+        front.append(f"base_model: {base_model}")
+    front.append("---")
+
+    title = (f"{'+'.join(methods)} sentence encoder on {backbone}" if methods
+             else f"{backbone} as a sentence encoder")
+    lines = [*front, "", f"# {title}", ""]
+    if config:
+        lines.append(f"Trained with cselab by unsupervised contrastive learning "
+                     f"(method: `{'`, `'.join(methods)}`; run `{run.name}`, config hash "
+                     f"`{run_config.get('config_hash', '?')}`).")
+    else:
+        lines.append("Saved by cselab; no training run is attached to this folder.")
+    lines += ["", "| | |", "|---|---|",
+              f"| backbone | `{backbone}` ({hf_config.get('model_type', '?')}) |",
+              f"| pooler | `{saved['pooler']}`: {_pooler_sentence(saved)} |",
+              f"| embedding dimension | {hf_config.get('hidden_size', '?')} |",
+              "| similarity | cosine |"]
+    if "step" in saved:
+        lines.append(f"| saved at step | {saved['step']} |")
+    if "stsb_dev" in saved:
+        lines.append(f"| STS-B dev (Spearman ×100) at that step | {saved['stsb_dev']:.2f} |")
+    if config:
+        lines += ["", "## Training", "",
+                  f"Data: `{config['corpus']}`" + (f", its first {config['max_sentences']} sentences"
+                                                   if config.get("max_sentences") else "")
+                  + " (unlabelled text, one sentence a line).", "",
+                  "| setting | value |", "|---|---|",
+                  *[f"| {k} | `{json.dumps(config[k])}` |" for k in TRAINING_KEYS if k in config]]
+        if results:
+            lines.append(f"| steps done | {results.get('steps')} (best STS-B dev at step {results.get('best_step')}) |")
+        # The keys that determine the result (no output folders or devices of the training machine).
+        identity = {k: v for k, v in config.items() if k not in NON_IDENTITY_KEYS}
+        lines += ["", "<details><summary>full configuration</summary>", "", "```json",
+                  json.dumps(identity, indent=2), "```", "", "</details>"]
+    lines += ["", "## Evaluation", ""]
+    if results and "sts" in results:
+        lines += ["STS (SimCSE's protocol: Spearman ×100 of cosine similarities; STS12–16 over all subsets, "
+                  "STS-B and SICK-R test):", "", format_sts_table({run.name: results["sts"]})]
+    else:
+        lines.append(("No STS table yet: the run's final evaluation (`final_eval`) writes it here. " if run else "")
+                     + "`cselab eval path/to/this/folder` computes one.")
+    lines += ["", "## Usage", "", "### sentence-transformers", ""]
+    if custom:
+        lines += [f"The `{saved['pooler']}` pooler is cselab's own module: install cselab and allow it to run "
+                  "(`trust_remote_code=True`).", ""]
+    lines += ["```python", "from sentence_transformers import SentenceTransformer", "",
+              "model = SentenceTransformer(\"path/to/this/folder\"" + (", trust_remote_code=True" if custom else "")
+              + ")", "embeddings = model.encode([\"A man plays a guitar.\", \"Someone plays music.\"])",
+              "print(model.similarity(embeddings, embeddings))", "```", "",
+              "### cselab", "", "```python", "from cselab.encoder import SentenceEncoder", "",
+              "model = SentenceEncoder.from_pretrained(\"path/to/this/folder\")",
+              "embeddings = model.encode([\"A man plays a guitar.\", \"Someone plays music.\"])", "```", "",
+              "### transformers (AutoModel)", ""]
+    lines += _automodel_usage(recipe)
+    return "\n".join(lines) + "\n"
+
+
+def _automodel_usage(recipe: dict) -> list[str]:
+    output = recipe.get("output")
+    if output is None:
+        return [recipe.get("note", "This pooler is not an output of AutoModel; load the folder with cselab."), "",
+                f"`config.json` → `sentence_embedding` records this; `pooler_output` is "
+                f"{recipe.get('pooler_output')}."]
+    head = ["`config.json` → `sentence_embedding.output` names the output that equals the evaluated embedding: "
+            f"`{output}`. `pooler_output` is {recipe.get('pooler_output')}.", "", "```python", "import torch",
+            "from transformers import AutoModel, AutoTokenizer", "",
+            "tokenizer = AutoTokenizer.from_pretrained(\"path/to/this/folder\")",
+            "model = AutoModel.from_pretrained(\"path/to/this/folder\")",
+            "batch = tokenizer([\"A man plays a guitar.\"], padding=True, truncation=True, return_tensors=\"pt\")"]
+    mask = "mask = batch[\"attention_mask\"].unsqueeze(-1).float()"
+    if output.startswith("last_hidden_state[:, 0]"):
+        body = ["with torch.no_grad():", "    embeddings = model(**batch).last_hidden_state[:, 0]"]
+    elif output == "pooler_output":
+        body = ["with torch.no_grad():", "    embeddings = model(**batch).pooler_output"]
+    elif output.startswith("tanh("):
+        body = ["from safetensors.torch import load_file", "",
+                "head = load_file(\"path/to/this/folder/2_Dense/model.safetensors\")",
+                "with torch.no_grad():", "    cls = model(**batch).last_hidden_state[:, 0]",
+                "    embeddings = torch.tanh(cls @ head[\"linear.weight\"].T + head[\"linear.bias\"])"]
+    elif "hidden_states[" in output:
+        first = "1" if "hidden_states[1]" in output else "-2"
+        body = ["with torch.no_grad():", "    states = model(**batch, output_hidden_states=True).hidden_states",
+                f"tokens = (states[{first}] + states[-1]) / 2", mask,
+                "embeddings = (tokens * mask).sum(1) / mask.sum(1)"]
+    else:
+        body = ["with torch.no_grad():", "    tokens = model(**batch).last_hidden_state", mask,
+                "embeddings = (tokens * mask).sum(1) / mask.sum(1)"]
+    return [*head, *body, "```"]
+
+
+def write_model_card(folder: str | os.PathLike, run_dir: str | os.PathLike | None = None) -> Path:
+    """Write (or rewrite) ``folder/README.md``."""
+    return atomic_write_text(Path(folder) / CARD_NAME, model_card(folder, run_dir))
