@@ -21,20 +21,17 @@ from transformers import get_linear_schedule_with_warmup
 
 from ..analysis.probes import embedding_grad_norms, probe_record, stsb_probe_set
 from ..config import TrainConfig, load_config
-from ..data import load_corpus, load_stsb
 from ..encoder import EncoderOutput, SentenceEncoder
 from ..encoder.pooling import BackboneOutput
 from ..evaluate.sts import evaluate_pairs, evaluate_sts
-from ..io import append_jsonl, atomic_write_json, replace_dir, staging_dir
+from ..io import append_jsonl, atomic_write_json, remove_dir, replace_dir, staged_dir
 from ..losses import ContrastiveBatch, ContrastiveLoss
 from ..methods import build_components
 from ..utils import autocast, resolve_device, resolve_precision, rng_state, seed_everything, set_rng_state
+from .guards import (NonFiniteLossError, TrainingData, check_dev_score, check_weights, checkpoint_tensors,
+                     load_training_data, logger, stop_message)
 from .rundir import RunDir
 from .state import load_state, save_state
-
-
-class NonFiniteLossError(FloatingPointError):
-    pass
 
 
 @dataclass
@@ -57,7 +54,8 @@ def epoch_order(n: int, seed: int, epoch: int, shuffle: bool) -> list[int]:
 
 
 def batches_per_epoch(n: int, batch_size: int, drop_last: bool) -> int:
-    return n // batch_size if drop_last else math.ceil(n / batch_size)
+    """Batches in one epoch; a final batch of 1 sentence is always dropped (no in-batch negative)."""
+    return n // batch_size if drop_last or n % batch_size == 1 else math.ceil(n / batch_size)
 
 
 def split_views(out: EncoderOutput, b: int) -> tuple[EncoderOutput, EncoderOutput]:
@@ -89,22 +87,49 @@ def build_loss(cfg: TrainConfig) -> ContrastiveLoss:
 def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: bool = False,
           data_dir: str | None = None, callbacks: Iterable[Callable[[TrainState, dict | None], None]] = (),
           progress: bool = True) -> Path:
-    """Train one run; returns its run directory. ``callbacks(state, record)`` run after every step."""
-    cfg = config if isinstance(config, TrainConfig) else load_config(config)
-    run = RunDir.for_config(cfg)
-    resuming = run.prepare(cfg, resume=resume, overwrite=overwrite)
+    """Train one run; returns its run directory. ``callbacks(state, record)`` run after every step.
 
+    The run is locked for its lifetime (another process on the same run gets :class:`RunLockedError`
+    at once). The data are loaded before the run directory is created, and a start that fails before
+    producing anything removes what it created. With ``overwrite``, an existing run is replaced only
+    once the new one has finished: the new run trains in ``<run>.overwrite/`` and is swapped in at the
+    end; if it fails, the existing run is untouched.
+    """
+    cfg = config if isinstance(config, TrainConfig) else load_config(config)
+    if resume and overwrite:
+        raise ValueError("choose either resume or overwrite, not both")
+    final = RunDir.for_config(cfg)
+    with final.locked():
+        final.recover_overwrite()
+        data = load_training_data(cfg, data_dir)
+        replacing = overwrite and final.has_content()
+        run = final.overwrite_staging() if replacing else final
+        resuming = run.prepare(cfg, resume=resume, overwrite=overwrite)
+        try:
+            _train_run(cfg, run, resuming, data, data_dir, callbacks, progress)
+        except BaseException:
+            if not resuming and not run.has_content():
+                remove_dir(run.path)  # a start that produced nothing leaves nothing (a plain re-run works)
+            elif replacing:
+                logger.warning("the existing run %s is untouched; the failed replacement is in %s (cleared by the "
+                               "next overwrite)", final.path, run.path)
+            raise
+        if replacing:
+            replace_dir(run.path, final.path)
+    return final.path
+
+
+def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData, data_dir: str | None,
+               callbacks: Iterable[Callable[[TrainState, dict | None], None]], progress: bool) -> None:
+    """The training itself, in a prepared (and locked) run directory."""
     device = resolve_device(cfg.device)
     amp_dtype = resolve_precision(cfg.precision, device)
     seed_everything(cfg.seed)
 
     # ---- data
-    corpus = load_corpus(cfg.corpus, cfg.max_sentences, data_dir)
-    dev_pairs = load_stsb(data_dir)["dev"]
+    corpus, dev_pairs = data.corpus, data.dev_pairs
     probe_set = stsb_probe_set(dev_pairs, cfg.probe_sentences) if cfg.probe_every else None
     per_epoch = batches_per_epoch(len(corpus), cfg.batch_size, cfg.drop_last)
-    if per_epoch == 0:
-        raise ValueError(f"corpus has {len(corpus)} sentences, fewer than one batch of {cfg.batch_size}")
     total_steps = cfg.max_steps or cfg.epochs * per_epoch
 
     # ---- model, loss, optimiser
@@ -137,22 +162,24 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
 
     def save_checkpoint() -> None:
         nonlocal checkpoint_step
-        tmp = staging_dir(run.last_dir)
-        encoder.save(tmp)
-        save_state({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                    "scaler": scaler.state_dict(), "loss": loss_fn.state_dict(),
-                    "train_state": dataclasses.asdict(state), "rng": rng_state()}, tmp)
-        replace_dir(tmp, run.last_dir)
+        with staged_dir(run.last_dir, {"step": state.step}) as tmp:
+            encoder.save(tmp)
+            save_state({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                        "scaler": scaler.state_dict(), "loss": loss_fn.state_dict(),
+                        "train_state": dataclasses.asdict(state), "rng": rng_state()}, tmp)
         checkpoint_step = state.step
 
     def evaluate_dev() -> dict:
+        # Nothing is written from a diverged model: best/ and last/ keep the last good one.
+        check_weights(checkpoint_tensors(encoder, loss_fn, optimizer=optimizer), state.step, run.last_dir,
+                      checkpoint_step)
         score = evaluate_pairs(encoder, dev_pairs, batch_size=cfg.eval_batch_size, show_progress=False)
+        check_dev_score(score, state.step, run.last_dir, checkpoint_step)
         improved = score > state.best_score
         if improved:
             state.best_score, state.best_step, state.evals_without_improvement = score, state.step, 0
-            tmp = staging_dir(run.best_dir)
-            encoder.save(tmp, extra={"step": state.step, "stsb_dev": score})
-            replace_dir(tmp, run.best_dir)
+            with staged_dir(run.best_dir, {"step": state.step}) as tmp:
+                encoder.save(tmp, extra={"step": state.step, "stsb_dev": score})
         else:
             state.evals_without_improvement += 1
             patience = cfg.early_stopping_patience
@@ -183,9 +210,8 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
             result = loss_fn(batch, compute_stats=log_now)
             if not torch.isfinite(result.loss):
                 parts = {k: round(v.item(), 6) for k, v in result.parts.items()}
-                raise NonFiniteLossError(
-                    f"step {state.step + 1}: the loss is {result.loss.item()} (parts {parts}); stopping. "
-                    f"The last good checkpoint ({run.last_dir}, step {checkpoint_step or 'none yet'}) is intact.")
+                raise NonFiniteLossError(stop_message(state.step + 1, f"the loss is {result.loss.item()} (parts {parts})",
+                                                      run.last_dir, checkpoint_step))
             scaler.scale(result.loss).backward()
             grad_norms = {}
             if log_grad_norm:
@@ -235,5 +261,4 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
         sts = evaluate_sts(best, data_dir=data_dir, batch_size=cfg.eval_batch_size)
         results["sts"] = {"scores": sts["scores"], "avg": sts["avg"], "details": sts["details"]}
     atomic_write_json(run.results_file, results)
-    return run.path
 
