@@ -77,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except KeyboardInterrupt:
+        _close_progress_bars()
         print(f"cselab {args.command}: interrupted", file=sys.stderr)
         return 130
     except Exception as e:

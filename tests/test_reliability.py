@@ -152,7 +152,7 @@ def test_divergence_keeps_the_last_good_checkpoint_and_resume_continues_from_it(
 
 
 # --------------------------------------------------------------------------- 2. overwrite
-def test_failed_overwrite_leaves_the_finished_run_untouched(tiny_config, data_dir):
+def test_failed_overwrite_leaves_the_finished_run_untouched(tiny_config, data_dir, capsys):
     cfg = load_config({**tiny_config, "max_steps": 2, "eval_every": 2, "log_every": 1})
     run = RunDir.for_config(cfg)
     train(cfg, data_dir=data_dir, progress=False)
@@ -165,6 +165,8 @@ def test_failed_overwrite_leaves_the_finished_run_untouched(tiny_config, data_di
     assert after == before                                          # byte for byte
     staging = run.overwrite_staging()
     assert [r["step"] for r in staging.metrics()] == [1]           # the failed attempt, kept aside
+    assert (f"note: the existing run {run.path} is untouched; the failed replacement is in {staging.path}"
+            in capsys.readouterr().err)
 
     seen = []
     train(cfg, data_dir=data_dir, overwrite=True, progress=False, callbacks=[first_steps(seen)])
@@ -323,7 +325,8 @@ def test_config_file_not_utf8_is_one_line(tmp_path, capsys):
     path = tmp_path / "latin1.yaml"
     path.write_bytes(b"lr: 1.0e-5\nmodel: caf\xe9\n")
     assert main(["train", str(path)]) == 2
-    assert error_line(capsys) == f"cselab train: error: {path}:2: not valid UTF-8 (byte 21 of the file); save it as UTF-8"
+    assert error_line(capsys) == f"cselab train: error: {path}:2: not valid UTF-8 (byte 21 of the file); save it " \
+                                 "as UTF-8"
 
 
 @pytest.mark.parametrize("content, message", [("{}", "expected a JSON object with 'config_hash'; got {}"),

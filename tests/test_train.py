@@ -131,7 +131,7 @@ def test_tiny_corpus_is_a_clear_error(tiny_config, data_dir, tmp_path):
     with pytest.raises(ValueError, match="corpus has 3 sentences, fewer than one batch of 16"):
         train(load_config({**tiny_config, "corpus": str(corpus), "drop_last": True}), data_dir=data_dir,
               progress=False)
-    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())  # no run folder left
+    assert [p for p in (tmp_path / "runs").iterdir() if p.is_dir()] == []  # no run folder left behind
 
 
 def test_early_stopping_after_patience_evaluations_without_improvement(tiny_config, data_dir, monkeypatch):

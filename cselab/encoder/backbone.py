@@ -55,6 +55,10 @@ def quiet_hf():
             hf_logging.enable_progress_bar()
 
 
+class ModelLoadError(ValueError):
+    """A model folder or Hub id cannot be loaded; the message names the file and the reason in one line."""
+
+
 def load_backbone(name: str | os.PathLike, dropout: float | None = None):
     """Load ``(model, tokenizer)``. Local folders and aliases never touch the network
     (``local_files_only``, equivalent to ``HF_HUB_OFFLINE=1``); Hub ids download when online.
@@ -70,12 +74,8 @@ def load_backbone(name: str | os.PathLike, dropout: float | None = None):
         except Exception as e:
             if local:
                 raise ModelLoadError(f"{path}: cannot load the model ({first_line(e)})") from e
-            raise ModelLoadError(f"{name}: cannot load it from the Hugging Face Hub ({first_line(e)}); without network access, "
-                                 f"use a local model folder or the alias {DEFAULT_BACKBONE}") from e
-
-
-class ModelLoadError(ValueError):
-    """A model folder or Hub id cannot be loaded; the message names the file and the reason in one line."""
+            raise ModelLoadError(f"{name}: cannot load it from the Hugging Face Hub ({first_line(e)}); without network "
+                                 f"access, use a local model folder or the alias {DEFAULT_BACKBONE}") from e
 
 
 def _load(path: str, kwargs: dict, dropout: float | None):
@@ -120,12 +120,15 @@ def _shape_mismatch(weights: Path, config) -> str:
     from safetensors import safe_open
     from transformers import AutoModel
 
-    with torch.device("meta"):
-        expected = {k: list(v.shape) for k, v in AutoModel.from_config(config).state_dict().items()}
-    with safe_open(str(weights), "pt") as f:
-        for key in f.keys():
-            name = key if key in expected else key.split(".", 1)[-1]  # checkpoints may carry a "bert." prefix
-            shape = list(f.get_slice(key).get_shape())
-            if name in expected and shape != expected[name]:
-                return f"{key} is {shape} in the file but {expected[name]} by config.json"
+    try:
+        with torch.device("meta"):
+            expected = {k: list(v.shape) for k, v in AutoModel.from_config(config).state_dict().items()}
+        with safe_open(str(weights), "pt") as f:
+            for key in f.keys():
+                name = key if key in expected else key.split(".", 1)[-1]  # checkpoints may carry a "bert." prefix
+                shape = list(f.get_slice(key).get_shape())
+                if name in expected and shape != expected[name]:
+                    return f"{key} is {shape} in the file but {expected[name]} by config.json"
+    except Exception:  # sharded or unreadable weights: the plain statement must do
+        pass
     return "tensor shapes differ"

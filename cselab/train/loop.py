@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ from ..losses import ContrastiveBatch, ContrastiveLoss
 from ..methods import build_components
 from ..utils import autocast, resolve_device, resolve_precision, rng_state, seed_everything, set_rng_state
 from .guards import (NonFiniteLossError, TrainingData, check_dev_score, check_weights, checkpoint_tensors,
-                     load_training_data, logger, stop_message)
+                     load_training_data, stop_message)
 from .rundir import RunDir
 from .state import load_state, save_state
 
@@ -110,9 +111,9 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
         except BaseException:
             if not resuming and not run.has_content():
                 remove_dir(run.path)  # a start that produced nothing leaves nothing (a plain re-run works)
-            elif replacing:
-                logger.warning("the existing run %s is untouched; the failed replacement is in %s (cleared by the "
-                               "next overwrite)", final.path, run.path)
+            elif replacing:  # tqdm.write: a line of its own while the progress bar is still open
+                tqdm.write(f"note: the existing run {final.path} is untouched; the failed replacement is in "
+                           f"{run.path} (cleared by the next overwrite)", file=sys.stderr)
             raise
         if replacing:
             replace_dir(run.path, final.path)
@@ -210,8 +211,8 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
             result = loss_fn(batch, compute_stats=log_now)
             if not torch.isfinite(result.loss):
                 parts = {k: round(v.item(), 6) for k, v in result.parts.items()}
-                raise NonFiniteLossError(stop_message(state.step + 1, f"the loss is {result.loss.item()} (parts {parts})",
-                                                      run.last_dir, checkpoint_step))
+                problem = f"the loss is {result.loss.item()} (parts {parts})"
+                raise NonFiniteLossError(stop_message(state.step + 1, problem, run.last_dir, checkpoint_step))
             scaler.scale(result.loss).backward()
             grad_norms = {}
             if log_grad_norm:
