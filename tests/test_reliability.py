@@ -151,6 +151,14 @@ def test_divergence_keeps_the_last_good_checkpoint_and_resume_continues_from_it(
     assert non_finite(run.last_dir) == 0 and non_finite(run.best_dir) == 0
 
 
+def test_count_non_finite_counts_nan_and_both_infinities():
+    from cselab.train.guards import count_non_finite
+
+    tensors = [torch.tensor([1.0, math.nan, math.inf]), torch.tensor([[-math.inf], [0.0]]), torch.tensor([7, 8]),
+               torch.zeros(4)]
+    assert count_non_finite(tensors) == 3 and count_non_finite(tensors[3:]) == 0 and count_non_finite([]) == 0
+
+
 # --------------------------------------------------------------------------- 2. overwrite
 def test_failed_overwrite_leaves_the_finished_run_untouched(tiny_config, data_dir, capsys):
     cfg = load_config({**tiny_config, "max_steps": 2, "eval_every": 2, "log_every": 1})
@@ -361,6 +369,21 @@ def test_full_disk_while_checkpointing_is_one_line_and_leaves_no_staging(tiny_co
     assert error_line(capsys) == f"cselab train: error: {run.last_dir}: cannot write (no space left on device)"
     assert not tmp_dirs(run.path) and not run.last_dir.exists()
     assert is_complete(run.best_dir)                           # written before last/, intact
+
+
+@pytest.mark.parametrize("damaged", ["trainer_state.safetensors", "model.safetensors", "trainer_state.json"])
+def test_damaged_checkpoint_on_resume_is_one_line(damaged, tiny_config, data_dir, tmp_path, capsys):
+    cfg = load_config({**tiny_config, "max_steps": 4, "eval_every": 2})
+    run = RunDir.for_config(cfg)
+    with pytest.raises(Crash):
+        train(cfg, data_dir=data_dir, progress=False, callbacks=[crash_at(3)])
+    target = run.last_dir / damaged
+    target.write_bytes(target.read_bytes()[:100])
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(cfg.to_dict()))
+    assert main(["train", str(config), "--resume", "--data-dir", str(data_dir)]) == 2
+    assert error_line(capsys).startswith(f"cselab train: error: {target}")
+    assert run.last_dir.is_dir()                                 # nothing deleted
 
 
 def _mount_tmpfs(where: Path, size: str) -> bool:

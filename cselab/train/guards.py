@@ -29,12 +29,13 @@ class NonFiniteLossError(FloatingPointError):
 
 
 def count_non_finite(tensors: Iterable[torch.Tensor]) -> int:
-    """How many NaN/±inf values the floating-point tensors hold."""
-    total = 0
+    """How many NaN/±inf values the floating-point tensors hold (one device sync per device)."""
+    per_device: dict[torch.device, torch.Tensor] = {}
     for t in tensors:
-        if torch.is_tensor(t) and t.is_floating_point() and not bool(torch.isfinite(t).all()):
-            total += int((~torch.isfinite(t)).sum())
-    return total
+        if torch.is_tensor(t) and t.is_floating_point():
+            count = (~torch.isfinite(t)).sum()
+            per_device[count.device] = per_device[count.device] + count if count.device in per_device else count
+    return sum(int(c) for c in per_device.values())
 
 
 def checkpoint_tensors(*modules: torch.nn.Module, optimizer: torch.optim.Optimizer | None = None):
