@@ -170,8 +170,10 @@ def recover_dir(final_dir: str | os.PathLike, suffix: str = ".tmp") -> Path | No
     recorded in the markers; an unmarked ``.tmp``/``.old`` is incomplete and ignored (never promoted)."""
     final = Path(final_dir)
     tmp, old = final.with_name(final.name + suffix), final.with_name(final.name + ".old")
-    if is_complete(tmp) and not final.is_dir():
-        os.replace(tmp, final)  # crashed between the two renames: .old stays until the next swap
+    if is_complete(tmp) and not final.is_dir():  # crashed between the two renames: finish the swap
+        os.replace(tmp, final)
+        if old.exists():
+            remove_dir(old)  # superseded by the newer complete copy now in place
     elif is_complete(tmp) and recorded_step(tmp) >= recorded_step(final):
         replace_dir(tmp, final)  # crashed after the marker, before the first rename
     elif not final.is_dir() and is_complete(old):

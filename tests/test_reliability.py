@@ -473,15 +473,16 @@ def test_recover_dir_keeps_the_newest_complete_copy(tmp_path):
     _folder(tmp_path / "last.old", 4, "old")
     _folder(tmp_path / "last.tmp", 8, "new")
     assert recover_dir(final) == final and (final / "data.txt").read_text() == "new"
-    assert (tmp_path / "last.old" / "data.txt").read_text() == "old"     # not deleted by the recovery
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["last"]          # the swap finished: old superseded
 
-    shutil.rmtree(final)
+    os.replace(final, tmp_path / "last.old")
     _folder(tmp_path / "last.tmp", None, "half-written")                 # no marker: incomplete
-    assert recover_dir(final) == final and (final / "data.txt").read_text() == "old"
+    assert recover_dir(final) == final and (final / "data.txt").read_text() == "new"
+    assert (tmp_path / "last.tmp" / "data.txt").read_text() == "half-written"   # ignored, cleared later
 
     shutil.rmtree(tmp_path / "last.tmp")
     _folder(tmp_path / "last.tmp", 2, "stale")                            # complete but older than last/
-    assert recover_dir(final) == final and (final / "data.txt").read_text() == "old"
+    assert recover_dir(final) == final and (final / "data.txt").read_text() == "new"
     assert staging_dir(final) == tmp_path / "last.tmp" and not any((tmp_path / "last.tmp").iterdir())
 
     empty = tmp_path / "none"
