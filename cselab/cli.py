@@ -6,11 +6,17 @@ import json
 import logging
 import os
 import sys
+import traceback
 from pathlib import Path
 
 
 def _add_data_dir(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", default=None, help="data root (default: $CSELAB_DATA, else ./data)")
+
+
+def _add_debug(p: argparse.ArgumentParser) -> None:
+    # On every subcommand rather than the main parser, so that it can go at the end of the line.
+    p.add_argument("--debug", action="store_true", help="on an error, show the full traceback")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     fetch = data_sub.add_parser("fetch", help="fill the data root from a local mirror or the canonical sources")
     fetch.add_argument("--mirror", default=None, help="copy from this folder (SentEval layout) instead of downloading")
     _add_data_dir(fetch)
+    _add_debug(fetch)
 
     train = sub.add_parser("train", help="train a run from a config file or preset")
     train.add_argument("config", help="YAML/JSON config file or preset name (see `cselab info`)")
@@ -35,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--overwrite", action="store_true", help="replace an existing run of the same name")
     train.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
     _add_data_dir(train)
+    _add_debug(train)
 
     ev = sub.add_parser("eval", help="evaluate a run, a saved model, a backbone alias or a Hub id on STS "
                         "(or --suite transfer | clustering | geometry)")
@@ -57,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--device", default="auto")
     ev.add_argument("--output", default=None, help="write the results JSON here")
     _add_data_dir(ev)
+    _add_debug(ev)
 
     rep = sub.add_parser("reproduce", help="run a study: its runs (reusing finished ones, resuming partial ones) "
                          "and its notebooks; see docs/studies.md")
@@ -75,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--reports-dir", default="reports", help="executed notebooks and index (default: reports)")
     rep.add_argument("--figures-dir", default="figures", help="figures root (default: figures)")
     _add_data_dir(rep)
+    _add_debug(rep)
     export = sub.add_parser("export", help="write a run's best model (or any model) as a folder that "
                             "sentence-transformers, transformers and cselab load, with a model card")
     export.add_argument("model", help="run directory (its best/ model), saved model folder, backbone alias or "
@@ -83,9 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--pooler", default=None, help="override the pooler (default: the saved one, "
                         "cls_before_pooler for a plain backbone)")
     export.add_argument("--overwrite", action="store_true", help="replace an existing folder")
+    _add_debug(export)
 
     info = sub.add_parser("info", help="versions, device, data root, presets and methods")
     _add_data_dir(info)
+    _add_debug(info)
     return parser
 
 
@@ -114,6 +126,10 @@ def configure_logging(verbose: bool = False, quiet: bool = False) -> None:
         hf_logging.set_verbosity_info()
     if quiet:
         os.environ["TQDM_DISABLE"] = "1"
+# Errors that describe bad input or a bad environment (a file, a value, a full disk, a busy run):
+# one line and exit status 2. Anything else is a bug: one line too, exit status 1, and --debug
+# shows the traceback.
+EXPECTED_ERRORS = (ValueError, OSError, FloatingPointError, ImportError)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,9 +137,29 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(args.verbose, args.quiet)
     try:
         return COMMANDS[args.command](args)
-    except (ValueError, FileNotFoundError, FileExistsError, ConnectionError, FloatingPointError, ImportError) as e:
-        print(f"cselab {args.command}: error: {e}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        _close_progress_bars()
+        print(f"cselab {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:
+        from .io import first_line
+
+        _close_progress_bars()
+        if args.debug:
+            traceback.print_exc()
+        expected = isinstance(e, EXPECTED_ERRORS)
+        what = first_line(e) if expected else f"unexpected {type(e).__name__}: {first_line(e)}"
+        hint = "" if expected or args.debug else " (rerun with --debug for the traceback)"
+        print(f"cselab {args.command}: error: {what}{hint}", file=sys.stderr)
+        return 2 if expected else 1
+
+
+def _close_progress_bars() -> None:
+    """End an interrupted progress bar's line, so that the error message stands on its own line."""
+    from tqdm.auto import tqdm
+
+    for bar in list(getattr(tqdm, "_instances", ())):
+        bar.close()
 
 
 def cmd_data(args) -> int:
@@ -154,11 +190,24 @@ def cmd_train(args) -> int:
 
 
 def resolve_model_path(model: str) -> str:
-    """A run directory means its ``best/`` model."""
-    path = Path(model)
-    if (path / "config.json").is_file() and (path / "best").is_dir() and (path / "metrics.jsonl").exists():
-        return str(path / "best")
-    return model
+    """A run directory means its ``best/`` model; a run without one is an error that says what it has."""
+    from .io import recorded_step
+    from .rundir import RunDir
+
+    run = RunDir(Path(model))
+    is_run = run.config_file.is_file() and not (run.path / "cselab.json").is_file() and (
+        run.metrics_file.exists() or run.best_dir.is_dir() or run.last_dir.is_dir())
+    if not is_run:
+        return model
+    if run.best_dir.is_dir():
+        return str(run.best_dir)
+    if run.last_dir.is_dir():
+        step = recorded_step(run.last_dir)
+        at = f" of step {step}" if step != float("-inf") else ""
+        hint = f"it has last/, the checkpoint{at}: evaluate that with `cselab eval {run.last_dir}`"
+    else:
+        hint = "nor a last/ checkpoint: it has not reached its first evaluation"
+    raise FileNotFoundError(f"{run.path}: this run has no best/ model yet ({hint})")
 
 
 def cmd_eval(args) -> int:
@@ -168,6 +217,8 @@ def cmd_eval(args) -> int:
     from .evaluate import evaluate_sts, format_sts_table
     from .utils import resolve_device
 
+    if args.batch_size < 1:
+        raise ValueError(f"--batch-size: must be >= 1, got {args.batch_size}")
     path = resolve_model_path(args.model)
     saved = (Path(path) / CONFIG_NAME).is_file()
     pooler = args.pooler or (None if saved else "cls_before_pooler")

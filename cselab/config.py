@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import typing
 from dataclasses import dataclass, field, fields
@@ -148,7 +149,7 @@ def validate(cfg: TrainConfig) -> None:
     need(cfg.lr > 0, "lr", "must be > 0")
     need(cfg.epochs >= 1, "epochs", "must be >= 1")
     need(cfg.max_steps is None or cfg.max_steps >= 1, "max_steps", "must be >= 1")
-    need(cfg.max_sentences is None or cfg.max_sentences >= 1, "max_sentences", "must be >= 1")
+    need(cfg.max_sentences is None or cfg.max_sentences >= 2, "max_sentences", "must be >= 2 (in-batch negatives)")
     need(cfg.max_len >= 4, "max_len", "must be >= 4")
     need(cfg.weight_decay >= 0, "weight_decay", "must be >= 0")
     need(0.0 <= cfg.warmup_ratio < 1.0, "warmup_ratio", "must be in [0, 1)")
@@ -195,14 +196,23 @@ def read_config_file(path: str | os.PathLike) -> dict:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such config file")
-    text = path.read_text(encoding="utf-8")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not valid UTF-8 (byte {e.start} of the file); save it as UTF-8") from None
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as e:
         mark = getattr(e, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else (f":{e.lineno}" if hasattr(e, "lineno") else "")
         raise ConfigError(f"{path}{line}: cannot parse ({getattr(e, 'problem', None) or e})") from None
-    return data or {}
+    if data is None:  # an empty file (or only comments) is a mistake, not "all defaults"
+        raise ConfigError(f"{path}: config file is empty (write at least one key, e.g. `model: all-minilm-l6`)")
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of keys at the top level, got a {type(data).__name__}")
+    return data
 
 
 def presets() -> list[str]:

@@ -2,12 +2,16 @@
 never leaves a half-written JSON, metrics file or checkpoint behind."""
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import math
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
@@ -20,8 +24,10 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError) and not isinstance(e, WriteError) and e.errno is not None:
+            raise WriteError(f"{path}: cannot write ({write_failure(e)})", e.errno) from e
         raise
     return path
 
@@ -49,12 +55,36 @@ def read_json(path: str | os.PathLike) -> Any:
         raise ValueError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
 
 
+def read_safetensors(path: str | os.PathLike) -> dict:
+    """The tensors of a safetensors file; a truncated or foreign file is one error naming it."""
+    from safetensors.torch import load_file
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        return load_file(str(path))
+    except Exception as e:  # SafetensorError (bad header, truncated data) or an unreadable file
+        raise ValueError(f"{path}: not a readable safetensors file ({first_line(e)})") from None
+
+
+def first_line(e: BaseException) -> str:
+    """The first line of an exception's message (library messages can span many lines)."""
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
 def append_jsonl(path: str | os.PathLike, record: dict) -> None:
     """Append one JSON line. Lines are written whole (one write call) and flushed."""
     line = json.dumps(record, default=_json_default) + "\n"
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(line)
-        f.flush()
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+    except OSError as e:
+        if e.errno is None:
+            raise
+        raise WriteError(f"{path}: cannot write ({write_failure(e)})", e.errno) from e
 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict]:
@@ -71,25 +101,127 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
     return records
 
 
-def replace_dir(tmp_dir: Path, final_dir: Path) -> None:
-    """Swap a fully written temporary folder into place. The old folder is removed only
-    after the new one is complete, so a crash leaves either the old or the new one."""
-    final_dir = Path(final_dir)
+# ---------------------------------------------------------------- folders swapped into place
+# A folder (a checkpoint, a model, a whole run) is written into ``<name>.tmp``, marked complete by a
+# marker file written last, then swapped in: ``<name>`` → ``<name>.old``, ``<name>.tmp`` → ``<name>``,
+# ``<name>.old`` removed. A crash can stop anywhere in between; :func:`recover_dir` puts the newest
+# complete copy back in place, so a complete checkpoint is never lost to an interrupted swap.
+COMPLETE_MARKER = ".complete.json"
+
+
+class WriteError(OSError):
+    """A result could not be written (full disk, permissions, ...). The message names the path."""
+
+    def __init__(self, message: str, code: int | None = None):
+        super().__init__(code, message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def mark_complete(folder: str | os.PathLike, meta: dict | None = None) -> None:
+    """Record that ``folder`` is completely written (``meta``, e.g. ``{"step": 40}``, orders copies)."""
+    atomic_write_json(Path(folder) / COMPLETE_MARKER, meta or {})
+
+
+def is_complete(folder: str | os.PathLike) -> bool:
+    return (Path(folder) / COMPLETE_MARKER).is_file()
+
+
+def recorded_step(folder: str | os.PathLike) -> float:
+    """The step recorded in a folder's completeness marker (-inf when there is none)."""
+    try:
+        step = read_json(Path(folder) / COMPLETE_MARKER).get("step")
+    except (OSError, ValueError, AttributeError):
+        return -math.inf
+    return step if isinstance(step, (int, float)) else -math.inf
+
+
+def remove_dir(folder: str | os.PathLike) -> None:
+    """Delete a folder, its completeness marker first: a deletion cut short is never taken for complete."""
+    folder = Path(folder)
+    (folder / COMPLETE_MARKER).unlink(missing_ok=True)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def replace_dir(tmp_dir: Path, final_dir: Path, meta: dict | None = None) -> None:
+    """Swap a fully written temporary folder into place. It is marked complete first (with
+    ``meta``); the old folder is removed only after the new one is in place, so a crash leaves
+    a complete copy that :func:`recover_dir` finds."""
+    tmp_dir, final_dir = Path(tmp_dir), Path(final_dir)
+    if not is_complete(tmp_dir):
+        mark_complete(tmp_dir, meta)
     old = final_dir.with_name(final_dir.name + ".old")
     if old.exists():
-        shutil.rmtree(old)
+        remove_dir(old)
     if final_dir.exists():
         os.replace(final_dir, old)
     os.replace(tmp_dir, final_dir)
     if old.exists():
-        shutil.rmtree(old)
+        remove_dir(old)
 
 
-def staging_dir(final_dir: Path) -> Path:
+def recover_dir(final_dir: str | os.PathLike, suffix: str = ".tmp") -> Path | None:
+    """Finish a swap that a crash interrupted; returns the folder now in place (None if there is none).
+
+    A complete ``<name>.tmp`` (staging ``suffix``) newer than ``<name>`` (or with no ``<name>``) is
+    swapped in; with neither, a complete ``<name>.old`` is moved back. "Newer" is decided by the step
+    recorded in the markers; an unmarked ``.tmp``/``.old`` is incomplete and ignored (never promoted)."""
+    final = Path(final_dir)
+    tmp, old = final.with_name(final.name + suffix), final.with_name(final.name + ".old")
+    if is_complete(tmp) and not final.is_dir():  # crashed between the two renames: finish the swap
+        os.replace(tmp, final)
+        if old.exists():
+            remove_dir(old)  # superseded by the newer complete copy now in place
+    elif is_complete(tmp) and recorded_step(tmp) >= recorded_step(final):
+        replace_dir(tmp, final)  # crashed after the marker, before the first rename
+    elif not final.is_dir() and is_complete(old):
+        os.replace(old, final)
+    return final if final.is_dir() else None
+
+
+def staging_dir(final_dir: Path, suffix: str = ".tmp") -> Path:
+    """An empty ``<final>.tmp`` to write into (after recovering an interrupted swap, so that only
+    an incomplete or outdated ``.tmp`` is cleared)."""
     final_dir = Path(final_dir)
     final_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final_dir.with_name(final_dir.name + ".tmp")
+    recover_dir(final_dir, suffix)
+    tmp = final_dir.with_name(final_dir.name + suffix)
     if tmp.exists():
-        shutil.rmtree(tmp)
+        remove_dir(tmp)
     tmp.mkdir()
     return tmp
+
+
+@contextlib.contextmanager
+def staged_dir(final_dir: str | os.PathLike, meta: dict | None = None) -> Iterator[Path]:
+    """Write a folder atomically: ``with staged_dir(final, {"step": n}) as tmp: write into tmp``.
+    On success the folder is marked complete and swapped into place; on any error the staging
+    folder is removed (nothing half-written stays behind) and a failed write becomes a
+    :class:`WriteError` naming the folder."""
+    final_dir = Path(final_dir)
+    tmp = staging_dir(final_dir)
+    try:
+        yield tmp
+    except BaseException as e:
+        remove_dir(tmp)
+        reason = write_failure(e)
+        if reason is not None:
+            raise WriteError(f"{final_dir}: cannot write ({reason})", getattr(e, "errno", None)) from e
+        raise
+    replace_dir(tmp, final_dir, meta)
+
+
+def write_failure(e: BaseException) -> str | None:
+    """A one-line reason when ``e`` is an I/O failure (safetensors reports those as
+    ``SafetensorError ... (os error N)``), None for anything else."""
+    code = getattr(e, "errno", None) if isinstance(e, OSError) else None
+    if code is None and type(e).__name__ == "SafetensorError":
+        match = re.search(r"os error (\d+)", str(e))
+        code = int(match.group(1)) if match else None
+        if code is None:
+            return str(e).splitlines()[0] if str(e) else type(e).__name__
+    if code is None:
+        return None
+    return "no space left on device" if code == errno.ENOSPC else os.strerror(code).lower()

@@ -4,6 +4,7 @@ hyper-parameters and each pooler's options."""
 from __future__ import annotations
 
 import difflib
+import math
 import types
 import typing
 from dataclasses import fields
@@ -38,11 +39,13 @@ def check_type(where: str, value: Any, annotation: Any) -> Any:
         if isinstance(value, str):
             # PyYAML reads 1e-5 (no dot) as a string; accept any float literal.
             try:
-                return float(value)
+                value = float(value)
             except ValueError:
                 raise ConfigError(f"{where}: expected a number, got {value!r}") from None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{where}: expected a number, got {value!r}")
+        if not math.isfinite(value):  # inf/NaN pass every range check and silently train nothing
+            raise ConfigError(f"{where}: expected a finite number, got {value}")
         return float(value)
     if annotation is str:
         if not isinstance(value, str):

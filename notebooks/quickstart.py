@@ -38,7 +38,7 @@ seed = 42
 data_dir = None                # None: $CSELAB_DATA, else ./data
 output_dir = "runs/quickstart"
 figures_dir = "figures/quickstart"
-overwrite = True               # re-running the notebook replaces its own run
+overwrite = False              # True: retrain this config's run (replaced only once the new one has finished)
 
 # %%
 import json
@@ -49,11 +49,13 @@ from cselab.encoder import SentenceEncoder
 from cselab.data import load_stsb
 from cselab.evaluate import evaluate_pairs, evaluate_sts, format_sts_table
 from cselab.plots import plot_similarity_dynamics, plot_training_curves, save_figure
-from cselab.train import train
+from cselab.train import RunDir, train
 
+# The run is named by the config's hash (runs/quickstart/<method>-<hash>): other parameters never
+# touch an earlier run.
 cfg = load_config(config, {"model": model, "pooler": pooler, "method": method, "max_steps": max_steps,
                            "batch_size": batch_size, "eval_every": eval_every, "lr": lr, "seed": seed,
-                           "output_dir": output_dir, "run_name": f"{method}-{pooler}", "final_eval": False})
+                           "output_dir": output_dir, "final_eval": False})
 figures = Path(figures_dir)
 figures.mkdir(parents=True, exist_ok=True)
 print(json.dumps(cfg.to_dict(), indent=1))
@@ -72,7 +74,12 @@ print(f"STS-B dev before training: {dev_before:.2f}")
 # ## Train
 
 # %%
-run = train(cfg, data_dir=data_dir, overwrite=overwrite)
+existing = RunDir.for_config(cfg)
+if existing.results_file.is_file() and not overwrite:
+    run = existing.path
+    print(f"{run} already holds the finished run of this exact config: reusing it (overwrite=True retrains)")
+else:  # a new run, or the continuation of an interrupted one
+    run = train(cfg, data_dir=data_dir, overwrite=overwrite, resume=existing.has_content() and not overwrite)
 print(run)
 
 # %% [markdown]

@@ -343,7 +343,7 @@ def interrupted_run(tiny_model, data_dir, tmp_path_factory):
 
     with pytest.raises(Interrupt):
         train(cfg, data_dir=str(data_dir), progress=False, callbacks=[stop_after_checkpoint])
-    (run_dir,) = list(Path(cfg["output_dir"]).iterdir())
+    (run_dir,) = [p for p in Path(cfg["output_dir"]).iterdir() if p.is_dir()]  # beside it: the run's lock file
     return cfg, run_dir
 
 

@@ -7,6 +7,8 @@ import sys
 
 from conftest import REPO
 
+from cselab.config import load_config
+
 
 def test_quickstart_notebook_executes(tiny_model, data_dir, tmp_path):
     import jupytext
@@ -26,7 +28,13 @@ def test_quickstart_notebook_executes(tiny_model, data_dir, tmp_path):
                        "sts_table.md"}
     table = (figures / "sts_table.md").read_text()
     assert "| before" in table and "| after" in table and "SICK-R" in table
-    metrics = (tmp_path / "runs" / "simcse-cls" / "metrics.jsonl").read_text().splitlines()
+    # the run is named by the config's hash: other parameters give another run, never this one
+    cfg = load_config("quickstart", {"model": str(tiny_model), "pooler": "cls", "method": "simcse", "max_steps": 4,
+                                     "batch_size": 16, "eval_every": 2, "lr": 3e-5, "seed": 42,
+                                     "output_dir": str(tmp_path / "runs"), "final_eval": False})
+    run = tmp_path / "runs" / f"simcse-{cfg.config_hash()}"
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir() if p.is_dir()) == [run.name]
+    metrics = (run / "metrics.jsonl").read_text().splitlines()
     assert sum('"kind": "eval"' in line for line in metrics) == 2
 
 

@@ -127,10 +127,11 @@ def test_epoch_order_is_a_seeded_permutation():
 
 def test_tiny_corpus_is_a_clear_error(tiny_config, data_dir, tmp_path):
     corpus = tmp_path / "c.txt"
-    corpus.write_text("just one\n")
-    with pytest.raises(ValueError, match="fewer than one batch"):
+    corpus.write_text("one\ntwo\nthree\n")
+    with pytest.raises(ValueError, match="corpus has 3 sentences, fewer than one batch of 16"):
         train(load_config({**tiny_config, "corpus": str(corpus), "drop_last": True}), data_dir=data_dir,
               progress=False)
+    assert [p for p in (tmp_path / "runs").iterdir() if p.is_dir()] == []  # no run folder left behind
 
 
 def test_early_stopping_after_patience_evaluations_without_improvement(tiny_config, data_dir, monkeypatch):

@@ -5,6 +5,8 @@ import contextlib
 import os
 from pathlib import Path
 
+from ..io import first_line
+
 DEFAULT_BACKBONE = "all-minilm-l6"
 
 # Dropout attributes across architectures (BERT/RoBERTa use the first two).
@@ -53,6 +55,10 @@ def quiet_hf():
             hf_logging.enable_progress_bar()
 
 
+class ModelLoadError(ValueError):
+    """A model folder or Hub id cannot be loaded; the message names the file and the reason in one line."""
+
+
 def load_backbone(name: str | os.PathLike, dropout: float | None = None):
     """Load ``(model, tokenizer)``. Local folders and aliases never touch the network
     (``local_files_only``, equivalent to ``HF_HUB_OFFLINE=1``); Hub ids download when online.
@@ -61,19 +67,68 @@ def load_backbone(name: str | os.PathLike, dropout: float | None = None):
     path, local = resolve_backbone(name)
     kwargs = {"local_files_only": True} if local else {}
     with quiet_hf():
-        return _load(path, kwargs, dropout)
+        try:
+            return _load(path, kwargs, dropout)
+        except ModelLoadError:
+            raise
+        except Exception as e:
+            if local:
+                raise ModelLoadError(f"{path}: cannot load the model ({first_line(e)})") from e
+            raise ModelLoadError(f"{name}: cannot load it from the Hugging Face Hub ({first_line(e)}); without network "
+                                 f"access, use a local model folder or the alias {DEFAULT_BACKBONE}") from e
 
 
 def _load(path: str, kwargs: dict, dropout: float | None):
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
-    config = AutoConfig.from_pretrained(path, **kwargs)
+    try:
+        config = AutoConfig.from_pretrained(path, **kwargs)
+    except Exception as e:
+        if not Path(path).is_dir():
+            raise
+        raise ModelLoadError(f"{Path(path) / 'config.json'}: not a usable model config ({first_line(e)})") from e
     if dropout is not None:
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
         for key in _DROPOUT_KEYS:
             if hasattr(config, key) and isinstance(getattr(config, key), float):
                 setattr(config, key, dropout)
-    model = AutoModel.from_pretrained(path, config=config, use_safetensors=True, **kwargs)
-    tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
+    try:
+        model = AutoModel.from_pretrained(path, config=config, use_safetensors=True, **kwargs)
+    except Exception as e:
+        if not Path(path).is_dir():
+            raise
+        weights = Path(path) / "model.safetensors"
+        if "mismatched_sizes" in str(e):
+            raise ModelLoadError(f"{weights}: the weights do not match config.json "
+                                 f"({_shape_mismatch(weights, config)})") from e
+        raise ModelLoadError(f"{weights if weights.is_file() else path}: cannot load the weights "
+                             f"({first_line(e)})") from e
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
+    except Exception as e:
+        if not Path(path).is_dir():
+            raise
+        raise ModelLoadError(f"{path}: cannot load the tokenizer ({first_line(e)})") from e
     return model, tokenizer
+
+
+def _shape_mismatch(weights: Path, config) -> str:
+    """The first tensor whose shape in ``weights`` differs from what ``config`` builds (on the
+    meta device: no memory), e.g. after a wrong ``hidden_size`` in config.json."""
+    import torch
+    from safetensors import safe_open
+    from transformers import AutoModel
+
+    try:
+        with torch.device("meta"):
+            expected = {k: list(v.shape) for k, v in AutoModel.from_config(config).state_dict().items()}
+        with safe_open(str(weights), "pt") as f:
+            for key in f.keys():
+                name = key if key in expected else key.split(".", 1)[-1]  # checkpoints may carry a "bert." prefix
+                shape = list(f.get_slice(key).get_shape())
+                if name in expected and shape != expected[name]:
+                    return f"{key} is {shape} in the file but {expected[name]} by config.json"
+    except Exception:  # sharded or unreadable weights: the plain statement must do
+        pass
+    return "tensor shapes differ"

@@ -252,7 +252,7 @@ def export_model(source: str | os.PathLike, out: str | os.PathLike, pooler: str 
     default ``cls_before_pooler``, as ``cselab eval``) — as a new folder ``out`` that
     sentence-transformers, transformers and cselab load. ``out`` is written whole or not at all and
     an existing non-empty ``out`` is replaced only with ``overwrite``."""
-    from ..io import replace_dir, staging_dir
+    from ..io import staged_dir
     from .model import CONFIG_NAME, SentenceEncoder
 
     out = Path(out)
@@ -268,8 +268,7 @@ def export_model(source: str | os.PathLike, out: str | os.PathLike, pooler: str 
     extra = {k: v for k, v in saved.items() if k in ("step", "stsb_dev")} if same_model else {}
     if not same_model:
         run = None   # a different pooler is not the run's evaluated model: no run results in the card
-    tmp = staging_dir(out)
-    encoder.save(tmp, extra=extra, run_dir=run)
-    replace_dir(tmp, out)
+    with staged_dir(out) as tmp:
+        encoder.save(tmp, extra=extra, run_dir=run)
     logger.info("exported %s (pooler %s) to %s", source, encoder.pooler_name, out)
     return out

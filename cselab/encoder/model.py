@@ -10,7 +10,6 @@ Two paths, as in SimCSE:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +17,10 @@ from typing import Iterator, Sequence
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 from torch import nn
 
-from ..io import atomic_write_json
+from ..io import atomic_write_json, read_json, read_safetensors
 from ..progress import progress_bar
 from .backbone import DEFAULT_BACKBONE, load_backbone, quiet_hf
 from .interop import EvaluatorMetrics, cosine_matrix, note_ignored_kwargs, resolve_prompt
@@ -52,6 +51,18 @@ class EncoderOutput:
         return self.backbone.layer_cls()
 
 
+def read_saved_config(path: Path) -> dict:
+    """``cselab.json`` of a saved encoder, checked: one error naming the file when it is damaged."""
+    saved = read_json(path)
+    if not isinstance(saved, dict):
+        raise ValueError(f"{path}: expected a JSON object with the saved pooler, got {type(saved).__name__}")
+    if not isinstance(saved.get("pooler"), str) or not isinstance(saved.get("mlp_only_train"), bool):
+        raise ValueError(f"{path}: missing or invalid 'pooler' (a string) or 'mlp_only_train' (true/false)")
+    if not isinstance(saved.get("pooler_options") or {}, dict):
+        raise ValueError(f"{path}: 'pooler_options' must be a mapping")
+    return saved
+
+
 class SentenceEncoder(nn.Module):
     similarity_fn_name = "cosine"   # what ``similarity`` computes (sentence-transformers' attribute)
 
@@ -80,7 +91,7 @@ class SentenceEncoder(nn.Module):
         """A backbone (alias, Hub id or folder). A folder saved by cselab keeps its pooler and
         head unless overridden; a plain backbone gets ``pooler`` (default ``cls``) and a fresh head."""
         path = Path(os.fspath(name)).expanduser()
-        saved = json.loads((path / CONFIG_NAME).read_text()) if (path / CONFIG_NAME).is_file() else None
+        saved = read_saved_config(path / CONFIG_NAME) if (path / CONFIG_NAME).is_file() else None
         model, tokenizer = load_backbone(name, dropout=dropout)
         if saved is None:
             return cls(model, tokenizer, pooler or "cls", True if mlp_only_train is None else mlp_only_train,
@@ -91,7 +102,7 @@ class SentenceEncoder(nn.Module):
                   pooler_options=saved.get("pooler_options") if pooler_options is None else pooler_options)
         modules = path / MODULES_NAME
         if modules.is_file():
-            state = load_file(str(modules))
+            state = read_safetensors(modules)
             own = enc.extra_state_dict()
             loadable = {k: v for k, v in state.items() if k in own}  # pooler may have been overridden
             enc.load_state_dict(loadable, strict=False)

@@ -3,25 +3,33 @@
 ``results.json``. A run is never overwritten unless asked."""
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import platform
-import shutil
 import subprocess
 from importlib import metadata
 from pathlib import Path
+from typing import Iterator
 
 import torch
+from filelock import FileLock, Timeout
 
 from ..config import TrainConfig
-from ..io import atomic_write_json, atomic_write_text, read_json, read_jsonl
+from ..io import atomic_write_json, atomic_write_text, read_json, read_jsonl, recover_dir, remove_dir
 from .state import load_state
+
+OVERWRITE_SUFFIX = ".overwrite"
 
 PACKAGES = ("cselab", "torch", "transformers", "tokenizers", "safetensors", "numpy", "scipy", "scikit-learn")
 
 
 class RunExistsError(FileExistsError):
     pass
+
+
+class RunLockedError(BlockingIOError):
+    """Another process holds the run's lock (it is training, resuming or replacing that run)."""
 
 
 def package_versions() -> dict[str, str | None]:
@@ -74,18 +82,72 @@ class RunDir:
     def for_config(cls, cfg: TrainConfig) -> "RunDir":
         return cls(Path(cfg.output_dir) / (cfg.run_name or cfg.default_run_name()))
 
+    # ------------------------------------------------------------------ lock and overwrite
+    @property
+    def lock_file(self) -> Path:
+        # Beside the run, not inside: it also covers the run's overwrite staging and its swap.
+        return self.path.with_name(f".{self.path.name}.lock")
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator["RunDir"]:
+        """Hold an exclusive lock on this run for the block (an OS file lock: released when the
+        process ends, even by kill -9). Another holder makes this fail at once, without waiting."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(self.lock_file, timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise RunLockedError(f"{self.path}: another process is using this run (it holds the lock "
+                                 f"{self.lock_file}); wait for it to finish or stop it") from None
+        try:
+            yield self
+        finally:
+            lock.release()
+
+    def overwrite_staging(self) -> "RunDir":
+        """Where a replacement of this run trains until it finishes (then swapped in by ``replace_dir``)."""
+        return RunDir(self.path.with_name(self.path.name + OVERWRITE_SUFFIX))
+
+    def recover_overwrite(self) -> None:
+        """Finish a replacement whose final swap a crash interrupted (see :func:`cselab.io.recover_dir`)."""
+        recover_dir(self.path, OVERWRITE_SUFFIX)
+
+    def has_content(self) -> bool:
+        """Whether the folder holds anything a run produced (more than its config.json and an
+        empty metrics file): a folder with nothing more is a start that never trained."""
+        if not self.path.is_dir():
+            return False
+        for entry in self.path.iterdir():
+            if entry.name == "config.json" or (entry.name == "metrics.jsonl" and entry.stat().st_size == 0):
+                continue
+            return True
+        return False
+
+    def saved_config(self) -> dict:
+        """The run's ``config.json``, checked (one error naming the file when it is damaged)."""
+        saved = read_json(self.config_file)
+        if not isinstance(saved, dict) or not isinstance(saved.get("config_hash"), str):
+            raise ValueError(f"{self.config_file}: not a cselab run config (expected a JSON object with "
+                             f"'config_hash'; got {json.dumps(saved)[:40]})")
+        return saved
+
+    # ------------------------------------------------------------------ creation
     def prepare(self, cfg: TrainConfig, resume: bool = False, overwrite: bool = False) -> bool:
-        """Create the folder (or check it for resuming). Returns True when resuming."""
+        """Create the folder (or check it for resuming). Returns True when resuming. ``overwrite``
+        deletes what is there: :func:`cselab.train.train` calls it only on a fresh folder or on the
+        overwrite staging folder, never on a finished run."""
         if resume and overwrite:
             raise ValueError("choose either resume or overwrite, not both")
-        if self.path.exists() and any(self.path.iterdir()):
+        if self.has_content():
             if overwrite:
-                shutil.rmtree(self.path)
+                remove_dir(self.path)
             elif resume:
-                saved = read_json(self.config_file)["config_hash"]
+                saved = self.saved_config()["config_hash"]
                 if saved != cfg.config_hash():
                     raise RunExistsError(f"{self.path}: cannot resume, its config (hash {saved}) differs from "
                                          f"this one ({cfg.config_hash()})")
+                recover_dir(self.last_dir)  # a crash between the two renames of a checkpoint swap
+                recover_dir(self.best_dir)
                 if not self.last_dir.is_dir():  # killed before its first checkpoint: start over cleanly
                     self.truncate_metrics(0)
                     return False
@@ -94,16 +156,22 @@ class RunDir:
                 state = "finished" if self.results_file.exists() else "unfinished"
                 raise RunExistsError(f"{self.path}: an {state} run is already there; pass --resume to continue it "
                                      "or --overwrite to replace it")
-        elif resume:
+        elif resume and not self.path.is_dir():
             raise FileNotFoundError(f"{self.path}: no run to resume")
+        created = not self.path.exists()
         self.path.mkdir(parents=True, exist_ok=True)
-        atomic_write_json(self.config_file, {
-            "config": cfg.to_dict(),
-            "config_hash": cfg.config_hash(),
-            "versions": package_versions(),
-            "git_commit": git_commit(),
-            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        })
+        try:
+            atomic_write_json(self.config_file, {
+                "config": cfg.to_dict(),
+                "config_hash": cfg.config_hash(),
+                "versions": package_versions(),
+                "git_commit": git_commit(),
+                "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            })
+        except BaseException:
+            if created:
+                remove_dir(self.path)
+            raise
         return False
 
     def read_config(self) -> dict:

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 
-from ..io import atomic_write_text
+from ..io import atomic_write_text, read_json, read_safetensors
 
 
 def flatten(obj: Any, tensors: dict[str, torch.Tensor], prefix: str = "t") -> Any:
@@ -77,8 +77,12 @@ def load_state(folder: str | os.PathLike, name: str = "trainer_state") -> dict:
     for suffix in (".json", ".safetensors"):
         if not (folder / f"{name}{suffix}").is_file():
             raise FileNotFoundError(f"{folder / (name + suffix)}: checkpoint file missing")
-    tensors = load_file(str(folder / f"{name}.safetensors"))
-    return unflatten(json.loads((folder / f"{name}.json").read_text()), tensors)
+    tensors = read_safetensors(folder / f"{name}.safetensors")
+    skeleton = read_json(folder / f"{name}.json")
+    try:
+        return unflatten(skeleton, tensors)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{folder / (name + '.json')}: not a cselab checkpoint structure ({e})") from None
 
 
 def load_plain_entry(folder: str | os.PathLike, key: str, name: str = "trainer_state") -> Any:

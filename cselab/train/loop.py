@@ -11,12 +11,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
 import torch
+from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
 from ..config import TrainConfig, load_config
@@ -24,20 +26,18 @@ from ..data import load_corpus, load_stsb
 from ..encoder import SentenceEncoder
 from ..encoder.model_card import write_model_card
 from ..evaluate.sts import evaluate_pairs, evaluate_sts
-from ..io import atomic_write_json, replace_dir, staging_dir
+from ..io import atomic_write_json, remove_dir, replace_dir, staged_dir
 from ..losses import ContrastiveBatch
 from ..methods import build_loss
 from ..progress import progress_bar
 from ..rundir import RunDir, load_state, save_state
 from ..utils import autocast, resolve_device, resolve_precision, rng_state, seed_everything, set_rng_state
+from .guards import (NonFiniteLossError, TrainingData, check_dev_score, check_weights, checkpoint_tensors,
+                     load_training_data, stop_message)
 from .probes import embedding_grad_norms, probe_record, stsb_probe_set
 from .reporting import RunReporter
 
 logger = logging.getLogger(__name__)
-
-
-class NonFiniteLossError(FloatingPointError):
-    pass
 
 
 @dataclass
@@ -60,7 +60,8 @@ def epoch_order(n: int, seed: int, epoch: int, shuffle: bool) -> list[int]:
 
 
 def batches_per_epoch(n: int, batch_size: int, drop_last: bool) -> int:
-    return n // batch_size if drop_last else math.ceil(n / batch_size)
+    """Batches in one epoch; a final batch of 1 sentence is always dropped (no in-batch negative)."""
+    return n // batch_size if drop_last or n % batch_size == 1 else math.ceil(n / batch_size)
 
 
 def trainable_parameters(*modules: torch.nn.Module) -> list[torch.nn.Parameter]:
@@ -77,22 +78,49 @@ def trainable_parameters(*modules: torch.nn.Module) -> list[torch.nn.Parameter]:
 def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: bool = False,
           data_dir: str | None = None, callbacks: Iterable[Callable[[TrainState, dict | None], None]] = (),
           progress: bool = True) -> Path:
-    """Train one run; returns its run directory. ``callbacks(state, record)`` run after every step."""
-    cfg = config if isinstance(config, TrainConfig) else load_config(config)
-    run = RunDir.for_config(cfg)
-    resuming = run.prepare(cfg, resume=resume, overwrite=overwrite)
+    """Train one run; returns its run directory. ``callbacks(state, record)`` run after every step.
 
+    The run is locked for its lifetime (another process on the same run gets :class:`RunLockedError`
+    at once). The data are loaded before the run directory is created, and a start that fails before
+    producing anything removes what it created. With ``overwrite``, an existing run is replaced only
+    once the new one has finished: the new run trains in ``<run>.overwrite/`` and is swapped in at the
+    end; if it fails, the existing run is untouched.
+    """
+    cfg = config if isinstance(config, TrainConfig) else load_config(config)
+    if resume and overwrite:
+        raise ValueError("choose either resume or overwrite, not both")
+    final = RunDir.for_config(cfg)
+    with final.locked():
+        final.recover_overwrite()
+        data = load_training_data(cfg, data_dir)
+        replacing = overwrite and final.has_content()
+        run = final.overwrite_staging() if replacing else final
+        resuming = run.prepare(cfg, resume=resume, overwrite=overwrite)
+        try:
+            _train_run(cfg, run, resuming, data, data_dir, callbacks, progress)
+        except BaseException:
+            if not resuming and not run.has_content():
+                remove_dir(run.path)  # a start that produced nothing leaves nothing (a plain re-run works)
+            elif replacing:  # tqdm.write: a line of its own while the progress bar is still open
+                tqdm.write(f"note: the existing run {final.path} is untouched; the failed replacement is in "
+                           f"{run.path} (cleared by the next overwrite)", file=sys.stderr)
+            raise
+        if replacing:
+            replace_dir(run.path, final.path)
+    return final.path
+
+
+def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData, data_dir: str | None,
+               callbacks: Iterable[Callable[[TrainState, dict | None], None]], progress: bool) -> None:
+    """The training itself, in a prepared (and locked) run directory."""
     device = resolve_device(cfg.device)
     amp_dtype = resolve_precision(cfg.precision, device)
     seed_everything(cfg.seed)
 
     # ---- data
-    corpus = load_corpus(cfg.corpus, cfg.max_sentences, data_dir)
-    dev_pairs = load_stsb(data_dir)["dev"]
+    corpus, dev_pairs = data.corpus, data.dev_pairs
     probe_set = stsb_probe_set(dev_pairs, cfg.probe_sentences) if cfg.probe_every else None
     per_epoch = batches_per_epoch(len(corpus), cfg.batch_size, cfg.drop_last)
-    if per_epoch == 0:
-        raise ValueError(f"corpus has {len(corpus)} sentences, fewer than one batch of {cfg.batch_size}")
     total_steps = cfg.max_steps or cfg.epochs * per_epoch
 
     # ---- model, loss, optimiser
@@ -128,28 +156,29 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
 
     def save_checkpoint() -> None:
         nonlocal checkpoint_step
-        tmp = staging_dir(run.last_dir)
-        encoder.save(tmp, run_dir=run.path)
-        save_state({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                    "scaler": scaler.state_dict(), "loss": loss_fn.state_dict(),
-                    "train_state": dataclasses.asdict(state), "rng": rng_state()}, tmp)
-        replace_dir(tmp, run.last_dir)
+        with staged_dir(run.last_dir, {"step": state.step}) as tmp:
+            encoder.save(tmp, run_dir=run.path)
+            save_state({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                        "scaler": scaler.state_dict(), "loss": loss_fn.state_dict(),
+                        "train_state": dataclasses.asdict(state), "rng": rng_state()}, tmp)
         checkpoint_step = state.step
 
     def save_snapshot() -> None:
         """A model-only folder (no optimizer state) for analyses over training (the explorer)."""
-        tmp = staging_dir(run.snapshot_dir(state.step))
-        encoder.save(tmp, extra={"step": state.step})
-        replace_dir(tmp, run.snapshot_dir(state.step))
+        with staged_dir(run.snapshot_dir(state.step), {"step": state.step}) as tmp:
+            encoder.save(tmp, extra={"step": state.step})
 
     def evaluate_dev() -> dict:
+        # Nothing is written from a diverged model: best/ and last/ keep the last good one.
+        check_weights(checkpoint_tensors(encoder, loss_fn, optimizer=optimizer), state.step, run.last_dir,
+                      checkpoint_step)
         score = evaluate_pairs(encoder, dev_pairs, batch_size=cfg.eval_batch_size, show_progress_bar=False)
+        check_dev_score(score, state.step, run.last_dir, checkpoint_step)
         improved = score > state.best_score
         if improved:
             state.best_score, state.best_step, state.evals_without_improvement = score, state.step, 0
-            tmp = staging_dir(run.best_dir)
-            encoder.save(tmp, extra={"step": state.step, "stsb_dev": score}, run_dir=run.path)
-            replace_dir(tmp, run.best_dir)
+            with staged_dir(run.best_dir, {"step": state.step}) as tmp:
+                encoder.save(tmp, extra={"step": state.step, "stsb_dev": score}, run_dir=run.path)
             logger.info("step %d: STS-B dev %.2f, the best so far: saved to %s", state.step, score, run.best_dir)
         else:
             state.evals_without_improvement += 1
@@ -185,9 +214,8 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
             result = loss_fn(batch, compute_stats=log_now)
             if not torch.isfinite(result.loss):
                 parts = {k: round(v.item(), 6) for k, v in result.parts.items()}
-                raise NonFiniteLossError(
-                    f"step {state.step + 1}: the loss is {result.loss.item()} (parts {parts}); stopping. "
-                    f"The last good checkpoint ({run.last_dir}, step {checkpoint_step or 'none yet'}) is intact.")
+                problem = f"the loss is {result.loss.item()} (parts {parts})"
+                raise NonFiniteLossError(stop_message(state.step + 1, problem, run.last_dir, checkpoint_step))
             scaler.scale(result.loss).backward()
             grad_norms = {}
             if log_grad_norm:
@@ -244,5 +272,4 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
         write_model_card(run.best_dir, run.path)   # now with the STS table
     logger.info("finished %s: best STS-B dev %.2f at step %d%s", run.path, state.best_score, state.best_step,
                 f"; STS avg {results['sts']['avg']:.2f}" if "sts" in results else "")
-    return run.path
 

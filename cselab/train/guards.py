@@ -1,0 +1,93 @@
+"""Checks that run before anything is written.
+
+* Before the run directory is created: the training data load and are large enough, so a data
+  error leaves no half-created run behind.
+* Before ``best/`` or ``last/`` is written: the dev score and the weights are finite, so a diverged
+  run (e.g. ``lr`` far too large) stops with an error instead of saving broken weights over its last
+  good checkpoint, and the error says truthfully which checkpoint is left.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import torch
+
+from ..config import TrainConfig
+from ..data import load_corpus, load_stsb
+from ..data.corpus import resolve_corpus
+from ..data.errors import DataError
+
+logger = logging.getLogger("cselab.train")
+
+
+class NonFiniteLossError(FloatingPointError):
+    """The loss, the STS-B dev score or the weights became non-finite; nothing broken was saved."""
+
+
+def count_non_finite(tensors: Iterable[torch.Tensor]) -> int:
+    """How many NaN/±inf values the floating-point tensors hold (one device sync per device)."""
+    per_device: dict[torch.device, torch.Tensor] = {}
+    for t in tensors:
+        if torch.is_tensor(t) and t.is_floating_point():
+            count = (~torch.isfinite(t)).sum()
+            per_device[count.device] = per_device[count.device] + count if count.device in per_device else count
+    return sum(int(c) for c in per_device.values())
+
+
+def checkpoint_tensors(*modules: torch.nn.Module, optimizer: torch.optim.Optimizer | None = None):
+    """Every tensor a checkpoint saves: the modules' parameters and buffers, the optimizer's moments."""
+    for module in modules:
+        yield from module.state_dict().values()
+    if optimizer is not None:
+        for per_param in optimizer.state.values():
+            yield from (v for v in per_param.values() if torch.is_tensor(v))
+
+
+def stop_message(step: int, problem: str, last_dir: Path, checkpoint_step: int | None) -> str:
+    """The one-line error of a run stopped at ``step``; names the checkpoint that is really there."""
+    if checkpoint_step is None:
+        kept = f"No checkpoint was written before it, so there is nothing to resume ({last_dir} does not exist)."
+    else:
+        kept = f"The last good checkpoint ({last_dir}, step {checkpoint_step}) is intact."
+    return f"step {step}: {problem}; stopping. {kept}"
+
+
+def check_dev_score(score: float, step: int, last_dir: Path, checkpoint_step: int | None) -> None:
+    if not math.isfinite(score):
+        raise NonFiniteLossError(stop_message(step, f"the STS-B dev score is {score} (the model diverged)", last_dir,
+                                 checkpoint_step))
+
+
+def check_weights(tensors: Iterable[torch.Tensor], step: int, last_dir: Path, checkpoint_step: int | None) -> None:
+    bad = count_non_finite(tensors)
+    if bad:
+        raise NonFiniteLossError(stop_message(step, f"the weights hold {bad:,} non-finite values (the model diverged)",
+                                 last_dir, checkpoint_step))
+
+
+@dataclass
+class TrainingData:
+    corpus: list[str]
+    dev_pairs: list
+
+
+def load_training_data(cfg: TrainConfig, data_dir: str | None) -> TrainingData:
+    """The corpus and STS-B dev, checked before the run directory exists (a data error then
+    leaves nothing behind). A corpus needs 2 sentences (in-batch negatives); a final batch of one
+    sentence per epoch is dropped with a note (its loss would be 0 and its negatives empty)."""
+    corpus = load_corpus(cfg.corpus, cfg.max_sentences, data_dir)
+    if len(corpus) < 2:
+        raise DataError(resolve_corpus(cfg.corpus, data_dir),
+                        f"the corpus has {len(corpus)} sentence; contrastive training needs at least 2 "
+                        "(the other sentences of a batch are its negatives)")
+    if cfg.drop_last and len(corpus) < cfg.batch_size:
+        raise ValueError(f"corpus has {len(corpus)} sentences, fewer than one batch of {cfg.batch_size}")
+    if not cfg.drop_last and len(corpus) % cfg.batch_size == 1:
+        logger.warning("note: %d sentences = %d batches of %d + 1; the final 1-sentence batch of each epoch is "
+                       "dropped (a batch needs 2 sentences for in-batch negatives)",
+                       len(corpus), len(corpus) // cfg.batch_size, cfg.batch_size)
+    return TrainingData(corpus, load_stsb(data_dir)["dev"])
