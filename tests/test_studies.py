@@ -99,11 +99,11 @@ def test_two_run_study_runs_end_to_end_then_reuses_its_runs(two_runs, tiny_model
         printed = "".join(o.get("text", "") if isinstance(o.get("text", ""), str) else "".join(o["text"])
                           for c in executed["cells"] for o in c.get("outputs", []))
         assert f"best STS-B dev {results['best_stsb_dev']:.2f} at step 2" in printed
-    # the analysis notebook: three inline PNGs (cell ending in `fig`, display(fig), workbench.show), 340×260
+    # the analysis notebook: three inline PNGs (cell ending in `fig`, display(fig), workbench.show), 330×250
     # (3.4 × 2.6 in at the inline 100 dpi), the figure saved as PNG + PDF, the table as .md + .csv
     report = root / "reports" / "two-runs"
     images = image_outputs(report / "summary.ipynb")
-    assert [png_size(i) for i in images] == [(340, 260)] * 3
+    assert [png_size(i) for i in images] == [(330, 250)] * 3
     assert sorted(p.name for p in (root / "figures" / "two-runs" / "summary").iterdir()) == ["loss.pdf", "loss.png"]
     devs = [r["best_stsb_dev"] for r in summary["runs"]]
     csv_lines = (report / "tables" / "best_dev.csv").read_text().splitlines()

@@ -43,10 +43,10 @@ def test_setup_registers_a_png_formatter_for_figures(shell):
     assert "image/png" not in shell.display_formatter.format(fig)[0]   # the reported problem: text only
     assert workbench.setup() is True
     data, _ = shell.display_formatter.format(fig)
-    assert png_size(data["image/png"]) == (340, 260)                   # 3.4 × 2.6 in at 100 dpi
-    assert data["text/plain"].startswith("<Figure size 340x260")
+    assert png_size(data["image/png"]) == (330, 250)                   # 3.3 × 2.5 in at 100 dpi
+    assert data["text/plain"].startswith("<Figure size 330x250")
     workbench.setup(dpi=50)
-    assert png_size(shell.display_formatter.format(fig)[0]["image/png"]) == (170, 130)
+    assert png_size(shell.display_formatter.format(fig)[0]["image/png"]) == (165, 125)
 
 
 def test_setup_outside_ipython_is_a_no_op():
@@ -59,13 +59,13 @@ def test_setup_outside_ipython_is_a_no_op():
 def test_show_saves_png_and_pdf_and_displays(shell, tmp_path):
     written = workbench.show(small_figure(), tmp_path / "figs" / "curve")
     assert [p.name for p in written] == ["curve.png", "curve.pdf"]
-    assert png_size((tmp_path / "figs" / "curve.png").read_bytes()) == (680, 520)   # saved at 200 dpi
+    assert png_size((tmp_path / "figs" / "curve.png").read_bytes()) == (660, 500)   # saved at 200 dpi
     assert (tmp_path / "figs" / "curve.pdf").read_bytes().startswith(b"%PDF")
     (shown,) = shell.display_pub.outputs
-    assert png_size(shown["data"]["image/png"]) == (340, 260)
+    assert png_size(shown["data"]["image/png"]) == (330, 250)
     workbench.setup(dpi=50)                      # show() keeps an earlier setup's resolution
     workbench.show(small_figure(), tmp_path / "figs" / "small")
-    assert png_size(shell.display_pub.outputs[-1]["data"]["image/png"]) == (170, 130)
+    assert png_size(shell.display_pub.outputs[-1]["data"]["image/png"]) == (165, 125)
 
 
 def test_save_table_from_a_dataframe(tmp_path):
@@ -130,7 +130,7 @@ def test_an_executed_notebook_holds_its_figures_as_png(tmp_path):
               for out in cell.get("outputs", []) if "image/png" in out.get("data", {})]
     sources = ["".join(cells[i]["source"]).strip().splitlines()[-1] for i, _ in images]
     assert sources == ["fig", "display(fig)", 'print(sorted(p.name for p in written))']
-    assert all(png_size(data) == (340, 260) for _, data in images)
+    assert all(png_size(data) == (330, 250) for _, data in images)
     assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == ["loss.pdf", "loss.png"]
     # synthetic runs: best STS-B dev 80.0 + offset (0.1 for MixCSE)
     assert (tmp_path / "tables" / "best_dev.csv").read_text() == (
