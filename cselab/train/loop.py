@@ -5,6 +5,11 @@ the InfoNCE core plus the method's components → backward, clip, AdamW, linear 
 ``log_every`` steps a record with the loss parts and similarity statistics goes to
 ``metrics.jsonl``; every ``eval_every`` steps STS-B dev is scored (the evaluation pooler path),
 the best model is kept in ``best/`` and a full checkpoint in ``last/``.
+
+The step itself (plain, or gradient-cached in chunks with ``mini_batch_size``) is
+:func:`cselab.train.step.training_loss`; multi-process runs under ``torchrun`` (each process its
+slice of the global batch, the loss over the gathered batch, process 0 writing) are
+:mod:`cselab.train.ddp`.
 """
 from __future__ import annotations
 
@@ -24,11 +29,12 @@ from ..data import load_corpus, load_stsb
 from ..encoder import SentenceEncoder
 from ..evaluate.sts import evaluate_pairs, evaluate_sts
 from ..io import append_jsonl, atomic_write_json, replace_dir, staging_dir
-from ..losses import ContrastiveBatch
 from ..methods import build_loss
 from ..rundir import RunDir, load_state, save_state
-from ..utils import autocast, resolve_device, resolve_precision, rng_state, seed_everything, set_rng_state
+from ..utils import precision_name, resolve_precision, rng_state, seed_everything, set_rng_state
+from . import ddp
 from .probes import embedding_grad_norms, probe_record, stsb_probe_set
+from .step import training_loss
 
 
 class NonFiniteLossError(FloatingPointError):
@@ -72,14 +78,19 @@ def trainable_parameters(*modules: torch.nn.Module) -> list[torch.nn.Parameter]:
 def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: bool = False,
           data_dir: str | None = None, callbacks: Iterable[Callable[[TrainState, dict | None], None]] = (),
           progress: bool = True) -> Path:
-    """Train one run; returns its run directory. ``callbacks(state, record)`` run after every step."""
+    """Train one run; returns its run directory. ``callbacks(state, record)`` run after every step
+    (on every process of a ``torchrun`` run; only process 0 writes the run directory)."""
     cfg = config if isinstance(config, TrainConfig) else load_config(config)
+    processes = ddp.setup(cfg.device)   # torchrun's process group, or this process alone
+    processes.check_config(cfg)
+    device = processes.device
     run = RunDir.for_config(cfg)
-    resuming = run.prepare(cfg, resume=resume, overwrite=overwrite)
+    resuming = bool(processes.run_on_main(lambda: run.prepare(cfg, resume=resume, overwrite=overwrite)))
 
-    device = resolve_device(cfg.device)
     amp_dtype = resolve_precision(cfg.precision, device)
-    seed_everything(cfg.seed)
+    precisions = {"precision": precision_name(amp_dtype),
+                  "eval_precision": precision_name(resolve_precision(cfg.eval_precision, device))}
+    seed_everything(cfg.seed)   # the same seed on every process (what must agree is broadcast)
 
     # ---- data
     corpus = load_corpus(cfg.corpus, cfg.max_sentences, data_dir)
@@ -96,6 +107,7 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
                                               mlp_only_train=cfg.mlp_only_train, dropout=cfg.dropout,
                                               pooler_options=None if resuming else cfg.pooler_options)
     encoder.backbone_name = cfg.model
+    encoder.eval_precision = cfg.eval_precision
     encoder.to(device).train()
     loss_fn = build_loss(cfg).to(device)
     loss_fn.setup(encoder, corpus)
@@ -104,6 +116,7 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
                                   weight_decay=cfg.weight_decay)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * total_steps), total_steps)
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)
+    model = processes.wrap(encoder)   # DDP in a torchrun run: gradients averaged over processes
 
     state = TrainState()
     checkpoint_step: int | None = None  # step of the checkpoint in last/, named in error messages
@@ -114,28 +127,40 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
         scaler.load_state_dict(saved["scaler"])
         loss_fn.load_state_dict(saved["loss"])
         state = TrainState(**saved["train_state"])
-        set_rng_state(saved["rng"])
-        run.truncate_metrics(state.step)
+        check_resumed_setting(saved, "precision", precisions, run.last_dir)
+        check_resumed_setting(saved, "world_size", {"world_size": processes.world_size}, run.last_dir)
+        set_rng_state(processes.scatter_rng_states(saved["rng_per_process"]) if "rng_per_process" in saved
+                      else saved["rng"])
+        if processes.is_main:
+            run.truncate_metrics(state.step)
         checkpoint_step = state.step
 
     def save_checkpoint() -> None:
         nonlocal checkpoint_step
+        rngs = processes.gather_rng_states(rng_state())   # every process's dropout stream
+        checkpoint_step = state.step
+        if not processes.is_main:
+            return
         tmp = staging_dir(run.last_dir)
         encoder.save(tmp)
         save_state({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
                     "scaler": scaler.state_dict(), "loss": loss_fn.state_dict(),
-                    "train_state": dataclasses.asdict(state), "rng": rng_state()}, tmp)
+                    "train_state": dataclasses.asdict(state), "rng": rngs[0], "rng_per_process": rngs,
+                    "precision": precisions, "world_size": {"world_size": processes.world_size}}, tmp)
         replace_dir(tmp, run.last_dir)
-        checkpoint_step = state.step
 
     def evaluate_dev() -> dict:
-        score = evaluate_pairs(encoder, dev_pairs, batch_size=cfg.eval_batch_size, show_progress=False)
+        # Process 0 scores; every process applies the same bookkeeping (best, early stopping).
+        score = evaluate_pairs(encoder, dev_pairs, batch_size=cfg.eval_batch_size, show_progress=False) \
+            if processes.is_main else 0.0
+        score = processes.broadcast(score)
         improved = score > state.best_score
         if improved:
             state.best_score, state.best_step, state.evals_without_improvement = score, state.step, 0
-            tmp = staging_dir(run.best_dir)
-            encoder.save(tmp, extra={"step": state.step, "stsb_dev": score})
-            replace_dir(tmp, run.best_dir)
+            if processes.is_main:
+                tmp = staging_dir(run.best_dir)
+                encoder.save(tmp, extra={"step": state.step, "stsb_dev": score})
+                replace_dir(tmp, run.best_dir)
         else:
             state.evals_without_improvement += 1
             patience = cfg.early_stopping_patience
@@ -144,35 +169,31 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
                 "improved": improved}
 
     # ---- the loop
-    bar = tqdm(total=total_steps, initial=state.step, desc="training", unit="step", disable=not progress,
-               dynamic_ncols=True, mininterval=1.0)
+    bar = tqdm(total=total_steps, initial=state.step, desc="training", unit="step",
+               disable=not (progress and processes.is_main), dynamic_ncols=True, mininterval=1.0)
     started = time.perf_counter() - state.train_seconds
     while state.step < total_steps and not state.stopped_early:
         order = epoch_order(len(corpus), cfg.seed, state.epoch, cfg.shuffle)
         for b in range(state.batch_in_epoch, per_epoch):
             sentences = [corpus[i] for i in order[b * cfg.batch_size:(b + 1) * cfg.batch_size]]
             log_now = (state.step + 1) % cfg.log_every == 0 or state.step == 0 or state.step + 1 == total_steps
-            inputs = encoder.training_inputs(sentences, cfg.max_len)
-            with autocast(device, amp_dtype):
-                out = encoder(inputs, output_hidden_states=loss_fn.needs_hidden_states)
-            view1, view2 = out.split(len(sentences))
-            # The loss runs in fp32 whatever the encoder's precision: logits are divided by τ = 0.05.
-            batch = ContrastiveBatch(view1.embeddings.float(), view2.embeddings.float(), step=state.step,
-                                     outputs1=view1, outputs2=view2, inputs=inputs, amp_dtype=amp_dtype)
-            log_grad_norm = cfg.log_embedding_grad_norm and log_now
-            if log_grad_norm:  # keep ∂L/∂z of both views for the record (MixCSE's gradient dynamics)
-                batch.z1.retain_grad()
-                batch.z2.retain_grad()
-            result = loss_fn(batch, compute_stats=log_now)
+            log_grad_norm = cfg.log_embedding_grad_norm and log_now  # ∂L/∂z of both views (MixCSE's dynamics)
+            step = training_loss(model, encoder, loss_fn, processes.local_slice(sentences), step=state.step,
+                                 max_len=cfg.max_len, amp_dtype=amp_dtype, processes=processes,
+                                 compute_stats=log_now, mini_batch_size=cfg.mini_batch_size,
+                                 retain_embedding_grad=log_grad_norm)
+            result, batch = step.result, step.batch
             if not torch.isfinite(result.loss):
                 parts = {k: round(v.item(), 6) for k, v in result.parts.items()}
                 raise NonFiniteLossError(
                     f"step {state.step + 1}: the loss is {result.loss.item()} (parts {parts}); stopping. "
                     f"The last good checkpoint ({run.last_dir}, step {checkpoint_step or 'none yet'}) is intact.")
-            scaler.scale(result.loss).backward()
+            # × world size: DDP averages the processes' gradients, each already that of the global loss
+            step.backward(lambda loss: scaler.scale(loss * processes.world_size))
             grad_norms = {}
             if log_grad_norm:
-                grad_norms = embedding_grad_norms(batch.z1, batch.z2, scaler.get_scale() if scaler.is_enabled() else 1.0)
+                loss_scale = (scaler.get_scale() if scaler.is_enabled() else 1.0) * processes.world_size
+                grad_norms = embedding_grad_norms(batch.z1, batch.z2, loss_scale)
             if cfg.max_grad_norm is not None:
                 scaler.unscale_(optimizer)
                 torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
@@ -185,18 +206,19 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
             state.train_seconds = time.perf_counter() - started
 
             record = None
-            if log_now:
+            if log_now and processes.is_main:
                 record = {"kind": "train", "step": state.step, "epoch": state.epoch,
                           "lr": scheduler.get_last_lr()[0], "loss": result.loss.item(),
                           **{f"loss/{k}": v.item() for k, v in result.parts.items()},
                           **{f"sim/{k}": v for k, v in result.stats.items()}, **grad_norms}
                 append_jsonl(run.metrics_file, record)
                 bar.set_postfix(loss=f"{record['loss']:.4f}", dev=f"{state.best_score:.2f}", refresh=False)
-            if probe_set is not None and state.step % cfg.probe_every == 0:
+            if probe_set is not None and state.step % cfg.probe_every == 0 and processes.is_main:
                 append_jsonl(run.metrics_file, probe_record(encoder, probe_set, state.step, cfg.eval_batch_size))
             if state.step % cfg.eval_every == 0 or state.step == total_steps:
                 eval_record = evaluate_dev()
-                append_jsonl(run.metrics_file, eval_record)
+                if processes.is_main:
+                    append_jsonl(run.metrics_file, eval_record)
                 bar.set_postfix(loss=f"{result.loss.item():.4f}", dev=f"{eval_record['stsb_dev']:.2f}", refresh=False)
                 save_checkpoint()
             bar.update(1)
@@ -210,13 +232,29 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
     bar.close()
 
     # ---- results
+    processes.close()
+    if not processes.is_main:
+        return run.path
     results = {"steps": state.step, "total_steps": total_steps, "best_step": state.best_step,
                "best_stsb_dev": state.best_score, "stopped_early": state.stopped_early,
-               "train_seconds": state.train_seconds}
+               "train_seconds": state.train_seconds, **precisions, "world_size": processes.world_size,
+               "mini_batch_size": cfg.mini_batch_size}
     if cfg.final_eval and run.best_dir.is_dir():
         best = SentenceEncoder.from_pretrained(run.best_dir).to(device)
+        best.eval_precision = cfg.eval_precision
         sts = evaluate_sts(best, data_dir=data_dir, batch_size=cfg.eval_batch_size)
         results["sts"] = {"scores": sts["scores"], "avg": sts["avg"], "details": sts["details"]}
     atomic_write_json(run.results_file, results)
     return run.path
+
+
+def check_resumed_setting(saved: dict, key: str, now: dict, last_dir: Path) -> None:
+    """Resuming is exact only with what the checkpoint was written with: the resolved precisions
+    (``precision: auto`` means bf16 on one machine and fp32 on another) and the number of processes
+    (each has its own dropout stream). A difference is an error naming both."""
+    before = saved.get(key)
+    if before is not None and before != now:
+        raise ValueError(f"{last_dir}: the checkpoint was written with {before}, this run would continue with {now}; "
+                         "a resumed run is exact only with the same setting (resume it on a machine where the "
+                         "config resolves the same way, or start a new run)")
 
