@@ -54,6 +54,7 @@ class StepLoss:
     batch: ContrastiveBatch
     _backward: Callable[[Scale], None]
     recompute_error: list[float] = field(default_factory=list)  # filled when check_recompute is on
+    leaves: dict[str, torch.Tensor] = field(default_factory=dict)  # gradient caching: z1, z2 (cls1, cls2)
 
     def backward(self, scale: Scale = lambda loss: loss) -> None:
         self._backward(scale)
@@ -157,7 +158,8 @@ def _cached(model, encoder, loss_fn, sentences, step, max_len, amp_dtype, proces
         batch.z2.retain_grad()
     result = loss_fn(batch, compute_stats=compute_stats)
     after_loss = device_rng_state(device)
-    loss = StepLoss(result, batch, lambda scale: None)
+    loss = StepLoss(result, batch, lambda scale: None,
+                    leaves={k: v for k, v in (("z1", z1), ("z2", z2), ("cls1", cls1), ("cls2", cls2)) if v is not None})
 
     # 3. the loss's gradients w.r.t. the leaves, pushed through each re-encoded chunk
     def backward(scale: Scale) -> None:
