@@ -28,6 +28,7 @@ dev scores for best model and early stopping) by broadcast, so their training st
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -125,7 +126,11 @@ class Processes:
         from torch.nn.parallel import DistributedDataParallel
 
         ids = [self.device.index] if self.device.type == "cuda" else None
-        return DistributedDataParallel(encoder, device_ids=ids, find_unused_parameters=True, broadcast_buffers=False)
+        # torch 2.13 renamed broadcast_buffers (the initial buffers are equal anyway: synced or not)
+        no_buffer_sync = ({"forward_sync_buffers": False}
+                          if "forward_sync_buffers" in inspect.signature(DistributedDataParallel).parameters
+                          else {"broadcast_buffers": False})
+        return DistributedDataParallel(encoder, device_ids=ids, find_unused_parameters=True, **no_buffer_sync)
 
     def close(self) -> None:
         if self.owns_group and dist.is_initialized():
