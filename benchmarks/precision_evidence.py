@@ -17,8 +17,8 @@ scores the plain backbone (``avg`` pooler) in fp32 and in bf16. It prints the tw
 decision rules of docs/performance.md: |Δ| ≤ 0.3 on STS-B dev and the 7-task average for every run,
 |Δ| ≤ 0.05 on each of the backbone's 7 STS scores.
 
-Finished runs are reused (their results.json), so an interrupted invocation continues where it
-stopped. Everything runs in this one process, one run after the other.
+Finished runs are reused (their results.json) and unfinished ones resumed, so an interrupted
+invocation continues where it stopped. Everything runs in this one process, one run after the other.
 """
 from __future__ import annotations
 
@@ -51,8 +51,8 @@ def run_once(preset: str, overrides: dict, precision: str, output_dir: Path, dat
     cfg = load_config(preset, {**overrides, "precision": precision, "eval_precision": precision,
                                "final_eval": True, "output_dir": str(output_dir)})
     run = Path(cfg.output_dir) / cfg.default_run_name()
-    if not (run / "results.json").is_file():
-        train(cfg, data_dir=data_dir, overwrite=run.exists(), progress=False)
+    if not (run / "results.json").is_file():   # an interrupted run continues from its last checkpoint
+        train(cfg, data_dir=data_dir, resume=(run / "config.json").is_file(), progress=False)
     return json.loads((run / "results.json").read_text())
 
 
