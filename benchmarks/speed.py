@@ -75,6 +75,12 @@ def peak_rss_mib() -> float:
 
 
 # ----------------------------------------------------------------------------- steps
+def adamw(params, device: torch.device) -> torch.optim.AdamW:
+    """The optimizer of every setting: cselab's (cselab.train.loop.adamw: fused on CPU and CUDA), for
+    sentence-transformers too, so that the comparison is about the step, not the optimizer."""
+    return torch.optim.AdamW(params, lr=3e-5, fused=device.type in ("cpu", "cuda"))
+
+
 def cselab_step(encoder, loss_fn, optimizer, amp_dtype, mini_batch_size=None) -> Callable[[list[str]], None]:
     params = [p for p in encoder.parameters() if p.requires_grad] + [p for p in loss_fn.parameters() if p.requires_grad]
     counter = iter(range(10 ** 9))
@@ -174,6 +180,7 @@ def run_benchmark(model: str = "all-minilm-l6", device: str = "auto", precision:
     """Time every setting, interleaved; returns the measurements (see :func:`format_report`)."""
     device = resolve_device(device)
     amp = resolve_precision(precision, device)
+    eval_amp = resolve_precision(precision, device, evaluation=True)
     fp32, bf16 = None, torch.bfloat16
     small, medium, large, mini, k = (8, 16, 32, 8, 4) if dry_run else (64, 256, 512, 64, 128)
     rounds, warmup = (1, 1) if dry_run else (rounds, 2)
@@ -184,7 +191,7 @@ def run_benchmark(model: str = "all-minilm-l6", device: str = "auto", precision:
     torch.manual_seed(0)
     enc = SentenceEncoder.from_pretrained(model, pooler="cls").to(device).train()
     enc_la = SentenceEncoder.from_pretrained(model, pooler="layer_attention").to(device).train()
-    opt = torch.optim.AdamW(enc.parameters(), lr=3e-5)
+    opt = adamw(enc.parameters(), device)
     simcse = method_loss(enc, {"method": ["simcse"]}, small)
     settings = [
         Setting("cselab SimCSE", small, "fp32", cselab_step(enc, simcse, opt, fp32)),
@@ -192,7 +199,7 @@ def run_benchmark(model: str = "all-minilm-l6", device: str = "auto", precision:
     ]
     if with_st:
         st = sentence_transformer(model, device)
-        st_opt = torch.optim.AdamW(st.parameters(), lr=3e-5)
+        st_opt = adamw(st.parameters(), device)
         settings += [Setting("sentence-transformers MNRL", small, "fp32", mnrl_step(st, st_opt, fp32, device)),
                      Setting("sentence-transformers MNRL", small, "bf16", mnrl_step(st, st_opt, bf16, device))]
     p = precision_name(amp)
@@ -202,7 +209,7 @@ def run_benchmark(model: str = "all-minilm-l6", device: str = "auto", precision:
                                    "method": ["augmented_positive", "interlayer_negative"]}, small)
     queue = apincse.components[0].queue      # full from the start: l_P on every timed step
     queue.push(torch.nn.functional.normalize(torch.randn(queue.size, queue.dim, device=device), dim=-1))
-    opt_la = torch.optim.AdamW([*enc_la.parameters()], lr=3e-5)
+    opt_la = adamw(enc_la.parameters(), device)
     clusterns = method_loss(enc, {"method": ["clusterns"], "clusterns": {"num_clusters": k, "start_threshold": 1.0}},
                             medium)   # clustering starts on the first (warm-up) step
     settings += [
@@ -243,11 +250,11 @@ def run_benchmark(model: str = "all-minilm-l6", device: str = "auto", precision:
             times["cselab"].append(res["seconds"])
             suite["cselab_avg"] = res["avg"]
             if with_st:
-                seconds, avg = st_sts_suite(st, data_dir, eval_tasks, amp, device, 128)
+                seconds, avg = st_sts_suite(st, data_dir, eval_tasks, eval_amp, device, 128)
                 times["sentence-transformers"].append(seconds)
                 suite["st_avg"] = avg
         suite.update({name: statistics.median(t) for name, t in times.items() if t},
-                     tasks=eval_tasks, sentences=res["sentences_encoded"])
+                     tasks=eval_tasks, sentences=res["sentences_encoded"], precision=precision_name(eval_amp))
     return {"device": str(device), "precision": p, "torch": torch.__version__, "threads": torch.get_num_threads(),
             "cpu_native_bf16": cpu_supports_bf16(), "rounds": rounds, "load_before": load_start,
             "load_after": os.getloadavg(),
@@ -301,7 +308,8 @@ def format_report(r: dict) -> str:
     if suite:
         lines += ["", tabulate([[name, suite[name], suite[avg]] for name, avg in
                                 (("cselab", "cselab_avg"), ("sentence-transformers", "st_avg")) if name in suite],
-                               headers=[f"STS suite ({len(suite['tasks'])} tasks, {p})", "seconds (median)",
+                               headers=[f"STS suite ({len(suite['tasks'])} tasks, {suite['precision']})",
+                                        "seconds (median)",
                                         "avg Spearman ×100"], tablefmt="github", floatfmt=".2f")]
         goals.append([f"{len(suite['tasks'])}-task STS suite seconds", suite["cselab"],
                       f"≤ {GOALS['sts_suite_seconds']:.0f}", suite["cselab"] <= GOALS["sts_suite_seconds"]])

@@ -28,24 +28,34 @@ def cpu_supports_bf16() -> bool:
     reports it. Elsewhere bf16 on the CPU is emulated and slower than fp32."""
     if not torch.backends.mkldnn.is_available():
         return False
-    probes = ("_is_amx_tile_supported", "_is_avx512_bf16_supported")  # private but stable since torch 2.3
-    return any(bool(getattr(torch.cpu, name, lambda: False)()) for name in probes)
+    return cpu_has_amx() or bool(getattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)())
+
+
+def cpu_has_amx() -> bool:
+    """Whether this CPU has AMX tiles (Intel Sapphire Rapids and later), which multiply bf16 matrices
+    several times faster than fp32; AVX-512 BF16 alone gains much less (docs/performance.md)."""
+    return torch.backends.mkldnn.is_available() and bool(getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)())
 
 
 PRECISION_DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
-def resolve_precision(precision: str, device: torch.device) -> torch.dtype | None:
+def resolve_precision(precision: str, device: torch.device, evaluation: bool = False) -> torch.dtype | None:
     """The autocast dtype, or None for plain fp32.
 
-    ``auto``: bf16 on a CPU with native bf16 (:func:`cpu_supports_bf16`), bf16 (else fp16) on CUDA,
-    fp32 elsewhere (other CPUs, MPS). ``fp16`` needs CUDA; ``bf16`` runs anywhere (emulated, slowly,
-    on CPUs without native support).
+    ``auto``: bf16 (else fp16) on CUDA; on a CPU, bf16 where it is faster than fp32 as measured in
+    docs/performance.md — training on any CPU with native bf16 (:func:`cpu_supports_bf16`),
+    ``evaluation`` (inference under autocast) only with AMX (:func:`cpu_has_amx`), because on
+    AVX-512-BF16-only CPUs the casts cost more than the faster matrix products save; fp32 elsewhere
+    (other CPUs, MPS). ``fp16`` needs CUDA; ``bf16`` runs anywhere (emulated, slowly, on CPUs
+    without native support).
     """
     if precision == "auto":
         if device.type == "cuda":
             return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        return torch.bfloat16 if device.type == "cpu" and cpu_supports_bf16() else None
+        if device.type != "cpu":
+            return None
+        return torch.bfloat16 if (cpu_has_amx() if evaluation else cpu_supports_bf16()) else None
     if precision not in PRECISION_DTYPES:
         raise ValueError(f"precision must be auto, fp32, bf16 or fp16, got {precision!r}")
     if precision == "fp16" and device.type != "cuda":

@@ -19,13 +19,18 @@ from cselab.utils import precision_name, resolve_precision
 CPU, CUDA, MPS = torch.device("cpu"), torch.device("cuda"), torch.device("mps")
 
 
-def test_auto_is_bf16_only_on_a_cpu_with_native_bf16(monkeypatch):
-    monkeypatch.setattr(utils, "cpu_supports_bf16", lambda: True)
-    assert resolve_precision("auto", CPU) is torch.bfloat16
-    assert resolve_precision("auto", MPS) is None
-    monkeypatch.setattr(utils, "cpu_supports_bf16", lambda: False)
-    assert resolve_precision("auto", CPU) is None
+def test_auto_is_bf16_where_it_is_faster(monkeypatch):
+    """Training: on any CPU with native bf16; evaluation (autocast inference): only with AMX."""
+    for native, amx, train_dtype, eval_dtype in ((True, True, torch.bfloat16, torch.bfloat16),
+                                                 (True, False, torch.bfloat16, None),
+                                                 (False, False, None, None)):
+        monkeypatch.setattr(utils, "cpu_supports_bf16", lambda: native)
+        monkeypatch.setattr(utils, "cpu_has_amx", lambda: amx)
+        assert resolve_precision("auto", CPU) is train_dtype
+        assert resolve_precision("auto", CPU, evaluation=True) is eval_dtype
+        assert resolve_precision("auto", MPS) is None and resolve_precision("auto", MPS, evaluation=True) is None
     assert resolve_precision("bf16", CPU) is torch.bfloat16     # explicit: emulated where not native
+    assert resolve_precision("bf16", CPU, evaluation=True) is torch.bfloat16
     assert resolve_precision("fp32", CUDA) is None
     with pytest.raises(ValueError, match="precision fp16 needs a CUDA device"):
         resolve_precision("fp16", CPU)
@@ -33,9 +38,10 @@ def test_auto_is_bf16_only_on_a_cpu_with_native_bf16(monkeypatch):
 
 
 def test_native_bf16_detection_follows_what_torch_reports():
-    expected = torch.backends.mkldnn.is_available() and (torch.cpu._is_amx_tile_supported()
-                                                         or torch.cpu._is_avx512_bf16_supported())
-    assert utils.cpu_supports_bf16() == expected
+    amx = torch.backends.mkldnn.is_available() and torch.cpu._is_amx_tile_supported()
+    assert utils.cpu_has_amx() == amx
+    assert utils.cpu_supports_bf16() == (amx or (torch.backends.mkldnn.is_available()
+                                                 and torch.cpu._is_avx512_bf16_supported()))
 
 
 def test_eval_precision_switches_the_autocast_of_every_evaluation_pass(tiny_model, monkeypatch):
@@ -89,6 +95,7 @@ class Crash(Exception):
 
 def test_resume_refuses_a_precision_change(tiny_config, data_dir, monkeypatch):
     """``precision: auto`` started on a CPU with native bf16 cannot continue where auto means fp32."""
+    monkeypatch.setattr(utils, "cpu_has_amx", lambda: False)
     monkeypatch.setattr(utils, "cpu_supports_bf16", lambda: True)
     cfg = load_config({**tiny_config, "max_steps": 4, "eval_every": 2})
 

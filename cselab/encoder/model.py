@@ -126,7 +126,7 @@ class SentenceEncoder(nn.Module):
 
     def resolved_eval_precision(self) -> str:
         """``fp32`` / ``bf16`` / ``fp16``: what :attr:`eval_precision` means on this device."""
-        return precision_name(resolve_precision(self.eval_precision, self.device))
+        return precision_name(resolve_precision(self.eval_precision, self.device, evaluation=True))
 
     @property
     def uses_head_at_eval(self) -> bool:
@@ -229,7 +229,7 @@ class SentenceEncoder(nn.Module):
         sentences = list(sentences)
         starts = range(0, len(sentences), batch_size)
         # The evaluation path runs in eval_precision; the training path in the caller's autocast.
-        amp_dtype = resolve_precision(self.eval_precision, self.device) if path == "eval" else None
+        amp_dtype = resolve_precision(self.eval_precision, self.device, evaluation=True) if path == "eval" else None
         with self.dropout_mode(dropout, seed):
             for start in tqdm(starts, total=len(starts), desc=desc, unit="batch", disable=not progress, leave=False):
                 chunk = sentences[start:start + batch_size]

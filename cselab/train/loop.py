@@ -75,6 +75,14 @@ def trainable_parameters(*modules: torch.nn.Module) -> list[torch.nn.Parameter]:
     return params
 
 
+def adamw(params: list[torch.nn.Parameter], cfg: TrainConfig, device: torch.device) -> torch.optim.AdamW:
+    """AdamW with the config's settings; fused into one kernel per step on CPU and CUDA (the
+    per-tensor loop was a quarter of a CPU training step of MiniLM: its 30k-row embedding table is
+    half the parameters and gets a dense gradient every step)."""
+    return torch.optim.AdamW(params, lr=cfg.lr, betas=(cfg.adam_beta1, cfg.adam_beta2), eps=cfg.adam_epsilon,
+                             weight_decay=cfg.weight_decay, fused=device.type in ("cpu", "cuda"))
+
+
 def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: bool = False,
           data_dir: str | None = None, callbacks: Iterable[Callable[[TrainState, dict | None], None]] = (),
           progress: bool = True) -> Path:
@@ -89,7 +97,7 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
 
     amp_dtype = resolve_precision(cfg.precision, device)
     precisions = {"precision": precision_name(amp_dtype),
-                  "eval_precision": precision_name(resolve_precision(cfg.eval_precision, device))}
+                  "eval_precision": precision_name(resolve_precision(cfg.eval_precision, device, evaluation=True))}
     seed_everything(cfg.seed)   # the same seed on every process (what must agree is broadcast)
 
     # ---- data
@@ -112,8 +120,7 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
     loss_fn = build_loss(cfg).to(device)
     loss_fn.setup(encoder, corpus)
     params = trainable_parameters(encoder, loss_fn)
-    optimizer = torch.optim.AdamW(params, lr=cfg.lr, betas=(cfg.adam_beta1, cfg.adam_beta2), eps=cfg.adam_epsilon,
-                                  weight_decay=cfg.weight_decay)
+    optimizer = adamw(params, cfg, device)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * total_steps), total_steps)
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)
     model = processes.wrap(encoder)   # DDP in a torchrun run: gradients averaged over processes
