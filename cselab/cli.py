@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -85,6 +86,8 @@ def cmd_train(args) -> int:
         print(json.dumps(cfg.to_dict(), indent=2))
         return 0
     run = train(cfg, resume=args.resume, overwrite=args.overwrite, data_dir=args.data_dir)
+    if int(os.environ.get("RANK", "0")) != 0:   # torchrun: process 0 writes results.json and reports
+        return 0
     results = json.loads((run / "results.json").read_text())
     print(f"run: {run}")
     print(f"best STS-B dev: {results['best_stsb_dev']:.2f} at step {results['best_step']}")
