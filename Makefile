@@ -46,7 +46,8 @@ test-all: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q -m "slow or not slow"
 
 benchmark: $(VENV)/.installed-dev
-	$(BIN)/python benchmarks/throughput.py
+	$(BIN)/pip install -q -e ".[dev,bench]"
+	$(BIN)/python benchmarks/speed.py
 
 clean:
 	rm -rf $(VENV) notebooks/executed

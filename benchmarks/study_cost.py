@@ -56,9 +56,9 @@ def seconds_per_step(model: str, overrides: dict, precision: str, steps: int, ba
 def dev_eval_seconds(model: str, data_dir, batch_size: int = 128) -> float:
     encoder = SentenceEncoder.from_pretrained(model, pooler="cls")
     pairs = load_stsb(data_dir)["dev"]
-    evaluate_pairs(encoder, pairs, batch_size, show_progress=False)  # warm-up
+    evaluate_pairs(encoder, pairs, batch_size, show_progress_bar=False)  # warm-up
     start = time.perf_counter()
-    evaluate_pairs(encoder, pairs, batch_size, show_progress=False)
+    evaluate_pairs(encoder, pairs, batch_size, show_progress_bar=False)
     return time.perf_counter() - start
 
 

@@ -63,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="STS12-16 summary: all = SimCSE (default), mean = SentEval's default")
     ev.add_argument("--batch-size", type=int, default=128)
     ev.add_argument("--device", default="auto")
+    ev.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16", "fp16"],
+                    help="autocast of the encoder (auto: bf16 on a CPU with native bf16 and on CUDA, else fp32); "
+                    "the results JSON records the one used")
     ev.add_argument("--output", default=None, help="write the results JSON here")
     _add_data_dir(ev)
     _add_debug(ev)
@@ -179,6 +182,8 @@ def cmd_train(args) -> int:
         print(json.dumps(cfg.to_dict(), indent=2))
         return 0
     run = train(cfg, resume=args.resume, overwrite=args.overwrite, data_dir=args.data_dir)
+    if int(os.environ.get("RANK", "0")) != 0:   # torchrun: process 0 writes results.json and reports
+        return 0
     results = json.loads((run / "results.json").read_text())
     print(f"run: {run}")
     print(f"best STS-B dev: {results['best_stsb_dev']:.2f} at step {results['best_step']}")
@@ -223,14 +228,26 @@ def cmd_eval(args) -> int:
     saved = (Path(path) / CONFIG_NAME).is_file()
     pooler = args.pooler or (None if saved else "cls_before_pooler")
     encoder = SentenceEncoder.from_pretrained(path, pooler=pooler).to(resolve_device(args.device))
+    encoder.eval_precision = args.precision
     if args.suite != "sts":
         return _eval_suite(args, encoder)
     result = evaluate_sts(encoder, tasks=args.tasks or STS_TASKS, data_dir=args.data_dir, aggregate=args.aggregate,
-                          batch_size=args.batch_size, output=args.output)
+                          batch_size=args.batch_size)
+    _write_output(args, encoder, result)
     label = f"{args.model} ({encoder.pooler_name})"
     print(format_sts_table({label: result}))
-    print(f"{result['sentences_encoded']} unique sentences in {result['seconds']:.1f}s; aggregate={args.aggregate}")
+    print(f"{result['sentences_encoded']} unique sentences in {result['seconds']:.1f}s; aggregate={args.aggregate}; "
+          f"precision={result['precision']}")
     return 0
+
+
+def _write_output(args, encoder, result: dict) -> None:
+    """Record the precision the encoder ran in, then write ``--output`` (atomically) if given."""
+    from .io import atomic_write_json
+
+    result["precision"] = encoder.resolved_eval_precision()
+    if args.output is not None:
+        atomic_write_json(Path(args.output), result)
 
 
 def _eval_suite(args, encoder) -> int:
@@ -241,22 +258,25 @@ def _eval_suite(args, encoder) -> int:
     from .evaluate.clustering import CLUSTERING_TASKS, DEFAULT_SEEDS
     from .evaluate.transfer import TRANSFER_TASKS
 
-    common = {"data_dir": args.data_dir, "batch_size": args.batch_size, "output": args.output}
+    common = {"data_dir": args.data_dir, "batch_size": args.batch_size}
     seeds = args.seeds or list(DEFAULT_SEEDS)
     if args.suite == "transfer":
         r = evaluate_transfer(encoder, args.tasks or TRANSFER_TASKS, fast=args.fast, **common)
+        _write_output(args, encoder, r)
         rows = [[t, d["acc"], d.get("f1", ""), d["seconds"]] for t, d in r["details"].items()]
         rows.append(["Avg.", r["avg"], "", r["seconds"]])
         print(tabulate(rows, headers=["task", f"acc ({r['kfold']}-fold)", "F1", "seconds"], tablefmt="github",
                        floatfmt=".2f"))
     elif args.suite == "clustering":
         r = evaluate_clustering(encoder, args.tasks or CLUSTERING_TASKS, seeds=seeds, **common)
+        _write_output(args, encoder, r)
         rows = [[t, r["metric"][t], 100 * d[r["metric"][t]]["mean"], 100 * d[r["metric"][t]]["std"],
                  100 * d["nmi"]["mean"], d["seconds"]] for t, d in r["details"].items()]
         print(tabulate(rows, headers=["task", "metric", "mean ×100", f"std ({len(seeds)} seeds)", "NMI ×100",
                                       "seconds"], tablefmt="github", floatfmt=".2f"))
     else:
         r = evaluate_alignment_uniformity(encoder, args.split, **common)
+        _write_output(args, encoder, r)
         print(tabulate([[k, r[k]] for k in ("alignment", "uniformity", "mean_cos", "largest_angle")],
                        headers=["STS-B " + args.split, "value"], tablefmt="github", floatfmt=".4f"))
     return 0
@@ -304,6 +324,7 @@ def cmd_info(args) -> int:
     from .methods import METHODS
     from .rundir import git_commit, package_versions
     from .studies import available_studies
+    from .utils import cpu_has_amx, cpu_supports_bf16, precision_name, resolve_device, resolve_precision
 
     root = data_root(args.data_dir)
     print("versions:")
@@ -313,6 +334,10 @@ def cmd_info(args) -> int:
     cuda = torch.cuda.is_available()
     print(f"device: {'cuda (' + torch.cuda.get_device_name(0) + ')' if cuda else 'cpu'}; "
           f"torch threads: {torch.get_num_threads()}")
+    device = resolve_device("auto")
+    train_auto, eval_auto = (precision_name(resolve_precision("auto", device, evaluation=e)) for e in (False, True))
+    print(f"precision auto: training {train_auto}, evaluation {eval_auto} (CPU with native bf16: "
+          f"{cpu_supports_bf16()}, AMX: {cpu_has_amx()})")
     present = [d for d in ("downstream", "corpus", "clustering") if (root / d).is_dir()]
     print(f"data root: {root.resolve()} ({'has ' + ', '.join(present) if present else 'empty: run `cselab data fetch`'})")
     print(f"presets: {', '.join(presets())}")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import os
 import typing
 from dataclasses import dataclass, field, fields
@@ -26,7 +25,18 @@ PRESET_DIR = Path(__file__).parent / "configs"
 class TrainConfig:
     """Defaults reproduce SimCSE's unsupervised BERT-base script (run_unsup_example.sh) on top of
     Hugging Face Trainer defaults (AdamW without weight decay, gradient clipping at 1.0, linear
-    decay without warm-up), except the backbone, which defaults to the offline MiniLM."""
+    decay without warm-up), except the backbone, which defaults to the offline MiniLM.
+
+    ``batch_size`` is the global batch: with ``torchrun --nproc_per_node W`` each of the W processes
+    encodes ``batch_size / W`` sentences of the same global batch (W must divide it) and every
+    process's loss sees all ``batch_size`` sentences, so a config means the same run on 1 or W
+    processes. ``mini_batch_size`` turns on gradient caching: each process encodes its sentences in
+    chunks of that many (the last chunk may be smaller) and the loss still sees the whole batch
+    (:mod:`cselab.train.step`). ``precision`` is the training autocast (``auto``: bf16 on a CPU with
+    native bf16 and on CUDA, fp32 elsewhere; the InfoNCE itself always runs in fp32);
+    ``eval_precision`` is the same choice for every evaluation pass (STS-B dev during training,
+    probes, the final STS table).
+    """
 
     # model
     model: str = "all-minilm-l6"
@@ -45,7 +55,8 @@ class TrainConfig:
     shuffle: bool = True
     drop_last: bool = False
     # optimisation
-    batch_size: int = 64
+    batch_size: int = 64                     # global: all processes together
+    mini_batch_size: typing.Optional[int] = None   # gradient caching: sentences per encoder chunk
     lr: float = 3e-5
     epochs: int = 1
     max_steps: typing.Optional[int] = None
@@ -70,6 +81,7 @@ class TrainConfig:
     # runtime
     seed: int = 42
     precision: str = "auto"
+    eval_precision: str = "auto"
     device: str = "auto"
     output_dir: str = "runs"
     run_name: typing.Optional[str] = None
@@ -165,6 +177,8 @@ def validate(cfg: TrainConfig) -> None:
     need(cfg.precision in PRECISIONS, "precision", f"must be one of {PRECISIONS}")
     need(all(isinstance(r, str) and r in REPORTERS for r in cfg.report_to) and len(set(cfg.report_to)) ==
          len(cfg.report_to), "report_to", f"must be a list of distinct values from {list(REPORTERS)}")
+    need(cfg.eval_precision in PRECISIONS, "eval_precision", f"must be one of {PRECISIONS}")
+    need(cfg.mini_batch_size is None or cfg.mini_batch_size >= 1, "mini_batch_size", "must be >= 1 or null")
     need(cfg.device == "auto" or cfg.device == "cpu" or cfg.device.startswith("cuda") or cfg.device == "mps",
          "device", "must be auto, cpu, cuda[:N] or mps")
     for name, params in cfg.method_params.items():
@@ -172,6 +186,13 @@ def validate(cfg: TrainConfig) -> None:
             METHODS[name].check_config(params, cfg)
         except ValueError as e:
             raise ConfigError(f"{name}: {e}") from None
+    if cfg.mini_batch_size is not None:
+        for name, params in cfg.method_params.items():
+            try:
+                METHODS[name].check_gradient_cache(params, cfg)
+            except ValueError as e:
+                raise ConfigError(f"mini_batch_size={cfg.mini_batch_size} with method {name}: {e} "
+                                  "(remove mini_batch_size or this method)") from None
 
 
 # ------------------------------------------------------------------- loading

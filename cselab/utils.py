@@ -23,17 +23,49 @@ def resolve_device(name: str = "auto") -> torch.device:
     return device
 
 
-def resolve_precision(precision: str, device: torch.device) -> torch.dtype | None:
-    """The autocast dtype, or None for plain fp32. ``auto``: fp32 on CPU, bf16 (else fp16) on CUDA."""
-    if precision == "fp32":
-        return None
+def cpu_supports_bf16() -> bool:
+    """Whether this CPU computes bf16 natively (AVX-512 BF16 or AMX tiles, through oneDNN), as torch
+    reports it. Elsewhere bf16 on the CPU is emulated and slower than fp32."""
+    if not torch.backends.mkldnn.is_available():
+        return False
+    return cpu_has_amx() or bool(getattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)())
+
+
+def cpu_has_amx() -> bool:
+    """Whether this CPU has AMX tiles (Intel Sapphire Rapids and later), which multiply bf16 matrices
+    several times faster than fp32; AVX-512 BF16 alone gains much less (docs/performance.md)."""
+    return torch.backends.mkldnn.is_available() and bool(getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)())
+
+
+PRECISION_DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def resolve_precision(precision: str, device: torch.device, evaluation: bool = False) -> torch.dtype | None:
+    """The autocast dtype, or None for plain fp32.
+
+    ``auto``: bf16 (else fp16) on CUDA; on a CPU, bf16 where it is faster than fp32 as measured in
+    docs/performance.md — training on any CPU with native bf16 (:func:`cpu_supports_bf16`),
+    ``evaluation`` (inference under autocast) only with AMX (:func:`cpu_has_amx`), because on
+    AVX-512-BF16-only CPUs the casts cost more than the faster matrix products save; fp32 elsewhere
+    (other CPUs, MPS). ``fp16`` needs CUDA; ``bf16`` runs anywhere (emulated, slowly, on CPUs
+    without native support).
+    """
     if precision == "auto":
-        if device.type != "cuda":
+        if device.type == "cuda":
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        if device.type != "cpu":
             return None
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.bfloat16 if (cpu_has_amx() if evaluation else cpu_supports_bf16()) else None
+    if precision not in PRECISION_DTYPES:
+        raise ValueError(f"precision must be auto, fp32, bf16 or fp16, got {precision!r}")
     if precision == "fp16" and device.type != "cuda":
         raise ValueError("precision fp16 needs a CUDA device (use fp32 or bf16 on CPU)")
-    return {"bf16": torch.bfloat16, "fp16": torch.float16}[precision]
+    return PRECISION_DTYPES[precision]
+
+
+def precision_name(dtype: torch.dtype | None) -> str:
+    """``fp32`` / ``bf16`` / ``fp16`` for an autocast dtype from :func:`resolve_precision`."""
+    return {None: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[dtype]
 
 
 def autocast(device: torch.device, dtype: torch.dtype | None):
@@ -56,3 +88,18 @@ def set_rng_state(state: dict) -> None:
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def device_rng_state(device: torch.device) -> dict:
+    """The generators that dropout draws from on ``device``: the CPU generator, and the device's own
+    generator on CUDA (for replaying a forward pass with the same dropout masks)."""
+    state = {"cpu": torch.get_rng_state()}
+    if device.type == "cuda":
+        state["cuda"] = torch.cuda.get_rng_state(device)
+    return state
+
+
+def set_device_rng_state(state: dict, device: torch.device) -> None:
+    torch.set_rng_state(state["cpu"])
+    if "cuda" in state:
+        torch.cuda.set_rng_state(state["cuda"], device)

@@ -55,8 +55,10 @@ class Crash(Exception):
     pass
 
 
-def test_resume_after_a_kill_gives_the_same_run(tiny_config, data_dir, tmp_path):
-    base = {**tiny_config, "max_sentences": 96, "epochs": 2, "eval_every": 3, "log_every": 1}
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_resume_after_a_kill_gives_the_same_run(tiny_config, data_dir, tmp_path, precision):
+    base = {**tiny_config, "max_sentences": 96, "epochs": 2, "eval_every": 3, "log_every": 1, "precision": precision,
+            "eval_precision": precision}
     # 96 / 16 = 6 batches per epoch, 12 steps; checkpoints at 3, 6, 9, 12.
     straight = train(load_config({**base, "output_dir": str(tmp_path / "a")}), data_dir=data_dir, progress=False)
 

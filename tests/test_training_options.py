@@ -100,7 +100,8 @@ def test_fp16_uses_the_gradient_scaler(tiny_config, data_dir, monkeypatch):
     """fp16 gradients of the tiny model overflow at the scaler's initial scale (2^16): the scaler must
     skip those steps and halve its scale until the steps go through, and then the weights move."""
     # fp16 is a CUDA precision; the scaler path is the same code on the CPU, so force it here.
-    monkeypatch.setattr("cselab.train.loop.resolve_precision", lambda precision, device: torch.float16)
+    monkeypatch.setattr("cselab.train.loop.resolve_precision",
+                        lambda precision, device, evaluation=False: None if evaluation else torch.float16)
     run = train(load_config({**tiny_config, "max_steps": 8, "eval_every": 8, "log_every": 1}), data_dir=data_dir,
                 progress=False)
     assert all(math.isfinite(r["loss"]) for r in records(run))

@@ -22,6 +22,7 @@ from torch import nn
 
 from ..io import atomic_write_json, read_json, read_safetensors
 from ..progress import progress_bar
+from ..utils import autocast, precision_name, resolve_precision
 from .backbone import DEFAULT_BACKBONE, load_backbone, quiet_hf
 from .interop import EvaluatorMetrics, cosine_matrix, note_ignored_kwargs, resolve_prompt
 from .pooling import BackboneOutput, MLPHead, build_pooler
@@ -75,6 +76,9 @@ class SentenceEncoder(nn.Module):
         self.mlp_only_train = mlp_only_train
         self.backbone_name = backbone_name
         self.pooler_options = dict(pooler_options or {})
+        # Autocast of every evaluation-path pass (encode, the suites, dev evaluation): auto | fp32 |
+        # bf16 | fp16, resolved per pass on the encoder's device (cselab.utils.resolve_precision).
+        self.eval_precision = "auto"
         cfg = backbone.config
         self.pooler = build_pooler(pooler, cfg.hidden_size, cfg.num_hidden_layers, self.pooler_options)
         self.head = (MLPHead(cfg.hidden_size, getattr(cfg, "initializer_range", 0.02)) if self.pooler.uses_mlp_head
@@ -142,6 +146,10 @@ class SentenceEncoder(nn.Module):
     @property
     def device(self) -> torch.device:
         return next(self.parameters()).device
+
+    def resolved_eval_precision(self) -> str:
+        """``fp32`` / ``bf16`` / ``fp16``: what :attr:`eval_precision` means on this device."""
+        return precision_name(resolve_precision(self.eval_precision, self.device, evaluation=True))
 
     @property
     def uses_head_at_eval(self) -> bool:
@@ -243,10 +251,12 @@ class SentenceEncoder(nn.Module):
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         sentences = list(sentences)
         starts = range(0, len(sentences), batch_size)
+        # The evaluation path runs in eval_precision; the training path in the caller's autocast.
+        amp_dtype = resolve_precision(self.eval_precision, self.device, evaluation=True) if path == "eval" else None
         with self.dropout_mode(dropout, seed):
             for start in progress_bar(starts, total=len(starts), desc=desc, unit="batch", enabled=progress, leave=False):
                 chunk = sentences[start:start + batch_size]
-                with torch.no_grad():   # not around the yield: the caller's code keeps its grad mode
+                with torch.no_grad(), autocast(self.device, amp_dtype):   # not around the yield
                     if path == "eval":
                         out = self.forward_eval(self.tokenize(chunk, max_length), output_hidden_states)
                     else:

@@ -57,8 +57,17 @@ class ContrastiveBatch:
     """Everything a loss may look at for one step.
 
     ``z1``/``z2`` are the training embeddings of the two views (B×D, rows aligned). In a
-    multi-process run they are the gathered global batch and ``local_rows`` says which rows this
-    process owns (anchors are taken from those rows only); ``None`` means all rows.
+    multi-process run they are the gathered global batch and ``local_rows`` names the anchor rows of
+    this process; ``None`` means a batch that was not gathered (all rows are anchors). A component
+    that sees ``local_rows`` set knows the batch is already global (no further gathering of
+    ``z1``/``z2``) and gathers what it reads from this process's ``outputs`` itself.
+
+    cselab's trainer sets ``local_rows`` to *every* row (``slice(0, B)``): each process computes
+    the loss of the whole global batch, gradients reach only its own rows (gathered with
+    :func:`cselab.distributed.gather_with_local_grad`) and the loss is multiplied by the world size
+    before DDP averages, which gives exactly the single-process gradient. Anchoring only this
+    process's rows would drop the gradient an embedding gets as a negative of the other processes'
+    anchors (see cselab/train/ddp.py).
     """
 
     z1: torch.Tensor
@@ -120,6 +129,17 @@ class Component(nn.Module):
     def check_config(cls, params, cfg) -> None:
         """Checks of the hyper-parameters against the whole training config (batch size, ...),
         run when the config is loaded, long before step 0. Raise ValueError naming the key."""
+
+    @classmethod
+    def check_gradient_cache(cls, params, cfg) -> None:
+        """Raise ValueError when gradient caching (``mini_batch_size``, :mod:`cselab.train.step`)
+        cannot compute this component's gradients exactly. The cache keeps, for the loss, the
+        embeddings of both views and — when ``needs_hidden_states`` — each layer's [CLS] vector
+        (``EncoderOutput.layer_cls()``), all as leaves whose gradients are pushed back through the
+        encoder. A component that reads anything else of the encoder's output, or runs the encoder
+        itself inside the loss, must refuse here; by default components that read hidden states do."""
+        if cls.needs_hidden_states:
+            raise ValueError(f"{cls.name} reads hidden states, which the gradient cache does not keep")
 
     def setup(self, encoder: EncoderSurface, corpus: list[str] | None = None) -> None:
         """Called once before training with the encoder and the training corpus.

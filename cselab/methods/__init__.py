@@ -34,6 +34,11 @@ class MethodSpec:
         if self.component is not None:
             self.component.check_config(params, cfg)
 
+    def check_gradient_cache(self, params, cfg) -> None:
+        """Whether gradient caching (``mini_batch_size``) can run this method; raise ValueError."""
+        if self.component is not None:
+            self.component.check_gradient_cache(params, cfg)
+
 
 METHODS: dict[str, MethodSpec] = {}
 

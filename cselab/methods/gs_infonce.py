@@ -23,6 +23,7 @@ from typing import Optional
 
 import torch
 
+from ..distributed import broadcast_from_first_process
 from ..losses.base import Component, ContrastiveBatch, Contribution, NegativeBlock
 from ..losses.infonce import cosine_matrix
 from . import register_method
@@ -105,7 +106,9 @@ class GSInfoNCE(Component):
         if num == 0:
             return Contribution()
         anchors = batch.anchors(1)
-        noise = gaussian_noise(num, anchors.shape[1], p.noise_mean, p.noise_std, anchors)
+        # Process 0's draw everywhere: in a multi-process run the ranks' random streams drift apart
+        # (their dropout draws depend on their own sequence lengths), the noise must not.
+        noise = broadcast_from_first_process(gaussian_noise(num, anchors.shape[1], p.noise_mean, p.noise_std, anchors))
         logits = noise_logits(anchors, noise, temperature)
         noise_cos = logits.detach().mean() * temperature  # 0-dim: the core reads it only at logging steps
         return Contribution(negatives=[NegativeBlock(logits, "noise", log_weight=math.log(p.noise_weight))],

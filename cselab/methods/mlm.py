@@ -82,6 +82,11 @@ class MaskedLMTerm(Component):
 
     stat_labels = {"accuracy": "masked-token accuracy"}
 
+    @classmethod
+    def check_gradient_cache(cls, params, cfg) -> None:
+        raise ValueError("mlm runs its own backbone pass over the whole batch inside the loss, which the gradient "
+                         "cache cannot split into chunks")
+
     def __init__(self, params: MLMParams):
         super().__init__()
         self.params = params

@@ -120,6 +120,17 @@ class InterlayerNegative(Component):
     needs_hidden_states = True
     stat_labels = {"neg_cos": "interlayer negative"}
 
+    @classmethod
+    def check_gradient_cache(cls, params: InterlayerNegativeParams, cfg) -> None:
+        # The cache keeps every layer's [CLS] (all eq. 16-19 read), but not the token states that a
+        # pooler's own projection reads (layer_attention's eq. 6-7 attend over every layer's tokens).
+        from ...encoder.pooling import POOLERS
+
+        pooler = POOLERS.get(cfg.pooler)
+        if params.project_negative and pooler is not None and not pooler.uses_mlp_head and pooler.projects_cls:
+            raise ValueError(f"interlayer_negative.project_negative with pooler {cfg.pooler}: the projection reads "
+                             "every layer's token states, which the gradient cache does not keep")
+
     def __init__(self, params: InterlayerNegativeParams):
         super().__init__()
         self.params = params

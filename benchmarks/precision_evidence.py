@@ -1,0 +1,106 @@
+"""Evidence for the precision default: the same short runs in fp32 and in bf16 (a benchmark-style
+script that prints a table, not a test).
+
+    python benchmarks/precision_evidence.py [--data-dir DIR] [--output-dir runs/precision-evidence]
+
+Trains, on the offline default backbone (all-minilm-l6) and the mirror's wiki1m head, each of
+
+* ``quickstart`` (SimCSE, pooler cls, 60 steps),
+* MixCSE and GS-InfoNCE with the quickstart settings (30 steps),
+* ClusterNS with the ``clusterns-cpu`` preset (30 steps; clustering starts at step 3),
+* APINCSE with the ``apincse-quickstart`` preset (layer_attention + augmented_positive +
+  interlayer_negative, 24 steps),
+
+once with ``precision: fp32, eval_precision: fp32`` and once with ``bf16``/``bf16`` (training and
+every evaluation in that precision), with the 7-task STS table of each best checkpoint. Then it
+scores the plain backbone (``avg`` pooler) in fp32 and in bf16. It prints the two tables and the
+decision rules of docs/performance.md: |Δ| ≤ 0.3 on STS-B dev and the 7-task average for every run,
+|Δ| ≤ 0.05 on each of the backbone's 7 STS scores.
+
+Finished runs are reused (their results.json) and unfinished ones resumed, so an interrupted
+invocation continues where it stopped. Everything runs in this one process, one run after the other.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from tabulate import tabulate
+
+from cselab.config import load_config
+from cselab.data import STS_TASKS
+from cselab.encoder import SentenceEncoder
+from cselab.evaluate import evaluate_sts
+from cselab.evaluate.sts import TASK_LABELS
+from cselab.train import train
+from cselab.utils import cpu_supports_bf16
+
+RUNS = {  # label: (preset, overrides)
+    "SimCSE (quickstart)": ("quickstart", {"max_steps": 60}),
+    "MixCSE": ("quickstart", {"max_steps": 30, "method": ["mixcse"]}),
+    "GS-InfoNCE": ("quickstart", {"max_steps": 30, "method": ["gs_infonce"]}),
+    "ClusterNS (clusterns-cpu)": ("clusterns-cpu", {"max_steps": 30}),
+    "APINCSE (apincse-quickstart)": ("apincse-quickstart", {}),
+}
+PRECISIONS = ("fp32", "bf16")
+
+
+def run_once(preset: str, overrides: dict, precision: str, output_dir: Path, data_dir) -> dict:
+    cfg = load_config(preset, {**overrides, "precision": precision, "eval_precision": precision,
+                               "final_eval": True, "output_dir": str(output_dir)})
+    run = Path(cfg.output_dir) / cfg.default_run_name()
+    if not (run / "results.json").is_file():   # an interrupted run continues from its last checkpoint
+        train(cfg, data_dir=data_dir, resume=(run / "config.json").is_file(), progress=False)
+    return json.loads((run / "results.json").read_text())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--output-dir", default="runs/precision-evidence")
+    parser.add_argument("--batch-size", type=int, default=128, help="evaluation batch size")
+    args = parser.parse_args()
+    out = Path(args.output_dir)
+    print(f"CPU with native bf16: {cpu_supports_bf16()}")
+
+    rows, verdicts = [], []
+    for label, (preset, overrides) in RUNS.items():
+        res = {}
+        for precision in PRECISIONS:
+            start = time.perf_counter()
+            res[precision] = run_once(preset, overrides, precision, out, args.data_dir)
+            print(f"{label} {precision}: STS-B dev {res[precision]['best_stsb_dev']:.2f}, 7-task avg "
+                  f"{res[precision]['sts']['avg']:.2f} ({time.perf_counter() - start:.0f} s)", flush=True)
+        a, b = res["fp32"], res["bf16"]
+        d_dev, d_avg = b["best_stsb_dev"] - a["best_stsb_dev"], b["sts"]["avg"] - a["sts"]["avg"]
+        ok = abs(d_dev) <= 0.3 and abs(d_avg) <= 0.3
+        verdicts.append(ok)
+        rows.append([label, a["steps"], a["best_stsb_dev"], b["best_stsb_dev"], d_dev, a["sts"]["avg"], b["sts"]["avg"],
+                     d_avg, a["train_seconds"], b["train_seconds"], "yes" if ok else "NO"])
+
+    backbone = {}
+    for precision in PRECISIONS:
+        encoder = SentenceEncoder.from_pretrained("all-minilm-l6", pooler="avg")
+        encoder.eval_precision = precision
+        backbone[precision] = evaluate_sts(encoder, data_dir=args.data_dir, batch_size=args.batch_size)
+    diffs = {t: backbone["bf16"]["scores"][t] - backbone["fp32"]["scores"][t] for t in STS_TASKS}
+    backbone_ok = all(abs(d) <= 0.05 for d in diffs.values())
+
+    print("\nTraining runs, fp32 vs bf16 (training and evaluation in that precision):")
+    print(tabulate(rows, headers=["run", "steps", "dev fp32", "dev bf16", "Δ dev", "avg fp32", "avg bf16", "Δ avg",
+                                  "train s fp32", "train s bf16", "|Δ| ≤ 0.3"], tablefmt="github", floatfmt=".2f"))
+    print("\nDefault backbone all-minilm-l6 (avg), 7 STS tasks:")
+    table = [[p, *[backbone[p]["scores"][t] for t in STS_TASKS], backbone[p]["avg"], backbone[p]["seconds"]]
+             for p in PRECISIONS]
+    table.append(["Δ (bf16 − fp32)", *[diffs[t] for t in STS_TASKS],
+                  backbone["bf16"]["avg"] - backbone["fp32"]["avg"], None])
+    print(tabulate(table, headers=["precision", *[TASK_LABELS[t] for t in STS_TASKS], "Avg.", "seconds"],
+                   tablefmt="github", floatfmt=".2f"))
+    print(f"\ntraining runs within 0.3: {all(verdicts)}; backbone scores within 0.05: {backbone_ok} "
+          f"(max |Δ| {max(abs(d) for d in diffs.values()):.3f})")
+
+
+if __name__ == "__main__":
+    main()
