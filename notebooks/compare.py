@@ -206,7 +206,8 @@ else:
 if sweep_key:
     sweep = sweep_frame(runs, sweep_key, sts_frame.drop(columns=["group", "seed"]), group_by, group_names)
     legend = ", ".join(group_by)                              # the legend's title: what the lines are
-    fig = plot_sweep(sweep.rename(columns={"group": legend}), sweep_key, sweep_metric, hue=legend, logx=sweep_logx)
+    points = sweep[[sweep_key, sweep_metric, "seed"]].assign(**{legend: sweep["group"]})
+    fig = plot_sweep(points, sweep_key, sweep_metric, hue=legend, logx=sweep_logx)
     fig.axes[0].set_xlabel(sweep_label or sweep_key)
     fig.axes[0].set_ylabel(describe_sts_average(sts_tasks) if sweep_metric == "avg" else
                            names.get(sweep_metric, sweep_metric.replace("best_stsb_dev", "best STS-B dev")))
