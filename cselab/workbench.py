@@ -156,8 +156,8 @@ def study_runs(study: str | os.PathLike = DEFAULT_STUDY, runs_dir: str | os.Path
     return finished
 
 
-def load_runs(runs: RunsParameter | None, study: str | os.PathLike = DEFAULT_STUDY, runs_dir: str | os.PathLike = "runs",
-              profile: str = "cpu") -> dict[str, Path]:
+def load_runs(runs: RunsParameter | None, study: str | os.PathLike = DEFAULT_STUDY,
+              runs_dir: str | os.PathLike = "runs", profile: str = "cpu") -> dict[str, Path]:
     """The ``runs`` parameter of an analysis notebook as ``{label: run directory}``.
 
     Accepts a mapping ``{label: path}`` (what a study passes), a list of paths (labelled by folder

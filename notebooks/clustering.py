@@ -47,6 +47,8 @@ case_per_cluster = 5  # sentences shown per cluster
 case_runs_per_method = 1  # ClusterNS runs (of each ClusterNS variant) given a case study
 
 # %%
+from IPython.display import display
+
 from cselab import workbench
 from cselab.analysis.clusterns import run_case_study
 from cselab.analysis.compare import (clustering_detail_frame, clustering_metric_frame, grouped_table, run_groups,

@@ -53,7 +53,7 @@ sweep_label = None  # words for the sweep's x-axis (None: the key)
 sweep_logx = False  # log2 x-axis (batch sizes, K)
 
 # %%
-from IPython.display import Markdown
+from IPython.display import Markdown, display
 
 from cselab import workbench
 from cselab.analysis.compare import (describe_sts_average, grouped_table, label_variants, per_task_comparison,

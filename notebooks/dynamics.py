@@ -39,17 +39,18 @@ figures_dir = "figures/dynamics"  # where figures are written (PNG + PDF)
 tables_dir = "reports/dynamics/tables"  # where tables are written (Markdown + CSV)
 data_dir = None  # data root; None: $CSELAB_DATA, else ./data
 score_methods = ["simcse", "mixcse"]  # methods whose snapshots get MixCSE's score analysis ([] skips it)
-score_sentences = 256  # distinct STS-B dev sentences scored per snapshot
+score_sentences = 128  # distinct STS-B dev sentences scored per snapshot
 score_batch_size = 64  # batch of the score analysis (each anchor has batch − 1 negatives)
 top4_methods = ["simcse", "gs_infonce"]  # methods whose trained model gets GS-InfoNCE's Fig. 1 ([] skips it)
 top4_batch_sizes = [16, 32, 64, 128, 256]  # batch sizes on the x-axis
-top4_batches = 30  # random batches per batch size (the paper: 100)
+top4_batches = 20  # random batches per batch size (the paper: 100)
 top4_corpus = "wiki1m-head"  # corpus the batches are drawn from
-top4_sentences = 2000  # corpus sentences to draw from
+top4_sentences = 1000  # corpus sentences to draw from
 runs_per_method = 1  # model analyses (scores, top-4) use the first runs of each method, this many
 
 # %%
 import pandas as pd
+from IPython.display import display
 
 from cselab import workbench
 from cselab.analysis.gs_infonce import top4_curve
@@ -57,9 +58,9 @@ from cselab.analysis.mixcse import mixcse_score_series
 from cselab.analysis.runs import base_encoders, logged_keys, logged_statistics, pick_runs, runs_logging
 from cselab.data import load_corpus, load_stsb
 from cselab.encoder import SentenceEncoder
-from cselab.rundir import RunDir
 from cselab.plots import (legend_outside, plot_grad_norm, plot_metric_grid, plot_similarity_dynamics,
                           plot_top4_curve, plot_training_curves)
+from cselab.rundir import RunDir
 
 workbench.setup()
 runs = workbench.load_runs(runs)
@@ -86,7 +87,7 @@ workbench.show(plot_metric_grid(runs, loss_keys), f"{figures_dir}/loss_parts");
 
 # %%
 shared = [s for s in ("pos_cos", "neg_cos") if s in statistics["similarity"]]
-workbench.show(plot_similarity_dynamics(runs, shared), f"{figures_dir}/similarity_all_runs");
+workbench.show(legend_outside(plot_similarity_dynamics(runs, shared)), f"{figures_dir}/similarity_all_runs");
 
 # %% [markdown]
 # ## Every pair type, one figure per run (ClusterNS Fig. 3, 4, 5, 7, 10)
@@ -126,8 +127,8 @@ else:
 mixcse_runs = runs_logging(runs, "sim/mixcse.mixed_cos")
 if mixcse_runs:
     compared = {**pick_runs(runs, ["simcse"], per_method=None), **mixcse_runs}
-    workbench.show(plot_similarity_dynamics(compared, ["pos_cos", "neg_cos", "mixcse.mixed_cos"], per_temperature=True),
-                   f"{figures_dir}/mixcse_scores_records")
+    fig = plot_similarity_dynamics(compared, ["pos_cos", "neg_cos", "mixcse.mixed_cos"], per_temperature=True)
+    workbench.show(legend_outside(fig), f"{figures_dir}/mixcse_scores_records")
 else:
     print("no MixCSE run among these runs: no mixed-negative records")
 
@@ -145,8 +146,8 @@ if score_runs:
     sentences = list(dict.fromkeys(dev.sentences1 + dev.sentences2))[:score_sentences]
     scores = mixcse_score_series(score_runs, sentences, batch_size=score_batch_size)
     workbench.save_table(scores.round(3), "mixcse_scores_snapshots", tables_dir)
-    workbench.show(plot_similarity_dynamics(scores, ("positive", "random_negative", "mixed_negative"),
-                                            ylabel="cos / τ"), f"{figures_dir}/mixcse_scores_snapshots")
+    fig = plot_similarity_dynamics(scores, ("positive", "random_negative", "mixed_negative"), ylabel="cos / τ")
+    workbench.show(legend_outside(fig), f"{figures_dir}/mixcse_scores_snapshots")
     display(scores.round(3))
 else:
     print(f"no run of {score_methods} with model snapshots: train with snapshot_every to get this analysis")
@@ -160,7 +161,7 @@ else:
 # %%
 grad_runs = runs_logging(runs, "grad/z1_norm")
 if grad_runs:
-    workbench.show(plot_grad_norm(grad_runs), f"{figures_dir}/gradient_norms")
+    workbench.show(legend_outside(plot_grad_norm(grad_runs)), f"{figures_dir}/gradient_norms")
 else:
     print("no gradient norms recorded: train with log_embedding_grad_norm: true")
 
@@ -191,4 +192,4 @@ else:
 # ## STS-B dev during training
 
 # %%
-workbench.show(plot_training_curves(runs, ("stsb_dev",), kind="eval"), f"{figures_dir}/stsb_dev");
+workbench.show(legend_outside(plot_training_curves(runs, ("stsb_dev",), kind="eval")), f"{figures_dir}/stsb_dev");

@@ -72,7 +72,7 @@ for start in range(0, len(names), panels_per_figure):
 # %%
 starts = base_groups(runs)
 panels = pd.DataFrame([{"panel": name, "figure": i // panels_per_figure + 1, "projection": frames[name].attrs["method"],
-                        "model": ("start of " + ", ".join(starts[name])) if name in starts else f"{runs[name].name}/best",
+                        "model": f"start of {', '.join(starts[name])}" if name in starts else f"{runs[name].name}/best",
                         "points": len(frames[name])} for i, name in enumerate(names)])
 workbench.save_table(panels, "umap_panels", tables_dir)
 panels

@@ -4,7 +4,6 @@ series, probes at step 0, the runs of a study, the clustering sample cap and the
 from __future__ import annotations
 
 import json
-import math
 import warnings
 
 import numpy as np
@@ -85,7 +84,8 @@ def test_methods_and_picking_runs(tmp_path):
 
 def test_base_groups_name_each_starting_model(tmp_path):
     config = {"model": "all-minilm-l6", "pooler": "cls", "method": ["simcse"]}
-    runs = {"s": write_run(tmp_path / "s", config, []), "m": write_run(tmp_path / "m", {**config, "method": ["mixcse"]}, [])}
+    runs = {"s": write_run(tmp_path / "s", config, []),
+            "m": write_run(tmp_path / "m", {**config, "method": ["mixcse"]}, [])}
     assert base_groups(runs) == {"base: all-minilm-l6": ["s", "m"]}
     runs["a"] = write_run(tmp_path / "a", {**config, "pooler": "layer_attention"}, [])
     runs["p"] = write_run(tmp_path / "p", {**config, "model": str(tmp_path / "s"), "pooler": "avg",
@@ -123,7 +123,8 @@ def test_run_groups_by_config_keys_with_names(tmp_path):
                                       "group": ["SimCSE", "APINCSE", "APINCSE"], "seed": [1, 1, 2],
                                       "method": ["simcse", "augmented_positive+interlayer_negative"] * 1 +
                                                 ["augmented_positive+interlayer_negative"]}
-    by_k = run_groups(runs, ["method", "augmented_positive.top_k"], names={"simcse, augmented_positive.top_k=None": "S"})
+    by_k = run_groups(runs, ["method", "augmented_positive.top_k"],
+                      names={"simcse, augmented_positive.top_k=None": "S"})
     assert list(by_k["group"]) == ["S", "augmented_positive+interlayer_negative, augmented_positive.top_k=8",
                                    "augmented_positive+interlayer_negative, augmented_positive.top_k=16"]
     assert config_value({"method": ["a", "b"], "x": {"y": 3}}, "x.y") == 3
@@ -396,7 +397,8 @@ def test_metric_grid_one_panel_per_key_own_axis(logged, tmp_path):
 
 
 def test_profile_grid_and_legend_outside(tmp_path):
-    panels = {"simcse-s1": {"step 0": [0.2, 0.5, 1.0], "step 30": [0.4, 0.7, 1.0]}, "apincse-s1": {"step 30": [0.1, 0.9, 1.0]}}
+    panels = {"simcse-s1": {"step 0": [0.2, 0.5, 1.0], "step 30": [0.4, 0.7, 1.0]},
+              "apincse-s1": {"step 30": [0.1, 0.9, 1.0]}}
     fig = plot_profile_grid(panels)
     axes = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in axes] == ["simcse-s1", "apincse-s1"]
@@ -408,8 +410,14 @@ def test_profile_grid_and_legend_outside(tmp_path):
     from cselab.plots import plot_layer_profile
 
     moved = legend_outside(plot_layer_profile({"a": [0.1, 1.0], "b": [0.2, 1.0]}))
-    legend = moved.axes[0].get_legend()
-    assert [t.get_text() for t in legend.get_texts()] == ["a", "b"] and legend._loc == 6   # center left
+    assert moved.axes[0].get_legend() is None
+    assert [t.get_text() for t in moved.legends[0].get_texts()] == ["a", "b"]
+    from cselab.plots import plot_similarity_dynamics
+
+    two_panels = legend_outside(plot_similarity_dynamics(make_runs(tmp_path / "runs"), ("pos_cos", "neg_cos")))
+    assert [ax.get_legend() for ax in two_panels.axes] == [None, None]
+    assert [t.get_text() for t in two_panels.legends[0].get_texts()] == ["simcse-s1", "simcse-s2", "mixcse-s1",
+                                                                         "mixcse-s2"]   # once, not per panel
     with pytest.raises(ValueError, match="no panels"):
         plot_profile_grid({})
 
@@ -434,7 +442,8 @@ def test_fourteen_classes_get_fourteen_colours():
     colours = distinct_colors(14)
     assert len({to_rgb(c) for c in colours}) == 14
     assert distinct_colors(3) == ["#1f77b4", "#d62728", "#2ca02c"] and len(set(distinct_colors(30))) == 30
-    frame = pd.DataFrame({"x": np.arange(28.0), "y": np.arange(28.0), "label": [f"class {i:02d}" for i in range(14)] * 2})
+    frame = pd.DataFrame({"x": np.arange(28.0), "y": np.arange(28.0),
+                          "label": [f"class {i:02d}" for i in range(14)] * 2})
     fig = plot_umap_panels({"after": frame}, max_legend=20)
     drawn = {tuple(np.round(c.get_facecolor()[0][:3], 4)) for c in fig.axes[0].collections}
     assert len(drawn) == 14
@@ -445,4 +454,3 @@ def _same_bytes_twice(build, path):
     second = save_figure(build(), path.with_name(path.name + "-2"))
     for a, b in zip(first, second):
         assert a.read_bytes() == b.read_bytes(), a.name
-    assert not math.isnan(len(first))

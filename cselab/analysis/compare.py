@@ -212,7 +212,8 @@ def clustering_metric_frame(results: Mapping[str, dict], metric: str = "acc") ->
 METRIC_WORDS = {"acc": "acc", "nmi": "NMI", "ami": "AMI"}
 
 
-def clustering_detail_frame(results: Mapping[str, dict], metrics: Sequence[str] = ("acc", "nmi", "ami")) -> pd.DataFrame:
+def clustering_detail_frame(results: Mapping[str, dict],
+                            metrics: Sequence[str] = ("acc", "nmi", "ami")) -> pd.DataFrame:
     """One row per run, a column ``<set> <metric>`` (``AgNews acc``, ``AgNews NMI``, …) per set and
     metric: every number of the clustering results (×100, means over the K-means seeds)."""
     frame = None

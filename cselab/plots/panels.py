@@ -106,14 +106,19 @@ def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str =
 
 
 def legend_outside(fig: Figure, ncols: int = 1) -> Figure:
-    """Move the legend of every panel of ``fig`` to the right of the panel (for curves with many
-    labelled lines, where a legend inside would cover them); returns ``fig``."""
+    """Replace the legends of ``fig``'s panels by one legend to the right of the figure (each label
+    once, in order of appearance): for curves with many labelled lines, where legends inside the
+    panels would cover them or repeat in every panel. Returns ``fig``."""
+    handles: dict[str, object] = {}
     for ax in fig.axes:
         legend = ax.get_legend()
-        if legend is not None:
-            handles, names = ax.get_legend_handles_labels()
-            legend.remove()
-            ax.legend(handles, names, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False, ncols=ncols)
+        if legend is None:
+            continue
+        for handle, name in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(name, handle)
+        legend.remove()
+    if handles:
+        fig.legend(list(handles.values()), list(handles), loc="outside right center", frameon=False, ncols=ncols)
     return fig
 
 
