@@ -412,6 +412,7 @@ def test_profile_grid_and_legend_outside(tmp_path):
     moved = legend_outside(plot_layer_profile({"a": [0.1, 1.0], "b": [0.2, 1.0]}))
     assert moved.axes[0].get_legend() is None
     assert [t.get_text() for t in moved.legends[0].get_texts()] == ["a", "b"]
+    assert moved.get_figwidth() == pytest.approx(3.4 + 0.5 + 0.065 * 1)    # widened by the legend: 1-char labels
     from cselab.plots import plot_similarity_dynamics
 
     two_panels = legend_outside(plot_similarity_dynamics(make_runs(tmp_path / "runs"), ("pos_cos", "neg_cos")))

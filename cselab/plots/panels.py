@@ -31,6 +31,7 @@ from .core import color, new_figure
 from .dynamics import stat_label_words
 
 TITLE_WIDTH = 26   # characters per title line at a panel width of 2.4 in
+LEGEND_CHAR_WIDTH = 0.065   # inches per character of an 8-pt legend label
 
 # Words for the record keys that are not statistics of a method (those come from the methods).
 KEY_WORDS = {
@@ -108,7 +109,8 @@ def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str =
 def legend_outside(fig: Figure, ncols: int = 1) -> Figure:
     """Replace the legends of ``fig``'s panels by one legend to the right of the figure (each label
     once, in order of appearance): for curves with many labelled lines, where legends inside the
-    panels would cover them or repeat in every panel. Returns ``fig``."""
+    panels would cover them or repeat in every panel. The figure is widened by about the legend's
+    width, so the panels keep theirs. Returns ``fig``."""
     handles: dict[str, object] = {}
     for ax in fig.axes:
         legend = ax.get_legend()
@@ -119,6 +121,9 @@ def legend_outside(fig: Figure, ncols: int = 1) -> Figure:
         legend.remove()
     if handles:
         fig.legend(list(handles.values()), list(handles), loc="outside right center", frameon=False, ncols=ncols)
+        # widen the figure by about the legend's width so that the panels keep theirs
+        longest = max(len(str(name)) for name in handles)
+        fig.set_figwidth(fig.get_figwidth() + ncols * (0.5 + LEGEND_CHAR_WIDTH * longest))
     return fig
 
 
