@@ -30,7 +30,7 @@ from ..rundir import Runs, read_metrics
 from .core import color, new_figure
 from .dynamics import stat_label_words
 
-TITLE_WIDTH = 26   # characters per title line at a panel width of 2.4 in
+TITLE_WIDTH = 22   # characters per title line at a panel width of 2.4 in (9-pt titles)
 LEGEND_CHAR_WIDTH = 0.065   # inches per character of an 8-pt legend label
 
 # Words for the record keys that are not statistics of a method (those come from the methods).
