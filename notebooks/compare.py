@@ -104,8 +104,8 @@ sts_methods
 # difference 0, n − 1 degrees of freedom) with the matching 95 % t-interval of the mean difference;
 # the "95% CI" column is the t-interval of the method's own mean. Pairing is the right test here
 # because a seed fixes the data order, the dropout draws and the head's initialisation for both
-# runs alike, so the per-seed differences cancel what the seed does and leave what the method
-# does; it has more power than comparing two independent means. With 3 seeds only large,
+# runs alike: each per-seed difference removes what the seed does to both runs and keeps what the
+# method does, so the test has more power than comparing two independent means. With 3 seeds only large,
 # consistent differences reach p < 0.05; a method sharing a single seed with the baseline has no
 # test (–). No correction for testing several methods is applied: read p-values as evidence, not
 # verdicts.

@@ -23,12 +23,13 @@ TITLE_WIDTH = 28
 
 
 def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str = "group",
-                            baseline: str | None = None, xlabel: str | None = None,
+                            baseline: str | None = None, xlabel: str | None = None, ncols: int = 4,
                             title: str | None = None) -> Figure:
     """One panel per metric (``{metric words: compare_to_baseline(...) frame}``), one row per group
     other than the baseline: the mean difference (dot) with its 95 % t-interval (bar) and, at the
     right, ``p`` of the paired t-test (``n = 1`` when only one seed is shared: no interval, no test).
-    A vertical line marks no difference; the x-axis reads "difference from <baseline>"."""
+    A vertical line marks no difference; the x-axis reads "difference from <baseline>". Panels
+    wrap after ``ncols``."""
     if not comparisons:
         raise ValueError("plot_paired_differences: no comparison to draw")
     tables = {}
@@ -39,7 +40,7 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
                              "(pass cselab.stats.compare_to_baseline frames)")
         tables[name] = table[table["diff"].notna()].reset_index(drop=True)
     rows = max(len(t) for t in tables.values())
-    fig, axes = new_figure(len(tables), panel_size=(3.0, 0.9 + 0.32 * max(rows, 1)), sharey=True)
+    fig, axes = new_figure(len(tables), panel_size=(3.0, 0.9 + 0.32 * max(rows, 1)), ncols=ncols, sharey=True)
     for ax, (name, table) in zip(axes, tables.items()):
         positions = list(range(len(table)))[::-1]             # first group on top
         for y, (_, r) in zip(positions, table.iterrows()):
