@@ -35,6 +35,7 @@ figures_dir = "figures/geometry"  # where figures are written (PNG + PDF)
 tables_dir = "reports/geometry/tables"  # where tables are written (Markdown + CSV)
 data_dir = None  # data root; None: $CSELAB_DATA, else ./data
 geometry_split = "dev"  # STS-B split for alignment and uniformity; "all" (train+dev+test) as the papers, slower
+geometry_max_pairs = None  # a seeded sample of this many pairs of the split (None: all of them, the protocol)
 sts_tasks = None  # STS tasks of the colour: None takes the 7-task table of results.json, else these are evaluated
 layer_corpus = "wiki1m-head"  # corpus of the per-layer [CLS] profile
 layer_sentences = 256  # corpus sentences of the per-layer [CLS] profile
@@ -61,11 +62,13 @@ print(f"{len(runs)} runs: {', '.join(runs)}")
 # ## Alignment and uniformity of the trained models (ClusterNS Fig. 6)
 #
 # ℓ_align: mean squared distance of the STS-B pairs scored above 4; ℓ_uniform: log mean Gaussian
-# potential over all STS-B sentences of the split (Wang & Isola 2020). Colour: each run's STS
+# potential over all STS-B sentences of the split (Wang & Isola 2020); with `geometry_max_pairs`, of
+# a seeded sample of the split's pairs (cheaper, noisier). Colour: each run's STS
 # average (the final table of `results.json`, or the `sts_tasks` evaluated when asked or absent).
 
 # %%
-geometry = evaluate_runs(runs, "geometry", split=geometry_split, data_dir=data_dir)
+geometry = evaluate_runs(runs, "geometry", data_dir=data_dir, split=geometry_split,
+                         **({"max_pairs": geometry_max_pairs} if geometry_max_pairs else {}))
 sts = sts_results(runs, sts_tasks, data_dir)
 colour = describe_sts_average(sts_tasks)
 points = with_groups(evaluation_frame(geometry, runs, config_keys=()), run_groups(runs))

@@ -378,6 +378,27 @@ def test_evaluate_clustering_caps_each_set(data_dir):
     assert details["ami"]["runs"] == direct["ami"]["runs"]
 
 
+def test_geometry_on_a_sample_of_pairs(data_dir):
+    from cselab.data import load_stsb
+    from cselab.evaluate.geometry import alignment, evaluate_alignment_uniformity, uniformity
+
+    model = HashedBagOfWords(dim=64)
+    result = evaluate_alignment_uniformity(model, "dev", data_dir, max_pairs=300, sample_seed=2)
+    dev = load_stsb(data_dir)["dev"]
+    keep = np.sort(np.random.default_rng(2).choice(len(dev.scores), size=300, replace=False))
+    positive = [i for i in keep if dev.scores[i] > 4]
+    sentences = sorted({dev.sentences1[i] for i in keep} | {dev.sentences2[i] for i in keep})
+    assert result["positive_pairs"] == len(positive) and result["sentences"] == len(sentences)
+    assert result["max_pairs"] == 300
+    assert result["alignment"] == pytest.approx(alignment(model.encode([dev.sentences1[i] for i in positive]),
+                                                          model.encode([dev.sentences2[i] for i in positive])))
+    assert result["uniformity"] == pytest.approx(uniformity(model.encode(sentences)))
+    full = evaluate_alignment_uniformity(model, "dev", data_dir, max_pairs=100_000)   # more than the split has
+    assert full["sentences"] == len(set(dev.sentences1) | set(dev.sentences2))
+    with pytest.raises(ValueError, match="max_pairs must be an integer >= 2"):
+        evaluate_alignment_uniformity(model, "dev", data_dir, max_pairs=1)
+
+
 # ------------------------------------------------------------------- figures
 def test_metric_grid_one_panel_per_key_own_axis(logged, tmp_path):
     fig = plot_metric_grid(logged, ["loss", "loss/clusterns.bml", "sim/clusterns.false_neg_rate"], ncols=2)
