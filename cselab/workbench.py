@@ -124,12 +124,49 @@ def save_table(table, name: str, tables_dir: str | os.PathLike, index: bool | No
 
 
 # ------------------------------------------------------------------- runs
-def load_runs(runs: RunsParameter) -> dict[str, Path]:
+DEFAULT_STUDY = "cpu-demo"      # what `runs = None` means in an analysis notebook
+
+
+def study_runs(study: str | os.PathLike = DEFAULT_STUDY, runs_dir: str | os.PathLike = "runs",
+               profile: str = "cpu") -> dict[str, Path]:
+    """The finished runs of a study in a runs root, ``{label: run directory}`` in study order.
+
+    Each label's run directory is computed from the study file as ``cselab reproduce`` computes it
+    (:func:`cselab.studies.spec.load_study`: the config hash names the folder). Unfinished runs are
+    left out with a warning naming them; when none is finished, one error says what to run."""
+    import warnings
+
+    from .studies.spec import load_study
+    from .studies.status import run_status
+
+    spec = load_study(study, profile, runs_dir, notebooks=False)
+    status = {run.label: run_status(run.run_dir).kind for run in spec.runs}
+    finished = {run.label: run.run_dir for run in spec.runs if status[run.label] == "finished"}
+    missing = [f"{run.label} ({status[run.label]}: {run.run_dir})" for run in spec.runs
+               if status[run.label] != "finished"]
+    command = f"cselab reproduce {study} --profile {profile} --runs-dir {runs_dir}"
+    if not finished:
+        raise FileNotFoundError(
+            f"runs = None stands for the finished runs of the study {spec.name!r} (profile {profile}) in "
+            f"{runs_dir}/, and none is there: run `{command}` first (from the directory the notebook runs "
+            f"in), or pass runs = {{label: run directory}}. Missing: " + "; ".join(missing))
+    if missing:
+        warnings.warn(f"study {spec.name!r}: {len(missing)} of {len(spec.runs)} runs are not finished and are "
+                      f"left out ({'; '.join(missing)}); `{command}` trains them", stacklevel=2)
+    return finished
+
+
+def load_runs(runs: RunsParameter | None, study: str | os.PathLike = DEFAULT_STUDY,
+              runs_dir: str | os.PathLike = "runs", profile: str = "cpu") -> dict[str, Path]:
     """The ``runs`` parameter of an analysis notebook as ``{label: run directory}``.
 
     Accepts a mapping ``{label: path}`` (what a study passes), a list of paths (labelled by folder
     name) or one path. Every directory must hold a run (``config.json``); all missing ones are
-    named in one error."""
+    named in one error. ``None`` means the finished runs of ``study`` (default: the cpu-demo study,
+    ``profile`` cpu) found in ``runs_dir`` (:func:`study_runs`), so that a notebook runs on its
+    defaults after ``cselab reproduce cpu-demo``."""
+    if runs is None:
+        return study_runs(study, runs_dir, profile)
     if isinstance(runs, (str, os.PathLike)):
         runs = [runs]
     if isinstance(runs, Mapping):

@@ -6,7 +6,11 @@ demand):
 * ``gs_infonce`` — Fig. 1, the top-4 negative similarity against batch size;
 * ``clusterns`` — Table 10, sentences grouped by a run's clusters;
 * ``apincse`` — Fig. 3, per-layer [CLS] similarity to the last layer;
-* ``umap`` — 2-D maps of embeddings coloured by label (UMAP, PCA for tiny sets), for every paper.
+* ``umap`` — 2-D maps of embeddings coloured by label (UMAP, PCA for tiny sets), for every paper;
+* ``runs`` — runs as the notebooks see them: logged statistics, methods, starting models,
+  series over snapshots, probes at step 0;
+* ``compare`` — runs across methods, seeds and settings: groups, STS results, paired tests per
+  task, ablation variants, sweeps, clustering frames.
 
 Training monitors live with training (:mod:`cselab.train.probes`), run-directory readers with the
 run directory (:mod:`cselab.rundir`).

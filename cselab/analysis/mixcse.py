@@ -204,3 +204,21 @@ def lambda_bound_curve(encoder, sentences: Sequence[str], lambdas: Sequence[floa
         shares = [mixed_closer_share(z1, z2, lam) for z1, z2 in views]
         rows.append({"lambda": float(lam), "closer_share": float(np.average(shares, weights=weights))})
     return pd.DataFrame(rows)
+
+
+def mixcse_score_series(runs, sentences: list[str], batch_size: int = 64, max_length: int | None = 32,
+                        seed: int = 0, steps=None) -> pd.DataFrame:
+    """MixCSE's score dynamics from the runs' model snapshots (``snapshot_every``): one row per
+    (run, step) with ``positive``, ``random_negative`` and ``mixed_negative`` (:func:`mixcse_scores`,
+    cos/τ with the run's τ). A MixCSE run's mixtures use its own λ and variant; any other run (e.g. SimCSE, the
+    paper's comparison) is scored with MixCSE's default λ: the mixed negatives it would have had.
+    The same ``seed`` draws the dropout of every snapshot, so the curves differ by the model only."""
+    from ..methods.mixcse import MixCSEParams
+    from .runs import snapshot_series
+
+    def measure(encoder, config) -> dict[str, float]:
+        params = config.get("mixcse") or {}
+        return mixcse_scores(encoder, sentences, params.get("mix_lambda", MixCSEParams().mix_lambda),
+                             config["temperature"], batch_size, max_length, params.get("variant", "paper"), seed)
+
+    return snapshot_series(runs, measure, steps)

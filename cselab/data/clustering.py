@@ -53,6 +53,50 @@ class ClusteringData:
     def n_clusters(self) -> int:
         return int(len(np.unique(self.labels)))
 
+    def _subset(self, index: np.ndarray, suffix: str) -> "ClusteringData":
+        return ClusteringData(f"{self.name}{suffix}", tuple(self.texts[i] for i in index), self.labels[index],
+                              self.label_names)
+
+    def subsample(self, max_texts: int, seed: int = 0) -> "ClusteringData":
+        """At most ``max_texts`` texts drawn uniformly without replacement (seeded, file order kept):
+        a cheaper evaluation whose class shares match the full set's in expectation. A class may
+        vanish from a small sample; K (``n_clusters``) is then the number of classes left.
+        Returns the set itself when it has no more than ``max_texts`` texts."""
+        if isinstance(max_texts, bool) or not isinstance(max_texts, (int, np.integer)) or max_texts < 2:
+            raise ValueError(f"max_texts must be an integer >= 2, got {max_texts!r}")
+        if max_texts >= len(self):
+            return self
+        index = np.sort(np.random.default_rng(seed).choice(len(self), size=int(max_texts), replace=False))
+        return self._subset(index, f"[{max_texts} of {len(self)}, seed {seed}]")
+
+    def sample_per_class(self, per_class: int, seed: int = 0, classes=None) -> "ClusteringData":
+        """Up to ``per_class`` texts of each class (all of a smaller class), drawn without replacement
+        (seeded), grouped by class in label order: balanced sets for maps coloured by class.
+        ``classes`` keeps only those labels (ids, or names when ``label_names`` exist)."""
+        if isinstance(per_class, bool) or not isinstance(per_class, (int, np.integer)) or per_class < 1:
+            raise ValueError(f"per_class must be an integer >= 1, got {per_class!r}")
+        present = np.unique(self.labels)
+        if classes is not None:
+            by_name = {v: k for k, v in (self.label_names or {}).items()}
+            wanted = [by_name.get(c, c) for c in classes]
+            unknown = [c for c, w in zip(classes, wanted) if w not in set(present.tolist())]
+            if unknown:
+                known = [self.label_names[k] for k in present] if self.label_names else present.tolist()
+                raise ValueError(f"{self.name}: unknown class(es) {unknown}; classes: {known}")
+            present = np.asarray(sorted(set(wanted)))
+        rng = np.random.default_rng(seed)
+        chosen = []
+        for label in present:
+            members = np.flatnonzero(self.labels == label)
+            chosen.append(np.sort(rng.choice(members, size=min(per_class, len(members)), replace=False)))
+        return self._subset(np.concatenate(chosen), f"[{per_class} per class, seed {seed}]")
+
+    def label_words(self) -> list:
+        """Each text's class name (``label_names``), or its label id when the set has no names."""
+        if not self.label_names:
+            return self.labels.tolist()
+        return [self.label_names[int(k)] for k in self.labels]
+
 
 def _clustering_dir(data_dir, sub: str) -> Path:
     return require_dir(data_root(data_dir) / "clustering" / sub, f"clustering/{sub} folder")

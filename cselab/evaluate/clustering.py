@@ -110,33 +110,41 @@ def evaluate_clustering_data(model: Encodes, data: ClusteringData, seeds: Sequen
 def evaluate_clustering(model: Encodes, tasks: Sequence[str] = CLUSTERING_TASKS,
                         data_dir: str | os.PathLike | None = None, seeds: Sequence[int] = DEFAULT_SEEDS,
                         n_init: int = 1, normalize: bool = False, batch_size: int = 128,
-                        max_length: int | None = None, output: str | os.PathLike | None = None,
-                        show_progress_bar: bool = True) -> dict:
+                        max_length: int | None = None, max_texts: int | None = None, sample_seed: int = 0,
+                        output: str | os.PathLike | None = None, show_progress_bar: bool = True) -> dict:
     """ClusterNS's clustering tables for any model with ``encode``.
 
     ``scores`` holds each task's headline number ×100 — AMI for DBpedia (Table 5), Hungarian
     accuracy for the short-text sets (Table 6) — as the mean over K-means seeds; ``details`` has
     every metric's mean, std and per-seed values. ``max_length`` (passed to ``encode``) truncates
-    inputs; ClusterNS's script used 128 tokens for the short texts. ``show_progress_bar``: one bar over
-    sets × seeds (``TQDM_DISABLE`` silences it).
+    inputs; ClusterNS's script used 128 tokens for the short texts. ``max_texts`` caps each set at
+    a seeded uniform sample of that many texts (:meth:`ClusteringData.subsample`, ``sample_seed``):
+    cheaper, and not the papers' numbers (``details[task]["n"]`` says how many texts were used).
+    ``show_progress_bar``: one bar over sets × seeds (``TQDM_DISABLE`` silences it).
     """
     unknown = [t for t in tasks if t not in CLUSTERING_TASKS]
     if unknown:
         raise ValueError(f"unknown clustering task(s) {unknown}; choose from {list(CLUSTERING_TASKS)}")
     start = time.perf_counter()
+
+    def data(task: str) -> ClusteringData:
+        loaded = load_clustering_task(task, data_dir)
+        return loaded if max_texts is None else loaded.subsample(max_texts, sample_seed)
+
     details = {}
     with progress_bar(total=len(tasks) * len(seeds), desc="clustering", unit="K-means",
                       enabled=show_progress_bar) as bar:
         for task in tasks:
             bar.set_postfix_str(task)
-            details[task] = evaluate_clustering_data(model, load_clustering_task(task, data_dir), seeds, n_init,
-                                                     normalize, batch_size, max_length, tick=lambda: bar.update(1))
+            details[task] = evaluate_clustering_data(model, data(task), seeds, n_init, normalize, batch_size,
+                                                     max_length, tick=lambda: bar.update(1))
             logger.info("clustering %s: %d texts, K = %d, %.0f s", task, details[task]["n"],
                         details[task]["n_clusters"], details[task]["seconds"])
     metric = {task: "ami" if task == "DBpedia" else "acc" for task in tasks}
     scores = {task: 100 * d[metric[task]]["mean"] for task, d in details.items()}
     result = {"scores": scores, "metric": metric, "details": details, "seeds": list(seeds), "n_init": n_init,
-              "normalize": normalize, "seconds": time.perf_counter() - start}
+              "normalize": normalize, "max_texts": max_texts, "sample_seed": sample_seed,
+              "seconds": time.perf_counter() - start}
     short = [t for t in tasks if t != "DBpedia"]
     if short:
         result["short_text_avg"] = float(np.mean([scores[t] for t in short]))

@@ -116,21 +116,29 @@ def geometry_summary(embeddings: np.ndarray, positives: tuple[np.ndarray, np.nda
 
 def evaluate_alignment_uniformity(model, split: str = "all", data_dir: str | os.PathLike | None = None,
                                   batch_size: int = 128, t: float = 2.0, alpha: float = 2.0,
-                                  threshold: float = POSITIVE_THRESHOLD,
-                                  output: str | os.PathLike | None = None) -> dict:
+                                  threshold: float = POSITIVE_THRESHOLD, max_pairs: int | None = None,
+                                  sample_seed: int = 0, output: str | os.PathLike | None = None) -> dict:
     """Alignment and uniformity (plus anisotropy and largest angle) of ``model`` on STS-B.
 
     Positives: the pairs of ``split`` with gold score > ``threshold``; uniformity and the rest: the
-    distinct sentences of ``split``. ``split="all"`` pools train, dev and test.
+    distinct sentences of ``split``. ``split="all"`` pools train, dev and test. ``max_pairs``
+    keeps a seeded uniform sample of that many pairs of the split (``sample_seed``; file order
+    kept) and measures on their sentences and positives only: cheaper, noisier, not the papers'
+    protocol (the result records ``max_pairs``).
     """
     if split not in STSB_SPLITS:
         raise ValueError(f"split must be one of {STSB_SPLITS}, got {split!r}")
+    if max_pairs is not None and (isinstance(max_pairs, bool) or not isinstance(max_pairs, int) or max_pairs < 2):
+        raise ValueError(f"max_pairs must be an integer >= 2 or None, got {max_pairs!r}")
     start = time.perf_counter()
     stsb = load_stsb(data_dir)
     parts = list(stsb.values()) if split == "all" else [stsb[split]]
     s1 = [s for p in parts for s in p.sentences1]
     s2 = [s for p in parts for s in p.sentences2]
     scores = np.concatenate([p.scores for p in parts])
+    if max_pairs is not None and max_pairs < len(scores):
+        keep = np.sort(np.random.default_rng(sample_seed).choice(len(scores), size=max_pairs, replace=False))
+        s1, s2, scores = [s1[i] for i in keep], [s2[i] for i in keep], scores[keep]
     sentences = sorted(set(s1) | set(s2))
     vectors = np.asarray(model.encode(sentences, batch_size=batch_size))
     row = {s: i for i, s in enumerate(sentences)}
@@ -138,7 +146,8 @@ def evaluate_alignment_uniformity(model, split: str = "all", data_dir: str | os.
     summary = geometry_summary(vectors, (vectors[[row[s1[i]] for i in positive]],
                                          vectors[[row[s2[i]] for i in positive]]), t=t, alpha=alpha)
     result = {**summary, "split": split, "positive_pairs": int(len(positive)), "sentences": len(sentences),
-              "t": t, "alpha": alpha, "threshold": threshold, "seconds": time.perf_counter() - start}
+              "t": t, "alpha": alpha, "threshold": threshold, "max_pairs": max_pairs,
+              "seconds": time.perf_counter() - start}
     if output is not None:
         atomic_write_json(Path(output), result)
     return result

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .core import color, legend_if_several, new_figure
+from .core import color, distinct_colors, legend_if_several, new_figure
 from .labels import readable
 
 
@@ -156,11 +156,12 @@ def plot_umap_panels(frames: pd.DataFrame | Mapping[str, pd.DataFrame], max_lege
     for frame in frames.values():
         _need_columns(frame, ["x", "y", "label"], "plot_umap_panels")
     labels = sorted({lab for f in frames.values() for lab in f["label"]}, key=str)
+    colors = distinct_colors(len(labels))    # more than 10 classes must not share colours
     fig, axes = new_figure(len(frames), panel_size=(3.0, 3.0))
     for ax, (name, frame) in zip(axes, frames.items()):
         for i, lab in enumerate(labels):
             part = frame[frame["label"] == lab]
-            ax.scatter(part["x"], part["y"], s=6, color=color(i), label=str(lab), linewidths=0)
+            ax.scatter(part["x"], part["y"], s=6, color=colors[i], label=str(lab), linewidths=0)
         method = frame.attrs.get("method", "")
         ax.set_title(f"{name} ({method})" if method else name)
         ax.set_xticks([])

@@ -93,3 +93,16 @@ def save_figure(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = F
             fig.savefig(target, format=fmt, dpi=dpi, metadata=metadata)
             written.append(target)
     return written
+
+
+def distinct_colors(n: int) -> list[str]:
+    """``n`` colours that differ from each other: the palette for up to 10, matplotlib's ``tab20``
+    for up to 20 (e.g. DBpedia's 14 classes), beyond that a sample of ``turbo`` (neighbours close)."""
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    if n <= len(PALETTE):
+        return list(PALETTE[:n])
+    if n <= 20:
+        return [to_hex(c) for c in colormaps["tab20"].colors[:n]]
+    return [to_hex(colormaps["turbo"](i / (n - 1))) for i in range(n)]

@@ -324,9 +324,13 @@ def _profiles_of(where: str, entry: dict, known: list[str]) -> list[str] | None:
     return chosen
 
 
-def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str | os.PathLike = "runs") -> Study:
+def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str | os.PathLike = "runs",
+               notebooks: bool = True) -> Study:
     """Load and validate a study for one profile: every run's config, every notebook and its
-    parameters. Raises :class:`StudyError` naming the file, line, run label and key."""
+    parameters. Raises :class:`StudyError` naming the file, line, run label and key.
+
+    ``notebooks=False`` reads the runs only (no notebook is opened; ``Study.notebooks`` is empty):
+    what a notebook needs to find the study's run directories."""
     path = resolve_study_path(source)
     data, text = _read_yaml(path)
     _check_keys(str(path), data, STUDY_KEYS, "a study")
@@ -373,7 +377,7 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
         raise StudyError(f"{path}: no run belongs to profile {profile!r}")
 
     labels = [r.label for r in runs]
-    entries = data.get("notebooks") or []
+    entries = (data.get("notebooks") or []) if notebooks else []
     if not isinstance(entries, list):
         raise StudyError(f"{path}: notebooks: expected a list of notebooks")
     lines = _item_lines(text, "notebooks")

@@ -1,0 +1,62 @@
+"""The comparison of methods against a baseline over seeds, as a figure.
+
+=========================  ======================================================================
+function                   what it shows
+=========================  ======================================================================
+plot_paired_differences    each method's mean per-seed difference from the baseline with its 95 %
+                           t-interval and the paired t-test's p, one panel per metric (the
+                           ``compare`` notebook; none of the four papers gave intervals)
+=========================  ======================================================================
+"""
+from __future__ import annotations
+
+import math
+import textwrap
+from typing import Mapping
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from .core import color, new_figure
+
+TITLE_WIDTH = 28
+
+
+def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str = "group",
+                            baseline: str | None = None, xlabel: str | None = None, ncols: int = 4,
+                            title: str | None = None) -> Figure:
+    """One panel per metric (``{metric words: compare_to_baseline(...) frame}``), one row per group
+    other than the baseline: the mean difference (dot) with its 95 % t-interval (bar) and, at the
+    right, ``p`` of the paired t-test (``n = 1`` when only one seed is shared: no interval, no test).
+    A vertical line marks no difference; the x-axis reads "difference from <baseline>". Panels
+    wrap after ``ncols``."""
+    if not comparisons:
+        raise ValueError("plot_paired_differences: no comparison to draw")
+    tables = {}
+    for name, table in comparisons.items():
+        missing = [c for c in (group, "diff", "diff_ci_low", "diff_ci_high", "p", "paired_n") if c not in table]
+        if missing:
+            raise ValueError(f"plot_paired_differences: {name}: missing column(s) {missing} "
+                             "(pass cselab.stats.compare_to_baseline frames)")
+        tables[name] = table[table["diff"].notna()].reset_index(drop=True)
+    rows = max(len(t) for t in tables.values())
+    fig, axes = new_figure(len(tables), panel_size=(3.0, 0.9 + 0.32 * max(rows, 1)), ncols=ncols, sharey=True)
+    for ax, (name, table) in zip(axes, tables.items()):
+        positions = list(range(len(table)))[::-1]             # first group on top
+        for y, (_, r) in zip(positions, table.iterrows()):
+            has_ci = not (math.isnan(r["diff_ci_low"]) or math.isnan(r["diff_ci_high"]))
+            if has_ci:
+                ax.plot([r["diff_ci_low"], r["diff_ci_high"]], [y, y], color=color(0), linewidth=2, alpha=0.6)
+            ax.plot([r["diff"]], [y], "o", color=color(0), markersize=4)
+            note = f"p {r['p']:.3f}" if not math.isnan(r["p"]) else f"n {int(r['paired_n'])}"
+            ax.annotate(note, (1.0, y), xycoords=("axes fraction", "data"), xytext=(3, 0),
+                        textcoords="offset points", va="center", fontsize=7)
+        ax.axvline(0.0, color="grey", linestyle=":", linewidth=1)
+        ax.set_yticks(positions, [str(g) for g in table[group]])
+        ax.set_ylim(-0.6, max(len(table), 1) - 0.4)
+        ax.set_title(textwrap.fill(str(name), TITLE_WIDTH))
+        ax.set_xlabel(xlabel or f"difference from {baseline or 'the baseline'}")
+        ax.grid(axis="y", visible=False)
+    if title:
+        fig.suptitle(title)
+    return fig

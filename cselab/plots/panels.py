@@ -1,0 +1,160 @@
+"""A grid of small panels, one per recorded key, each with its own y-axis.
+
+Loss parts and method statistics live on very different scales (InfoNCE ≈ 3, ClusterNS's BML term
+≈ 1e-5, a queue fill in [0, 1], a count of clusters), so they cannot share an axis, and a single
+row of a dozen panels is unreadable at column width. :func:`plot_metric_grid` draws them in rows of
+``ncols`` panels; a run keeps its colour in every panel and one legend serves the figure.
+
+=====================  ==========================================================================
+function               paper figures
+=====================  ==========================================================================
+plot_metric_grid       loss parts of every method; method statistics that are not cosines
+                       (ClusterNS's share of anchors with a false negative, non-empty clusters;
+                       APINCSE's queue fill); probe geometry over training (MixCSE's anisotropy
+                       and largest angle)
+plot_profile_grid      APINCSE Fig. 3 per run over training (per-layer [CLS] similarity of the
+                       probe records, first and last probe)
+legend_outside         (helper) legends moved beside their panels, for curves with many lines
+=====================  ==========================================================================
+"""
+from __future__ import annotations
+
+import textwrap
+from typing import Mapping, Sequence
+
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from ..rundir import Runs, read_metrics
+from .core import color, new_figure
+from .dynamics import stat_label_words
+
+TITLE_WIDTH = 22   # characters per title line at a panel width of 2.4 in (9-pt titles)
+LEGEND_CHAR_WIDTH = 0.065   # inches per character of an 8-pt legend label
+
+# Words for the record keys that are not statistics of a method (those come from the methods).
+KEY_WORDS = {
+    "loss": "total loss",
+    "loss/info_nce": "InfoNCE",
+    "loss/info_nce_forward": "InfoNCE, view-1 anchors",
+    "loss/info_nce_reverse": "InfoNCE, view-2 anchors",
+    "loss/clusterns.bml": "ClusterNS BML (× λ)",
+    "loss/augmented_positive.l_p": "APINCSE l_P (augmented positive)",
+    "loss/interlayer_negative.l_n": "APINCSE l_N (interlayer negative)",
+    "loss/mlm.mlm": "masked-LM loss",
+    "grad/z1_norm": "‖∂L/∂z‖, view 1 (anchors)",
+    "grad/z2_norm": "‖∂L/∂z‖, view 2 (positives)",
+    "alignment": "alignment",
+    "uniformity": "uniformity",
+    "mean_cos": "anisotropy (mean cosine)",
+    "largest_angle": "largest angle (degrees)",
+    "stsb_dev": "STS-B dev (Spearman ×100)",
+    "lr": "learning rate",
+}
+
+
+def key_words(key: str) -> str:
+    """Words for a record key: :data:`KEY_WORDS`, then the methods' statistic labels for
+    ``sim/<stat>``, then ``loss: <part>`` for other loss parts, else the key itself."""
+    if key in KEY_WORDS:
+        return KEY_WORDS[key]
+    if key.startswith("sim/"):
+        return stat_label_words().get(key[4:], key[4:])
+    if key.startswith("loss/"):
+        return f"loss: {key[5:]}"
+    return key
+
+
+def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str = "train", ncols: int = 3,
+                     labels: Mapping[str, str] | None = None, title: str | None = None) -> Figure:
+    """One panel per key of the ``kind`` records (titled in words, :func:`key_words` or
+    ``labels``), a line per run that recorded it, rows of ``ncols`` panels, each panel with its
+    own y-axis; one legend for the runs under the panels (none for a single run).
+
+    ``data``: run directories (:func:`cselab.rundir.read_metrics`) or a frame with ``run``, ``step``
+    and the keys. Keys no run recorded are an error naming what is there."""
+    frame = data.copy() if isinstance(data, pd.DataFrame) else read_metrics(data, kind)
+    if "run" not in frame:
+        frame.insert(0, "run", "")
+    keys = list(keys)
+    if not keys:
+        raise ValueError("plot_metric_grid: no keys to draw")
+    missing = [k for k in keys if k not in frame or frame[k].isna().all()]
+    if missing:
+        available = sorted(c for c in frame.columns if c not in ("run", "kind", "step"))
+        raise ValueError(f"plot_metric_grid: no values for {missing}; available: {available}")
+    words = {**{k: key_words(k) for k in keys}, **(labels or {})}
+    runs = list(dict.fromkeys(frame["run"]))
+    fig, axes = new_figure(len(keys), panel_size=(2.4, 1.9), ncols=min(ncols, len(keys)))
+    for ax, key in zip(axes, keys):
+        for i, run in enumerate(runs):
+            part = frame.loc[frame["run"] == run, ["step", key]].dropna()
+            if len(part):
+                ax.plot(part["step"], part[key], color=color(i), label=run or None)
+        ax.set_title(textwrap.fill(words[key], TITLE_WIDTH))
+        ax.set_xlabel("training step")
+    if len(runs) > 1:
+        handles = {}
+        for ax in axes:
+            for handle, name in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(name, handle)
+        fig.legend([handles[r] for r in runs if r in handles], [r for r in runs if r in handles],
+                   loc="outside lower center", ncols=min(len(runs), 4), frameon=False)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def legend_outside(fig: Figure, ncols: int = 1) -> Figure:
+    """Replace the legends of ``fig``'s panels by one legend to the right of the figure (each label
+    once, in order of appearance): for curves with many labelled lines, where legends inside the
+    panels would cover them or repeat in every panel. The figure is widened by about the legend's
+    width, so the panels keep theirs. Returns ``fig``."""
+    handles: dict[str, object] = {}
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is None:
+            continue
+        for handle, name in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(name, handle)
+        legend.remove()
+    if handles:
+        fig.legend(list(handles.values()), list(handles), loc="outside right center", frameon=False, ncols=ncols)
+        # widen the figure by about the legend's width so that the panels keep theirs
+        longest = max(len(str(name)) for name in handles)
+        fig.set_figwidth(fig.get_figwidth() + ncols * (0.5 + LEGEND_CHAR_WIDTH * longest))
+    return fig
+
+
+def plot_profile_grid(panels: Mapping[str, Mapping[str, Sequence[float]]], ncols: int = 3,
+                      xlabel: str = "layer (0 = embeddings)", ylabel: str = "cos to last-layer [CLS]",
+                      title: str | None = None) -> Figure:
+    """Small multiples of per-layer profiles: one panel per key of ``panels`` (e.g. a run), in each
+    a line per profile (e.g. ``{"step 0": [...], "step 30": [...]}``); a name keeps its colour in
+    every panel and one legend serves the figure. APINCSE Fig. 3 over training from probe records
+    (:func:`cselab.analysis.runs.probe_layer_profiles`)."""
+    if not panels:
+        raise ValueError("plot_profile_grid: no panels to draw")
+    names = list(dict.fromkeys(name for profiles in panels.values() for name in profiles))
+    fig, axes = new_figure(len(panels), panel_size=(2.4, 1.9), ncols=min(ncols, len(panels)), sharey=True)
+    for ax, (panel, profiles) in zip(axes, panels.items()):
+        for name, values in profiles.items():
+            ax.plot(range(len(values)), values, marker="o", markersize=2.5, color=color(names.index(name)),
+                    label=name)
+        ax.set_title(textwrap.fill(str(panel), TITLE_WIDTH))
+        ax.set_xlabel(xlabel)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    for i, ax in enumerate(axes):
+        if i % min(ncols, len(panels)) == 0:
+            ax.set_ylabel(ylabel)
+    if len(names) > 1:
+        handles = {}
+        for ax in axes:
+            for handle, name in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(name, handle)
+        fig.legend([handles[n] for n in names], names, loc="outside lower center", ncols=min(len(names), 4),
+                   frameon=False)
+    if title:
+        fig.suptitle(title)
+    return fig

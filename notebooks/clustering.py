@@ -1,0 +1,139 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # clustering: K-means on the sentence embeddings, and what ClusterNS's clusters contain
+#
+# Across any set of runs (their `best/` models):
+#
+# 1. **DBpedia AMI** — K-means with K = 14 on DBpedia abstracts, adjusted mutual information with the
+#    classes (**ClusterNS Table 5**);
+# 2. **the 8 short-text sets** (AgNews, Biomedical, GoogleNews-S/T/TS, SearchSnippets, StackOverflow,
+#    Tweet) — accuracy after the best matching of clusters to classes, and NMI (**ClusterNS Table 6**);
+# 3. **the cluster case study** of ClusterNS runs — sentences grouped by the run's own K-means
+#    centroids (**ClusterNS Table 10**).
+#
+# Scores are means over `seeds` K-means initialisations per run; tables group runs by method with
+# mean ± std over training seeds. `max_texts` caps every set at a seeded sample (the papers use the
+# full sets: set it to `None` for their protocol). Evaluations are cached in each run directory.
+# Run it with a study (`cselab reproduce cpu-demo`), on its defaults after that study has trained
+# (`runs = None`), or `papermill clustering.ipynb out.ipynb -y "runs: {...}" -y "tasks: [DBpedia]"`.
+
+# %% tags=["parameters"]
+runs = None  # {label: run directory}; None: the finished runs of the cpu-demo study in runs/
+figures_dir = "figures/clustering"  # where figures are written (PNG + PDF)
+tables_dir = "reports/clustering/tables"  # where tables are written (Markdown + CSV)
+data_dir = None  # data root; None: $CSELAB_DATA, else ./data
+tasks = ["DBpedia", "AgNews", "Biomedical", "GoogleNews-S", "GoogleNews-T", "GoogleNews-TS", "SearchSnippets",
+         "StackOverflow", "Tweet"]  # clustering sets (DBpedia: AMI; the others: accuracy and NMI)
+seeds = [0, 1, 2]  # K-means seeds per run and set
+max_texts = 1000  # texts per set, a seeded sample (None: the full sets, as the papers)
+max_length = 128  # tokens per text (ClusterNS's script: 128)
+group_by = ["method"]  # config keys that make a group of runs (seeds are averaged within a group)
+case_corpus = "wiki1m-head"  # sentences for the cluster case study
+case_sentences = 2000  # corpus sentences assigned to the ClusterNS centroids
+case_clusters = 5  # most populated clusters shown
+case_per_cluster = 5  # sentences shown per cluster
+case_runs_per_method = 1  # ClusterNS runs (of each ClusterNS variant) given a case study
+
+# %%
+from IPython.display import display
+
+from cselab import workbench
+from cselab.analysis.clusterns import run_case_study
+from cselab.analysis.compare import (clustering_detail_frame, clustering_metric_frame, grouped_table, run_groups,
+                                    with_groups)
+from cselab.analysis.runs import pick_runs, run_methods
+from cselab.data import load_corpus
+from cselab.evaluate.runs import evaluate_runs, evaluation_frame
+from cselab.plots import plot_ablation_bars
+from cselab.tables import CLUSTERING_COLUMNS
+
+workbench.setup()
+runs = workbench.load_runs(runs)
+groups = run_groups(runs, group_by)
+print(f"{len(runs)} runs: {', '.join(runs)}")
+
+# %%
+results = evaluate_runs(runs, "clustering", data_dir=data_dir, tasks=list(tasks), seeds=list(seeds),
+                        max_texts=max_texts, max_length=max_length)
+texts = {task: d["n"] for task, d in next(iter(results.values()))["details"].items()}
+print("texts per set:", texts, f"— K-means seeds {list(seeds)}")
+
+# %% [markdown]
+# ## DBpedia: adjusted mutual information ×100 (ClusterNS Table 5)
+
+# %%
+if "DBpedia" in tasks:
+    ami = grouped_table(with_groups(clustering_metric_frame(results, "ami"), groups), ["DBpedia"],
+                        rename=CLUSTERING_COLUMNS)
+    workbench.save_table(ami, "dbpedia_ami", tables_dir)
+    display(ami)
+else:
+    print("DBpedia is not among the tasks")
+
+# %% [markdown]
+# ## The short-text sets: accuracy and NMI ×100 (ClusterNS Table 6)
+
+# %%
+short = [t for t in tasks if t != "DBpedia"]
+if short:
+    accuracy = grouped_table(with_groups(clustering_metric_frame(results, "acc"), groups), short,
+                             rename=CLUSTERING_COLUMNS)
+    nmi = grouped_table(with_groups(clustering_metric_frame(results, "nmi"), groups), short, rename=CLUSTERING_COLUMNS)
+    workbench.save_table(accuracy, "short_text_accuracy", tables_dir)
+    workbench.save_table(nmi, "short_text_nmi", tables_dir)
+    display(accuracy)
+    display(nmi)
+
+# %% [markdown]
+# Every run, every set and metric (means over the K-means seeds):
+
+# %%
+per_run = with_groups(clustering_detail_frame(results), groups).round(2)
+workbench.save_table(per_run, "clustering_runs", tables_dir)
+per_run
+
+# %% [markdown]
+# ## Scores per set and method
+#
+# DBpedia's AMI and the short-text accuracies, one group of bars per set (whiskers: std over the
+# training seeds of a method).
+
+# %%
+headline = with_groups(evaluation_frame(results, config_keys=()), groups)   # DBpedia: AMI, others: accuracy
+columns = [CLUSTERING_COLUMNS[t] for t in tasks]
+bars = headline.rename(columns=CLUSTERING_COLUMNS)[["group", *columns]]
+fig = plot_ablation_bars(bars, columns, variant="group")
+fig.axes[0].set_ylabel("AMI (DBpedia) / accuracy ×100")
+workbench.show(fig, f"{figures_dir}/clustering_scores");
+
+# %% [markdown]
+# ## What ClusterNS's clusters contain (ClusterNS Table 10)
+#
+# `case_sentences` corpus sentences embedded as ClusterNS clusters them during training (view 1 of
+# the training path, dropout off), assigned to the run's final centroids (its last checkpoint); for
+# the `case_clusters` most populated clusters, `case_per_cluster` random members.
+
+# %%
+clusterns_methods = [m for m in dict.fromkeys(run_methods(runs).values()) if "clusterns" in m.split("+")]
+case_runs = pick_runs(runs, clusterns_methods, case_runs_per_method) if clusterns_methods else {}
+if case_runs:
+    sentences = load_corpus(case_corpus, case_sentences, data_dir)
+    for label, path in case_runs.items():
+        case = run_case_study(path, sentences, case_clusters, case_per_cluster)
+        workbench.save_table(case.round(3), f"case_study_{label}", tables_dir)
+        print(f"{label}: {case['cluster'].nunique()} clusters shown")
+        display(case.round(3))
+else:
+    print("no ClusterNS run among these runs: no case study")

@@ -1,0 +1,219 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # compare: methods against SimCSE over seeds, ablations and sweeps
+#
+# Across any set of runs, grouped by method (or by any config keys) with the training seed as the
+# unit of replication:
+#
+# 1. **STS** (STS12–16, STS-B, SICK-R; SimCSE's protocol) per run and per method: mean ± std and
+#    95 % confidence interval over seeds, and a **paired t-test against the SimCSE runs with the same
+#    seeds**, for the average and for every task;
+# 2. optionally **transfer** (SentEval) and **clustering** (DBpedia AMI, short-text accuracy) tables
+#    with the same statistics;
+# 3. **ablation bars** per STS task (**APINCSE Fig. 2**), variants named from run labels;
+# 4. **sweep curves**: a score against a swept config key, one line per method, mean ± std over
+#    seeds (**ClusterNS Fig. 8–9**: batch size and K; **GS-InfoNCE Table 3**: the number of noise
+#    negatives; **APINCSE Fig. 4, Tables 4–5**: k, queue size, layer).
+#
+# Run it with a study (`cselab reproduce cpu-compare` executes it on SimCSE, MixCSE, GS-InfoNCE,
+# ClusterNS and APINCSE × seeds), on its defaults after `cselab reproduce cpu-demo` (`runs = None`),
+# or by hand: `papermill compare.ipynb out.ipynb -y "runs: {...}" -y "sweep_key: clusterns.num_clusters"`.
+# Evaluations are cached in each run directory (`evaluations/`).
+
+# %% tags=["parameters"]
+runs = None  # {label: run directory}; None: the finished runs of the cpu-demo study in runs/
+figures_dir = "figures/compare"  # where figures are written (PNG + PDF)
+tables_dir = "reports/compare/tables"  # where tables are written (Markdown + CSV)
+data_dir = None  # data root; None: $CSELAB_DATA, else ./data
+group_by = ["method"]  # config keys that make a group; runs that differ only in their seed are its seeds
+group_names = {}  # display names {group: name} on top of the papers' method names (SimCSE, MixCSE, ...)
+baseline = "simcse"  # the group every other is tested against (a group name or a method)
+sts_tasks = None  # None: the 7-task table of results.json (evaluated when absent); or a list of STS tasks
+transfer_tasks = []  # SentEval transfer tasks to evaluate, e.g. ["MR", "CR", "MRPC"]; [] skips transfer
+transfer_fast = True  # 5 folds (SimCSE's fasttest) instead of 10
+clustering_tasks = []  # clustering sets to evaluate, e.g. ["DBpedia", "AgNews"]; [] skips clustering
+clustering_seeds = [0]  # K-means seeds per run and set
+clustering_max_texts = 1000  # texts per clustering set, a seeded sample (None: the full sets)
+variants = {}  # ablation bars: {label prefix: variant}, e.g. {"apincse": "APINCSE", "apincse-no_ap": "-AP"}; {} skips
+sweep_key = None  # swept config key, e.g. "clusterns.num_clusters" or "batch_size"; None skips the sweep
+sweep_metric = "avg"  # y of the sweep: an STS column (avg, STSBenchmark, ...) or best_stsb_dev
+sweep_label = None  # words for the sweep's x-axis (None: the key)
+sweep_logx = False  # log2 x-axis (batch sizes, K)
+
+# %%
+from IPython.display import Markdown, display
+
+from cselab import workbench
+from cselab.analysis.compare import (describe_sts_average, grouped_table, label_variants, per_task_comparison,
+                                     resolve_baseline, run_groups, sts_results, sweep_frame, with_groups)
+from cselab.evaluate.runs import evaluate_runs, evaluation_frame
+from cselab.plots import legend_outside, plot_ablation_bars, plot_paired_differences, plot_sweep
+from cselab.stats import compare_to_baseline, format_comparison
+from cselab.tables import CLUSTERING_COLUMNS, STS_COLUMNS, TRANSFER_COLUMNS
+
+workbench.setup()
+runs = workbench.load_runs(runs)
+groups = run_groups(runs, group_by, group_names)
+try:
+    baseline_group = resolve_baseline(baseline, groups, group_names)
+except ValueError as error:
+    baseline_group = None
+    print(f"no paired tests: {error}")
+display(groups)
+
+# %% [markdown]
+# ## STS per run
+#
+# Spearman ×100 on each task (SimCSE's protocol: STS12–16 over all pairs of a year, STS-B and
+# SICK-R test), from each run's final table or evaluated once and cached.
+
+# %%
+sts = sts_results(runs, sts_tasks, data_dir)
+sts_frame = with_groups(evaluation_frame(sts, config_keys=()), groups)
+tasks = [t for t in STS_COLUMNS if t in sts_frame]
+names = {**STS_COLUMNS, "avg": "Avg."}
+print(f"Avg. = {describe_sts_average(sts_tasks)}; sources:", {label: result["source"] for label, result in sts.items()})
+workbench.save_table(sts_frame.rename(columns=names).round(2), "sts_runs", tables_dir)
+sts_frame.rename(columns=names).round(2)
+
+# %% [markdown]
+# ## STS per method: mean ± std over seeds
+
+# %%
+sts_methods = grouped_table(sts_frame, [*tasks, "avg"], rename=names)
+workbench.save_table(sts_methods, "sts_methods", tables_dir)
+sts_methods
+
+# %% [markdown]
+# ## Against SimCSE with the same seeds: paired t-test
+#
+# For each method and each seed s it shares with the baseline, d_s = score(method, s) −
+# score(baseline, s). The test is a **paired t-test** (`scipy.stats.ttest_rel`, two-sided, H0: mean
+# difference 0, n − 1 degrees of freedom) with the matching 95 % t-interval of the mean difference;
+# the "95% CI" column is the t-interval of the method's own mean. Pairing is the right test here
+# because a seed fixes the data order, the dropout draws and the head's initialisation for both
+# runs alike: each per-seed difference removes what the seed does to both runs and keeps what the
+# method does, so the test has more power than comparing two independent means. With 3 seeds only large,
+# consistent differences reach p < 0.05; a method sharing a single seed with the baseline has no
+# test (–). No correction for testing several methods is applied: read p-values as evidence, not
+# verdicts.
+
+# %%
+if baseline_group is not None:
+    comparison = format_comparison(compare_to_baseline(sts_frame, "avg", "group", baseline_group), "group")
+    workbench.save_table(comparison, "sts_vs_baseline", tables_dir)
+    display(Markdown(f"**{describe_sts_average(sts_tasks)}** against **{baseline_group}**"))
+    display(comparison)
+
+# %% [markdown]
+# Per task: mean difference from the baseline and the paired test's p (`n 1`: one shared seed, no test).
+
+# %%
+if baseline_group is not None:
+    per_task = per_task_comparison(sts_frame, [*tasks, "avg"], baseline=baseline_group).rename(columns=names)
+    workbench.save_table(per_task, "sts_vs_baseline_per_task", tables_dir)
+    display(per_task)
+
+# %% [markdown]
+# The same as a figure: each method's mean difference from the baseline (dot), its 95 % t-interval
+# (bar) and the paired test's p, for the average and every task.
+
+# %%
+if baseline_group is not None:
+    differences = {names[t]: compare_to_baseline(sts_frame, t, "group", baseline_group) for t in ["avg", *tasks]}
+    workbench.show(plot_paired_differences(differences, baseline=baseline_group), f"{figures_dir}/sts_vs_baseline");
+
+# %% [markdown]
+# ## Transfer tasks (SentEval, logistic regression on frozen embeddings)
+
+# %%
+if transfer_tasks:
+    transfer = evaluate_runs(runs, "transfer", data_dir=data_dir, tasks=list(transfer_tasks), fast=transfer_fast)
+    transfer_frame = with_groups(evaluation_frame(transfer, config_keys=()), groups)
+    transfer_methods = grouped_table(transfer_frame, [*transfer_tasks, "avg"],
+                                     rename={**TRANSFER_COLUMNS, "avg": "Avg."})
+    workbench.save_table(transfer_methods, "transfer_methods", tables_dir)
+    display(transfer_methods)
+    if baseline_group is not None:
+        transfer_comparison = format_comparison(compare_to_baseline(transfer_frame, "avg", "group", baseline_group),
+                                                "group")
+        workbench.save_table(transfer_comparison, "transfer_vs_baseline", tables_dir)
+        display(transfer_comparison)
+else:
+    print("transfer_tasks is empty: no transfer evaluation")
+
+# %% [markdown]
+# ## Clustering (DBpedia: AMI; short-text sets: accuracy)
+
+# %%
+if clustering_tasks:
+    clustering = evaluate_runs(runs, "clustering", data_dir=data_dir, tasks=list(clustering_tasks),
+                               seeds=list(clustering_seeds), max_texts=clustering_max_texts)
+    clustering_frame = with_groups(evaluation_frame(clustering, config_keys=()), groups)
+    clustering_frame["mean"] = clustering_frame[list(clustering_tasks)].mean(axis=1)
+    clustering_methods = grouped_table(clustering_frame, [*clustering_tasks, "mean"],
+                                       rename={**CLUSTERING_COLUMNS, "mean": "Avg."})
+    workbench.save_table(clustering_methods, "clustering_methods", tables_dir)
+    display(clustering_methods)
+    if baseline_group is not None:
+        clustering_comparison = format_comparison(compare_to_baseline(clustering_frame, "mean", "group",
+                                                                      baseline_group), "group")
+        workbench.save_table(clustering_comparison, "clustering_vs_baseline", tables_dir)
+        display(clustering_comparison)
+else:
+    print("clustering_tasks is empty: no clustering evaluation")
+
+# %% [markdown]
+# ## Ablation bars per STS task (APINCSE Fig. 2)
+#
+# Runs named by `variants` (label prefix → variant; the longest matching prefix wins), one bar per
+# variant and task (whiskers: std over seeds).
+
+# %%
+if variants:
+    chosen = label_variants(sts_frame["run"], variants)
+    ablation = sts_frame[sts_frame["run"].isin(chosen)].rename(columns=names)
+    ablation.insert(0, "variant", ablation["run"].map(chosen))
+    columns = [names[t] for t in [*tasks, "avg"]]
+    fig = legend_outside(plot_ablation_bars(ablation[["variant", *columns]], columns, variant="variant"))
+    fig.axes[0].set_ylabel("Spearman ×100")
+    workbench.show(fig, f"{figures_dir}/ablation_bars")
+    ablation_table = grouped_table(ablation, columns, by="variant")
+    workbench.save_table(ablation_table, "ablation", tables_dir)
+    display(ablation_table)
+else:
+    print("variants is empty: no ablation bars")
+
+# %% [markdown]
+# ## Sweep (ClusterNS Fig. 8–9, GS-InfoNCE Table 3, APINCSE Fig. 4 / Tables 4–5)
+#
+# `sweep_metric` against the swept `sweep_key`, one line per group of the other settings, mean ± std
+# over seeds.
+
+# %%
+if sweep_key:
+    sweep = sweep_frame(runs, sweep_key, sts_frame.drop(columns=["group", "seed"]), group_by, group_names)
+    legend = ", ".join(group_by)                              # the legend's title: what the lines are
+    points = sweep[[sweep_key, sweep_metric, "seed"]].assign(**{legend: sweep["group"]})
+    fig = plot_sweep(points, sweep_key, sweep_metric, hue=legend, logx=sweep_logx)
+    fig.axes[0].set_xlabel(sweep_label or sweep_key)
+    fig.axes[0].set_ylabel(describe_sts_average(sts_tasks) if sweep_metric == "avg" else
+                           names.get(sweep_metric, sweep_metric.replace("best_stsb_dev", "best STS-B dev")))
+    workbench.show(fig, f"{figures_dir}/sweep")
+    sweep_table = grouped_table(sweep, [sweep_metric], by=["group", sweep_key])
+    workbench.save_table(sweep_table, "sweep", tables_dir)
+    display(sweep_table)
+else:
+    print("sweep_key is None: no sweep")

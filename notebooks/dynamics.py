@@ -1,0 +1,195 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # dynamics: what happens to the similarities during training
+#
+# Across any set of runs, from their run directories:
+#
+# 1. **loss parts** over training (InfoNCE and each method's terms, one panel each);
+# 2. **similarity curves** — positive pairs, in-batch negatives, and whatever the methods logged:
+#    ClusterNS's hard negatives, nearest centroids, centroid–centroid and false-negative
+#    similarities, MixCSE's mixed negatives, GS-InfoNCE's Gaussian negatives, APINCSE's augmented
+#    positives and interlayer negatives (**ClusterNS Fig. 3, 4, 5, 7, 10**); only the statistics the
+#    runs logged are drawn, one figure per run plus the shared ones side by side;
+# 3. **MixCSE's scores** (cos/τ of positive, random-negative and mixed-negative pairs) from the train
+#    records and, recomputed on fixed STS-B dev sentences, from each run's model snapshots; and the
+#    **gradient norms** ‖∂L/∂z‖ of the two views (**MixCSE**, its score-dynamics figure and Knowl 2);
+# 4. **GS-InfoNCE Fig. 1**: the mean of the top-4 negative cosines in random batches against batch
+#    size, for a run's trained model and the backbone it started from.
+#
+# Run it with a study (`cselab reproduce cpu-demo` executes it on that study's runs), or on its
+# defaults after that study has trained (`runs = None` finds its finished runs in `runs/`), or by
+# hand: `papermill dynamics.ipynb out.ipynb -y "runs: {simcse: runs/simcse-…, mixcse: runs/mixcse-…}"`.
+# The snapshot analyses need `snapshot_every`, the gradient norms `log_embedding_grad_norm: true`.
+
+# %% tags=["parameters"]
+runs = None  # {label: run directory}; None: the finished runs of the cpu-demo study in runs/
+figures_dir = "figures/dynamics"  # where figures are written (PNG + PDF)
+tables_dir = "reports/dynamics/tables"  # where tables are written (Markdown + CSV)
+data_dir = None  # data root; None: $CSELAB_DATA, else ./data
+score_methods = ["simcse", "mixcse"]  # methods whose snapshots get MixCSE's score analysis ([] skips it)
+score_sentences = 128  # distinct STS-B dev sentences scored per snapshot
+score_batch_size = 64  # batch of the score analysis (each anchor has batch − 1 negatives)
+top4_methods = ["simcse", "gs_infonce"]  # methods whose trained model gets GS-InfoNCE's Fig. 1 ([] skips it)
+top4_batch_sizes = [16, 32, 64, 128, 256]  # batch sizes on the x-axis
+top4_batches = 20  # random batches per batch size (the paper: 100)
+top4_corpus = "wiki1m-head"  # corpus the batches are drawn from
+top4_sentences = 1000  # corpus sentences to draw from
+runs_per_method = 1  # model analyses (scores, top-4) use the first runs of each method, this many
+
+# %%
+import pandas as pd
+from IPython.display import display
+
+from cselab import workbench
+from cselab.analysis.gs_infonce import top4_curve
+from cselab.analysis.mixcse import mixcse_score_series
+from cselab.analysis.runs import base_encoders, logged_keys, logged_statistics, pick_runs, runs_logging
+from cselab.data import load_corpus, load_stsb
+from cselab.encoder import SentenceEncoder
+from cselab.plots import (legend_outside, plot_grad_norm, plot_metric_grid, plot_similarity_dynamics,
+                          plot_top4_curve, plot_training_curves)
+from cselab.rundir import RunDir
+
+workbench.setup()
+runs = workbench.load_runs(runs)
+statistics = logged_statistics(runs)
+print(f"{len(runs)} runs: {', '.join(runs)}")
+print("similarity statistics logged:", statistics["similarity"])
+print("other statistics logged:", statistics["other"])
+
+# %% [markdown]
+# ## Loss parts
+#
+# The total loss and each logged part (InfoNCE; both directions for MixCSE; ClusterNS's BML term
+# already multiplied by λ; APINCSE's l_P and l_N), each panel on its own scale.
+
+# %%
+loss_keys = logged_keys(runs, "loss")
+workbench.show(plot_metric_grid(runs, loss_keys), f"{figures_dir}/loss_parts");
+
+# %% [markdown]
+# ## Similarity of positive pairs and in-batch negatives, all runs
+#
+# Mean cosine of the two dropout views of a sentence (positive pairs) and of different sentences
+# in the batch (in-batch negatives), every logging step.
+
+# %%
+shared = [s for s in ("pos_cos", "neg_cos") if s in statistics["similarity"]]
+workbench.show(legend_outside(plot_similarity_dynamics(runs, shared)), f"{figures_dir}/similarity_all_runs");
+
+# %% [markdown]
+# ## Every pair type, one figure per run (ClusterNS Fig. 3, 4, 5, 7, 10)
+#
+# Each run's own statistics on one axis: for ClusterNS the positive pairs, in-batch negatives, the
+# hard negatives (second-nearest centroid c_i2), the nearest centroid c_i1, the mean similarity
+# between centroids and the false negatives; for MixCSE the mixed negatives; for GS-InfoNCE the
+# Gaussian noise negatives.
+
+# %%
+for label, path in runs.items():
+    own = [s for s in statistics["similarity"] if runs_logging({label: path}, f"sim/{s}")]
+    fig = legend_outside(plot_similarity_dynamics({label: path}, own, panels="run"))
+    workbench.show(fig, f"{figures_dir}/similarity_{label}")
+
+# %% [markdown]
+# ## The methods' other statistics
+#
+# Statistics that are not cosines (ClusterNS: share of anchors with a false negative, non-empty
+# clusters; APINCSE: queue fill, the positive's weight on itself), one panel each.
+
+# %%
+if statistics["other"]:
+    other = [f"sim/{s}" for s in statistics["other"]]
+    workbench.show(plot_metric_grid(runs, other), f"{figures_dir}/method_statistics")
+else:
+    print("no method statistics besides cosines in these runs")
+
+# %% [markdown]
+# ## MixCSE: positive, random-negative and mixed-negative scores (cos/τ)
+#
+# From the train records: the batch means divided by each run's τ. MixCSE's argument is that the
+# mixed negatives stay hard (high score) while random negatives become easy, keeping a gradient
+# signal. SimCSE runs have no mixed negatives in their records.
+
+# %%
+mixcse_runs = runs_logging(runs, "sim/mixcse.mixed_cos")
+if mixcse_runs:
+    compared = {**pick_runs(runs, ["simcse"], per_method=None), **mixcse_runs}
+    fig = plot_similarity_dynamics(compared, ["pos_cos", "neg_cos", "mixcse.mixed_cos"], per_temperature=True)
+    workbench.show(legend_outside(fig), f"{figures_dir}/mixcse_scores_records")
+else:
+    print("no MixCSE run among these runs: no mixed-negative records")
+
+# %% [markdown]
+# The same three scores recomputed on the model snapshots (`snapshot_every`) with fixed sentences
+# (the first `score_sentences` distinct STS-B dev sentences, batches of `score_batch_size`) and fixed
+# dropout draws, so the curves differ by the model only. SimCSE runs are scored with MixCSE's
+# default λ: the mixed negatives they would have had.
+
+# %%
+score_runs = pick_runs(runs, score_methods, runs_per_method)
+score_runs = {label: path for label, path in score_runs.items() if RunDir(path).snapshots()}
+if score_runs:
+    dev = load_stsb(data_dir)["dev"]
+    sentences = list(dict.fromkeys(dev.sentences1 + dev.sentences2))[:score_sentences]
+    scores = mixcse_score_series(score_runs, sentences, batch_size=score_batch_size)
+    workbench.save_table(scores.round(3), "mixcse_scores_snapshots", tables_dir)
+    fig = plot_similarity_dynamics(scores, ("positive", "random_negative", "mixed_negative"), ylabel="cos / τ")
+    workbench.show(legend_outside(fig), f"{figures_dir}/mixcse_scores_snapshots")
+    display(scores.round(3))
+else:
+    print(f"no run of {score_methods} with model snapshots: train with snapshot_every to get this analysis")
+
+# %% [markdown]
+# ## Gradient norms ‖∂L/∂z‖ (MixCSE Knowl 2)
+#
+# Mean norm of the loss gradient with respect to each view's embeddings: as negatives become
+# easy, SimCSE's gradient fades; hard (mixed) negatives keep it up.
+
+# %%
+grad_runs = runs_logging(runs, "grad/z1_norm")
+if grad_runs:
+    workbench.show(legend_outside(plot_grad_norm(grad_runs)), f"{figures_dir}/gradient_norms")
+else:
+    print("no gradient norms recorded: train with log_embedding_grad_norm: true")
+
+# %% [markdown]
+# ## GS-InfoNCE Fig. 1: the hardest in-batch negatives against batch size
+#
+# For random batches of B corpus sentences: the mean of the 4 highest cosines between two
+# different sentences, averaged over `top4_batches` batches (error bars: their std). Larger batches
+# hold harder negatives; the trained model and the backbone it started from side by side.
+
+# %%
+top4_runs = pick_runs(runs, top4_methods, runs_per_method)
+if top4_runs:
+    corpus = load_corpus(top4_corpus, top4_sentences, data_dir)
+    sizes = [b for b in top4_batch_sizes if b <= len(corpus)]
+    curves = {name: top4_curve(encoder, corpus, sizes, top4_batches)
+              for name, encoder in base_encoders(top4_runs).items()}
+    for label, path in top4_runs.items():
+        curves[label] = top4_curve(SentenceEncoder.from_pretrained(path / "best"), corpus, sizes, top4_batches)
+    table = pd.concat(curves, names=["model"]).reset_index(0)
+    workbench.save_table(table.round(4), "top4_curve", tables_dir)
+    workbench.show(plot_top4_curve(curves), f"{figures_dir}/top4_vs_batch_size")
+    display(table.round(4))
+else:
+    print(f"no run of {top4_methods}: nothing to draw for GS-InfoNCE Fig. 1")
+
+# %% [markdown]
+# ## STS-B dev during training
+
+# %%
+workbench.show(legend_outside(plot_training_curves(runs, ("stsb_dev",), kind="eval")), f"{figures_dir}/stsb_dev");

@@ -1,0 +1,141 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # geometry: alignment, uniformity, anisotropy and the layers of the embedding space
+#
+# Across any set of runs:
+#
+# 1. the **alignment–uniformity plane** of each trained model on STS-B, coloured by its STS average
+#    (**ClusterNS Fig. 6**, SimCSE Fig. 2): lower-left is better;
+# 2. **trajectories** in that plane over training, from the probe records (`probe_every`), starting
+#    from the model each run started from;
+# 3. **largest angle** between any two probe embeddings and **anisotropy** (their mean cosine) over
+#    training (**MixCSE**'s spherical-cap argument: anisotropic embeddings fill a narrow cap);
+# 4. the **per-layer [CLS] similarity** to the last layer, of the base backbone and of each trained
+#    model (**APINCSE Fig. 3**), and over training from the probe records.
+#
+# Run it with a study (`cselab reproduce cpu-demo`), on its defaults after that study has trained
+# (`runs = None`), or by hand: `papermill geometry.ipynb out.ipynb -y "runs: {simcse: runs/simcse-…}"`.
+# Evaluations are cached in each run directory (`evaluations/`): re-running costs nothing.
+
+# %% tags=["parameters"]
+runs = None  # {label: run directory}; None: the finished runs of the cpu-demo study in runs/
+figures_dir = "figures/geometry"  # where figures are written (PNG + PDF)
+tables_dir = "reports/geometry/tables"  # where tables are written (Markdown + CSV)
+data_dir = None  # data root; None: $CSELAB_DATA, else ./data
+geometry_split = "dev"  # STS-B split for alignment and uniformity; "all" (train+dev+test) as the papers, slower
+geometry_max_pairs = None  # a seeded sample of this many pairs of the split (None: all of them, the protocol)
+sts_tasks = None  # STS tasks of the colour: None takes the 7-task table of results.json, else these are evaluated
+layer_corpus = "wiki1m-head"  # corpus of the per-layer [CLS] profile
+layer_sentences = 256  # corpus sentences of the per-layer [CLS] profile
+start_probes = True  # measure each run's starting model on its probe set (the step-0 point of the trajectories)
+
+# %%
+import pandas as pd
+
+from cselab import workbench
+from cselab.analysis.apincse import layer_cls_similarity
+from cselab.analysis.compare import describe_sts_average, run_groups, sts_results, with_groups
+from cselab.analysis.runs import backbone_name, probe_layer_profiles, runs_logging, start_probe_records
+from cselab.data import load_corpus
+from cselab.evaluate.runs import evaluate_runs, evaluation_frame
+from cselab.plots import (legend_outside, plot_alignment_uniformity, plot_layer_profile, plot_metric_grid,
+                          plot_profile_grid)
+from cselab.rundir import read_config, read_metrics
+
+workbench.setup()
+runs = workbench.load_runs(runs)
+print(f"{len(runs)} runs: {', '.join(runs)}")
+
+# %% [markdown]
+# ## Alignment and uniformity of the trained models (ClusterNS Fig. 6)
+#
+# ℓ_align: mean squared distance of the STS-B pairs scored above 4; ℓ_uniform: log mean Gaussian
+# potential over all STS-B sentences of the split (Wang & Isola 2020); with `geometry_max_pairs`, of
+# a seeded sample of the split's pairs (cheaper, noisier). Colour: each run's STS
+# average (the final table of `results.json`, or the `sts_tasks` evaluated when asked or absent).
+
+# %%
+geometry = evaluate_runs(runs, "geometry", data_dir=data_dir, split=geometry_split,
+                         **({"max_pairs": geometry_max_pairs} if geometry_max_pairs else {}))
+sts = sts_results(runs, sts_tasks, data_dir)
+colour = describe_sts_average(sts_tasks)
+points = with_groups(evaluation_frame(geometry, runs, config_keys=()), run_groups(runs))
+points[colour] = [sts[label]["avg"] for label in points["run"]]
+fig = plot_alignment_uniformity(points, label="run", color_by=colour)
+workbench.show(fig, f"{figures_dir}/alignment_uniformity");
+
+# %%
+table = points[["run", "group", "seed", "alignment", "uniformity", "mean_cos", "largest_angle", colour]].round(4)
+table = table.rename(columns={"mean_cos": "anisotropy (mean cos)", "largest_angle": "largest angle (°)"})
+workbench.save_table(table, "geometry", tables_dir)
+table
+
+# %% [markdown]
+# ## Trajectories over training (probe records)
+#
+# Each run's probe set (the first `probe_sentences` distinct STS-B dev sentences) measured every
+# `probe_every` steps; the first point is the model the run started from (when `start_probes`).
+
+# %%
+probed = runs_logging(runs, "alignment", kind="probe")
+if probed:
+    probes = read_metrics(probed, "probe")
+    if start_probes:
+        probes = pd.concat([start_probe_records(probed, data_dir), probes], ignore_index=True)
+    fig = legend_outside(plot_alignment_uniformity(probes, trajectory="run", color_by="step"))
+    workbench.show(fig, f"{figures_dir}/alignment_uniformity_trajectories");
+else:
+    print("no probe records in these runs: train with probe_every to get trajectories")
+
+# %% [markdown]
+# ## Largest angle and anisotropy over training (MixCSE)
+#
+# The largest angle between two probe embeddings (the width of the cap they occupy) and their mean
+# cosine (anisotropy), with alignment and uniformity, one panel each.
+
+# %%
+if probed:
+    keys = ["largest_angle", "mean_cos", "alignment", "uniformity"]
+    workbench.show(plot_metric_grid(probes, keys, ncols=2), f"{figures_dir}/probe_geometry");
+
+# %% [markdown]
+# ## Per-layer [CLS] similarity to the last layer (APINCSE Fig. 3)
+#
+# For `layer_sentences` corpus sentences: the mean cosine between each layer's [CLS] vector
+# (0 = embedding output) and the last layer's, for each backbone the runs started from and each
+# trained model (`best/`). APINCSE draws its interlayer negatives from the layer closest to the
+# last (eq. 16–17).
+
+# %%
+sentences = load_corpus(layer_corpus, layer_sentences, data_dir)
+backbones = dict.fromkeys(read_config(path)["model"] for path in runs.values())
+layers = {f"base: {backbone_name(model)}": layer_cls_similarity(model, sentences) for model in backbones}
+layers.update({label: layer_cls_similarity(path / "best", sentences) for label, path in runs.items()})
+fig = legend_outside(plot_layer_profile({name: result.mean for name, result in layers.items()}))
+workbench.show(fig, f"{figures_dir}/layer_cls_similarity");
+
+# %%
+profile_table = pd.DataFrame({name: result.mean for name, result in layers.items()}).round(4)
+profile_table.index.name = "layer"
+workbench.save_table(profile_table, "layer_cls_similarity", tables_dir)
+profile_table
+
+# %% [markdown]
+# The same profile over training, from the probe records (first and last probe of each run; the
+# first is step 0 with `start_probes`).
+
+# %%
+if probed:
+    workbench.show(plot_profile_grid(probe_layer_profiles(probes)), f"{figures_dir}/layer_cls_similarity_probes");

@@ -1,0 +1,224 @@
+"""The analysis notebooks (dynamics, geometry, clustering, umap, compare) run end to end under
+papermill on the tiny runs of every method, with tiny parameters: every figure they save is a PNG
+and a PDF, every figure is shown in the executed notebook as an image/png output, every table is
+written as Markdown and CSV with the expected rows, and nothing errs."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+NOTEBOOKS = ("dynamics", "geometry", "clustering", "umap", "compare")
+
+
+@pytest.fixture
+def base(tiny_runs) -> str:
+    """How the notebooks name the tiny runs' backbone: "base: <folder name>"."""
+    from cselab.analysis.runs import backbone_name
+    from cselab.rundir import read_config
+
+    return f"base: {backbone_name(read_config(tiny_runs['simcse-s1'])['model'])}"
+
+
+@pytest.fixture
+def runs(tiny_runs, tmp_path) -> dict[str, Path]:
+    """The tiny runs seen through folders of links: the notebooks' evaluations are cached in these
+    folders (this test's), not in the session's run directories."""
+    copies = {}
+    for label, path in tiny_runs.items():
+        copy = tmp_path / "runs" / label
+        copy.mkdir(parents=True)
+        for entry in path.iterdir():
+            if entry.name != "evaluations":
+                (copy / entry.name).symlink_to(entry)
+        copies[label] = copy
+    return copies
+
+
+def execute(name: str, tmp_path: Path, monkeypatch, parameters: dict) -> tuple[dict, Path, Path]:
+    """Run notebooks/<name>.py in a kernel that imports this checkout's cselab, with one torch
+    thread (the tiny model gains nothing from more, and a shared machine loses a lot); returns the
+    executed notebook (JSON), the figures folder and the tables folder."""
+    import jupytext
+    import papermill
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    source = tmp_path / f"{name}.ipynb"
+    jupytext.write(jupytext.read(REPO / "notebooks" / f"{name}.py"), source)
+    figures, tables = tmp_path / "figures", tmp_path / "tables"
+    output = tmp_path / f"{name}.out.ipynb"
+    papermill.execute_notebook(str(source), str(output), kernel_name="python3", progress_bar=False, cwd=str(tmp_path),
+                               parameters={"figures_dir": str(figures), "tables_dir": str(tables), **parameters})
+    return json.loads(output.read_text()), figures, tables
+
+
+def check_outputs(notebook: dict, figures: Path, expected_figures: set[str]) -> None:
+    """The figures written are exactly the expected ones, each as a non-empty PNG and PDF, and the
+    executed notebook shows at least one image per figure and no error."""
+    written = {p.name for p in figures.iterdir()}
+    assert written == {f"{n}.{ext}" for n in expected_figures for ext in ("png", "pdf")}
+    for name in expected_figures:
+        assert (figures / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (figures / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
+    outputs = [out for cell in notebook["cells"] for out in cell.get("outputs", [])]
+    assert not [out for out in outputs if out.get("output_type") == "error"]
+    images = [out for out in outputs if "image/png" in out.get("data", {})]
+    assert len(images) >= len(expected_figures)
+
+
+def table_rows(tables: Path, name: str) -> list[dict]:
+    """The CSV rows of a table, after checking its Markdown twin exists."""
+    assert (tables / f"{name}.md").read_text().startswith("|")
+    with open(tables / f"{name}.csv", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_dynamics(runs, base, data_dir, tmp_path, monkeypatch):
+    chosen = {k: str(runs[k]) for k in ("simcse-s1", "mixcse-s1", "gs_infonce-s1", "clusterns-s1", "apincse-s1")}
+    notebook, figures, tables = execute("dynamics", tmp_path, monkeypatch, {
+        "runs": chosen, "data_dir": str(data_dir), "score_sentences": 16, "score_batch_size": 8,
+        "top4_batch_sizes": [4, 8], "top4_batches": 3, "top4_sentences": 32})
+    check_outputs(notebook, figures, {
+        "loss_parts", "similarity_all_runs", *(f"similarity_{label}" for label in chosen), "method_statistics",
+        "mixcse_scores_records", "mixcse_scores_snapshots", "gradient_norms", "top4_vs_batch_size", "stsb_dev"})
+    scores = table_rows(tables, "mixcse_scores_snapshots")
+    assert [(r["run"], r["step"]) for r in scores] == [("simcse-s1", "0"), ("simcse-s1", "3"), ("simcse-s1", "6"),
+                                                      ("mixcse-s1", "0"), ("mixcse-s1", "3"), ("mixcse-s1", "6")]
+    top4 = table_rows(tables, "top4_curve")
+    assert [(r["model"], r["batch_size"]) for r in top4] == [
+        (m, b) for m in (base, "simcse-s1", "gs_infonce-s1") for b in ("4", "8")]
+    assert all(r["n_batches"] == "3" and r["k"] == "4" for r in top4)
+
+
+def test_geometry(runs, base, data_dir, tmp_path, monkeypatch):
+    chosen = {k: str(runs[k]) for k in ("simcse-s1", "simcse-s2", "mixcse-s1", "apincse-s1")}
+    notebook, figures, tables = execute("geometry", tmp_path, monkeypatch, {
+        "runs": chosen, "data_dir": str(data_dir), "sts_tasks": ["STS16"], "layer_sentences": 16})
+    check_outputs(notebook, figures, {"alignment_uniformity", "alignment_uniformity_trajectories", "probe_geometry",
+                                      "layer_cls_similarity", "layer_cls_similarity_probes"})
+    geometry = table_rows(tables, "geometry")
+    assert [r["run"] for r in geometry] == list(chosen)
+    assert [r["group"] for r in geometry] == ["SimCSE", "SimCSE", "MixCSE", "APINCSE"]
+    assert all(-4.0 <= float(r["uniformity"]) <= 0.0 and 0.0 <= float(r["alignment"]) <= 4.0 for r in geometry)
+    layers = table_rows(tables, "layer_cls_similarity")
+    assert [r["layer"] for r in layers] == ["0", "1", "2"]                # the tiny BERT: embeddings + 2 layers
+    assert list(layers[0]) == ["layer", base, *chosen]
+    assert all(float(layers[2][name]) == pytest.approx(1.0) for name in list(layers[2])[1:])   # the last layer
+    for label in chosen:                                                  # cached in the run directories
+        assert len(list((runs[label] / "evaluations").glob("geometry-best-*.json"))) == 1
+
+
+def test_clustering(runs, data_dir, tmp_path, monkeypatch):
+    chosen = {k: str(runs[k]) for k in ("simcse-s1", "simcse-s2", "mixcse-s1", "clusterns-s1")}
+    notebook, figures, tables = execute("clustering", tmp_path, monkeypatch, {
+        "runs": chosen, "data_dir": str(data_dir), "tasks": ["DBpedia", "AgNews", "Tweet"], "seeds": [0, 1],
+        "max_texts": 60, "case_sentences": 48, "case_clusters": 3, "case_per_cluster": 2})
+    check_outputs(notebook, figures, {"clustering_scores"})
+    ami = table_rows(tables, "dbpedia_ami")
+    assert [(r["group"], r["runs"]) for r in ami] == [("SimCSE", "2"), ("MixCSE", "1"), ("ClusterNS", "1")]
+    assert " ± " in ami[0]["DBpedia (AMI)"] and " ± " not in ami[1]["DBpedia (AMI)"]
+    for name in ("short_text_accuracy", "short_text_nmi"):
+        rows = table_rows(tables, name)
+        assert [r["group"] for r in rows] == ["SimCSE", "MixCSE", "ClusterNS"] and list(rows[0])[2:] == ["AG", "Tweet"]
+    per_run = table_rows(tables, "clustering_runs")
+    assert [r["run"] for r in per_run] == list(chosen)
+    assert [c for c in per_run[0] if c.startswith("Tweet")] == ["Tweet acc", "Tweet NMI", "Tweet AMI"]
+    assert all(0.0 <= float(r["AgNews acc"]) <= 100.0 for r in per_run)
+    case = table_rows(tables, "case_study_clusterns-s1")
+    clusters = [r["cluster"] for r in case]
+    assert 1 <= len(set(clusters)) <= 3 and all(clusters.count(c) <= 2 for c in clusters)
+    assert all(-1.0 <= float(r["cos_to_centroid"]) <= 1.0 and r["sentence"] for r in case)
+    cached = json.loads(next((runs["simcse-s1"] / "evaluations").glob("clustering-best-*.json")).read_text())
+    assert cached["details"]["AgNews"]["n"] == 60 and cached["seeds"] == [0, 1]
+
+
+def test_umap(runs, base, data_dir, tmp_path, monkeypatch):
+    chosen = {k: str(runs[k]) for k in ("simcse-s1", "clusterns-s1", "apincse-s1")}
+    notebook, figures, tables = execute("umap", tmp_path, monkeypatch, {
+        "runs": chosen, "data_dir": str(data_dir), "per_class": 3, "projection": "pca", "panels_per_figure": 3})
+    check_outputs(notebook, figures, {"umap_1", "umap_2"})
+    panels = table_rows(tables, "umap_panels")
+    assert [(r["panel"], r["figure"]) for r in panels] == [
+        (f"{base} (cls)", "1"), (f"{base} (layer_attention)", "1"), ("simcse-s1", "1"),
+        ("clusterns-s1", "2"), ("apincse-s1", "2")]
+    assert all(r["projection"] == "pca" and r["points"] == "42" for r in panels)   # 3 × 14 DBpedia classes
+    assert panels[0]["model"] == "start of simcse-s1, clusterns-s1" and panels[2]["model"] == "simcse-s1/best"
+
+
+def test_compare(runs, data_dir, tmp_path, monkeypatch):
+    notebook, figures, tables = execute("compare", tmp_path, monkeypatch, {
+        "runs": {k: str(v) for k, v in runs.items()}, "data_dir": str(data_dir), "sts_tasks": ["STS16"],
+        "clustering_tasks": ["Tweet"], "clustering_max_texts": 60,
+        "variants": {"simcse": "SimCSE", "mixcse": "MixCSE", "apincse": "APINCSE"},
+        "sweep_key": "mixcse.mix_lambda", "sweep_label": "λ"})
+    check_outputs(notebook, figures, {"sts_vs_baseline", "ablation_bars", "sweep"})
+    assert [r["run"] for r in table_rows(tables, "sts_runs")] == list(runs)
+    groups = ["SimCSE", "MixCSE", "GS-InfoNCE", "ClusterNS", "APINCSE"]
+    methods = table_rows(tables, "sts_methods")
+    assert [(r["group"], r["runs"]) for r in methods] == list(zip(groups, ["2", "2", "1", "1", "1"]))
+    assert list(methods[0]) == ["group", "runs", "STS16", "Avg."]
+    versus = table_rows(tables, "sts_vs_baseline")
+    assert [r["group"] for r in versus] == groups and versus[0]["Δ vs baseline"] == "(baseline)"
+    assert versus[1]["p (paired t)"] not in ("", "–") and versus[2]["p (paired t)"] == "–"   # 2 seeds vs 1
+    per_task = table_rows(tables, "sts_vs_baseline_per_task")
+    assert "(p " in per_task[1]["STS16"] and per_task[2]["STS16"].endswith("(n 1)")
+    for name in ("clustering_methods", "clustering_vs_baseline"):
+        assert [r["group"] for r in table_rows(tables, name)] == groups
+    assert not (tables / "transfer_methods.csv").exists()                 # transfer_tasks [] skips it
+    assert [(r["variant"], r["runs"]) for r in table_rows(tables, "ablation")] == [
+        ("SimCSE", "2"), ("MixCSE", "2"), ("APINCSE", "1")]
+    assert table_rows(tables, "sweep") == [{"group": "MixCSE", "mixcse.mix_lambda": "0.2", "runs": "2",
+                                            "avg": methods[1]["Avg."]}]
+    for path in runs.values():                               # every evaluation is cached in its run directory
+        assert {p.name.split("-")[0] for p in (path / "evaluations").iterdir()} == {"sts", "clustering"}
+
+
+def test_compare_transfer(runs, data_dir, tmp_path, monkeypatch):
+    chosen = {k: str(runs[k]) for k in ("simcse-s1", "simcse-s2", "mixcse-s1", "mixcse-s2")}
+    notebook, figures, tables = execute("compare", tmp_path, monkeypatch, {
+        "runs": chosen, "data_dir": str(data_dir), "sts_tasks": ["STS16"], "transfer_tasks": ["CR"]})
+    check_outputs(notebook, figures, {"sts_vs_baseline"})
+    transfer = table_rows(tables, "transfer_methods")
+    assert list(transfer[0]) == ["group", "runs", "CR", "Avg."] and [r["runs"] for r in transfer] == ["2", "2"]
+    assert transfer[0]["CR"] == transfer[0]["Avg."] and " ± " in transfer[0]["CR"]
+    versus = table_rows(tables, "transfer_vs_baseline")
+    assert [r["group"] for r in versus] == ["SimCSE", "MixCSE"] and versus[1]["seeds"] == "2"
+    cached = json.loads(next((runs["mixcse-s2"] / "evaluations").glob("transfer-best-*.json")).read_text())
+    assert cached["options"] == {"tasks": ["CR"], "fast": True} and cached["kfold"] == 5
+
+
+def test_runs_none_without_finished_runs_says_what_to_run(tmp_path, monkeypatch):
+    import papermill
+
+    with pytest.raises(papermill.PapermillExecutionError) as error:
+        execute("compare", tmp_path, monkeypatch, {})
+    assert "cselab reproduce cpu-demo --profile cpu --runs-dir runs" in str(error.value)
+
+
+def test_parameters_are_declared_with_defaults_and_help(tmp_path):
+    """`papermill --help-notebook` shows every parameter with its default and its comment; runs
+    defaults to None (the cpu-demo study's runs), outputs to figures/<name> and reports/<name>/tables."""
+    import jupytext
+    import papermill
+
+    for name in NOTEBOOKS:
+        notebook = jupytext.read(REPO / "notebooks" / f"{name}.py")
+        tagged = [c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])]
+        assert len(tagged) == 1, name
+        converted = tmp_path / f"{name}.ipynb"
+        jupytext.write(notebook, converted)
+        declared = papermill.inspect_notebook(str(converted))
+        assert declared["runs"]["default"] == "None", name
+        assert declared["figures_dir"]["default"] == f'"figures/{name}"', name
+        assert declared["tables_dir"]["default"] == f'"reports/{name}/tables"', name
+        assert "data_dir" in declared, name
+        undocumented = [p for p, info in declared.items() if not info["help"]]
+        assert not undocumented, f"{name}: parameters without a comment: {undocumented}"
+        assigned = re.findall(r"^(\w+) = ", tagged[0].source, flags=re.M)
+        assert list(declared) == assigned, f"{name}: a parameter line papermill cannot parse"
