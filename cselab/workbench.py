@@ -124,12 +124,33 @@ def save_table(table, name: str, tables_dir: str | os.PathLike, index: bool | No
 
 
 # ------------------------------------------------------------------- runs
-def load_runs(runs: RunsParameter) -> dict[str, Path]:
+DEFAULT_STUDY = "cpu-demo"   # what `runs = None` means in an analysis notebook
+
+
+def study_runs(study: str = DEFAULT_STUDY, profile: str = "cpu", runs_root: str | os.PathLike = "runs") -> dict[str, Path]:
+    """``{label: run directory}`` of a study's *finished* runs in the shared runs root (where
+    ``cselab reproduce`` puts them); an error saying what to run when there are none."""
+    from .studies.spec import load_study
+
+    root = Path(runs_root)
+    spec = load_study(study, profile, runs_root=root)
+    found = {run.label: run.run_dir for run in spec.runs if (run.run_dir / "results.json").is_file()}
+    if not found:
+        raise FileNotFoundError(f"runs=None stands for the finished runs of the {study} study in {root}/, and there "
+                                f"are none: run `cselab reproduce {study}` (or `make demo`) from this directory "
+                                "first, or pass runs={label: run directory}")
+    return found
+
+
+def load_runs(runs: RunsParameter | None) -> dict[str, Path]:
     """The ``runs`` parameter of an analysis notebook as ``{label: run directory}``.
 
     Accepts a mapping ``{label: path}`` (what a study passes), a list of paths (labelled by folder
-    name) or one path. Every directory must hold a run (``config.json``); all missing ones are
+    name), one path, or None: the finished runs of the cpu-demo study in ``runs/``
+    (:func:`study_runs`). Every directory must hold a run (``config.json``); all missing ones are
     named in one error."""
+    if runs is None:
+        return study_runs()
     if isinstance(runs, (str, os.PathLike)):
         runs = [runs]
     if isinstance(runs, Mapping):

@@ -108,3 +108,36 @@ def test_backbones_options_and_last_values(tmp_path):
     with pytest.raises(ValueError, match="subset"):
         sts_options(["STS17"])
     assert isinstance(last, pd.DataFrame)
+
+
+def test_runs_none_means_the_finished_cpu_demo_runs(tmp_path, monkeypatch):
+    from cselab import workbench
+    from cselab.studies.spec import load_study
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="finished runs of the cpu-demo study in runs/.*cselab reproduce cpu-demo"):
+        workbench.load_runs(None)
+    spec = load_study("cpu-demo", "cpu", runs_root=tmp_path / "runs")
+    finished = spec.runs[0]   # one finished run (results.json), one partial (config.json only)
+    for run, files in ((finished, ("config.json", "metrics.jsonl", "results.json")), (spec.runs[1], ("config.json",))):
+        run.run_dir.mkdir(parents=True)
+        for name in files:
+            (run.run_dir / name).write_text("{}")
+    assert workbench.load_runs(None) == {finished.label: Path("runs") / finished.run_dir.name}
+
+
+def test_evaluate_a_snapshot(tiny_runs, data_dir):
+    from cselab.encoder import SentenceEncoder
+    from cselab.evaluate import evaluate_sts
+    from cselab.evaluate.runs import evaluate_run
+
+    run = tiny_runs["simcse-s2"]
+    result = evaluate_run(run, "sts", model="step-0", data_dir=data_dir, tasks=["STS16"])
+    direct = evaluate_sts(SentenceEncoder.from_pretrained(run / "snapshots" / "step-000000"), tasks=["STS16"],
+                          data_dir=data_dir)
+    assert result["scores"]["STS16"] == pytest.approx(direct["scores"]["STS16"]) and result["model"] == "step-0"
+    assert len(list((run / "evaluations").glob("sts-step-0-*.json"))) == 1
+    with pytest.raises(FileNotFoundError, match=r"no snapshots/step-000004/ model to evaluate \(train with snapshot_every\)"):
+        evaluate_run(run, "sts", model="step-4", data_dir=data_dir, tasks=["STS16"])
+    with pytest.raises(ValueError, match="step-<N>"):
+        evaluate_run(run, "sts", model="first", data_dir=data_dir)
