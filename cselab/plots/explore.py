@@ -34,7 +34,7 @@ def _short(sentence: str, width: int) -> str:
 
 
 def plot_similarity_heatmap(matrix: np.ndarray, sentences: Sequence[str], title: str | None = None,
-                            label_width: int = 38, annotate: bool = True) -> Figure:
+                            label_width: int = 32, annotate: bool = True) -> Figure:
     """The n × n cosine matrix of ``sentences`` (:func:`cselab.explore.similarity_matrix`) as a
     heat-map: rows and columns are the sentences (numbered, shortened on the rows), each cell
     written out when ``annotate``."""
@@ -43,7 +43,7 @@ def plot_similarity_heatmap(matrix: np.ndarray, sentences: Sequence[str], title:
     if matrix.shape != (n, n):
         raise ValueError(f"plot_similarity_heatmap: a {matrix.shape} matrix for {n} sentences")
     side = max(2.4, 0.42 * n + 1.2)
-    fig, (ax,) = new_figure(panel_size=(side + 2.4, side))
+    fig, (ax,) = new_figure(panel_size=(side + 0.055 * label_width + 0.9, side))
     image = ax.imshow(matrix, cmap="viridis", vmin=min(0.0, float(matrix.min())), vmax=1.0)
     ax.set_xticks(range(n), [str(i + 1) for i in range(n)])
     ax.set_yticks(range(n), [f"{i + 1}. {_short(s, label_width)}" for i, s in enumerate(sentences)])
@@ -83,7 +83,10 @@ def plot_projection_grid(frames: Mapping[str, pd.DataFrame], ncols: int = 3, max
         ax.grid(False)
     if len(labels) <= max_legend:
         handles, names = axes[0].get_legend_handles_labels()
-        fig.legend(handles, names, frameon=False, markerscale=2, loc="outside right center")
+        rows = -(-len(frames) // min(ncols, len(frames)))
+        columns = -(-len(labels) // (9 * rows))   # about 9 entries fit beside a 2.6-inch row
+        fig.set_size_inches(fig.get_figwidth() + 1.8 * columns, fig.get_figheight())   # room for the legend
+        fig.legend(handles, names, frameon=False, markerscale=2, loc="outside right center", ncols=columns)
     if title:
         fig.suptitle(title)
     return fig
