@@ -82,17 +82,22 @@ def _first_difference(a: dict, b: dict, prefix: str = "") -> str:
 def variant_runs(runs: Mapping[str, Path], variants: VariantSpec,
                  check: bool | Sequence[str] = True) -> dict[str, dict[str, Path]]:
     """``{variant: {label: run dir}}`` (see the module docs). Runs of one checked variant (all with
-    ``check=True``, or those named in ``check``; a sweep group is not one) that differ in more than
-    the seed are an error naming the two labels and the key."""
+    ``check=True``, or those named in ``check``; a sweep group is not one) and one backbone that
+    differ in more than the seed are an error naming the two labels and the key."""
     groups = {v: {label: Path(runs[label]) for label in labels}
               for v, labels in assign_variants(list(runs), variants).items()}
     checked = list(groups) if check is True else list(check or [])
     for variant, members in groups.items():
-        if variant in checked:
-            (first, first_dir), *rest = members.items()
-            reference = identity_without_seed(first_dir)
-            for label, path in rest:
-                difference = _first_difference(reference, identity_without_seed(path))
+        if variant not in checked:
+            continue
+        by_model: dict[str, list[str]] = {}
+        for label, path in members.items():   # one backbone's runs may use other settings (e.g. its lr)
+            by_model.setdefault(run_model(path), []).append(label)
+        for labels in by_model.values():
+            first, *rest = labels
+            reference = identity_without_seed(members[first])
+            for label in rest:
+                difference = _first_difference(reference, identity_without_seed(members[label]))
                 if difference:
                     raise ValueError(f"variant {variant!r}: runs {first!r} and {label!r} differ in {difference}, not "
                                      "only in the seed; give one of them its own label prefix")
@@ -455,3 +460,13 @@ def for_legend(runs: Mapping[str, Path]) -> dict[str, Path]:
     """Runs to plot with one line per run: a single run is left unlabelled, so its figure has no
     legend for its one line (its name is in the notebook's text)."""
     return {"": next(iter(runs.values()))} if len(runs) == 1 else dict(runs)
+
+
+def sweep_runs(sweep: Mapping[str, Path], *defaults: Mapping[str, Path]) -> dict[str, Path]:
+    """The runs of a sweep: its own group's and, from the variants that hold its default point
+    (e.g. MixCSE's runs at λ = 0.2), those of the same backbone; without a sweep group, the
+    defaults' runs of their first backbone (one point)."""
+    pooled = {label: Path(p) for group in defaults for label, p in group.items()}
+    models = {run_model(p) for p in sweep.values()} or (
+        {run_model(next(iter(pooled.values())))} if pooled else set())
+    return {**{label: p for label, p in pooled.items() if run_model(p) in models}, **{k: Path(v) for k, v in sweep.items()}}

@@ -147,7 +147,7 @@ measures = {"STS-B": "STSBenchmark"} if "STSBenchmark" in sts_tasks and len(sts_
 for name, key, label, output in (("k sweep", "augmented_positive.top_k", "k (neighbours)", "table4_topk"),
                                  ("M sweep", "interlayer_negative.interlayer", "M (layer)", "table5_layer"),
                                  ("L sweep", "augmented_positive.queue_size", "L (queue length)", "figure4_queue")):
-    points = {**swept[name], **groups.get("APINCSE", {})}
+    points = pt.sweep_runs(swept[name], found.get("APINCSE", {}))
     if not points:
         print(f"{output}: no APINCSE runs")
         continue

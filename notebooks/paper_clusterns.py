@@ -135,7 +135,8 @@ for number, names in (("2", ["ClusterNS", "w/o false negative", "w/o hard negati
 # ## Table 3 and Figure 5: the start threshold σ, with and without the BML loss
 
 # %%
-sigma_runs = {**swept["σ sweep"], **groups.get("ClusterNS", {}), **groups.get("w/o false negative", {})}
+sigma_runs = pt.sweep_runs(swept["σ sweep"], found.get("ClusterNS", {}),   # σ = 0.4 with and without BML
+                           found.get("w/o false negative", {}))
 if sigma_runs:
     frame = pt.sweep_frame(sts, sigma_runs, "clusterns.start_threshold", name="σ")
     frame["L_bml"] = frame["run"].map(lambda r: read_config(sigma_runs[r])["clusterns"]["false_negatives"] == "bml")
@@ -250,7 +251,7 @@ points
 # %%
 for name, key, label, figure in (("batch sweep", "batch_size", "batch size", "figure8_batch_size"),
                                  ("K sweep", "clusterns.num_clusters", "K (clusters)", "figure9_clusters")):
-    points_runs = {**swept[name], **groups.get("ClusterNS", {})}
+    points_runs = pt.sweep_runs(swept[name], found.get("ClusterNS", {}))
     if not points_runs:
         print(f"no runs for {figure}")
         continue

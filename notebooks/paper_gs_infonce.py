@@ -68,7 +68,7 @@ from cselab.tables import summarise
 workbench.setup()
 runs = workbench.load_runs(runs)
 found = pt.variant_runs(runs, {**variants, "M sweep": m_sweep}, check=list(variants))
-sweep = {**found.get("SimCSE", {}), **found.get("GS-InfoNCE", {}), **found.pop("M sweep", {})}
+sweep = pt.sweep_runs(found.pop("M sweep", {}), found.get("GS-InfoNCE", {}))   # 3×: the GS-InfoNCE runs
 groups = pt.split_by_backbone(found)
 if not groups:
     raise ValueError(f"no run matches the variants {variants}; runs: {list(runs)}")
@@ -115,7 +115,11 @@ else:
 
 # %%
 metric = f"STS {pt.average_label(sts_tasks)}"
-frame = pt.sweep_frame(sts, sweep, "gs_infonce.noise_ratio", default=0.0, name="M / batch size")
+frame = pt.sweep_frame(sts, sweep, "gs_infonce.noise_ratio", name="M / batch size")
+if 0.0 not in set(frame["M / batch size"]):   # no 0× run of GS-InfoNCE's own settings: SimCSE stands for 0×
+    zero = {k: p for k, p in pt.sweep_runs(sweep, found.get("SimCSE", {})).items() if k not in sweep}
+    sweep = {**zero, **sweep}
+    frame = pt.sweep_frame(sts, sweep, "gs_infonce.noise_ratio", default=0.0, name="M / batch size")
 frame = frame.rename(columns={"avg": metric}).sort_values("M / batch size")
 table3 = pt.comparison_table(summarise(frame, "M / batch size", [metric]))
 comparable = {pt.paper_backbone(pt.run_model(p)) for p in sweep.values()} == {"bert-base-uncased"} \

@@ -81,7 +81,7 @@ from cselab.tables import summarise
 workbench.setup()
 runs = workbench.load_runs(runs)
 found = pt.variant_runs(runs, {**variants, "λ sweep": lambda_sweep}, check=list(variants))
-sweep = {**found.get("MixCSE", {}), **found.pop("λ sweep", {})}
+sweep = pt.sweep_runs(found.pop("λ sweep", {}), found.get("MixCSE", {}))   # λ = 0.2: the MixCSE runs
 groups = pt.split_by_backbone(found)
 if not groups:
     raise ValueError(f"no run matches the variants {variants}; runs: {list(runs)}")

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from cselab.paper_tables import (assign_variants, average_label, backbone_note, comparison_table, last_values,
-                                 runs_by_backbone, sts_options, sts_summary, sweep_frame, unmatched, variant_frame,
-                                 variant_runs)
+                                 runs_by_backbone, split_by_backbone, sts_options, sts_summary, sweep_frame,
+                                 sweep_runs, unmatched, variant_frame, variant_runs)
 from cselab.published import published_frame
 
 STS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness")
@@ -141,3 +141,19 @@ def test_evaluate_a_snapshot(tiny_runs, data_dir):
         evaluate_run(run, "sts", model="step-4", data_dir=data_dir, tasks=["STS16"])
     with pytest.raises(ValueError, match="step-<N>"):
         evaluate_run(run, "sts", model="first", data_dir=data_dir)
+
+
+def test_variants_span_backbones_and_sweeps_keep_to_theirs(tmp_path):
+    runs = {"mixcse-s1": make_run(tmp_path, "mixcse-s1", sections={"lr": 3e-5}),
+            "mixcse-large-s1": make_run(tmp_path, "mixcse-large-s1", model="bert-large-uncased", sections={"lr": 1e-5}),
+            "mixcse-lam-s1": make_run(tmp_path, "mixcse-lam-s1", sections={"lr": 3e-5, "mixcse": {"mix_lambda": 0.1}})}
+    found = variant_runs(runs, {"MixCSE": "mixcse", "sweep": "mixcse-lam"}, check=["MixCSE"])   # other lr, other backbone: fine
+    assert list(found["MixCSE"]) == ["mixcse-s1", "mixcse-large-s1"]
+    sweep = sweep_runs(found["sweep"], found["MixCSE"])
+    assert list(sweep) == ["mixcse-s1", "mixcse-lam-s1"]              # not the BERT-large run
+    assert list(sweep_runs({}, found["MixCSE"])) == ["mixcse-s1"]       # no sweep group: the first backbone's point
+    split = split_by_backbone(found)
+    assert list(split) == ["MixCSE · BERT-base", "MixCSE · BERT-large", "sweep · BERT-base"]
+    runs["mixcse-s2"] = make_run(tmp_path, "mixcse-s2", seed=2, sections={"lr": 5e-5})
+    with pytest.raises(ValueError, match=r"'mixcse-s1' and 'mixcse-s2' differ in lr \(3e-05 vs 5e-05\)"):
+        variant_runs(runs, {"MixCSE": "mixcse", "sweep": "mixcse-lam"}, check=["MixCSE"])
