@@ -10,7 +10,7 @@ import pytest
 
 from cselab.paper_tables import (assign_variants, average_label, backbone_note, comparison_table, last_values,
                                  runs_by_backbone, split_by_backbone, sts_options, sts_summary, sweep_frame,
-                                 sweep_runs, unmatched, variant_frame, variant_runs)
+                                 suite_columns, sweep_runs, unmatched, variant_frame, variant_runs)
 from cselab.published import published_frame
 
 STS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness")
@@ -104,6 +104,12 @@ def test_backbones_options_and_last_values(tmp_path):
     last = last_values(runs, ["sim/clusterns.hard_neg_cos"])
     assert last.loc["a", "sim/clusterns.hard_neg_cos"] == 0.4 and last.loc["b", "sim/clusterns.hard_neg_cos"] == 0.3
     assert sts_options(STS) == {} and sts_options(["STS16"]) == {"tasks": ["STS16"]}
+    assert suite_columns("short_text", ["GoogleNews-S", "Tweet"]) == ({"GoogleNews-S": "G-S", "Tweet": "Tweet"},
+                                                                      "Avg. (2 tasks)")
+    assert suite_columns("dbpedia", ["DBpedia"]) == ({"DBpedia": "DBpedia (AMI)"}, None)
+    assert suite_columns("transfer", ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC"])[1] == "Avg."
+    with pytest.raises(ValueError, match="subset"):
+        suite_columns("short_text", ["DBpedia"])
     assert average_label(STS) == "Avg." and average_label(["STS12", "STS13"]) == "Avg. (2 tasks)"
     with pytest.raises(ValueError, match="subset"):
         sts_options(["STS17"])
