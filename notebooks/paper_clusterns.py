@@ -76,7 +76,6 @@ from cselab import workbench
 from cselab.analysis.clusterns import run_case_study
 from cselab.data import load_corpus
 from cselab.evaluate.runs import evaluate_runs, evaluation_frame
-from cselab.explore import snapshot_folders
 from cselab.plots import plot_alignment_uniformity, plot_similarity_dynamics, plot_sweep
 from cselab.rundir import read_config
 from cselab.tables import summarise
