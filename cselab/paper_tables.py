@@ -470,3 +470,16 @@ def sweep_runs(sweep: Mapping[str, Path], *defaults: Mapping[str, Path]) -> dict
     models = {run_model(p) for p in sweep.values()} or (
         {run_model(next(iter(pooled.values())))} if pooled else set())
     return {**{label: p for label, p in pooled.items() if run_model(p) in models}, **{k: Path(v) for k, v in sweep.items()}}
+
+
+PROFILES = ("cpu", "gpu")
+
+
+def by_profile(profile: str, value, cpu, gpu):
+    """A cost parameter: ``value`` when given, else its size for the study profile — ``cpu``
+    (minutes on 2 cores, e.g. after the cpu-demo study) or ``gpu`` (the paper's)."""
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+    if value is not None:
+        return value
+    return cpu if profile == "cpu" else gpu

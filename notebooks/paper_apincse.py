@@ -43,9 +43,10 @@ layer_sweep = ["apincse-layer"]  # label prefixes of the runs over M, the interl
 queue_sweep = ["apincse-queue"]  # label prefixes of the runs over L, the queue length (Figure 4)
 sts_tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark",
              "SICKRelatedness"]  # STS tasks of the tables (a subset is faster; its average is not the paper's)
-transfer_tasks = ["MRPC", "SUBJ"]  # Table 7; [] skips it
+profile = "cpu"  # sizes for the parameters left None: cpu (minutes on 2 cores) or gpu (the paper's); studies pass it
+transfer_tasks = None  # Table 7 (None: gpu MRPC and SUBJ, cpu none); [] skips it
 transfer_fast = True  # 5-fold cross-validation (SimCSE's fasttest) instead of SentEval's 10
-profile_sentences = 2000  # STS-B test sentences for the layer profile (Figure 3)
+layer_sentences = 2000  # STS-B test sentences for the layer profile (Figure 3)
 data_dir = None  # data root; None: $CSELAB_DATA, else ./data
 figures_dir = "figures/paper_apincse"  # where the figures go (PNG + PDF)
 tables_dir = "reports/paper_apincse/tables"  # where the tables go (Markdown + CSV)
@@ -66,6 +67,7 @@ from cselab.published import APINCSE_CLAIMS, BACKBONES
 from cselab.tables import summarise
 
 workbench.setup()
+transfer_tasks = pt.by_profile(profile, transfer_tasks, cpu=[], gpu=["MRPC", "SUBJ"])
 runs = workbench.load_runs(runs)
 sweeps = {"k sweep": topk_sweep, "M sweep": layer_sweep, "L sweep": queue_sweep}
 found = pt.variant_runs(runs, {**variants, **sweeps}, check=list(variants))
@@ -120,7 +122,7 @@ else:
 
 # %%
 test = load_stsb(data_dir)["test"]
-profile_text = list(dict.fromkeys([*test.sentences1, *test.sentences2]))[:profile_sentences]
+profile_text = list(dict.fromkeys([*test.sentences1, *test.sentences2]))[:layer_sentences]
 profiles = {}
 for name, path in pt.representatives(groups, ["APINCSE", "SimCSE"]).items():
     folders = snapshot_folders(path)

@@ -52,14 +52,14 @@ batch_sweep = ["clusterns-bs"]  # label prefixes of the batch-size runs (Fig. 8)
 k_sweep = ["clusterns-k"]  # label prefixes of the runs over K, the number of clusters (Fig. 9)
 sts_tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark",
              "SICKRelatedness"]  # STS tasks of the tables (a subset is faster; its average is not the paper's)
-clustering_tasks = ["DBpedia", "AgNews", "Biomedical", "GoogleNews-S", "GoogleNews-T", "GoogleNews-TS",
-                    "SearchSnippets", "StackOverflow", "Tweet"]  # Tables 5-6; [] skips them
-clustering_seeds = [0, 1, 2, 3, 4]  # K-means seeds averaged per clustering score
+profile = "cpu"  # sizes for the parameters left None: cpu (minutes on 2 cores) or gpu (the paper's); studies pass it
+clustering_tasks = None  # Tables 5-6 (None: gpu DBpedia and the 8 short-text sets, cpu DBpedia and Tweet); [] skips
+clustering_seeds = None  # K-means seeds averaged per clustering score (None: gpu 0-4, cpu 0-2)
 clustering_max_length = None  # truncate the clustering texts to this many tokens (None: the model's limit)
-transfer_tasks = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC"]  # Table 8; [] skips it
+transfer_tasks = None  # Table 8 (None: gpu all 7, cpu none); [] skips it
 transfer_fast = True  # 5-fold cross-validation (SimCSE's fasttest) instead of SentEval's 10
-geometry_split = "all"  # STS-B split for alignment and uniformity (Fig. 6): all, train, dev or test
-case_corpus = "wiki1m"  # corpus of the Table 10 case study (name or file)
+geometry_split = None  # STS-B split for alignment and uniformity (Fig. 6): all, train, dev or test (None: gpu all, cpu dev)
+case_corpus = None  # corpus of the Table 10 case study, name or file (None: gpu wiki1m, cpu wiki1m-head)
 case_sentences = 5000  # sentences of it to cluster
 case_clusters = 2  # clusters shown (the most populated)
 case_per_cluster = 7  # sentences shown per cluster
@@ -75,12 +75,19 @@ from cselab import paper_tables as pt
 from cselab import workbench
 from cselab.analysis.clusterns import run_case_study
 from cselab.data import load_corpus
+from cselab.data.transfer import TRANSFER_TASKS
+from cselab.evaluate.clustering import CLUSTERING_TASKS
 from cselab.evaluate.runs import evaluate_runs, evaluation_frame
 from cselab.plots import plot_alignment_uniformity, plot_similarity_dynamics, plot_sweep
 from cselab.rundir import read_config
 from cselab.tables import summarise
 
 workbench.setup()
+clustering_tasks = pt.by_profile(profile, clustering_tasks, cpu=["DBpedia", "Tweet"], gpu=list(CLUSTERING_TASKS))
+clustering_seeds = pt.by_profile(profile, clustering_seeds, cpu=[0, 1, 2], gpu=[0, 1, 2, 3, 4])
+transfer_tasks = pt.by_profile(profile, transfer_tasks, cpu=[], gpu=list(TRANSFER_TASKS))
+geometry_split = pt.by_profile(profile, geometry_split, cpu="dev", gpu="all")
+case_corpus = pt.by_profile(profile, case_corpus, cpu="wiki1m-head", gpu="wiki1m")
 runs = workbench.load_runs(runs)
 sweeps = {"σ sweep": threshold_sweep, "batch sweep": batch_sweep, "K sweep": k_sweep}
 found = pt.variant_runs(runs, {**variants, **sweeps}, check=list(variants))

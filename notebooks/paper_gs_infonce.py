@@ -40,10 +40,11 @@ variants = {"SimCSE": "simcse", "GS-InfoNCE": "gs_infonce"}  # paper variant -> 
 m_sweep = ["gs_infonce-m"]  # label prefixes of the M-sweep runs (with SimCSE as 0× and GS-InfoNCE they form Table 3)
 sts_tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark",
              "SICKRelatedness"]  # STS tasks of the tables (a subset is faster; its average is not the paper's)
-top4_corpus = "wiki1m"  # corpus the random batches of Figure 1 are drawn from (name or file)
-top4_sentences = 20000  # the first N sentences of it form the pool
+profile = "cpu"  # sizes for the parameters left None: cpu (minutes on 2 cores) or gpu (the paper's); studies pass it
+top4_corpus = None  # corpus the random batches of Figure 1 are drawn from (None: gpu wiki1m, cpu wiki1m-head)
+top4_sentences = None  # the first N sentences of it form the pool (None: gpu 20000, cpu 2000)
 top4_batch_sizes = [16, 32, 64, 128, 256, 512]  # batch sizes of Figure 1
-top4_batches = 100  # random batches per batch size (the paper: 100)
+top4_batches = None  # random batches per batch size (None: gpu 100 as the paper, cpu 20)
 top4_models = {}  # further models for Figure 1: {name: Hub id or folder}, e.g. the official SimCSE-RoBERTa-large
 data_dir = None  # data root; None: $CSELAB_DATA, else ./data
 figures_dir = "figures/paper_gs_infonce"  # where the figures go (PNG + PDF)
@@ -66,6 +67,9 @@ from cselab.rundir import read_config
 from cselab.tables import summarise
 
 workbench.setup()
+top4_corpus = pt.by_profile(profile, top4_corpus, cpu="wiki1m-head", gpu="wiki1m")
+top4_sentences = pt.by_profile(profile, top4_sentences, cpu=2000, gpu=20000)
+top4_batches = pt.by_profile(profile, top4_batches, cpu=20, gpu=100)
 runs = workbench.load_runs(runs)
 found = pt.variant_runs(runs, {**variants, "M sweep": m_sweep}, check=list(variants))
 sweep = pt.sweep_runs(found.pop("M sweep", {}), found.get("GS-InfoNCE", {}))   # 3×: the GS-InfoNCE runs

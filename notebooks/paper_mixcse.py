@@ -50,15 +50,16 @@ variants = {"SimCSE": "simcse", "MixCSE": "mixcse", "MixCSE single": "mixcse-sin
 lambda_sweep = ["mixcse-lambda"]  # label prefixes of the λ-sweep runs (with the MixCSE runs they form the λ curve)
 sts_tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark",
              "SICKRelatedness"]  # STS tasks of the tables (a subset is faster; its average is not the paper's)
-transfer_tasks = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC"]  # Knowl 7-8 transfer tasks; [] skips them
+profile = "cpu"  # sizes for the parameters left None: cpu (minutes on 2 cores) or gpu (the paper's); studies pass it
+transfer_tasks = None  # Knowl 7-8 transfer tasks (None: gpu all 7, cpu none); [] skips them
 transfer_fast = True  # 5-fold cross-validation (SimCSE's fasttest) instead of SentEval's 10
-score_sentences = 1024  # STS-B dev sentences for the score and λ-bound analyses
+score_sentences = None  # STS-B dev sentences for the score and λ-bound analyses (None: gpu 1024, cpu 256)
 score_batch_size = 64  # batch size of those analyses (the paper's training batch)
 lambdas = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]  # λ values of the λ-bound curve (Knowl 5)
 cap_dims = [16, 64, 256, 768, 1024]  # dimensions d of the spherical-cap simulation (Knowl 3)
 cap_omegas = [30, 60, 90, 120, 180]  # cap radii ω, degrees
-cap_pairs = 200000  # simulated pairs of points per (d, ω)
-geometry_split = "all"  # STS-B split for alignment and uniformity: all, train, dev or test
+cap_pairs = None  # simulated pairs of points per (d, ω) (None: gpu 200000, cpu 20000)
+geometry_split = None  # STS-B split for alignment and uniformity: all, train, dev or test (None: gpu all, cpu dev)
 data_dir = None  # data root; None: $CSELAB_DATA, else ./data
 figures_dir = "figures/paper_mixcse"  # where the figures go (PNG + PDF)
 tables_dir = "reports/paper_mixcse/tables"  # where the tables go (Markdown + CSV)
@@ -71,6 +72,7 @@ from cselab import paper_tables as pt
 from cselab import workbench
 from cselab.analysis.mixcse import cap_geometry_table, lambda_bound_curve, mixcse_scores
 from cselab.data import load_stsb
+from cselab.data.transfer import TRANSFER_TASKS
 from cselab.evaluate.runs import evaluate_runs, evaluation_frame
 from cselab.explore import load_encoder, over_snapshots, snapshot_folders
 from cselab.plots import (plot_alignment_uniformity, plot_cap_geometry, plot_grad_norm, plot_lambda_bound,
@@ -79,6 +81,10 @@ from cselab.rundir import read_config
 from cselab.tables import summarise
 
 workbench.setup()
+transfer_tasks = pt.by_profile(profile, transfer_tasks, cpu=[], gpu=list(TRANSFER_TASKS))
+score_sentences = pt.by_profile(profile, score_sentences, cpu=256, gpu=1024)
+cap_pairs = pt.by_profile(profile, cap_pairs, cpu=20000, gpu=200000)
+geometry_split = pt.by_profile(profile, geometry_split, cpu="dev", gpu="all")
 runs = workbench.load_runs(runs)
 found = pt.variant_runs(runs, {**variants, "λ sweep": lambda_sweep}, check=list(variants))
 sweep = pt.sweep_runs(found.pop("λ sweep", {}), found.get("MixCSE", {}))   # λ = 0.2: the MixCSE runs

@@ -117,7 +117,7 @@ def mean_std(values: list[float]) -> str:
 
 def test_paper_notebooks_declare_their_parameters():
     """papermill must read every assignment of the parameters cell (a study passes them by name)."""
-    common = {"runs", "variants", "sts_tasks", "data_dir", "figures_dir", "tables_dir"}
+    common = {"runs", "variants", "sts_tasks", "data_dir", "figures_dir", "tables_dir", "profile"}
     expected = {
         "paper_mixcse": {"lambda_sweep", "transfer_tasks", "transfer_fast", "score_sentences", "score_batch_size",
                          "lambdas", "cap_dims", "cap_omegas", "cap_pairs", "geometry_split"},
@@ -127,7 +127,7 @@ def test_paper_notebooks_declare_their_parameters():
                             "clustering_max_length", "transfer_tasks", "transfer_fast", "geometry_split",
                             "case_corpus", "case_sentences", "case_clusters", "case_per_cluster"},
         "paper_apincse": {"topk_sweep", "layer_sweep", "queue_sweep", "transfer_tasks", "transfer_fast",
-                          "profile_sentences"},
+                          "layer_sentences"},
     }
     for name, own in expected.items():
         assert notebook_parameters(REPO / "notebooks" / f"{name}.py") == common | own, name
@@ -209,7 +209,7 @@ def test_paper_apincse(runs, tiny_model, small_data, tmp_path, monkeypatch):
             "apincse-bs64-s1": str(runs["simcse-s1"])}
     notebook, figures, tables = execute(
         "paper_apincse", tmp_path, monkeypatch, runs=chosen, data_dir=str(small_data), sts_tasks=TINY_STS,
-        transfer_tasks=[], profile_sentences=48)
+        transfer_tasks=[], layer_sentences=48)
     check_figures(notebook, figures, {"figure2_ablation", "figure3_layer_profile", "table4_topk", "figure4_queue"})
     assert read_table(tables, "figure2_ablation")["variant"].tolist() == ["APINCSE", "APINCSE-bs64"]
     profile = read_table(tables, "figure3_layer_profile")

@@ -163,3 +163,12 @@ def test_variants_span_backbones_and_sweeps_keep_to_theirs(tmp_path):
     runs["mixcse-s2"] = make_run(tmp_path, "mixcse-s2", seed=2, sections={"lr": 5e-5})
     with pytest.raises(ValueError, match=r"'mixcse-s1' and 'mixcse-s2' differ in lr \(3e-05 vs 5e-05\)"):
         variant_runs(runs, {"MixCSE": "mixcse", "sweep": "mixcse-lam"}, check=["MixCSE"])
+
+
+def test_by_profile():
+    from cselab.paper_tables import by_profile
+
+    assert by_profile("cpu", None, cpu=[], gpu=["MR"]) == [] and by_profile("gpu", None, cpu=[], gpu=["MR"]) == ["MR"]
+    assert by_profile("cpu", ["CR"], cpu=[], gpu=["MR"]) == ["CR"]       # a given value wins
+    with pytest.raises(ValueError, match="profile must be one of"):
+        by_profile("tpu", None, 1, 2)
