@@ -11,6 +11,11 @@ is the *longest* that matches its label (the label itself, or the prefix followe
 from the seed (and the settings that only record, :data:`cselab.config.NON_IDENTITY_KEYS`):
 :func:`variant_runs` says which key differs when they do not, so a sweep group never slips into a
 variant's mean unnoticed.
+
+Sections: runs → variants (and groups per backbone), backbones, published numbers beside ours
+(:mod:`cselab.published`, shown only for the paper's own backbones), results → tables (mean ± std
+over seeds, paired t-tests against SimCSE, the untuned backbone from snapshot 0), sweeps, and the
+``profile`` sizing of the notebooks' costly parameters.
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ from .tables import format_table, scores_table
 VariantSpec = Mapping[str, "str | Sequence[str]"]
 
 
-# ------------------------------------------------------------------- runs → variants
+# ------------------------------------------------------------------- runs → the paper's variants
 def _prefixes(variants: VariantSpec) -> list[tuple[str, str]]:
     pairs = []
     for variant, prefixes in variants.items():
@@ -44,11 +49,9 @@ def _prefixes(variants: VariantSpec) -> list[tuple[str, str]]:
             raise ValueError(f"variants: the prefix {prefix!r} is given to both {seen[prefix]!r} and {variant!r}")
     return pairs
 
-
 def matches(label: str, prefix: str) -> bool:
     """The study engine's selection rule: the label itself, or the prefix followed by ``-``."""
     return label == prefix or label.startswith(prefix + "-")
-
 
 def assign_variants(labels: Sequence[str], variants: VariantSpec) -> dict[str, list[str]]:
     """``{variant: [labels]}`` in the order of ``variants`` (variants without runs left out); each
@@ -61,6 +64,10 @@ def assign_variants(labels: Sequence[str], variants: VariantSpec) -> dict[str, l
             out[max(matched)[1]].append(label)
     return {v: labels for v, labels in out.items() if labels}
 
+def unmatched(runs: Mapping[str, Path], variants: VariantSpec) -> list[str]:
+    """Labels that no variant prefix selects (shown by the notebooks so nothing is dropped silently)."""
+    assigned = {label for labels in assign_variants(list(runs), variants).values() for label in labels}
+    return [label for label in runs if label not in assigned]
 
 def identity_without_seed(run_dir: str | os.PathLike) -> dict:
     """A run's config without the seed and the settings that only record or place it."""
@@ -69,7 +76,6 @@ def identity_without_seed(run_dir: str | os.PathLike) -> dict:
         config.pop(key, None)
     return config
 
-
 def _first_difference(a: dict, b: dict, prefix: str = "") -> str:
     for key in sorted(set(a) | set(b)):
         if a.get(key) != b.get(key):
@@ -77,7 +83,6 @@ def _first_difference(a: dict, b: dict, prefix: str = "") -> str:
                 return _first_difference(a[key], b[key], f"{prefix}{key}.")
             return f"{prefix}{key} ({a.get(key)!r} vs {b.get(key)!r})"
     return ""
-
 
 def variant_runs(runs: Mapping[str, Path], variants: VariantSpec,
                  check: bool | Sequence[str] = True) -> dict[str, dict[str, Path]]:
@@ -103,7 +108,6 @@ def variant_runs(runs: Mapping[str, Path], variants: VariantSpec,
                                      "only in the seed; give one of them its own label prefix")
     return groups
 
-
 def groups_table(groups: Mapping[str, Mapping[str, Path]]) -> pd.DataFrame:
     """Which runs each variant has: runs, backbone (``model``), seeds."""
     rows = [{"variant": name, "runs": ", ".join(members), "model": group_model(members),
@@ -111,12 +115,9 @@ def groups_table(groups: Mapping[str, Mapping[str, Path]]) -> pd.DataFrame:
             for name, members in groups.items()]
     return pd.DataFrame(rows, columns=["variant", "runs", "model", "seeds"]).set_index("variant")
 
-
-def group_model(members: Mapping[str, Path]) -> str:
-    """The backbone the runs of a group start from (``mixed: a, b`` when they differ)."""
-    models = list(dict.fromkeys(run_model(p) for p in members.values()))
-    return models[0] if len(models) == 1 else "mixed: " + ", ".join(models)
-
+def variant_of(name: str) -> str:
+    """The paper variant of a group name (``SimCSE · RoBERTa-base`` → ``SimCSE``)."""
+    return name.split(" · ")[0]
 
 def split_by_backbone(groups: Mapping[str, Mapping[str, Path]]) -> dict[str, dict[str, Path]]:
     """Groups as they are when every run starts from one backbone; otherwise each group split per
@@ -131,22 +132,37 @@ def split_by_backbone(groups: Mapping[str, Mapping[str, Path]]) -> dict[str, dic
             out.setdefault(f"{name} · {BACKBONES.get(paper_backbone(model), model)}", {})[label] = path
     return out
 
+def representatives(groups: Mapping[str, Mapping[str, Path]], names: Sequence[str] | None = None) -> dict[str, Path]:
+    """One run per group (its first, i.e. lowest-listed seed), for figures with a line per variant."""
+    chosen = [n for n in groups if names is None or variant_of(n) in names]
+    return {name: next(iter(groups[name].values())) for name in chosen}
 
-def variant_of(name: str) -> str:
-    """The paper variant of a group name (``SimCSE · RoBERTa-base`` → ``SimCSE``)."""
-    return name.split(" · ")[0]
+def used_runs(*groupings: Mapping[str, Mapping[str, Path]]) -> dict[str, Path]:
+    """Every run of the given groups, each once, in order."""
+    out: dict[str, Path] = {}
+    for grouping in groupings:
+        for members in grouping.values():
+            out.update(members)
+    return out
+
+def runs_with(runs: Mapping[str, Path], key: str, kind: str = "train") -> dict[str, Path]:
+    """The runs whose ``kind`` records hold ``key`` (e.g. ``largest_angle`` in probe records, which
+    only runs trained with ``probe_every`` have)."""
+    from .io import read_jsonl
+
+    return {label: Path(path) for label, path in runs.items()
+            if any(r.get("kind") == kind and r.get(key) is not None for r in read_jsonl(Path(path) / "metrics.jsonl"))}
 
 
-def unmatched(runs: Mapping[str, Path], variants: VariantSpec) -> list[str]:
-    """Labels that no variant prefix selects (shown by the notebooks so nothing is dropped silently)."""
-    assigned = {label for labels in assign_variants(list(runs), variants).values() for label in labels}
-    return [label for label in runs if label not in assigned]
-
-
+# ------------------------------------------------------------------- backbones
 def run_model(run_dir: str | os.PathLike) -> str:
     """The ``model`` a run was trained from (Hub id, alias or folder)."""
     return str(read_config(run_dir)["model"])
 
+def group_model(members: Mapping[str, Path]) -> str:
+    """The backbone the runs of a group start from (``mixed: a, b`` when they differ)."""
+    models = list(dict.fromkeys(run_model(p) for p in members.values()))
+    return models[0] if len(models) == 1 else "mixed: " + ", ".join(models)
 
 def runs_by_backbone(runs: Mapping[str, Path]) -> dict[str, dict[str, Path]]:
     """``{model: {label: run dir}}``, models in order of first appearance."""
@@ -155,6 +171,52 @@ def runs_by_backbone(runs: Mapping[str, Path]) -> dict[str, dict[str, Path]]:
         out.setdefault(run_model(path), {})[label] = Path(path)
     return out
 
+def one_per_backbone(runs: Mapping[str, Path]) -> dict[str, tuple[str, Path]]:
+    """``{model: (label, run dir)}``: the first run of each backbone (e.g. whose snapshot 0 stands
+    for the untuned backbone)."""
+    out: dict[str, tuple[str, Path]] = {}
+    for label, path in runs.items():
+        out.setdefault(run_model(path), (label, Path(path)))
+    return out
+
+def backbone_name(model: str) -> str:
+    """How to write a backbone in a label: the papers' name (``BERT-base``) or the folder's name."""
+    backbone = paper_backbone(model)
+    return BACKBONES[backbone] if backbone else Path(model).name
+
+def num_layers(run_dir: str | os.PathLike) -> int:
+    """Transformer layers of a run's backbone (``num_hidden_layers`` of its saved model)."""
+    from .io import read_json
+
+    for folder in ("best", "last"):
+        config = Path(run_dir) / folder / "config.json"
+        if config.is_file():
+            return int(read_json(config)["num_hidden_layers"])
+    raise FileNotFoundError(f"{run_dir}: no saved model (best/ or last/) to read the number of layers from")
+
+def interlayer_index(values: Sequence, runs: Mapping[str, Path], labels: Sequence[str]) -> list[float]:
+    """APINCSE's ``interlayer_negative.interlayer`` of each run as the hidden-state index it means
+    (−2 of 12 layers → 11, as the paper counts M); ``most_similar`` (no fixed layer) → NaN."""
+    from .methods.apincse.interlayer import MOST_SIMILAR, resolve_layer
+
+    return [float("nan") if value == MOST_SIMILAR else float(resolve_layer(int(value), num_layers(runs[label])))
+            for value, label in zip(values, labels)]
+
+
+# ------------------------------------------------------------------- published numbers beside ours
+def backbone_note(model: str, source: str) -> str:
+    """Why a table has (or has no) published numbers beside ours."""
+    backbone = paper_backbone(model)
+    if backbone is None:
+        return (f"Runs of `{model}`: not a backbone the papers train ({', '.join(BACKBONES.values())}), so no "
+                f"published numbers of {source} are shown: numbers of different backbones are not comparable.")
+    return f"Runs of `{model}` ({BACKBONES[backbone]}): the published numbers of {source} for {BACKBONES[backbone]} " \
+           "are shown beside ours."
+
+def published_notes(groups: Mapping[str, Mapping[str, Path]], source: str) -> str:
+    """One line per backbone of the groups saying whether published numbers are shown and why."""
+    models = list(dict.fromkeys(group_model(members) for members in groups.values()))
+    return "\n".join(f"- {backbone_note(model, source)}" for model in models)
 
 def published_beside(paper: str, table: str, groups: Mapping[str, Mapping[str, Path]],
                      as_column: str | None = None, numeric: bool = False) -> pd.DataFrame | None:
@@ -184,21 +246,26 @@ def published_beside(paper: str, table: str, groups: Mapping[str, Mapping[str, P
     out.attrs = dict(rows[0].attrs)
     return out
 
+def published_transposed(paper: str, table: str, backbone: str | None = None, tags: dict | None = None,
+                         numeric: bool = True, rename: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """A published table printed with settings or models as columns (ClusterNS Tables 3 and 5),
+    turned so they are rows like ours; ``rename`` renames those rows (e.g. ``{"RoBERTa": "untuned
+    RoBERTa-base"}``). The frame keeps the table's ``attrs`` (source, unit)."""
+    from .published import published_frame
 
-def published_notes(groups: Mapping[str, Mapping[str, Path]], source: str) -> str:
-    """One line per backbone of the groups saying whether published numbers are shown and why."""
-    models = list(dict.fromkeys(group_model(members) for members in groups.values()))
-    return "\n".join(f"- {backbone_note(model, source)}" for model in models)
+    frame = published_frame(paper, table, backbone=backbone, numeric=numeric, index="variant", tags=tags)
+    out = frame.T.rename(index=dict(rename or {}))
+    out.columns.name = None
+    out.attrs = dict(frame.attrs)
+    return out
 
-
-def backbone_note(model: str, source: str) -> str:
-    """Why a table has (or has no) published numbers beside ours."""
-    backbone = paper_backbone(model)
-    if backbone is None:
-        return (f"Runs of `{model}`: not a backbone the papers train ({', '.join(BACKBONES.values())}), so no "
-                f"published numbers of {source} are shown: numbers of different backbones are not comparable.")
-    return f"Runs of `{model}` ({BACKBONES[backbone]}): the published numbers of {source} for {BACKBONES[backbone]} " \
-           "are shown beside ours."
+def with_published_column(table: pd.DataFrame, published: Mapping | pd.Series | None, label: str) -> pd.DataFrame:
+    """``table`` (one row per setting, e.g. per M) with the published value of each setting in a
+    column ``label`` (``–`` where the paper has none)."""
+    out = table.copy()
+    values = dict(published or {})
+    out[label] = [values.get(key, "–") for key in out.index]
+    return out
 
 
 # ------------------------------------------------------------------- results → tables
@@ -220,13 +287,9 @@ def suite_columns(suite: str, tasks: Sequence[str]) -> tuple[dict[str, str], str
         raise ValueError(f"{suite} tasks: {list(tasks)} must be a non-empty subset of {list(full)}")
     return {t: labels[t] for t in tasks}, (None if suite == "dbpedia" else average_label(tasks, full))
 
-
-def suite_summary(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]], suite: str,
-                  tasks: Sequence[str]) -> pd.DataFrame:
-    """Mean, std and n per group of each task of ``suite`` and their average (:func:`suite_columns`)."""
-    columns, average = suite_columns(suite, tasks)
-    return scores_table(variant_results(results, groups), columns=columns, average=average)
-
+def average_label(tasks: Sequence[str], full: Sequence[str] = STS_TASKS) -> str:
+    """``Avg.`` for the full suite, ``Avg. (n tasks)`` for a subset (not comparable with a paper's Avg.)."""
+    return "Avg." if list(tasks) == list(full) else f"Avg. ({len(tasks)} task{'s' if len(tasks) > 1 else ''})"
 
 def sts_options(tasks: Sequence[str] = STS_TASKS) -> dict:
     """Options for ``evaluate_runs(runs, "sts", **options)``: none for the full 7-task suite (so a
@@ -236,30 +299,27 @@ def sts_options(tasks: Sequence[str] = STS_TASKS) -> dict:
         raise ValueError(f"sts tasks: {list(tasks)} must be a non-empty subset of {list(STS_TASKS)}")
     return {} if list(tasks) == list(STS_TASKS) else {"tasks": list(tasks)}
 
-
-def average_label(tasks: Sequence[str], full: Sequence[str] = STS_TASKS) -> str:
-    """``Avg.`` for the full suite, ``Avg. (n tasks)`` for a subset (not comparable with a paper's Avg.)."""
-    return "Avg." if list(tasks) == list(full) else f"Avg. ({len(tasks)} task{'s' if len(tasks) > 1 else ''})"
-
-
 def variant_results(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]]) -> dict[str, list[dict]]:
     """``{variant: [result of each of its runs]}`` for :func:`cselab.tables.scores_table`."""
     return {variant: [results[label] for label in members if label in results]
             for variant, members in groups.items() if any(label in results for label in members)}
 
+def suite_summary(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]], suite: str,
+                  tasks: Sequence[str]) -> pd.DataFrame:
+    """Mean, std and n per group of each task of ``suite`` and their average (:func:`suite_columns`)."""
+    columns, average = suite_columns(suite, tasks)
+    return scores_table(variant_results(results, groups), columns=columns, average=average)
 
 def sts_summary(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]],
                 tasks: Sequence[str] = STS_TASKS) -> pd.DataFrame:
     """Mean, std and n per variant of each STS task and the average (SimCSE's column names)."""
     return suite_summary(results, groups, "sts", tasks)
 
-
 def seeds_label(summary: pd.DataFrame) -> pd.Series:
     """``cselab (n seeds)`` per row of a :func:`cselab.tables.summarise` frame."""
     first = summary.columns.get_level_values(0)[0]
     counts = summary[(first, "n")].astype(int)
     return counts.map(lambda n: f"cselab ({n} seed{'s' if n != 1 else ''})")
-
 
 def comparison_table(summary: pd.DataFrame, published: pd.DataFrame | None = None, decimals: int = 2,
                      bold_best: bool = False) -> pd.DataFrame:
@@ -277,6 +337,18 @@ def comparison_table(summary: pd.DataFrame, published: pd.DataFrame | None = Non
     columns = list(ours.columns) + [c for c in theirs.columns if c not in ours.columns]
     return pd.concat([ours, theirs]).reindex(columns=columns).fillna("–")
 
+def averages_summary(groups: Mapping[str, Mapping[str, Path]],
+                     results_by_column: Mapping[str, Mapping[str, dict]]) -> pd.DataFrame:
+    """Mean, std and n per group of each suite's average, one column per suite (e.g. MixCSE Knowl 8:
+    ``{"STS Avg.": sts_results, "transfer Avg.": transfer_results}``); runs missing a suite are left out."""
+    from .tables import summarise
+
+    rows = [{"variant": name, **{column: results[label]["avg"] for column, results in results_by_column.items()}}
+            for name, members in groups.items() for label in members
+            if all(label in results for results in results_by_column.values())]
+    if not rows:
+        raise ValueError("averages_summary: no run has every suite's result")
+    return summarise(pd.DataFrame(rows), "variant", list(results_by_column))
 
 def variant_frame(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]],
                   config_keys: Sequence[str] = ("seed",)) -> pd.DataFrame:
@@ -287,7 +359,6 @@ def variant_frame(results: Mapping[str, dict], groups: Mapping[str, Mapping[str,
     variant_of = {label: v for v, members in groups.items() for label in members}
     frame.insert(1, "variant", frame["run"].map(variant_of))
     return frame
-
 
 def paired_comparison(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]], metric: str = "avg",
                       baseline: str = "SimCSE") -> pd.DataFrame | None:
@@ -308,116 +379,6 @@ def paired_comparison(results: Mapping[str, dict], groups: Mapping[str, Mapping[
                                            group="variant"))
     return pd.concat(parts) if parts else None
 
-
-def sweep_frame(results: Mapping[str, dict], runs: Mapping[str, Path], key: str, default=None,
-                name: str | None = None) -> pd.DataFrame:
-    """One row per run: ``run``, ``seed``, the swept config ``key`` (renamed ``name``), and every
-    score of the result. Runs without the key (e.g. SimCSE in a GS-InfoNCE M sweep, whose config
-    has no ``gs_infonce`` section) get ``default``."""
-    frame = evaluation_frame({label: results[label] for label in runs if label in results},
-                             {label: runs[label] for label in runs if label in results}, ("seed", key))
-    if default is not None:
-        frame[key] = frame[key].fillna(default)
-    missing = frame.loc[frame[key].isna(), "run"].tolist()
-    if missing:
-        raise ValueError(f"sweep over {key!r}: the runs {missing} have no value for it (pass default=)")
-    return frame.rename(columns={key: name}) if name else frame
-
-
-def last_values(runs: Mapping[str, Path], keys: Sequence[str], kind: str = "train") -> pd.DataFrame:
-    """The last logged value of each key per run (e.g. ``sim/clusterns.hard_neg_cos`` at the end of
-    training, ClusterNS Table 3); index = run label."""
-    frame = read_metrics(dict(runs), kind)
-    missing = [k for k in keys if k not in frame]
-    if missing:
-        raise ValueError(f"last_values: no {missing} in the {kind} records of {list(runs)}")
-    return frame.groupby("run", sort=False)[list(keys)].agg(lambda s: s.dropna().iloc[-1] if s.notna().any() else None)
-
-
-
-def averages_summary(groups: Mapping[str, Mapping[str, Path]],
-                     results_by_column: Mapping[str, Mapping[str, dict]]) -> pd.DataFrame:
-    """Mean, std and n per group of each suite's average, one column per suite (e.g. MixCSE Knowl 8:
-    ``{"STS Avg.": sts_results, "transfer Avg.": transfer_results}``); runs missing a suite are left out."""
-    from .tables import summarise
-
-    rows = [{"variant": name, **{column: results[label]["avg"] for column, results in results_by_column.items()}}
-            for name, members in groups.items() for label in members
-            if all(label in results for results in results_by_column.values())]
-    if not rows:
-        raise ValueError("averages_summary: no run has every suite's result")
-    return summarise(pd.DataFrame(rows), "variant", list(results_by_column))
-
-
-def representatives(groups: Mapping[str, Mapping[str, Path]], names: Sequence[str] | None = None) -> dict[str, Path]:
-    """One run per group (its first, i.e. lowest-listed seed), for figures with a line per variant."""
-    chosen = [n for n in groups if names is None or variant_of(n) in names]
-    return {name: next(iter(groups[name].values())) for name in chosen}
-
-
-def runs_with(runs: Mapping[str, Path], key: str, kind: str = "train") -> dict[str, Path]:
-    """The runs whose ``kind`` records hold ``key`` (e.g. ``largest_angle`` in probe records, which
-    only runs trained with ``probe_every`` have)."""
-    from .io import read_jsonl
-
-    return {label: Path(path) for label, path in runs.items()
-            if any(r.get("kind") == kind and r.get(key) is not None for r in read_jsonl(Path(path) / "metrics.jsonl"))}
-
-
-def used_runs(*groupings: Mapping[str, Mapping[str, Path]]) -> dict[str, Path]:
-    """Every run of the given groups, each once, in order."""
-    out: dict[str, Path] = {}
-    for grouping in groupings:
-        for members in grouping.values():
-            out.update(members)
-    return out
-
-
-def one_per_backbone(runs: Mapping[str, Path]) -> dict[str, tuple[str, Path]]:
-    """``{model: (label, run dir)}``: the first run of each backbone (e.g. whose snapshot 0 stands
-    for the untuned backbone)."""
-    out: dict[str, tuple[str, Path]] = {}
-    for label, path in runs.items():
-        out.setdefault(run_model(path), (label, Path(path)))
-    return out
-
-
-def backbone_name(model: str) -> str:
-    """How to write a backbone in a label: the papers' name (``BERT-base``) or the folder's name."""
-    backbone = paper_backbone(model)
-    return BACKBONES[backbone] if backbone else Path(model).name
-
-
-def slug(name: str) -> str:
-    """A file-name part for a group or run name (``MixCSE w/o stop-gradient`` → ``mixcse_w_o_stop-gradient``)."""
-    import re
-
-    return re.sub(r"[^a-z0-9.+=-]+", "_", name.lower()).strip("_") or "x"
-
-
-def published_transposed(paper: str, table: str, backbone: str | None = None, tags: dict | None = None,
-                         numeric: bool = True, rename: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """A published table printed with settings or models as columns (ClusterNS Tables 3 and 5),
-    turned so they are rows like ours; ``rename`` renames those rows (e.g. ``{"RoBERTa": "untuned
-    RoBERTa-base"}``). The frame keeps the table's ``attrs`` (source, unit)."""
-    from .published import published_frame
-
-    frame = published_frame(paper, table, backbone=backbone, numeric=numeric, index="variant", tags=tags)
-    out = frame.T.rename(index=dict(rename or {}))
-    out.columns.name = None
-    out.attrs = dict(frame.attrs)
-    return out
-
-
-def with_published_column(table: pd.DataFrame, published: Mapping | pd.Series | None, label: str) -> pd.DataFrame:
-    """``table`` (one row per setting, e.g. per M) with the published value of each setting in a
-    column ``label`` (``–`` where the paper has none)."""
-    out = table.copy()
-    values = dict(published or {})
-    out[label] = [values.get(key, "–") for key in out.index]
-    return out
-
-
 def untuned(groups: Mapping[str, Mapping[str, Path]], suite: str, data_dir: str | os.PathLike | None = None,
             **options) -> tuple[dict[str, dict], dict[str, dict[str, Path]]]:
     """The untuned backbone as extra rows: for the first run of each backbone that has snapshots,
@@ -436,32 +397,7 @@ def untuned(groups: Mapping[str, Mapping[str, Path]], suite: str, data_dir: str 
     return results, extra
 
 
-def num_layers(run_dir: str | os.PathLike) -> int:
-    """Transformer layers of a run's backbone (``num_hidden_layers`` of its saved model)."""
-    from .io import read_json
-
-    for folder in ("best", "last"):
-        config = Path(run_dir) / folder / "config.json"
-        if config.is_file():
-            return int(read_json(config)["num_hidden_layers"])
-    raise FileNotFoundError(f"{run_dir}: no saved model (best/ or last/) to read the number of layers from")
-
-
-def interlayer_index(values: Sequence, runs: Mapping[str, Path], labels: Sequence[str]) -> list[float]:
-    """APINCSE's ``interlayer_negative.interlayer`` of each run as the hidden-state index it means
-    (−2 of 12 layers → 11, as the paper counts M); ``most_similar`` (no fixed layer) → NaN."""
-    from .methods.apincse.interlayer import MOST_SIMILAR, resolve_layer
-
-    return [float("nan") if value == MOST_SIMILAR else float(resolve_layer(int(value), num_layers(runs[label])))
-            for value, label in zip(values, labels)]
-
-
-def for_legend(runs: Mapping[str, Path]) -> dict[str, Path]:
-    """Runs to plot with one line per run: a single run is left unlabelled, so its figure has no
-    legend for its one line (its name is in the notebook's text)."""
-    return {"": next(iter(runs.values()))} if len(runs) == 1 else dict(runs)
-
-
+# ------------------------------------------------------------------- sweeps and curves
 def sweep_runs(sweep: Mapping[str, Path], *defaults: Mapping[str, Path]) -> dict[str, Path]:
     """The runs of a sweep: its own group's and, from the variants that hold its default point
     (e.g. MixCSE's runs at λ = 0.2), those of the same backbone; without a sweep group, the
@@ -471,9 +407,32 @@ def sweep_runs(sweep: Mapping[str, Path], *defaults: Mapping[str, Path]) -> dict
         {run_model(next(iter(pooled.values())))} if pooled else set())
     return {**{label: p for label, p in pooled.items() if run_model(p) in models}, **{k: Path(v) for k, v in sweep.items()}}
 
+def sweep_frame(results: Mapping[str, dict], runs: Mapping[str, Path], key: str, default=None,
+                name: str | None = None) -> pd.DataFrame:
+    """One row per run: ``run``, ``seed``, the swept config ``key`` (renamed ``name``), and every
+    score of the result. Runs without the key (e.g. SimCSE in a GS-InfoNCE M sweep, whose config
+    has no ``gs_infonce`` section) get ``default``."""
+    frame = evaluation_frame({label: results[label] for label in runs if label in results},
+                             {label: runs[label] for label in runs if label in results}, ("seed", key))
+    if default is not None:
+        frame[key] = frame[key].fillna(default)
+    missing = frame.loc[frame[key].isna(), "run"].tolist()
+    if missing:
+        raise ValueError(f"sweep over {key!r}: the runs {missing} have no value for it (pass default=)")
+    return frame.rename(columns={key: name}) if name else frame
 
+def last_values(runs: Mapping[str, Path], keys: Sequence[str], kind: str = "train") -> pd.DataFrame:
+    """The last logged value of each key per run (e.g. ``sim/clusterns.hard_neg_cos`` at the end of
+    training, ClusterNS Table 3); index = run label."""
+    frame = read_metrics(dict(runs), kind)
+    missing = [k for k in keys if k not in frame]
+    if missing:
+        raise ValueError(f"last_values: no {missing} in the {kind} records of {list(runs)}")
+    return frame.groupby("run", sort=False)[list(keys)].agg(lambda s: s.dropna().iloc[-1] if s.notna().any() else None)
+
+
+# ------------------------------------------------------------------- notebook odds and ends
 PROFILES = ("cpu", "gpu")
-
 
 def by_profile(profile: str, value, cpu, gpu):
     """A cost parameter: ``value`` when given, else its size for the study profile — ``cpu``
@@ -483,3 +442,14 @@ def by_profile(profile: str, value, cpu, gpu):
     if value is not None:
         return value
     return cpu if profile == "cpu" else gpu
+
+def for_legend(runs: Mapping[str, Path]) -> dict[str, Path]:
+    """Runs to plot with one line per run: a single run is left unlabelled, so its figure has no
+    legend for its one line (its name is in the notebook's text)."""
+    return {"": next(iter(runs.values()))} if len(runs) == 1 else dict(runs)
+
+def slug(name: str) -> str:
+    """A file-name part for a group or run name (``MixCSE w/o stop-gradient`` → ``mixcse_w_o_stop-gradient``)."""
+    import re
+
+    return re.sub(r"[^a-z0-9.+=-]+", "_", name.lower()).strip("_") or "x"
