@@ -55,7 +55,7 @@ def checkpoint_folders(run_dir: str | os.PathLike) -> dict[str, Path]:
     return found
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=4)
 def _load(folder: str, mtime: float):
     from .encoder import SentenceEncoder
 
@@ -64,7 +64,7 @@ def _load(folder: str, mtime: float):
 
 def load_encoder(folder: str | os.PathLike):
     """The :class:`~cselab.encoder.SentenceEncoder` of a model folder, in evaluation mode; the
-    last few are kept in memory (a folder rewritten since is loaded again)."""
+    last four are kept in memory (a folder rewritten since is loaded again)."""
     folder = Path(folder)
     if not (folder / "config.json").is_file():
         raise FileNotFoundError(f"{folder}: not a model folder (no config.json)")
