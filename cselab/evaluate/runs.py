@@ -27,7 +27,7 @@ from ..io import atomic_write_json, read_json
 from ..rundir import Runs, labelled_runs, read_config
 
 SUITES = ("sts", "transfer", "clustering", "geometry")
-MODELS = ("best", "last")
+MODELS = ("best", "last")   # or "step-<N>": the model snapshot at step N (snapshot_every; step-0 = before training)
 GEOMETRY_KEYS = ("alignment", "uniformity", "mean_cos", "largest_angle")
 
 
@@ -49,21 +49,32 @@ def evaluation_file(run_dir: str | os.PathLike, suite: str, model: str = "best",
     return Path(run_dir) / "evaluations" / f"{suite}-{model}-{options_key(options)}.json"
 
 
+def _model_folder(run_dir: Path, model: str) -> Path:
+    if model in MODELS:
+        return run_dir / model
+    step = model.removeprefix("step-")
+    if model.startswith("step-") and step.isdigit():
+        from ..rundir import RunDir
+
+        return RunDir(run_dir).snapshot_dir(int(step))
+    raise ValueError(f"model must be one of {MODELS} or step-<N> (a snapshot), got {model!r}")
+
+
 def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = "best",
                  data_dir: str | os.PathLike | None = None, refresh: bool = False, **options) -> dict:
-    """The ``suite`` result of the run's ``model`` folder (``best`` or ``last``), computed once.
+    """The ``suite`` result of the run's ``model`` folder (``best``, ``last`` or the snapshot
+    ``step-<N>``, e.g. ``step-0`` for the model before training), computed once.
 
     ``options`` go to the suite's function (``tasks``, ``fast``, ``seeds``, ``batch_size``, ...)
     and name the cache entry; ``refresh`` recomputes it. The result carries ``options`` and
     ``model``."""
     if suite not in SUITES:
         raise ValueError(f"suite must be one of {SUITES}, got {suite!r}")
-    if model not in MODELS:
-        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
     run_dir = Path(run_dir)
-    folder = run_dir / model
+    folder = _model_folder(run_dir, model)
     if not folder.is_dir():
-        raise FileNotFoundError(f"{run_dir}: no {model}/ model to evaluate (has the run finished?)")
+        hint = "(train with snapshot_every)" if model.startswith("step-") else "(has the run finished?)"
+        raise FileNotFoundError(f"{run_dir}: no {folder.relative_to(run_dir)}/ model to evaluate {hint}")
     if suite == "sts" and model == "best" and not options and not refresh and (run_dir / "results.json").is_file():
         final = read_json(run_dir / "results.json").get("sts")
         if final is not None:

@@ -1,0 +1,191 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # APINCSE (augmented positives and interlayer negatives, 2025): the paper's tables and figures from a study's runs
+#
+# **Regenerated here** (from our runs only — see below)
+# - **Table 3** — STS test sets, SimCSE vs APINCSE, with a paired t-test over seeds.
+# - **Figure 2** — the ablation per STS task: APINCSE, -AP (no augmented positive), -IN (no
+#   interlayer negative), -LAST (last-layer [CLS] instead of the layer-attention pooler), -bs64 and
+#   -bs128 (neither term, batch 64 / 128).
+# - **Figure 3** — per-layer [CLS] similarity to the last layer on STS-B test sentences, before and
+#   after training, with how often each layer is the most similar (the choice of eq. 16–17).
+# - **Table 4** (k, neighbours per augmented positive), **Table 5** (M, the interlayer-negative layer)
+#   and **Figure 4** (L, the neighbour-queue length): STS-B and the STS average against the setting.
+# - **Table 7** — MRPC and SUBJ accuracy (the generalisation check).
+#
+# **No published numbers**: the text copy of the paper (in Chinese) describes Tables 3–5 and Figures
+# 2–4 but holds none of their values; the few numbers its text states (gains over the best
+# baseline) are listed below for reference. **Not regenerated**: the baselines SG-OPT and LAPCSE
+# (cselab does not train them; ClusterNS has its own notebook, paper_clusterns).
+#
+# **Run it** with its study, `cselab reproduce paper-apincse --profile gpu`, or on any runs with
+# papermill (`-y "runs: {label: run directory}"`); `runs = None` reads the cpu-demo runs.
+
+# %% tags=["parameters"]
+runs = None  # {label: run directory} (a study passes it); None: the finished cpu-demo runs in runs/
+variants = {"SimCSE": "simcse", "APINCSE": "apincse", "APINCSE-AP": "apincse-no_ap", "APINCSE-IN": "apincse-no_in",
+            "APINCSE-LAST": "apincse-last", "APINCSE-bs64": "apincse-bs64",
+            "APINCSE-bs128": "apincse-bs128"}  # paper variant -> run-label prefix(es); longest prefix wins
+topk_sweep = ["apincse-topk"]  # label prefixes of the runs over k (Table 4)
+layer_sweep = ["apincse-layer"]  # label prefixes of the runs over M, the interlayer (Table 5)
+queue_sweep = ["apincse-queue"]  # label prefixes of the runs over L, the queue length (Figure 4)
+sts_tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark",
+             "SICKRelatedness"]  # STS tasks of the tables (a subset is faster; its average is not the paper's)
+profile = "cpu"  # sizes for the parameters left None: cpu (minutes on 2 cores) or gpu (the paper's); studies pass it
+transfer_tasks = None  # Table 7 (None: gpu MRPC and SUBJ, cpu none); [] skips it
+transfer_fast = True  # 5-fold cross-validation (SimCSE's fasttest) instead of SentEval's 10
+layer_sentences = 2000  # STS-B test sentences for the layer profile (Figure 3)
+data_dir = None  # data root; None: $CSELAB_DATA, else ./data
+figures_dir = "figures/paper_apincse"  # where the figures go (PNG + PDF)
+tables_dir = "reports/paper_apincse/tables"  # where the tables go (Markdown + CSV)
+
+# %%
+import pandas as pd
+from IPython.display import Markdown, display
+
+from cselab import paper_tables as pt
+from cselab import workbench
+from cselab.analysis.apincse import layer_cls_similarity
+from cselab.data import load_stsb
+from cselab.evaluate.runs import evaluate_runs
+from cselab.evaluate.sts import TASK_LABELS
+from cselab.explore import snapshot_folders
+from cselab.plots import plot_ablation_bars, plot_layer_profile, plot_sweep
+from cselab.published import APINCSE_CLAIMS, BACKBONES
+from cselab.tables import summarise
+
+workbench.setup()
+transfer_tasks = pt.by_profile(profile, transfer_tasks, cpu=[], gpu=["MRPC", "SUBJ"])
+runs = workbench.load_runs(runs)
+sweeps = {"k sweep": topk_sweep, "M sweep": layer_sweep, "L sweep": queue_sweep}
+found = pt.variant_runs(runs, {**variants, **sweeps}, check=list(variants))
+swept = {name: found.pop(name, {}) for name in sweeps}
+groups = pt.split_by_backbone(found)
+if not groups:
+    raise ValueError(f"no run matches the variants {variants}; runs: {list(runs)}")
+used = pt.used_runs(groups, swept)
+print("runs no variant selects:", pt.unmatched(runs, {**variants, **sweeps}) or "none")
+pt.groups_table(groups)
+
+# %% [markdown]
+# ## Table 3: STS test sets (Spearman × 100)
+#
+# What the paper's text states in numbers (its tables are not in the text copy):
+
+# %%
+claims = pd.DataFrame(APINCSE_CLAIMS).assign(backbone=lambda f: f["backbone"].map(BACKBONES))
+display(claims.set_index("section"))
+sts = evaluate_runs(used, "sts", data_dir=data_dir, **pt.sts_options(sts_tasks))
+main = {n: m for n, m in groups.items() if pt.variant_of(n) in ("SimCSE", "APINCSE")}
+table3 = pt.comparison_table(pt.sts_summary(sts, main, sts_tasks))
+workbench.save_table(table3, "table3_sts", tables_dir)
+table3
+
+# %%
+paired = pt.paired_comparison(sts, groups)
+if paired is None:
+    print("no SimCSE runs to compare with")
+else:
+    workbench.save_table(paired, "sts_vs_simcse", tables_dir)
+    display(paired)
+
+# %% [markdown]
+# ## Figure 2: the ablation, per STS task
+
+# %%
+ablation = {n: m for n, m in groups.items() if pt.variant_of(n).startswith("APINCSE")}
+if ablation:
+    average = pt.average_label(sts_tasks)
+    scores = pt.variant_frame(sts, ablation).rename(columns={**TASK_LABELS, "avg": average})
+    tasks = [TASK_LABELS[t] for t in sts_tasks] + ([average] if len(sts_tasks) > 1 else [])
+    workbench.show(plot_ablation_bars(scores, tasks=tasks, variant="variant"), f"{figures_dir}/figure2_ablation")
+    table = pt.comparison_table(pt.sts_summary(sts, ablation, sts_tasks))
+    workbench.save_table(table, "figure2_ablation", tables_dir)
+    display(table)
+else:
+    print("no APINCSE runs")
+
+# %% [markdown]
+# ## Figure 3: per-layer [CLS] similarity to the last layer (STS-B test sentences)
+
+# %%
+test = load_stsb(data_dir)["test"]
+profile_text = list(dict.fromkeys([*test.sentences1, *test.sentences2]))[:layer_sentences]
+profiles = {}
+for name, path in pt.representatives(groups, ["APINCSE", "SimCSE"]).items():
+    folders = snapshot_folders(path)
+    label = f"untuned {pt.backbone_name(pt.run_model(path))}"
+    if "step 0" in folders and label not in profiles:
+        profiles[label] = layer_cls_similarity(folders["step 0"], profile_text)
+    profiles[name] = layer_cls_similarity(path / "best", profile_text)
+if profiles:
+    workbench.show(plot_layer_profile({name: p.mean for name, p in profiles.items()}),
+                   f"{figures_dir}/figure3_layer_profile")
+    layers = pd.concat({name: pd.DataFrame(p.rows()).set_index("layer") for name, p in profiles.items()},
+                       names=["model"])
+    workbench.save_table(layers.reset_index(), "figure3_layer_profile", tables_dir)
+    display(layers)
+else:
+    print("no APINCSE or SimCSE runs")
+
+# %% [markdown]
+# ## Tables 4 and 5, Figure 4: STS-B and the STS average against k, M and L
+
+# %%
+average = f"STS {pt.average_label(sts_tasks)}"
+measures = {"STS-B": "STSBenchmark"} if "STSBenchmark" in sts_tasks and len(sts_tasks) > 1 else {}
+for name, key, label, output in (("k sweep", "augmented_positive.top_k", "k (neighbours)", "table4_topk"),
+                                 ("M sweep", "interlayer_negative.interlayer", "M (layer)", "table5_layer"),
+                                 ("L sweep", "augmented_positive.queue_size", "L (queue length)", "figure4_queue")):
+    points = pt.sweep_runs(swept[name], found.get("APINCSE", {}))
+    if not points:
+        print(f"{output}: no APINCSE runs")
+        continue
+    frame = pt.sweep_frame(sts, points, key, name=label).rename(columns={"avg": average})
+    if key.startswith("interlayer"):
+        frame[label] = pt.interlayer_index(frame[label], points, frame["run"])
+        if frame[label].isna().any():
+            print(f"{output}: runs choosing the most similar layer per sentence (no fixed M) are left out: "
+                  f"{', '.join(frame.loc[frame[label].isna(), 'run'])}")
+            frame = frame.dropna(subset=[label])
+        if frame.empty:
+            continue
+    for short, task in measures.items():
+        frame[short] = frame["run"].map(lambda r: sts[r]["scores"][task])
+    if frame[label].nunique() < 2:
+        print(f"{output}: only {label} = {frame[label].iloc[0]} among these runs (the paper-apincse study sweeps it)")
+    if measures:   # STS-B and the average in one figure, as the paper reports both
+        long = frame.melt(id_vars=[label, "seed"], value_vars=[*measures, average], var_name="measure",
+                          value_name="Spearman × 100")
+        fig = plot_sweep(long, x=label, y="Spearman × 100", hue="measure")
+    else:
+        fig = plot_sweep(frame, x=label, y=average)
+    workbench.show(fig, f"{figures_dir}/{output}")
+    table = pt.comparison_table(summarise(frame.sort_values(label), label, [*measures, average]))
+    workbench.save_table(table, output, tables_dir)
+    display(table)
+
+# %% [markdown]
+# ## Table 7: MRPC and SUBJ accuracy
+
+# %%
+if transfer_tasks:
+    transfer = evaluate_runs(pt.used_runs(main), "transfer", data_dir=data_dir, tasks=transfer_tasks,
+                             fast=transfer_fast)
+    table7 = pt.comparison_table(pt.suite_summary(transfer, main, "transfer", transfer_tasks))
+    workbench.save_table(table7, "table7_transfer", tables_dir)
+    display(table7)
+else:
+    print("transfer_tasks is empty: Table 7 skipped")

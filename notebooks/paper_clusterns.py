@@ -1,0 +1,285 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # ClusterNS (Deng et al., Findings of ACL 2023): the paper's tables and figures from a study's runs
+#
+# **Regenerated here** (published numbers beside ours where the runs start from the paper's backbone)
+# - **Table 1** — STS test sets: SimCSE and non-prompt ClusterNS, PromptBERT and prompt-based
+#   ClusterNS; paired t-tests against SimCSE over seeds.
+# - **Table 2** — ablations (STS average): w/o false negative, w/o hard negative, repl. harder
+#   negative, repl. random clusters; **Table 4** — false-negative handling (BML, none, mask, as
+#   positives); **Table 9** — centroid initialisation (batch vs global).
+# - **Table 3** and **Figure 5** — the start threshold σ with and without the BML loss: hard-negative
+#   similarity at the end of training, STS average, and the hard-negative similarity over training.
+# - **Figures 3, 4, 7, 10** — similarities during training: positives, in-batch negatives, hard
+#   negatives (Fig. 3); nearest centroid, hard negative, false negatives, between centroids (Fig. 4);
+#   the share of samples with a false negative (Fig. 7); Fig. 4 for global initialisation (Fig. 10).
+# - **Table 5** — DBpedia K-means AMI (with the untuned backbone, snapshot 0); **Table 6** — the 8
+#   short-text clustering accuracies; **Table 8** — transfer tasks.
+# - **Figure 6** — alignment and uniformity on STS-B, coloured by the STS average (trained models and
+#   the untuned backbone).
+# - **Figures 8 and 9** — STS average against the batch size and against the number of clusters K.
+# - **Table 10** — a case study: sentences of a corpus sample grouped by a run's centroids.
+#
+# **Not regenerated**: the baselines cselab does not train (BERT-flow, BERT-whitening, ESimCSE,
+# DCLR, ConPVP, SNCSE; GloVe); Figures 1–2 (illustrations) and Table 7 (which improvement each
+# published model uses: our configs say it).
+#
+# **Run it** with its study, `cselab reproduce paper-clusterns --profile gpu`, or on any runs with
+# papermill (`-y "runs: {label: run directory}"`); `runs = None` reads the cpu-demo runs.
+
+# %% tags=["parameters"]
+runs = None  # {label: run directory} (a study passes it); None: the finished cpu-demo runs in runs/
+variants = {"SimCSE": "simcse", "ClusterNS": "clusterns", "PromptBERT": "promptbert",
+            "ClusterNS (prompt)": "clusterns-prompt", "w/o false negative": "clusterns-no_fn",
+            "w/o hard negative": "clusterns-no_hn", "repl. harder negative": "clusterns-harder",
+            "repl. random clusters": "clusterns-random", "mask false negatives": "clusterns-mask",
+            "false negatives as positives": "clusterns-as_pos",
+            "global init": "clusterns-global"}  # paper variant -> run-label prefix(es); longest prefix wins
+threshold_sweep = ["clusterns-sigma"]  # label prefixes of the σ × BML runs (Table 3, Fig. 5)
+batch_sweep = ["clusterns-bs"]  # label prefixes of the batch-size runs (Fig. 8)
+k_sweep = ["clusterns-k"]  # label prefixes of the runs over K, the number of clusters (Fig. 9)
+sts_tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark",
+             "SICKRelatedness"]  # STS tasks of the tables (a subset is faster; its average is not the paper's)
+profile = "cpu"  # sizes for the parameters left None: cpu (minutes on 2 cores) or gpu (the paper's); studies pass it
+clustering_tasks = None  # Tables 5-6 (None: gpu DBpedia and the 8 short-text sets, cpu DBpedia and Tweet); [] skips
+clustering_seeds = None  # K-means seeds averaged per clustering score (None: gpu 0-4, cpu 0-2)
+clustering_max_length = None  # truncate the clustering texts to this many tokens (None: the model's limit)
+transfer_tasks = None  # Table 8 (None: gpu all 7, cpu none); [] skips it
+transfer_fast = True  # 5-fold cross-validation (SimCSE's fasttest) instead of SentEval's 10
+geometry_split = None  # STS-B split for alignment and uniformity (Fig. 6): all, train, dev or test (None: gpu all, cpu dev)
+case_corpus = None  # corpus of the Table 10 case study, name or file (None: gpu wiki1m, cpu wiki1m-head)
+case_sentences = 5000  # sentences of it to cluster
+case_clusters = 2  # clusters shown (the most populated)
+case_per_cluster = 7  # sentences shown per cluster
+data_dir = None  # data root; None: $CSELAB_DATA, else ./data
+figures_dir = "figures/paper_clusterns"  # where the figures go (PNG + PDF)
+tables_dir = "reports/paper_clusterns/tables"  # where the tables go (Markdown + CSV)
+
+# %%
+import pandas as pd
+from IPython.display import Markdown, display
+
+from cselab import paper_tables as pt
+from cselab import workbench
+from cselab.analysis.clusterns import run_case_study
+from cselab.data import load_corpus
+from cselab.data.transfer import TRANSFER_TASKS
+from cselab.evaluate.clustering import CLUSTERING_TASKS
+from cselab.evaluate.runs import evaluate_runs, evaluation_frame
+from cselab.plots import plot_alignment_uniformity, plot_similarity_dynamics, plot_sweep
+from cselab.rundir import read_config
+from cselab.tables import summarise
+
+workbench.setup()
+clustering_tasks = pt.by_profile(profile, clustering_tasks, cpu=["DBpedia", "Tweet"], gpu=list(CLUSTERING_TASKS))
+clustering_seeds = pt.by_profile(profile, clustering_seeds, cpu=[0, 1, 2], gpu=[0, 1, 2, 3, 4])
+transfer_tasks = pt.by_profile(profile, transfer_tasks, cpu=[], gpu=list(TRANSFER_TASKS))
+geometry_split = pt.by_profile(profile, geometry_split, cpu="dev", gpu="all")
+case_corpus = pt.by_profile(profile, case_corpus, cpu="wiki1m-head", gpu="wiki1m")
+runs = workbench.load_runs(runs)
+sweeps = {"σ sweep": threshold_sweep, "batch sweep": batch_sweep, "K sweep": k_sweep}
+found = pt.variant_runs(runs, {**variants, **sweeps}, check=list(variants))
+swept = {name: found.pop(name, {}) for name in sweeps}
+groups = pt.split_by_backbone(found)
+if not groups:
+    raise ValueError(f"no run matches the variants {variants}; runs: {list(runs)}")
+used = pt.used_runs(groups, swept)
+print("runs no variant selects:", pt.unmatched(runs, {**variants, **sweeps}) or "none")
+pt.groups_table(groups)
+
+# %% [markdown]
+# ## Table 1: STS test sets (Spearman × 100)
+
+# %%
+sts = evaluate_runs(used, "sts", data_dir=data_dir, **pt.sts_options(sts_tasks))
+main = {n: m for n, m in groups.items() if pt.variant_of(n) in ("SimCSE", "ClusterNS", "PromptBERT", "ClusterNS (prompt)")}
+display(Markdown(pt.published_notes(main, "ClusterNS Table 1")))
+table1 = pt.comparison_table(pt.sts_summary(sts, main, sts_tasks), pt.published_beside("clusterns", "Table 1", main))
+workbench.save_table(table1, "table1_sts", tables_dir)
+table1
+
+# %%
+paired = pt.paired_comparison(sts, groups)
+if paired is None:
+    print("no SimCSE runs to compare with")
+else:
+    workbench.save_table(paired, "sts_vs_simcse", tables_dir)
+    display(paired)
+
+# %% [markdown]
+# ## Tables 2, 4 and 9: ablations, false-negative handling, centroid initialisation (STS average)
+
+# %%
+average = pt.average_label(sts_tasks)
+for number, names in (("2", ["ClusterNS", "w/o false negative", "w/o hard negative", "repl. harder negative",
+                             "repl. random clusters", "SimCSE"]),
+                      ("4", ["ClusterNS", "w/o false negative", "mask false negatives", "false negatives as positives"]),
+                      ("9", ["ClusterNS", "global init"])):
+    chosen = {n: m for v in names for n, m in groups.items() if pt.variant_of(n) == v}
+    if len(chosen) < 2:
+        print(f"Table {number}: fewer than two of its variants among the runs ({', '.join(chosen) or 'none'})")
+        continue
+    table = pt.comparison_table(pt.averages_summary(chosen, {average: sts}),
+                                pt.published_beside("clusterns", f"Table {number}", chosen,
+                                                    as_column="Avg." if number == "2" else None))
+    workbench.save_table(table, f"table{number}", tables_dir)
+    display(Markdown(f"**Table {number}**"), table)
+
+# %% [markdown]
+# ## Table 3 and Figure 5: the start threshold σ, with and without the BML loss
+
+# %%
+sigma_runs = pt.sweep_runs(swept["σ sweep"], found.get("ClusterNS", {}),   # σ = 0.4 with and without BML
+                           found.get("w/o false negative", {}))
+if sigma_runs:
+    frame = pt.sweep_frame(sts, sigma_runs, "clusterns.start_threshold", name="σ")
+    frame["L_bml"] = frame["run"].map(lambda r: read_config(sigma_runs[r])["clusterns"]["false_negatives"] == "bml")
+    last = pt.last_values(sigma_runs, ["sim/clusterns.hard_neg_cos"])["sim/clusterns.hard_neg_cos"]
+    frame["hard negative similarity"] = frame["run"].map(last).astype(float)
+    frame = frame.rename(columns={"avg": f"STS {average}"}).sort_values(["L_bml", "σ"], ascending=[False, True])
+    ours = pt.comparison_table(summarise(frame, ["L_bml", "σ"], ["hard negative similarity", f"STS {average}"]),
+                               decimals=4)
+    workbench.save_table(ours, "table3_threshold", tables_dir)
+    display(ours)
+    if {pt.paper_backbone(pt.run_model(p)) for p in sigma_runs.values()} == {"roberta-base"}:
+        display(pd.concat({bml: pt.published_transposed("clusterns", "Table 3", tags={"bml": bml}, numeric=False)
+                           for bml in (True, False)}, names=["L_bml"]).rename_axis(["L_bml", "σ"]))
+    else:
+        print("Table 3 is published for RoBERTa-base only: not shown beside these runs")
+    with_bml = {f"σ = {s:g}": sigma_runs[r] for r, s, b in zip(frame["run"], frame["σ"], frame["L_bml"]) if b}
+    with_bml = pt.runs_with(with_bml, "sim/clusterns.hard_neg_cos")
+    if with_bml:   # Figure 5: the runs with the BML loss, one line per σ
+        fig = plot_similarity_dynamics(pt.for_legend(with_bml), ("clusterns.hard_neg_cos",))
+        workbench.show(fig, f"{figures_dir}/figure5_threshold")
+else:
+    print("no ClusterNS runs for Table 3")
+
+# %% [markdown]
+# ## Figures 3, 4, 7 and 10: similarities during training
+
+# %%
+clustered = pt.runs_with(pt.representatives(groups, ["ClusterNS", "ClusterNS (prompt)", "global init"]),
+                         "sim/clusterns.hard_neg_cos")
+fig4_stats = ("clusterns.nearest_centroid_cos", "clusterns.hard_neg_cos", "clusterns.false_neg_cos",
+              "clusterns.inter_centroid_cos", "neg_cos")
+figures = {"figure3_similarity": (("pos_cos", "neg_cos", "clusterns.hard_neg_cos"), "run"),
+           "figure4_clusters": (fig4_stats, "run"), "figure7_false_negative_rate": (("clusterns.false_neg_rate",), "key")}
+local = {n: p for n, p in clustered.items() if read_config(p)["clusterns"]["init"] == "batch"}
+for name, (stats, panels) in figures.items():
+    if local:
+        fig = plot_similarity_dynamics(local if panels == "run" else pt.for_legend(local), stats, panels=panels,
+                                       ylabel="share of the batch" if "rate" in name else None)
+        workbench.show(fig, f"{figures_dir}/{name}")
+global_init = {n: p for n, p in clustered.items() if read_config(p)["clusterns"]["init"] == "global"}
+if global_init:
+    workbench.show(plot_similarity_dynamics(global_init, fig4_stats, panels="run"), f"{figures_dir}/figure10_global")
+if not clustered:
+    print("no ClusterNS run logged its clustering statistics")
+
+# %% [markdown]
+# ## Tables 5 and 6: clustering (DBpedia AMI, short-text accuracy)
+
+# %%
+if clustering_tasks:
+    chosen = {n: m for n, m in groups.items() if pt.variant_of(n) in ("SimCSE", "ClusterNS")}
+    options = {"tasks": clustering_tasks, "seeds": clustering_seeds, "max_length": clustering_max_length}
+    clustering = evaluate_runs(pt.used_runs(chosen), "clustering", data_dir=data_dir, **options)
+    if "DBpedia" in clustering_tasks:
+        before, untuned = pt.untuned(chosen, "clustering", data_dir, **options)
+        published = None
+        if "untuned RoBERTa-base" in untuned:   # Table 5 is published for RoBERTa-base
+            published = pt.published_transposed("clusterns", "Table 5", rename={"RoBERTa": "untuned RoBERTa-base"})
+            published.columns = ["DBpedia (AMI)"]
+        table5 = pt.comparison_table(pt.suite_summary({**clustering, **before}, {**chosen, **untuned}, "dbpedia",
+                                                      ["DBpedia"]), published)
+        workbench.save_table(table5, "table5_dbpedia_ami", tables_dir)
+        display(Markdown("**Table 5** (AMI × 100)"), table5)
+    short = [t for t in clustering_tasks if t != "DBpedia"]
+    if short:
+        table6 = pt.comparison_table(pt.suite_summary(clustering, chosen, "short_text", short),
+                                     pt.published_beside("clusterns", "Table 6", chosen))
+        workbench.save_table(table6, "table6_short_text", tables_dir)
+        display(Markdown("**Table 6** (accuracy, %)"), table6)
+else:
+    print("clustering_tasks is empty: Tables 5 and 6 skipped")
+
+# %% [markdown]
+# ## Table 8: transfer tasks
+
+# %%
+if transfer_tasks:
+    chosen = {n: m for n, m in groups.items() if pt.variant_of(n) in ("SimCSE", "ClusterNS")}
+    transfer = evaluate_runs(pt.used_runs(chosen), "transfer", data_dir=data_dir, tasks=transfer_tasks,
+                             fast=transfer_fast)
+    table8 = pt.comparison_table(pt.suite_summary(transfer, chosen, "transfer", transfer_tasks),
+                                 pt.published_beside("clusterns", "Table 8", chosen))
+    workbench.save_table(table8, "table8_transfer", tables_dir)
+    display(table8)
+else:
+    print("transfer_tasks is empty: Table 8 skipped")
+
+# %% [markdown]
+# ## Figure 6: alignment and uniformity on STS-B (lower is better), coloured by the STS average
+
+# %%
+reps = pt.representatives(groups, ["SimCSE", "ClusterNS", "PromptBERT", "ClusterNS (prompt)"])
+geometry = evaluate_runs({name: path for name, path in reps.items()}, "geometry", data_dir=data_dir, split=geometry_split)
+points = evaluation_frame(geometry).rename(columns={"run": "model"})
+points[f"STS {average}"] = [sts[label]["avg"] for label in (next(iter(groups[name])) for name in reps)]
+rep_groups = {name: groups[name] for name in reps}
+geometry_before, untuned = pt.untuned(rep_groups, "geometry", data_dir, split=geometry_split)
+sts_before, _ = pt.untuned(rep_groups, "sts", data_dir, **pt.sts_options(sts_tasks))
+for name, members in untuned.items():
+    key = next(iter(members))
+    points.loc[len(points)] = {"model": name, "alignment": geometry_before[key]["alignment"],
+                               "uniformity": geometry_before[key]["uniformity"], f"STS {average}": sts_before[key]["avg"]}
+workbench.show(plot_alignment_uniformity(points, label="model", color_by=f"STS {average}"),
+               f"{figures_dir}/figure6_alignment_uniformity")
+points = points.set_index("model")[["alignment", "uniformity", f"STS {average}"]]
+workbench.save_table(points, "figure6_alignment_uniformity", tables_dir)
+points
+
+# %% [markdown]
+# ## Figures 8 and 9: the STS average against the batch size and the number of clusters K
+
+# %%
+for name, key, label, figure in (("batch sweep", "batch_size", "batch size", "figure8_batch_size"),
+                                 ("K sweep", "clusterns.num_clusters", "K (clusters)", "figure9_clusters")):
+    points_runs = pt.sweep_runs(swept[name], found.get("ClusterNS", {}))
+    if not points_runs:
+        print(f"no runs for {figure}")
+        continue
+    frame = pt.sweep_frame(sts, points_runs, key, name=label).rename(columns={"avg": f"STS {average}"})
+    if frame[label].nunique() < 2:
+        print(f"{figure}: only {label} = {frame[label].iloc[0]} among these runs (the paper-clusterns study sweeps it)")
+    workbench.show(plot_sweep(frame, x=label, y=f"STS {average}", logx=True), f"{figures_dir}/{figure}")
+    table = pt.comparison_table(summarise(frame.sort_values(label), label, [f"STS {average}"]))
+    workbench.save_table(table, figure, tables_dir)
+    display(table)
+
+# %% [markdown]
+# ## Table 10: sentences grouped by a run's clusters (the run's centroids at its last checkpoint)
+
+# %%
+cases = pt.representatives(groups, ["ClusterNS"])
+if cases:
+    name, path = next(iter(cases.items()))
+    case = run_case_study(path, load_corpus(case_corpus, case_sentences, data_dir), n_clusters=case_clusters,
+                          per_cluster=case_per_cluster)
+    workbench.save_table(case, "table10_case_study", tables_dir)
+    display(Markdown(f"Run `{name}`: the {case_clusters} most populated clusters of {case_sentences} sentences"))
+    display(case)
+else:
+    print("no ClusterNS run for the case study")

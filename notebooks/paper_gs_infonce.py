@@ -1,0 +1,170 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # GS-InfoNCE (Wu et al., COLING 2022): the paper's tables and figures from a study's runs
+#
+# **Regenerated here**
+# - **Table 1** — the batch sizes of SimCSE and GS-InfoNCE per backbone, ours beside the paper's.
+# - **Table 2** — STS test sets, SimCSE vs + GS-InfoNCE; the published numbers beside ours when the
+#   runs start from BERT-base/large or RoBERTa-base/large (the paper's SimCSE rows are the official
+#   SimCSE checkpoints, ours are trained). Mean ± std over seeds, 95 % intervals and a paired t-test
+#   against SimCSE with the same seeds (the paper reports single runs).
+# - **Table 3** — the STS average against M, the number of Gaussian negatives as a multiple of the
+#   batch size (0× = SimCSE), with the published row for BERT-base.
+# - **Figure 1** — the mean of the 4 most similar negative pairs of a random batch against the
+#   batch size (100 random batches per size), for the backbone before training, our trained models,
+#   and any other model given in `top4_models` (the paper used the official SimCSE-RoBERTa-large).
+# - Not a figure of the paper: the mean cosine of the Gaussian negatives over training, beside the
+#   positive pairs and in-batch negatives.
+#
+# **Not regenerated**: nothing of the paper is left out; Table 2's large backbones need their runs
+# (the paper-gs-infonce study trains BERT-base and RoBERTa-base).
+#
+# **Run it** with its study, `cselab reproduce paper-gs-infonce --profile gpu`, or on any runs
+# with papermill (`-y "runs: {label: run directory}"`); `runs = None` reads the cpu-demo runs.
+
+# %% tags=["parameters"]
+runs = None  # {label: run directory} (a study passes it); None: the finished cpu-demo runs in runs/
+variants = {"SimCSE": "simcse", "GS-InfoNCE": "gs_infonce"}  # paper variant -> run-label prefix(es); longest wins
+m_sweep = ["gs_infonce-m"]  # label prefixes of the M-sweep runs (with SimCSE as 0× and GS-InfoNCE they form Table 3)
+sts_tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark",
+             "SICKRelatedness"]  # STS tasks of the tables (a subset is faster; its average is not the paper's)
+profile = "cpu"  # sizes for the parameters left None: cpu (minutes on 2 cores) or gpu (the paper's); studies pass it
+top4_corpus = None  # corpus the random batches of Figure 1 are drawn from (None: gpu wiki1m, cpu wiki1m-head)
+top4_sentences = None  # the first N sentences of it form the pool (None: gpu 20000, cpu 2000)
+top4_batch_sizes = [16, 32, 64, 128, 256, 512]  # batch sizes of Figure 1
+top4_batches = None  # random batches per batch size (None: gpu 100 as the paper, cpu 20)
+top4_models = {}  # further models for Figure 1: {name: Hub id or folder}, e.g. the official SimCSE-RoBERTa-large
+data_dir = None  # data root; None: $CSELAB_DATA, else ./data
+figures_dir = "figures/paper_gs_infonce"  # where the figures go (PNG + PDF)
+tables_dir = "reports/paper_gs_infonce/tables"  # where the tables go (Markdown + CSV)
+
+# %%
+import pandas as pd
+from IPython.display import Markdown, display
+
+from cselab import paper_tables as pt
+from cselab import workbench
+from cselab.analysis.gs_infonce import top4_curve
+from cselab.data import load_corpus
+from cselab.encoder import SentenceEncoder
+from cselab.evaluate.runs import evaluate_runs
+from cselab.explore import load_encoder, snapshot_folders
+from cselab.plots import plot_similarity_dynamics, plot_sweep, plot_top4_curve
+from cselab.published import published_frame
+from cselab.rundir import read_config
+from cselab.tables import summarise
+
+workbench.setup()
+top4_corpus = pt.by_profile(profile, top4_corpus, cpu="wiki1m-head", gpu="wiki1m")
+top4_sentences = pt.by_profile(profile, top4_sentences, cpu=2000, gpu=20000)
+top4_batches = pt.by_profile(profile, top4_batches, cpu=20, gpu=100)
+runs = workbench.load_runs(runs)
+found = pt.variant_runs(runs, {**variants, "M sweep": m_sweep}, check=list(variants))
+sweep = pt.sweep_runs(found.pop("M sweep", {}), found.get("GS-InfoNCE", {}))   # 3×: the GS-InfoNCE runs
+groups = pt.split_by_backbone(found)
+if not groups:
+    raise ValueError(f"no run matches the variants {variants}; runs: {list(runs)}")
+used = pt.used_runs(groups, {"sweep": sweep})
+print("runs no variant selects:", pt.unmatched(runs, {**variants, "M sweep": m_sweep}) or "none")
+pt.groups_table(groups)
+
+# %% [markdown]
+# ## Table 1: batch sizes
+
+# %%
+sizes = pd.DataFrame([{"variant": name, "model": pt.group_model(members),
+                       "batch size": read_config(next(iter(members.values())))["batch_size"]}
+                      for name, members in groups.items()]).set_index("variant")
+workbench.save_table(sizes, "table1_batch_sizes", tables_dir)
+display(sizes)
+backbones = [b for b in dict.fromkeys(pt.paper_backbone(m) for m in sizes["model"]) if b]
+if backbones:
+    display(pd.concat([published_frame("gs_infonce", "Table 1", backbone=b, numeric=False) for b in backbones]))
+else:
+    print("no run starts from a backbone of the paper: its Table 1 is not comparable")
+
+# %% [markdown]
+# ## Table 2: STS test sets (Spearman × 100)
+
+# %%
+sts = evaluate_runs(used, "sts", data_dir=data_dir, **pt.sts_options(sts_tasks))
+display(Markdown(pt.published_notes(groups, "GS-InfoNCE Table 2")))
+table2 = pt.comparison_table(pt.sts_summary(sts, groups, sts_tasks),
+                             pt.published_beside("gs_infonce", "Table 2", groups))
+workbench.save_table(table2, "table2_sts", tables_dir)
+table2
+
+# %%
+paired = pt.paired_comparison(sts, groups)
+if paired is None:
+    print("no SimCSE runs to compare with")
+else:
+    workbench.save_table(paired, "sts_vs_simcse", tables_dir)
+    display(paired)
+
+# %% [markdown]
+# ## Table 3: the STS average against M (Gaussian negatives per batch, as a multiple of the batch size)
+
+# %%
+metric = f"STS {pt.average_label(sts_tasks)}"
+frame = pt.sweep_frame(sts, sweep, "gs_infonce.noise_ratio", name="M / batch size")
+if 0.0 not in set(frame["M / batch size"]):   # no 0× run of GS-InfoNCE's own settings: SimCSE stands for 0×
+    zero = {k: p for k, p in pt.sweep_runs(sweep, found.get("SimCSE", {})).items() if k not in sweep}
+    sweep = {**zero, **sweep}
+    frame = pt.sweep_frame(sts, sweep, "gs_infonce.noise_ratio", default=0.0, name="M / batch size")
+frame = frame.rename(columns={"avg": metric}).sort_values("M / batch size")
+table3 = pt.comparison_table(summarise(frame, "M / batch size", [metric]))
+comparable = {pt.paper_backbone(pt.run_model(p)) for p in sweep.values()} == {"bert-base-uncased"} \
+    and {read_config(p)["batch_size"] for p in sweep.values()} == {64}
+if comparable:   # the paper's Table 3: BERT-base, batch 64
+    published = published_frame("gs_infonce", "Table 3", numeric=False).iloc[0]
+    table3 = pt.with_published_column(table3, {float(k.rstrip("×")): v for k, v in published.items()},
+                                      "published, GS-InfoNCE Table 3")
+else:
+    print("the published Table 3 is for BERT-base with batch 64; these runs differ, so it is not shown")
+workbench.show(plot_sweep(frame, x="M / batch size", y=metric), f"{figures_dir}/table3_m_sweep")
+workbench.save_table(table3, "table3_m_sweep", tables_dir)
+table3
+
+# %% [markdown]
+# ## Figure 1: the 4 most similar negative pairs of a random batch, against the batch size
+
+# %%
+pool = load_corpus(top4_corpus, top4_sentences, data_dir)
+models = {}
+first = pt.representatives(groups)
+for name, path in first.items():
+    folders = snapshot_folders(path)
+    if "step 0" in folders and f"untuned {pt.backbone_name(pt.run_model(path))}" not in models:
+        models[f"untuned {pt.backbone_name(pt.run_model(path))}"] = load_encoder(folders["step 0"])
+    models[name] = load_encoder(path / "best")
+for name, model in top4_models.items():
+    models[name] = SentenceEncoder.from_pretrained(model, pooler="cls_before_pooler")
+curves = {name: top4_curve(model, pool, top4_batch_sizes, top4_batches) for name, model in models.items()}
+workbench.show(plot_top4_curve(curves), f"{figures_dir}/figure1_top4")
+curves = pd.concat(curves, names=["model"]).reset_index(level=0).set_index(["model", "batch_size"])
+workbench.save_table(curves, "figure1_top4", tables_dir)
+curves
+
+# %% [markdown]
+# ## The Gaussian negatives over training (not a figure of the paper)
+
+# %%
+logged = pt.runs_with(pt.representatives(groups, ["GS-InfoNCE"]), "sim/gs_infonce.noise_cos")
+if logged:
+    fig = plot_similarity_dynamics(logged, ("pos_cos", "neg_cos", "gs_infonce.noise_cos"), panels="run")
+    workbench.show(fig, f"{figures_dir}/noise_similarity")
+else:
+    print("no GS-InfoNCE run logged the Gaussian negatives' similarity")

@@ -1,0 +1,249 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # MixCSE (Zhang et al., AAAI 2022): the paper's tables and figures from a study's runs
+#
+# The text copy of the paper numbers its results as "Knowl" items, so they are cited that way.
+#
+# **Regenerated here**
+# - **Knowl 6** — STS test sets, SimCSE vs MixCSE; the published numbers beside ours when the runs
+#   start from BERT-base or BERT-large.
+# - **Knowl 7** — transfer tasks (same), and **Knowl 8** — the ablation: MixCSE, MixCSE single (mixed
+#   negatives for one direction), MixCSE without the stop-gradient (STS and transfer averages).
+# - Mean ± std over seeds, 95 % intervals and a paired t-test of each variant against SimCSE with
+#   the same seeds (the paper gives mean ± std over 5 runs, no test).
+# - **Knowl 10.1** — positive, random-negative and mixed-negative scores (cos/τ) over training: from
+#   the training log, and recomputed with `mixcse_scores` on STS-B dev sentences at every snapshot.
+# - **Knowl 10.2** — the largest angle between embeddings over training (probe records);
+#   **Knowl 10.3** — alignment and uniformity on STS-B.
+# - **Knowl 2** — the gradient signal ‖∂L/∂z‖ over training.
+# - **Knowl 3** — the spherical cap: mean and variance of cos θ of two random points against the
+#   dimension d and the cap radius ω (simulation).
+# - **Knowl 5** — the λ bound: share of mixed negatives closer to the anchor than its positive,
+#   against λ, before and after training.
+# - The λ sweep: STS average against λ (the paper fixes λ = 0.2 and publishes no sweep).
+#
+# **Not regenerated**: the other baselines of Knowl 6–7 (GloVe, BERT-flow, BERT-whitening,
+# IS-BERT, ConSBERT; cselab does not train them); the untuned BERT rows (pooled as those baselines
+# were, not our [CLS], so not shown beside ours); ConSBERT's points in Knowl 10.3.
+#
+# **Run it** with its study, `cselab reproduce paper-mixcse --profile gpu` (BERT-base, needs the
+# network once), or on any runs: `papermill paper_mixcse.ipynb out.ipynb -y "runs: {simcse-s1:
+# runs/simcse-..., mixcse-s1: runs/mixcse-...}"`. With `runs = None` it reads the finished runs
+# of the cpu-demo study (`cselab reproduce cpu-demo`).
+
+# %% tags=["parameters"]
+runs = None  # {label: run directory} (a study passes it); None: the finished cpu-demo runs in runs/
+variants = {"SimCSE": "simcse", "MixCSE": "mixcse", "MixCSE single": "mixcse-single",
+            "MixCSE w/o stop-gradient": "mixcse-no_sg"}  # paper variant -> run-label prefix(es); longest prefix wins
+lambda_sweep = ["mixcse-lambda"]  # label prefixes of the λ-sweep runs (with the MixCSE runs they form the λ curve)
+sts_tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark",
+             "SICKRelatedness"]  # STS tasks of the tables (a subset is faster; its average is not the paper's)
+profile = "cpu"  # sizes for the parameters left None: cpu (minutes on 2 cores) or gpu (the paper's); studies pass it
+transfer_tasks = None  # Knowl 7-8 transfer tasks (None: gpu all 7, cpu none); [] skips them
+transfer_fast = True  # 5-fold cross-validation (SimCSE's fasttest) instead of SentEval's 10
+score_sentences = None  # STS-B dev sentences for the score and λ-bound analyses (None: gpu 1024, cpu 256)
+score_batch_size = 64  # batch size of those analyses (the paper's training batch)
+lambdas = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]  # λ values of the λ-bound curve (Knowl 5)
+cap_dims = [16, 64, 256, 768, 1024]  # dimensions d of the spherical-cap simulation (Knowl 3)
+cap_omegas = [30, 60, 90, 120, 180]  # cap radii ω, degrees
+cap_pairs = None  # simulated pairs of points per (d, ω) (None: gpu 200000, cpu 20000)
+geometry_split = None  # STS-B split for alignment and uniformity: all, train, dev or test (None: gpu all, cpu dev)
+data_dir = None  # data root; None: $CSELAB_DATA, else ./data
+figures_dir = "figures/paper_mixcse"  # where the figures go (PNG + PDF)
+tables_dir = "reports/paper_mixcse/tables"  # where the tables go (Markdown + CSV)
+
+# %%
+import pandas as pd
+from IPython.display import Markdown, display
+
+from cselab import paper_tables as pt
+from cselab import workbench
+from cselab.analysis.mixcse import cap_geometry_table, lambda_bound_curve, mixcse_scores
+from cselab.data import load_stsb
+from cselab.data.transfer import TRANSFER_TASKS
+from cselab.evaluate.runs import evaluate_runs, evaluation_frame
+from cselab.explore import load_encoder, over_snapshots, snapshot_folders
+from cselab.plots import (plot_alignment_uniformity, plot_cap_geometry, plot_grad_norm, plot_lambda_bound,
+                          plot_largest_angle, plot_similarity_dynamics, plot_sweep)
+from cselab.rundir import read_config
+from cselab.tables import summarise
+
+workbench.setup()
+transfer_tasks = pt.by_profile(profile, transfer_tasks, cpu=[], gpu=list(TRANSFER_TASKS))
+score_sentences = pt.by_profile(profile, score_sentences, cpu=256, gpu=1024)
+cap_pairs = pt.by_profile(profile, cap_pairs, cpu=20000, gpu=200000)
+geometry_split = pt.by_profile(profile, geometry_split, cpu="dev", gpu="all")
+runs = workbench.load_runs(runs)
+found = pt.variant_runs(runs, {**variants, "λ sweep": lambda_sweep}, check=list(variants))
+sweep = pt.sweep_runs(found.pop("λ sweep", {}), found.get("MixCSE", {}))   # λ = 0.2: the MixCSE runs
+groups = pt.split_by_backbone(found)
+if not groups:
+    raise ValueError(f"no run matches the variants {variants}; runs: {list(runs)}")
+used = pt.used_runs(groups, {"sweep": sweep})
+print("runs no variant selects:", pt.unmatched(runs, {**variants, "λ sweep": lambda_sweep}) or "none")
+pt.groups_table(groups)
+
+# %% [markdown]
+# ## Knowl 6: STS test sets (Spearman × 100)
+
+# %%
+sts = evaluate_runs(used, "sts", data_dir=data_dir, **pt.sts_options(sts_tasks))
+display(Markdown(pt.published_notes(groups, "MixCSE Knowl 6")))
+knowl6 = pt.comparison_table(pt.sts_summary(sts, groups, sts_tasks), pt.published_beside("mixcse", "Knowl 6", groups))
+workbench.save_table(knowl6, "knowl6_sts", tables_dir)
+knowl6
+
+# %% [markdown]
+# Each variant against SimCSE over the seeds both have (paired t-test on the STS average; with
+# few seeds only large, consistent differences reach p < 0.05):
+
+# %%
+paired = pt.paired_comparison(sts, groups)
+if paired is None:
+    print("no SimCSE runs to compare with")
+else:
+    workbench.save_table(paired, "sts_vs_simcse", tables_dir)
+    display(paired)
+
+# %% [markdown]
+# ## Knowl 7 and 8: transfer tasks and the ablation
+
+# %%
+if transfer_tasks:
+    transfer = evaluate_runs(used, "transfer", data_dir=data_dir, tasks=transfer_tasks, fast=transfer_fast)
+    knowl7 = pt.comparison_table(pt.suite_summary(transfer, groups, "transfer", transfer_tasks),
+                                 pt.published_beside("mixcse", "Knowl 7", groups))
+    workbench.save_table(knowl7, "knowl7_transfer", tables_dir)
+    display(knowl7)
+else:
+    transfer = {}
+    print("transfer_tasks is empty: Knowl 7 skipped, Knowl 8 shows the STS average only")
+averages = {f"STS {pt.average_label(sts_tasks)}": sts, **({"transfer Avg.": transfer} if transfer else {})}
+ablation = {name: members for name, members in groups.items() if pt.variant_of(name).startswith("MixCSE")}
+if ablation:
+    knowl8 = pt.comparison_table(pt.averages_summary(ablation, averages),
+                                 pt.published_beside("mixcse", "Knowl 8", ablation))
+    workbench.save_table(knowl8, "knowl8_ablation", tables_dir)
+    display(knowl8)
+else:
+    print("no MixCSE runs: Knowl 8 skipped")
+
+# %% [markdown]
+# ## Knowl 10.1: positive, random-negative and mixed-negative scores over training
+#
+# From the training log (the mean cosine of each pair type in every logged batch, divided by τ):
+
+# %%
+mixing = pt.representatives(groups, [v for v in variants if v.startswith("MixCSE")])
+logged = pt.runs_with(mixing, "sim/mixcse.mixed_cos")
+if logged:
+    fig = plot_similarity_dynamics(logged, ("pos_cos", "neg_cos", "mixcse.mixed_cos"), per_temperature=True,
+                                   panels="run")
+    workbench.show(fig, f"{figures_dir}/scores_training_log")
+else:
+    print("no MixCSE run with mixed-negative statistics in its log")
+
+# %% [markdown]
+# Recomputed at every snapshot (`snapshot_every`) on STS-B dev sentences with `mixcse_scores`
+# (two dropout views per batch, as in training; λ and τ of the run):
+
+# %%
+dev = load_stsb(data_dir)["dev"]
+score_text = list(dict.fromkeys([*dev.sentences1, *dev.sentences2]))[:score_sentences]
+with_snapshots = {name: path for name, path in mixing.items() if snapshot_folders(path)}
+for name, path in with_snapshots.items():
+    config = read_config(path)
+    scores = over_snapshots(path, lambda enc: mixcse_scores(enc, score_text, config["mixcse"]["mix_lambda"],
+                                                            config["temperature"], score_batch_size))
+    workbench.save_table(scores.set_index("step"), f"scores_snapshots_{pt.slug(name)}", tables_dir)
+    fig = plot_similarity_dynamics(scores.assign(run=name), ("positive", "random_negative", "mixed_negative"),
+                                   panels="run", ylabel="cos / τ")
+    workbench.show(fig, f"{figures_dir}/scores_snapshots_{pt.slug(name)}")
+if not with_snapshots:
+    print("no MixCSE run has snapshots (train with snapshot_every)")
+
+# %% [markdown]
+# ## Knowl 10.2, Knowl 2: largest angle and gradient signal over training
+
+# %%
+curves = pt.representatives(groups)
+probed = pt.runs_with(curves, "largest_angle", kind="probe")
+if probed:
+    workbench.show(plot_largest_angle(pt.for_legend(probed)), f"{figures_dir}/largest_angle")
+else:
+    print("no run has probe records (train with probe_every)")
+graded = pt.runs_with(curves, "grad/z1_norm")
+if graded:
+    workbench.show(plot_grad_norm(pt.for_legend(graded)), f"{figures_dir}/gradient_norm")
+else:
+    print("no run logged gradient norms (train with log_embedding_grad_norm)")
+
+# %% [markdown]
+# ## Knowl 10.3: alignment and uniformity on STS-B (lower is better for both)
+
+# %%
+geometry = evaluate_runs(curves, "geometry", data_dir=data_dir, split=geometry_split)
+before, untuned = pt.untuned({name: groups[name] for name in curves}, "geometry", data_dir, split=geometry_split)
+geometry.update({name: before[next(iter(members))] for name, members in untuned.items()})   # snapshot 0
+points = evaluation_frame(geometry).rename(columns={"run": "model"})
+workbench.show(plot_alignment_uniformity(points, label="model"), f"{figures_dir}/alignment_uniformity")
+points = points.set_index("model")[["alignment", "uniformity"]]
+workbench.save_table(points, "alignment_uniformity", tables_dir)
+points
+
+# %% [markdown]
+# ## Knowl 3: the spherical cap
+
+# %%
+cap = cap_geometry_table(cap_dims, cap_omegas, cap_pairs)
+workbench.show(plot_cap_geometry(cap), f"{figures_dir}/knowl3_spherical_cap")
+workbench.save_table(cap, "knowl3_spherical_cap", tables_dir)
+cap
+
+# %% [markdown]
+# ## Knowl 5: the λ bound
+#
+# Share of mixed negatives h̃'ᵢⱼ closer to the anchor hᵢ than its positive h'ᵢ, for each λ, on
+# STS-B dev sentences, before training (snapshot 0) and after (best checkpoint) for each MixCSE run:
+
+# %%
+bound = {}
+for name, path in mixing.items():
+    folders = snapshot_folders(path)
+    if "step 0" in folders and not bound:
+        bound["before training"] = lambda_bound_curve(load_encoder(folders["step 0"]), score_text, lambdas,
+                                                      score_batch_size)
+    bound[f"{name} (best)"] = lambda_bound_curve(load_encoder(path / "best"), score_text, lambdas, score_batch_size)
+if bound:
+    workbench.save_table(pd.concat(bound, names=["model"]).reset_index(level=0), "knowl5_lambda_bound", tables_dir)
+    workbench.show(plot_lambda_bound(bound), f"{figures_dir}/knowl5_lambda_bound")
+else:
+    print("no MixCSE runs")
+
+# %% [markdown]
+# ## The λ sweep: STS average against λ
+
+# %%
+if sweep:
+    metric = f"STS {pt.average_label(sts_tasks)}"
+    frame = pt.sweep_frame(sts, sweep, "mixcse.mix_lambda", name="λ").rename(columns={"avg": metric})
+    if frame["λ"].nunique() < 2:
+        print(f"only λ = {frame['λ'].iloc[0]} among these runs: add a λ grid (the paper-mixcse study has one)")
+    workbench.show(plot_sweep(frame, x="λ", y=metric), f"{figures_dir}/lambda_sweep")
+    table = pt.comparison_table(summarise(frame.sort_values("λ"), "λ", [metric]))
+    workbench.save_table(table, "lambda_sweep", tables_dir)
+    display(table)
+else:
+    print("no MixCSE runs for the λ sweep")

@@ -1,0 +1,127 @@
+"""cselab.explore (similarities, neighbours, samples, aligned snapshot maps), its figures, and the
+explorer's widget callbacks called directly (headless)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from toy_encoders import LookupEncoder
+
+from cselab.explore import (checkpoint_folders, corpus_sample, labelled_sample, nearest_neighbours, over_snapshots,
+                            procrustes_align, project_snapshots, similarity_matrix, snapshot_projections)
+from cselab.plots import save_figure
+from cselab.plots.explore import plot_projection_grid, plot_similarity_heatmap
+
+TABLE = {"a": [1.0, 0.0, 0.0], "b": [1.0, 1.0, 0.0], "c": [0.0, 0.0, 2.0], "d": [-1.0, 0.0, 0.0],
+         "e": [3.0, 1.0, 0.0]}
+
+
+def test_similarity_matrix_and_neighbours_by_hand():
+    model = LookupEncoder(TABLE)
+    matrix = similarity_matrix(model, ["a", "b", " ", "c"])   # the blank line is dropped
+    s = 1 / np.sqrt(2)
+    assert matrix == pytest.approx(np.array([[1, s, 0], [s, 1, 0], [0, 0, 1]]))
+    table = nearest_neighbours(model, ["a"], ["b", "c", "d", "e"], k=3)
+    # cos(a, e) = 3/√10 = 0.949 > cos(a, b) = 0.707 > cos(a, c) = 0 > cos(a, d) = −1
+    assert list(table["neighbour"]) == ["e", "b", "c"] and list(table["rank"]) == [1, 2, 3]
+    assert table["cosine"].tolist() == pytest.approx([3 / np.sqrt(10), s, 0.0])
+    with pytest.raises(ValueError, match=r"k must be in \[1, 4\]"):
+        nearest_neighbours(model, ["a"], ["b", "c", "d", "e"], k=5)
+    with pytest.raises(ValueError, match="queries: need at least one"):
+        nearest_neighbours(model, ["  "], ["b"], k=1)
+
+
+def test_procrustes_recovers_a_rotated_scaled_shifted_copy():
+    rng = np.random.default_rng(0)
+    target = rng.normal(size=(30, 2))
+    angle = 0.7
+    rotation = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+    source = 3.0 * target @ rotation * np.array([1.0, -1.0]) + np.array([5.0, -2.0])   # with a reflection
+    assert procrustes_align(source, target) == pytest.approx(target, abs=1e-9)
+
+
+def test_snapshot_maps_are_aligned_across_snapshots():
+    rng = np.random.default_rng(1)
+    first = rng.normal(size=(40, 8))
+    q, _ = np.linalg.qr(rng.normal(size=(8, 8)))
+    # the same geometry in a rotated basis: each snapshot's own PCA differs by a rotation/flip,
+    # which alignment must undo; one shared PCA of two rotated copies is not the same map
+    coords, used = project_snapshots({"step 0": first, "step 5": first @ q}, method="pca", align="procrustes")
+    assert used == "pca" and coords["step 0"] == pytest.approx(coords["step 5"], abs=1e-8)
+    same, _ = project_snapshots({"step 0": first, "step 5": first.copy()}, method="pca", align="shared_pca")
+    assert same["step 0"] == pytest.approx(same["step 5"])
+    with pytest.raises(ValueError, match="align must be one of"):
+        project_snapshots({"step 0": first}, align="nearest")
+    with pytest.raises(ValueError, match="different numbers of sentences"):
+        project_snapshots({"a": first, "b": first[:10]})
+
+
+def test_samples(data_dir):
+    sentences, labels = labelled_sample("DBpedia", 28, seed=0, data_dir=data_dir)
+    assert len(sentences) == 28 and sorted(set(labels))[:3] == ["Album", "Animal", "Artist"]
+    assert all(labels.count(name) == 2 for name in set(labels)) and len(set(labels)) == 14
+    assert labelled_sample("DBpedia", 28, seed=0, data_dir=data_dir) == (sentences, labels)
+    with pytest.raises(ValueError, match="number of classes of DBpedia \\(14\\)"):
+        labelled_sample("DBpedia", 10, data_dir=data_dir)
+    sample = corpus_sample("wiki1m-head", 50, seed=3, data_dir=data_dir, pool=500)
+    assert len(sample) == len(set(sample)) == 50 and sample == corpus_sample("wiki1m-head", 50, 3, data_dir, 500)
+
+
+def test_figures_draw_and_save_reproducibly(tmp_path):
+    sentences = ["A man plays a guitar.", "Someone is playing music on a stringed instrument.", "It rains."]
+    matrix = np.array([[1.0, 0.8, 0.1], [0.8, 1.0, 0.05], [0.1, 0.05, 1.0]])
+    frames = {f"step {s}": __import__("pandas").DataFrame({"x": [0, 1, 2, s], "y": [1, 0, 2, 1],
+                                                            "label": ["A", "B", "A", "C"]}) for s in (0, 5, 10, 15)}
+    for name, build in {"heatmap": lambda: plot_similarity_heatmap(matrix, sentences, title="best"),
+                        "grid": lambda: plot_projection_grid(frames, ncols=3)}.items():
+        first = save_figure(build(), tmp_path / "a" / name)
+        second = save_figure(build(), tmp_path / "b" / name)
+        assert [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
+    heatmap = plot_similarity_heatmap(matrix, sentences)
+    assert [t.get_text() for t in heatmap.axes[0].texts][:2] == ["1.00", "0.80"]
+    assert len(plot_projection_grid(frames, ncols=3).axes) == 6   # 4 panels in a 2 × 3 grid (2 hidden)
+    with pytest.raises(ValueError, match="for 2 sentences"):
+        plot_similarity_heatmap(matrix, sentences[:2])
+
+
+def test_checkpoints_snapshots_and_measures_of_a_real_run(tiny_runs, data_dir):
+    run = tiny_runs["simcse-s1"]
+    assert list(checkpoint_folders(run)) == ["best", "last", "step 0", "step 3", "step 6"]
+    frame = over_snapshots(run, lambda encoder: {"dim": encoder.embedding_dim()}, steps=[0, 6])
+    assert frame.to_dict("list") == {"step": [0, 6], "dim": [32, 32]}
+    with pytest.raises(ValueError, match="no snapshot at step"):
+        over_snapshots(run, lambda encoder: {}, steps=[4])
+    sentences, labels = labelled_sample("DBpedia", 28, data_dir=data_dir)
+    maps = snapshot_projections({name: folder for name, folder in checkpoint_folders(run).items()
+                                 if name.startswith("step")}, sentences, labels)
+    assert list(maps) == ["step 0", "step 3", "step 6"]
+    assert maps["step 6"].attrs["method"] == "pca" and len(maps["step 0"]) == 28
+
+
+def test_widget_callbacks_headless(tiny_runs, data_dir):
+    pytest.importorskip("ipywidgets")   # (in the dev extra, so CI has it)
+    from cselab.explore_widgets import SimilarityExplorer, SnapshotExplorer
+
+    runs = {label: tiny_runs[label] for label in ("simcse-s1", "mixcse-s1")}
+    corpus = corpus_sample("wiki1m-head", 40, data_dir=data_dir, pool=200)
+    app = SimilarityExplorer(runs, corpus, ["A man plays a guitar.", "A woman is cooking."], k=3)
+    app.refresh()
+    assert app.last_matrix.shape == (2, 2) and len(app.last_neighbours) == 6
+    assert app.last_neighbours["neighbour"].isin(corpus).all()
+    app.checkpoint.value = "step 0"                 # the observer redraws with the model before training
+    assert app.folder() == runs["simcse-s1"] / "snapshots" / "step-000000"
+    assert np.array_equal(app.last_matrix, similarity_matrix(app.folder(), app.typed_sentences()))
+    app.run.value = "mixcse-s1"                     # same checkpoint kind kept, options of the new run
+    assert app.checkpoint.value == "step 0" and list(app.checkpoint.options) == list(checkpoint_folders(runs["mixcse-s1"]))
+    assert app.last_matrix == pytest.approx(similarity_matrix(runs["mixcse-s1"] / "snapshots" / "step-000000",
+                                                              app.typed_sentences()))
+    app.sentences.value = "   "
+    app.refresh()                                   # an error is shown, the last views are kept
+    assert app.last_matrix.shape == (2, 2)
+
+    sentences, labels = labelled_sample("DBpedia", 28, data_dir=data_dir)
+    slider = SnapshotExplorer(runs, sentences, labels)
+    assert list(slider.step.options) == ["step 0", "step 3", "step 6"] and slider.step.value == "step 6"
+    slider.step.value = "step 3"
+    assert slider.last_figure.axes[0].get_title() == "step 3 (pca)"
+    slider.run.value = "mixcse-s1"
+    assert slider.step.value == "step 6" and slider.last_figure.get_suptitle() == "mixcse-s1"

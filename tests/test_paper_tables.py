@@ -1,0 +1,175 @@
+"""cselab.paper_tables: runs → the paper's variants (longest label prefix), configs checked,
+backbones, our summaries beside the published rows, sweeps, last logged values."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from cselab.paper_tables import (assign_variants, average_label, backbone_note, comparison_table, last_values,
+                                 runs_by_backbone, split_by_backbone, sts_options, sts_summary, sweep_frame,
+                                 suite_columns, sweep_runs, unmatched, variant_frame, variant_runs)
+from cselab.published import published_frame
+
+STS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness")
+
+
+def make_run(root: Path, label: str, model: str = "bert-base-uncased", seed: int = 1, method=("simcse",),
+             sections: dict | None = None, base: float = 70.0, hard_neg: tuple = ()) -> Path:
+    """A run folder with a config, train records and an STS result (task i scores base + i + seed/10)."""
+    path = root / label
+    path.mkdir(parents=True)
+    config = {"model": model, "method": list(method), "seed": seed, "batch_size": 64, "output_dir": str(root),
+              "run_name": label, "probe_every": None, **(sections or {})}
+    (path / "config.json").write_text(json.dumps({"config": config}))
+    records = [{"kind": "train", "step": i + 1, "loss": 1.0, **({"sim/clusterns.hard_neg_cos": v} if v is not None else {})}
+               for i, v in enumerate(hard_neg or (None,))]
+    (path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    scores = {t: base + i + seed / 10 for i, t in enumerate(STS)}
+    (path / "results.json").write_text(json.dumps({"steps": 1, "sts": {"scores": scores,
+                                                                      "avg": sum(scores.values()) / 7}}))
+    return path
+
+
+def results_of(runs: dict) -> dict:
+    return {label: json.loads((path / "results.json").read_text())["sts"] for label, path in runs.items()}
+
+
+def test_longest_prefix_decides_the_variant():
+    labels = ["apincse-s1", "apincse-no_ap-s1", "apincse-no_apx-s1", "simcse", "simcse2-s1", "other-s1"]
+    groups = assign_variants(labels, {"APINCSE": "apincse", "-AP": "apincse-no_ap", "SimCSE": ["simcse"],
+                                      "absent": "nothing"})
+    assert groups == {"APINCSE": ["apincse-s1", "apincse-no_apx-s1"], "-AP": ["apincse-no_ap-s1"],
+                      "SimCSE": ["simcse"]}
+    assert unmatched(dict.fromkeys(labels, Path(".")), {"SimCSE": "simcse"}) == [
+        "apincse-s1", "apincse-no_ap-s1", "apincse-no_apx-s1", "simcse2-s1", "other-s1"]
+    with pytest.raises(ValueError, match="'simcse' is given to both 'A' and 'B'"):
+        assign_variants(labels, {"A": "simcse", "B": ["x", "simcse"]})
+
+
+def test_variant_runs_refuse_runs_that_differ_in_more_than_the_seed(tmp_path):
+    runs = {"mixcse-s1": make_run(tmp_path, "mixcse-s1", seed=1, sections={"mixcse": {"mix_lambda": 0.2}}),
+            "mixcse-s2": make_run(tmp_path, "mixcse-s2", seed=2, sections={"mixcse": {"mix_lambda": 0.2}}),
+            "mixcse-lam-s1": make_run(tmp_path, "mixcse-lam-s1", sections={"mixcse": {"mix_lambda": 0.1}})}
+    groups = variant_runs(runs, {"MixCSE": "mixcse", "sweep": "mixcse-lam"})
+    assert {v: list(m) for v, m in groups.items()} == {"MixCSE": ["mixcse-s1", "mixcse-s2"], "sweep": ["mixcse-lam-s1"]}
+    with pytest.raises(ValueError, match=r"'mixcse-s1' and 'mixcse-lam-s1' differ in mixcse.mix_lambda \(0.2 vs 0.1\)"):
+        variant_runs(runs, {"MixCSE": "mixcse"})
+
+
+def test_summary_beside_the_published_rows(tmp_path):
+    runs = {f"simcse-s{s}": make_run(tmp_path, f"simcse-s{s}", seed=s, base=70) for s in (1, 2)}
+    runs.update({f"gs-s{s}": make_run(tmp_path, f"gs-s{s}", seed=s, method=("gs_infonce",), base=72) for s in (1, 2)})
+    groups = variant_runs(runs, {"SimCSE": "simcse", "GS-InfoNCE": "gs"})
+    summary = sts_summary(results_of(runs), groups)
+    # STS12 of the two SimCSE seeds: 70.1 and 70.2 → 70.15 ± 0.0707
+    assert summary.loc["SimCSE", ("STS12", "mean")] == pytest.approx(70.15)
+    assert summary.loc["GS-InfoNCE", ("Avg.", "mean")] == pytest.approx(75.15)
+    table = comparison_table(summary, published_frame("gs_infonce", "Table 2", backbone="bert-base-uncased",
+                                                      variants=list(groups), index="variant", numeric=False))
+    assert list(table["source"]) == ["cselab (2 seeds)", "cselab (2 seeds)", "published, GS-InfoNCE Table 2",
+                                     "published, GS-InfoNCE Table 2"]
+    assert table.iloc[0]["STS12"] == "70.15 ± 0.07" and table.iloc[3]["STS-B"] == "79.70"
+    assert list(table.index) == ["SimCSE", "GS-InfoNCE", "SimCSE", "GS-InfoNCE"]
+    # a subset of tasks: our average is not the paper's, so it gets its own column
+    subset = sts_summary(results_of(runs), groups, tasks=["STS16"])
+    wide = comparison_table(subset, published_frame("gs_infonce", "Table 2", backbone="bert-base-uncased",
+                                                    index="variant", numeric=False))
+    assert list(wide.columns[:3]) == ["source", "STS16", "Avg. (1 task)"] and wide.iloc[0]["Avg."] == "–"
+    assert wide.iloc[2]["Avg. (1 task)"] == "–" and wide.iloc[2]["Avg."] == "76.25"
+    # the frame for paired tests: one row per run with its variant and seed
+    frame = variant_frame(results_of(runs), groups)
+    assert list(frame["variant"]) == ["SimCSE", "SimCSE", "GS-InfoNCE", "GS-InfoNCE"] and list(frame["seed"]) == [1, 2, 1, 2]
+
+
+def test_sweep_frame_fills_the_runs_without_the_key(tmp_path):
+    runs = {"simcse-s1": make_run(tmp_path, "simcse-s1"),
+            "gs-m=1-s1": make_run(tmp_path, "gs-m=1-s1", method=("gs_infonce",), sections={"gs_infonce": {"noise_ratio": 1.0}}),
+            "gs-m=3-s1": make_run(tmp_path, "gs-m=3-s1", method=("gs_infonce",), sections={"gs_infonce": {"noise_ratio": 3.0}})}
+    frame = sweep_frame(results_of(runs), runs, "gs_infonce.noise_ratio", default=0.0, name="M / batch size")
+    assert list(frame["M / batch size"]) == [0.0, 1.0, 3.0]
+    assert frame.loc[0, "STS12"] == pytest.approx(70.1)
+    with pytest.raises(ValueError, match=r"the runs \['simcse-s1'\] have no value"):
+        sweep_frame(results_of(runs), runs, "gs_infonce.noise_ratio")
+
+
+def test_backbones_options_and_last_values(tmp_path):
+    runs = {"a": make_run(tmp_path, "a", model="roberta-base", hard_neg=(0.5, 0.4)),
+            "b": make_run(tmp_path, "b", model="all-minilm-l6", hard_neg=(0.3, None))}
+    assert {m: list(r) for m, r in runs_by_backbone(runs).items()} == {"roberta-base": ["a"], "all-minilm-l6": ["b"]}
+    assert "RoBERTa-base" in backbone_note("roberta-base", "ClusterNS Table 1")
+    assert "no published numbers" in backbone_note("all-minilm-l6", "ClusterNS Table 1")
+    last = last_values(runs, ["sim/clusterns.hard_neg_cos"])
+    assert last.loc["a", "sim/clusterns.hard_neg_cos"] == 0.4 and last.loc["b", "sim/clusterns.hard_neg_cos"] == 0.3
+    assert sts_options(STS) == {} and sts_options(["STS16"]) == {"tasks": ["STS16"]}
+    assert suite_columns("short_text", ["GoogleNews-S", "Tweet"]) == ({"GoogleNews-S": "G-S", "Tweet": "Tweet"},
+                                                                      "Avg. (2 tasks)")
+    assert suite_columns("dbpedia", ["DBpedia"]) == ({"DBpedia": "DBpedia (AMI)"}, None)
+    assert suite_columns("transfer", ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC"])[1] == "Avg."
+    with pytest.raises(ValueError, match="subset"):
+        suite_columns("short_text", ["DBpedia"])
+    assert average_label(STS) == "Avg." and average_label(["STS12", "STS13"]) == "Avg. (2 tasks)"
+    with pytest.raises(ValueError, match="subset"):
+        sts_options(["STS17"])
+    assert isinstance(last, pd.DataFrame)
+
+
+def test_runs_none_means_the_finished_cpu_demo_runs(tmp_path, monkeypatch):
+    from cselab import workbench
+    from cselab.studies.spec import load_study
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="finished runs of the study 'cpu-demo'.* in runs/.*cselab reproduce cpu-demo"):
+        workbench.load_runs(None)
+    spec = load_study("cpu-demo", "cpu", runs_root=tmp_path / "runs")
+    finished = spec.runs[0]   # one finished run (results.json), one partial (config.json only)
+    for run, files in ((finished, ("config.json", "metrics.jsonl", "results.json")), (spec.runs[1], ("config.json",))):
+        run.run_dir.mkdir(parents=True)
+        for name in files:
+            (run.run_dir / name).write_text("{}")
+    with pytest.warns(UserWarning, match=f"{spec.runs[1].label} \\(partial"):
+        assert workbench.load_runs(None) == {finished.label: Path("runs") / finished.run_dir.name}
+
+
+def test_evaluate_a_snapshot(tiny_runs, data_dir):
+    from cselab.encoder import SentenceEncoder
+    from cselab.evaluate import evaluate_sts
+    from cselab.evaluate.runs import evaluate_run
+
+    run = tiny_runs["simcse-s2"]
+    result = evaluate_run(run, "sts", model="step-0", data_dir=data_dir, tasks=["STS16"])
+    direct = evaluate_sts(SentenceEncoder.from_pretrained(run / "snapshots" / "step-000000"), tasks=["STS16"],
+                          data_dir=data_dir)
+    assert result["scores"]["STS16"] == pytest.approx(direct["scores"]["STS16"]) and result["model"] == "step-0"
+    assert len(list((run / "evaluations").glob("sts-step-0-*.json"))) == 1
+    with pytest.raises(FileNotFoundError, match=r"no snapshots/step-000004/ model to evaluate \(train with snapshot_every\)"):
+        evaluate_run(run, "sts", model="step-4", data_dir=data_dir, tasks=["STS16"])
+    with pytest.raises(ValueError, match="step-<N>"):
+        evaluate_run(run, "sts", model="first", data_dir=data_dir)
+
+
+def test_variants_span_backbones_and_sweeps_keep_to_theirs(tmp_path):
+    runs = {"mixcse-s1": make_run(tmp_path, "mixcse-s1", sections={"lr": 3e-5}),
+            "mixcse-large-s1": make_run(tmp_path, "mixcse-large-s1", model="bert-large-uncased", sections={"lr": 1e-5}),
+            "mixcse-lam-s1": make_run(tmp_path, "mixcse-lam-s1", sections={"lr": 3e-5, "mixcse": {"mix_lambda": 0.1}})}
+    found = variant_runs(runs, {"MixCSE": "mixcse", "sweep": "mixcse-lam"}, check=["MixCSE"])   # other lr, other backbone: fine
+    assert list(found["MixCSE"]) == ["mixcse-s1", "mixcse-large-s1"]
+    sweep = sweep_runs(found["sweep"], found["MixCSE"])
+    assert list(sweep) == ["mixcse-s1", "mixcse-lam-s1"]              # not the BERT-large run
+    assert list(sweep_runs({}, found["MixCSE"])) == ["mixcse-s1"]       # no sweep group: the first backbone's point
+    split = split_by_backbone(found)
+    assert list(split) == ["MixCSE · BERT-base", "MixCSE · BERT-large", "sweep · BERT-base"]
+    runs["mixcse-s2"] = make_run(tmp_path, "mixcse-s2", seed=2, sections={"lr": 5e-5})
+    with pytest.raises(ValueError, match=r"'mixcse-s1' and 'mixcse-s2' differ in lr \(3e-05 vs 5e-05\)"):
+        variant_runs(runs, {"MixCSE": "mixcse", "sweep": "mixcse-lam"}, check=["MixCSE"])
+
+
+def test_by_profile():
+    from cselab.paper_tables import by_profile
+
+    assert by_profile("cpu", None, cpu=[], gpu=["MR"]) == [] and by_profile("gpu", None, cpu=[], gpu=["MR"]) == ["MR"]
+    assert by_profile("cpu", ["CR"], cpu=[], gpu=["MR"]) == ["CR"]       # a given value wins
+    with pytest.raises(ValueError, match="profile must be one of"):
+        by_profile("tpu", None, 1, 2)
