@@ -1,4 +1,4 @@
-# Two entry points (see README): `make demo` and `make test`. Both create .venv if needed and
+# Entry points (see README): `make demo` (the cpu-demo study), `make notebooks`, `make test`. Both create .venv if needed and
 # install torch 2.13.0 first (a CPU wheel here; see environment.yml for CUDA), then cselab.
 PYTHON ?= python3
 VENV ?= .venv
@@ -8,14 +8,16 @@ MIRROR ?= ../shared/data
 export CSELAB_DATA ?= $(CURDIR)/data
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
-# papermill parameters for the quickstart, e.g. make demo DEMO_ARGS="-p max_steps 50"
+# papermill parameters for the quickstart, e.g. make quickstart QUICKSTART_ARGS="-p max_steps 50"
+QUICKSTART_ARGS ?=
+# e.g. make demo DEMO_ARGS="--jobs 2" (cselab reproduce's options)
 DEMO_ARGS ?=
 # make reproduce STUDY=name PROFILE=cpu REPRODUCE_ARGS="--jobs 2 --dry-run" (docs/studies.md)
 STUDY ?=
 PROFILE ?= cpu
 REPRODUCE_ARGS ?=
 
-.PHONY: demo test test-all data benchmark notebooks reproduce clean
+.PHONY: demo quickstart notebooks test test-all data benchmark reproduce clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,11 +31,21 @@ $(VENV)/.installed-%: pyproject.toml | $(BIN)/python
 data: $(VENV)/.installed-notebooks
 	if [ -d "$(MIRROR)/downstream" ]; then $(BIN)/cselab data fetch --mirror "$(MIRROR)"; else $(BIN)/cselab data fetch; fi
 
+# Every method and every figure kind on the offline backbone: runs in runs/, executed notebooks and
+# the index page in reports/cpu-demo/, figures in figures/cpu-demo/ (docs/studies.md).
 demo: data
+	$(BIN)/cselab reproduce cpu-demo --profile cpu --data-dir "$(CSELAB_DATA)" $(DEMO_ARGS)
+
+# One SimCSE run and its figures, in one notebook.
+quickstart: data
 	mkdir -p notebooks/executed
 	$(BIN)/jupytext --to ipynb --output notebooks/executed/quickstart.source.ipynb notebooks/quickstart.py
-	$(BIN)/papermill --cwd . -k python3 notebooks/executed/quickstart.source.ipynb notebooks/executed/quickstart.ipynb $(DEMO_ARGS)
+	$(BIN)/papermill --cwd . -k python3 notebooks/executed/quickstart.source.ipynb notebooks/executed/quickstart.ipynb $(QUICKSTART_ARGS)
 	@echo "executed notebook: notebooks/executed/quickstart.ipynb; figures: figures/quickstart/"
+
+# Every notebook in notebooks/: the cpu-demo study executes train (once per run) and the ten analysis
+# notebooks on its runs (trained first when missing, reused otherwise), then the quickstart.
+notebooks: demo quickstart
 
 reproduce: data
 	@if [ -z "$(STUDY)" ]; then echo "usage: make reproduce STUDY=name-or-file [PROFILE=cpu|gpu] [REPRODUCE_ARGS=...]"; exit 2; fi
