@@ -56,6 +56,7 @@ profile = "cpu"  # sizes for the parameters left None: cpu (minutes on 2 cores) 
 clustering_tasks = None  # Tables 5-6 (None: gpu DBpedia and the 8 short-text sets, cpu DBpedia and Tweet); [] skips
 clustering_seeds = None  # K-means seeds averaged per clustering score (None: gpu 0-4, cpu 0-2)
 clustering_max_length = None  # truncate the clustering texts to this many tokens (None: the model's limit)
+clustering_max_texts = None  # texts per clustering set, a seeded sample (None: gpu the full sets, cpu 1000)
 transfer_tasks = None  # Table 8 (None: gpu all 7, cpu none); [] skips it
 transfer_fast = True  # 5-fold cross-validation (SimCSE's fasttest) instead of SentEval's 10
 geometry_split = None  # STS-B split for alignment and uniformity (Fig. 6): all, train, dev or test (None: gpu all, cpu dev)
@@ -85,6 +86,7 @@ from cselab.tables import summarise
 workbench.setup()
 clustering_tasks = pt.by_profile(profile, clustering_tasks, cpu=["DBpedia", "Tweet"], gpu=list(CLUSTERING_TASKS))
 clustering_seeds = pt.by_profile(profile, clustering_seeds, cpu=[0, 1, 2], gpu=[0, 1, 2, 3, 4])
+clustering_max_texts = pt.by_profile(profile, clustering_max_texts, cpu=1000, gpu=None)
 transfer_tasks = pt.by_profile(profile, transfer_tasks, cpu=[], gpu=list(TRANSFER_TASKS))
 geometry_split = pt.by_profile(profile, geometry_split, cpu="dev", gpu="all")
 case_corpus = pt.by_profile(profile, case_corpus, cpu="wiki1m-head", gpu="wiki1m")
@@ -194,7 +196,8 @@ if not clustered:
 # %%
 if clustering_tasks:
     chosen = {n: m for n, m in groups.items() if pt.variant_of(n) in ("SimCSE", "ClusterNS")}
-    options = {"tasks": clustering_tasks, "seeds": clustering_seeds, "max_length": clustering_max_length}
+    options = {"tasks": clustering_tasks, "seeds": clustering_seeds, "max_length": clustering_max_length,
+               "max_texts": clustering_max_texts}
     clustering = evaluate_runs(pt.used_runs(chosen), "clustering", data_dir=data_dir, **options)
     if "DBpedia" in clustering_tasks:
         before, untuned = pt.untuned(chosen, "clustering", data_dir, **options)
