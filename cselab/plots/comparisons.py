@@ -15,6 +15,7 @@ plot_umap_panels       UMAP / PCA maps coloured by label, side by side (before /
 """
 from __future__ import annotations
 
+import textwrap
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -148,6 +149,9 @@ def plot_lambda_bound(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: 
     return fig
 
 
+UMAP_TITLE_WIDTH = 28   # characters per title line of a 3-inch panel
+
+
 def plot_umap_panels(frames: pd.DataFrame | Mapping[str, pd.DataFrame], max_legend: int = 12,
                      title: str | None = None) -> Figure:
     """One scatter panel per frame (columns x, y, label; :func:`cselab.analysis.umap.umap_frames`),
@@ -163,7 +167,8 @@ def plot_umap_panels(frames: pd.DataFrame | Mapping[str, pd.DataFrame], max_lege
             part = frame[frame["label"] == lab]
             ax.scatter(part["x"], part["y"], s=6, color=colors[i], label=str(lab), linewidths=0)
         method = frame.attrs.get("method", "")
-        ax.set_title(f"{name} ({method})" if method else name)
+        # wrapped: long model names of neighbouring 3-inch panels would run into each other
+        ax.set_title(textwrap.fill(f"{name} ({method})" if method else str(name), UMAP_TITLE_WIDTH))
         ax.set_xticks([])
         ax.set_yticks([])
         ax.grid(False)
