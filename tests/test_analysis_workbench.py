@@ -471,6 +471,15 @@ def test_fourteen_classes_get_fourteen_colours():
     assert len(drawn) == 14
 
 
+def test_umap_panel_titles_wrap_so_neighbours_do_not_overlap():
+    frame = pd.DataFrame({"x": [0.0, 1.0], "y": [0.0, 1.0], "label": ["a", "b"]})
+    frame.attrs["method"] = "umap"
+    fig = plot_umap_panels({"base: all-minilm-l6 (layer_attention)": frame, "simcse": frame.copy()})
+    titles = [ax.get_title() for ax in fig.axes[:2]]
+    assert titles[0] == "base: all-minilm-l6\n(layer_attention) (umap)"   # 28 characters a line
+    assert titles[1] == "simcse (umap)"   # short titles stay on one line
+
+
 def _same_bytes_twice(build, path):
     first = save_figure(build(), path.with_name(path.name + "-1"))
     second = save_figure(build(), path.with_name(path.name + "-2"))
