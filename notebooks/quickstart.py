@@ -21,7 +21,7 @@
 # 2. the training loss, the mean cosine of positive pairs and of in-batch negatives, and STS-B dev;
 # 3. the trained model loaded by sentence-transformers (same embeddings) and its model card.
 #
-# Run it with papermill (`make demo`); every value in the next cell is a parameter.
+# Run it with papermill (`make quickstart`); every value in the next cell is a parameter.
 # MiniLM is already sentence-tuned with mean pooling; its [CLS] vector is not, so the `cls`
 # pooler (SimCSE's default) shows what contrastive training does within minutes on a CPU.
 
