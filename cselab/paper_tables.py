@@ -119,6 +119,20 @@ def variant_of(name: str) -> str:
     """The paper variant of a group name (``SimCSE · RoBERTa-base`` → ``SimCSE``)."""
     return name.split(" · ")[0]
 
+def select_variants(runs: Mapping[str, Path], variants: VariantSpec,
+                    sweeps: VariantSpec) -> tuple[dict[str, dict[str, Path]], dict[str, dict[str, Path]]]:
+    """What every paper notebook starts with: ``(found, swept)`` — the runs of each variant
+    (:func:`variant_runs`, every prefix of ``variants`` checked) and the runs of each sweep, kept
+    apart. An error when no run matches a variant; prints the runs that no prefix selects."""
+    spec = {**variants, **sweeps}
+    found = variant_runs(runs, spec, check=list(variants))
+    swept = {name: found.pop(name, {}) for name in sweeps}
+    if not found:
+        raise ValueError(f"no run matches the variants {dict(variants)}; runs: {list(runs)}")
+    print("runs no variant selects:", unmatched(runs, spec) or "none")
+    return found, swept
+
+
 def split_by_backbone(groups: Mapping[str, Mapping[str, Path]]) -> dict[str, dict[str, Path]]:
     """Groups as they are when every run starts from one backbone; otherwise each group split per
     backbone, named ``<variant> · <backbone>`` (e.g. ``SimCSE · RoBERTa-base``)."""

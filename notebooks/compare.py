@@ -59,7 +59,7 @@ from cselab import workbench
 from cselab.analysis.compare import (describe_sts_average, grouped_table, label_variants, per_task_comparison,
                                      resolve_baseline, run_groups, sts_results, sweep_frame, with_groups)
 from cselab.evaluate.runs import evaluate_runs, evaluation_frame
-from cselab.plots import legend_outside, plot_ablation_bars, plot_paired_differences, plot_sweep
+from cselab.plots import plot_ablation_bars, plot_paired_differences, plot_sweep
 from cselab.stats import compare_to_baseline, format_comparison
 from cselab.tables import CLUSTERING_COLUMNS, STS_COLUMNS, TRANSFER_COLUMNS
 
@@ -187,7 +187,7 @@ if variants:
     ablation = sts_frame[sts_frame["run"].isin(chosen)].rename(columns=names)
     ablation.insert(0, "variant", ablation["run"].map(chosen))
     columns = [names[t] for t in [*tasks, "avg"]]
-    fig = legend_outside(plot_ablation_bars(ablation[["variant", *columns]], columns, variant="variant"))
+    fig = plot_ablation_bars(ablation[["variant", *columns]], columns, variant="variant")
     fig.axes[0].set_ylabel("Spearman ×100")
     workbench.show(fig, f"{figures_dir}/ablation_bars")
     ablation_table = grouped_table(ablation, columns, by="variant")

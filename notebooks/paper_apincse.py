@@ -70,13 +70,9 @@ workbench.setup()
 transfer_tasks = pt.by_profile(profile, transfer_tasks, cpu=[], gpu=["MRPC", "SUBJ"])
 runs = workbench.load_runs(runs)
 sweeps = {"k sweep": topk_sweep, "M sweep": layer_sweep, "L sweep": queue_sweep}
-found = pt.variant_runs(runs, {**variants, **sweeps}, check=list(variants))
-swept = {name: found.pop(name, {}) for name in sweeps}
+found, swept = pt.select_variants(runs, variants, sweeps)
 groups = pt.split_by_backbone(found)
-if not groups:
-    raise ValueError(f"no run matches the variants {variants}; runs: {list(runs)}")
 used = pt.used_runs(groups, swept)
-print("runs no variant selects:", pt.unmatched(runs, {**variants, **sweeps}) or "none")
 pt.groups_table(groups)
 
 # %% [markdown]

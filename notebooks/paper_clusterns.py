@@ -92,13 +92,9 @@ geometry_split = pt.by_profile(profile, geometry_split, cpu="dev", gpu="all")
 case_corpus = pt.by_profile(profile, case_corpus, cpu="wiki1m-head", gpu="wiki1m")
 runs = workbench.load_runs(runs)
 sweeps = {"σ sweep": threshold_sweep, "batch sweep": batch_sweep, "K sweep": k_sweep}
-found = pt.variant_runs(runs, {**variants, **sweeps}, check=list(variants))
-swept = {name: found.pop(name, {}) for name in sweeps}
+found, swept = pt.select_variants(runs, variants, sweeps)
 groups = pt.split_by_backbone(found)
-if not groups:
-    raise ValueError(f"no run matches the variants {variants}; runs: {list(runs)}")
 used = pt.used_runs(groups, swept)
-print("runs no variant selects:", pt.unmatched(runs, {**variants, **sweeps}) or "none")
 pt.groups_table(groups)
 
 # %% [markdown]

@@ -71,13 +71,10 @@ top4_corpus = pt.by_profile(profile, top4_corpus, cpu="wiki1m-head", gpu="wiki1m
 top4_sentences = pt.by_profile(profile, top4_sentences, cpu=2000, gpu=20000)
 top4_batches = pt.by_profile(profile, top4_batches, cpu=20, gpu=100)
 runs = workbench.load_runs(runs)
-found = pt.variant_runs(runs, {**variants, "M sweep": m_sweep}, check=list(variants))
-sweep = pt.sweep_runs(found.pop("M sweep", {}), found.get("GS-InfoNCE", {}))   # 3×: the GS-InfoNCE runs
+found, swept = pt.select_variants(runs, variants, {"M sweep": m_sweep})
+sweep = pt.sweep_runs(swept["M sweep"], found.get("GS-InfoNCE", {}))   # 3×: the GS-InfoNCE runs
 groups = pt.split_by_backbone(found)
-if not groups:
-    raise ValueError(f"no run matches the variants {variants}; runs: {list(runs)}")
 used = pt.used_runs(groups, {"sweep": sweep})
-print("runs no variant selects:", pt.unmatched(runs, {**variants, "M sweep": m_sweep}) or "none")
 pt.groups_table(groups)
 
 # %% [markdown]

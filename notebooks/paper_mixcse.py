@@ -86,13 +86,10 @@ score_sentences = pt.by_profile(profile, score_sentences, cpu=256, gpu=1024)
 cap_pairs = pt.by_profile(profile, cap_pairs, cpu=20000, gpu=200000)
 geometry_split = pt.by_profile(profile, geometry_split, cpu="dev", gpu="all")
 runs = workbench.load_runs(runs)
-found = pt.variant_runs(runs, {**variants, "λ sweep": lambda_sweep}, check=list(variants))
-sweep = pt.sweep_runs(found.pop("λ sweep", {}), found.get("MixCSE", {}))   # λ = 0.2: the MixCSE runs
+found, swept = pt.select_variants(runs, variants, {"λ sweep": lambda_sweep})
+sweep = pt.sweep_runs(swept["λ sweep"], found.get("MixCSE", {}))   # λ = 0.2: the MixCSE runs
 groups = pt.split_by_backbone(found)
-if not groups:
-    raise ValueError(f"no run matches the variants {variants}; runs: {list(runs)}")
 used = pt.used_runs(groups, {"sweep": sweep})
-print("runs no variant selects:", pt.unmatched(runs, {**variants, "λ sweep": lambda_sweep}) or "none")
 pt.groups_table(groups)
 
 # %% [markdown]

@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 
 from .core import color, distinct_colors, legend_if_several, new_figure
 from .labels import readable
+from .panels import legend_outside
 
 
 def _need_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
@@ -85,7 +86,8 @@ def plot_ablation_bars(scores: pd.DataFrame, tasks: Sequence[str] | None = None,
     else:
         low = float(np.nanmin(means.to_numpy()))
         ax.set_ylim(max(0.0, low - 5), None)
-    legend_if_several(ax, ncols=min(len(means), 4))
+    legend_if_several(ax)
+    legend_outside(fig)   # beside the bars: a legend of several variants inside would cover or squeeze them
     ax.set_ylabel("score")
     if title:
         ax.set_title(title)
