@@ -99,8 +99,12 @@ def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str =
         for ax in axes:
             for handle, name in zip(*ax.get_legend_handles_labels()):
                 handles.setdefault(name, handle)
-        fig.legend([handles[r] for r in runs if r in handles], [r for r in runs if r in handles],
-                   loc="outside lower center", ncols=min(len(runs), 4), frameon=False)
+        names = [r for r in runs if r in handles]
+        # as many legend columns as fit the figure's width (more were cut off at its edges)
+        column = 0.5 + LEGEND_CHAR_WIDTH * max(len(str(n)) for n in names)
+        fitting = max(1, int(fig.get_figwidth() // column))
+        fig.legend([handles[n] for n in names], names, loc="outside lower center",
+                   ncols=min(len(names), 4, fitting), frameon=False)
     if title:
         fig.suptitle(title)
     return fig
