@@ -1,4 +1,5 @@
-"""Helpers every analysis notebook uses: inline figures, saved figures and tables, run parameters.
+"""Helpers every analysis notebook uses: inline figures, saved figures and tables, run parameters,
+one-line errors.
 
 cselab draws figures on :class:`matplotlib.figure.Figure` objects without pyplot, so Jupyter shows
 them as ``<Figure size 340x260 with 1 Axes>`` unless something renders them. :func:`setup`
@@ -13,6 +14,9 @@ Typical notebook::
     fig = plot_similarity_dynamics(runs)
     workbench.show(fig, f"{figures_dir}/similarity")      # PNG + PDF, shown inline
     workbench.save_table(frame, "sts", tables_dir)        # sts.md + sts.csv
+
+Relative paths (``runs``, ``figures_dir``, ``tables_dir``, the data root) are taken from the project
+root (:func:`cselab.project.project_root`), not from the folder JupyterLab starts the kernel in.
 """
 from __future__ import annotations
 
@@ -24,8 +28,10 @@ from typing import Iterable, Mapping, Union
 
 from matplotlib.figure import Figure
 
+from .data.errors import DataError
 from .io import atomic_write_text
 from .plots.core import FORMATS, save_figure, style
+from .project import project_path, project_root
 
 INLINE_DPI = 100   # inline copies are for reading; the saved PNG/PDF are the figures of record
 
@@ -40,6 +46,31 @@ def _shell():
     return get_ipython()
 
 
+class NotebookError(Exception):
+    """A mistake in a notebook's parameters or a missing prerequisite (no finished runs, an unknown run
+    label): after :func:`setup` the notebook shows it as one line, ``Name: what to do``, instead of a
+    traceback through cselab. The cell still fails (papermill and ``cselab reproduce`` report it)."""
+
+
+class RunsNotFound(NotebookError, FileNotFoundError):
+    """The ``runs`` parameter names no run that exists (or ``runs = None`` found no finished run)."""
+
+
+class BadParameter(NotebookError, ValueError):
+    """A notebook parameter has a value the notebook cannot use."""
+
+
+# shown as one line; DataError too, as its message names the file and says how to get it
+ONE_LINE_ERRORS = (NotebookError, DataError)
+
+
+def _one_line_error(shell, etype, value, tb, tb_offset=None):
+    # IPython calls this instead of printing a traceback; _showtraceback publishes it as the cell's
+    # error output (ZMQ shell) or prints it (terminal), and run_cell still records the error, so the
+    # execute reply says "error" and papermill stops there as for any exception.
+    shell._showtraceback(etype, value, [f"{etype.__name__}: {value}"])
+
+
 def figure_png(fig: Figure, dpi: int = INLINE_DPI) -> bytes:
     """The figure as PNG bytes, drawn with cselab's style."""
     buffer = io.BytesIO()
@@ -49,19 +80,20 @@ def figure_png(fig: Figure, dpi: int = INLINE_DPI) -> bytes:
 
 
 def setup(dpi: int = INLINE_DPI) -> bool:
-    """Show matplotlib Figures inline as PNG in this IPython kernel. Returns False outside IPython
-    (in a plain script nothing needs registering)."""
+    """Show matplotlib Figures inline as PNG in this IPython kernel, and :data:`ONE_LINE_ERRORS` as
+    one line. Returns False outside IPython (in a plain script nothing needs registering)."""
     shell = _shell()
     if shell is None:
         return False
     shell.display_formatter.formatters["image/png"].for_type(Figure, lambda fig: figure_png(fig, dpi))
+    shell.set_custom_exc(ONE_LINE_ERRORS, _one_line_error)
     return True
 
 
 def show(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = FORMATS) -> list[Path]:
     """Save ``fig`` as ``path``.png / .pdf (reproducible bytes, :func:`cselab.plots.save_figure`) and
     display it inline when running in IPython; returns the files written."""
-    written = save_figure(fig, path, formats)
+    written = save_figure(fig, project_path(path), formats)
     shell = _shell()
     if shell is not None:
         from IPython.display import display
@@ -97,7 +129,7 @@ def save_table(table, name: str, tables_dir: str | os.PathLike, index: bool | No
     ``format_sts_table`` produce); its cells go to the CSV as text."""
     import pandas as pd
 
-    tables_dir = Path(tables_dir)
+    tables_dir = project_path(tables_dir)
     if not name or "/" in name or name.endswith((".md", ".csv")):
         raise ValueError(f"save_table: name {name!r} must be a bare file name without suffix")
     if isinstance(table, pd.DataFrame):
@@ -132,27 +164,31 @@ def study_runs(study: str | os.PathLike = DEFAULT_STUDY, runs_dir: str | os.Path
     """The finished runs of a study in a runs root, ``{label: run directory}`` in study order.
 
     Each label's run directory is computed from the study file as ``cselab reproduce`` computes it
-    (:func:`cselab.studies.spec.load_study`: the config hash names the folder). Unfinished runs are
-    left out with a warning naming them; when none is finished, one error says what to run."""
+    (:func:`cselab.studies.spec.load_study`: the config hash names the folder); a relative
+    ``runs_dir`` is taken from the project root. Unfinished runs are left out with a warning naming
+    them; when none is finished, one line (:class:`RunsNotFound`) says what to run."""
     import warnings
 
     from .studies.spec import load_study
     from .studies.status import run_status
 
+    runs_dir = project_path(runs_dir)
     spec = load_study(study, profile, runs_dir, notebooks=False)
     status = {run.label: run_status(run.run_dir).kind for run in spec.runs}
     finished = {run.label: run.run_dir for run in spec.runs if status[run.label] == "finished"}
-    missing = [f"{run.label} ({status[run.label]}: {run.run_dir})" for run in spec.runs
-               if status[run.label] != "finished"]
+    unfinished = [run for run in spec.runs if status[run.label] != "finished"]
     command = f"cselab reproduce {study} --profile {profile} --runs-dir {runs_dir}"
     if not finished:
-        raise FileNotFoundError(
+        demo = " (`make demo` for this one)" if spec.name == DEFAULT_STUDY and profile == "cpu" else ""
+        raise RunsNotFound(
             f"runs = None stands for the finished runs of the study {spec.name!r} (profile {profile}) in "
-            f"{runs_dir}/, and none is there: run `{command}` first (from the directory the notebook runs "
-            f"in), or pass runs = {{label: run directory}}. Missing: " + "; ".join(missing))
-    if missing:
-        warnings.warn(f"study {spec.name!r}: {len(missing)} of {len(spec.runs)} runs are not finished and are "
-                      f"left out ({'; '.join(missing)}); `{command}` trains them", stacklevel=2)
+            f"{runs_dir}/, and none is there (missing: "
+            + ", ".join(f"{run.label} ({status[run.label]})" for run in unfinished)
+            + f"): run `{command}` first{demo}, or set runs = {{label: run directory}}")
+    if unfinished:
+        warnings.warn(f"study {spec.name!r}: {len(unfinished)} of {len(spec.runs)} runs are not finished and are "
+                      "left out (" + "; ".join(f"{run.label} ({status[run.label]}: {run.run_dir})" for run in unfinished)
+                      + f"); `{command}` trains them", stacklevel=2)
     return finished
 
 
@@ -164,22 +200,22 @@ def load_runs(runs: RunsParameter | None, study: str | os.PathLike = DEFAULT_STU
     name) or one path. Every directory must hold a run (``config.json``); all missing ones are
     named in one error. ``None`` means the finished runs of ``study`` (default: the cpu-demo study,
     ``profile`` cpu) found in ``runs_dir`` (:func:`study_runs`), so that a notebook runs on its
-    defaults after ``cselab reproduce cpu-demo``."""
+    defaults after ``cselab reproduce cpu-demo``. Relative paths are taken from the project root."""
     if runs is None:
         return study_runs(study, runs_dir, profile)
     if isinstance(runs, (str, os.PathLike)):
         runs = [runs]
     if isinstance(runs, Mapping):
-        pairs = [(str(label), Path(path)) for label, path in runs.items()]
+        pairs = [(str(label), project_path(path)) for label, path in runs.items()]
     else:
-        pairs = [(Path(path).name, Path(path)) for path in runs]
+        pairs = [(Path(path).name, project_path(path)) for path in runs]
     if not pairs:
-        raise ValueError("runs: no run directory given (pass {label: run directory})")
+        raise BadParameter("runs: no run directory given (pass {label: run directory})")
     labels = [label for label, _ in pairs]
     twice = sorted({label for label in labels if labels.count(label) > 1})
     if twice:
-        raise ValueError(f"runs: the label(s) {twice} name more than one run; pass a mapping {{label: path}}")
+        raise BadParameter(f"runs: the label(s) {twice} name more than one run; pass a mapping {{label: path}}")
     missing = [f"{label}: {path}" for label, path in pairs if not (path / "config.json").is_file()]
     if missing:
-        raise FileNotFoundError("runs: not a run directory (no config.json): " + "; ".join(missing))
+        raise RunsNotFound("runs: not a run directory (no config.json): " + "; ".join(missing))
     return dict(pairs)

@@ -308,7 +308,7 @@ def test_load_runs_none_finds_the_finished_runs_of_the_study(tmp_path, tiny_mode
         workbench.load_runs(None, study=study, runs_dir=runs_dir)
     message = str(error.value)
     assert f"run `cselab reproduce {study} --profile cpu --runs-dir {runs_dir}` first" in message
-    assert "Missing: simcse (new: " in message and "mixcse-s1 (new: " in message and "mixcse-s2 (new: " in message
+    assert "(missing: simcse (new), mixcse-s1 (new), mixcse-s2 (new))" in message and "\n" not in message
     spec = load_study(study, "cpu", runs_dir, notebooks=False)
     dirs = {run.label: run.run_dir for run in spec.runs}
     assert [d.parent for d in dirs.values()] == [runs_dir] * 3 and len(set(dirs.values())) == 3
@@ -325,8 +325,8 @@ def test_load_runs_none_finds_the_finished_runs_of_the_study(tmp_path, tiny_mode
 
 
 def test_the_default_is_the_cpu_demo_study(tmp_path):
-    with pytest.raises(FileNotFoundError, match=r"study 'cpu-demo' \(profile cpu\).*`cselab reproduce cpu-demo "
-                                                r"--profile cpu --runs-dir .*Missing: simcse \(new: .*apincse-no_in"):
+    with pytest.raises(FileNotFoundError, match=r"study 'cpu-demo' \(profile cpu\).*missing: simcse \(new\), "
+                                                r".*apincse-no_in.*`cselab reproduce cpu-demo --profile cpu --runs-dir "):
         workbench.load_runs(None, runs_dir=tmp_path / "runs")
 
 
