@@ -2,11 +2,12 @@
 # jupyter:
 #   jupytext:
 #     formats: py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.format_version,-jupytext.text_representation.jupytext_version
 #     text_representation:
 #       extension: .py
 #       format_name: percent
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -26,7 +27,7 @@
 # (papermill, headless) it draws the same views once, statically: the heat-map and neighbour table
 # for `sentences`, and a grid with one panel per snapshot instead of the slider.
 #
-# **Run it** in Jupyter (`jupyter lab notebooks/explorer.py` opens the jupytext file as a
+# **Run it** in JupyterLab (`make lab`, then open `notebooks/explorer.py`: it opens as a
 # notebook), or headless: `papermill explorer.ipynb out.ipynb -p interactive False -y "runs:
 # {simcse: runs/simcse-...}"`. With `runs = None` it reads the finished runs of the cpu-demo study.
 
@@ -61,7 +62,7 @@ workbench.setup()
 runs = workbench.load_runs(runs)
 run = run if run is not None else next(iter(runs))
 if run not in runs:
-    raise ValueError(f"run {run!r} is not one of the runs: {list(runs)}")
+    raise workbench.BadParameter(f"run = {run!r} is not one of the runs; set it to one of {list(runs)} (or None)")
 pool = corpus_sample(corpus, corpus_size, data_dir=data_dir)
 texts, labels = labelled_sample(labelled_set, labelled_size, data_dir=data_dir)
 print(f"{len(runs)} runs; {len(pool)} corpus sentences; {len(texts)} {labelled_set} texts in "

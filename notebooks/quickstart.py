@@ -2,11 +2,12 @@
 # jupyter:
 #   jupytext:
 #     formats: py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.format_version,-jupytext.text_representation.jupytext_version
 #     text_representation:
 #       extension: .py
 #       format_name: percent
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -42,8 +43,8 @@ overwrite = False              # True: retrain this config's run (replaced only 
 
 # %%
 import json
-from pathlib import Path
 
+from cselab import workbench
 from cselab.config import load_config
 from cselab.encoder import SentenceEncoder
 from cselab.data import load_stsb
@@ -51,12 +52,13 @@ from cselab.evaluate import evaluate_pairs, evaluate_sts, format_sts_table
 from cselab.plots import plot_similarity_dynamics, plot_training_curves, save_figure
 from cselab.train import RunDir, train
 
+workbench.setup()   # figures inline; relative paths from the project root, wherever the kernel started
 # The run is named by the config's hash (runs/quickstart/<method>-<hash>): other parameters never
 # touch an earlier run.
 cfg = load_config(config, {"model": model, "pooler": pooler, "method": method, "max_steps": max_steps,
                            "batch_size": batch_size, "eval_every": eval_every, "lr": lr, "seed": seed,
-                           "output_dir": output_dir, "final_eval": False})
-figures = Path(figures_dir)
+                           "output_dir": str(workbench.project_path(output_dir)), "final_eval": False})
+figures = workbench.project_path(figures_dir)
 figures.mkdir(parents=True, exist_ok=True)
 print(json.dumps(cfg.to_dict(), indent=1))
 

@@ -2,11 +2,12 @@
 # jupyter:
 #   jupytext:
 #     formats: py:percent
+#     notebook_metadata_filter: -jupytext.text_representation.format_version,-jupytext.text_representation.jupytext_version
 #     text_representation:
 #       extension: .py
 #       format_name: percent
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -35,6 +36,7 @@ import json
 
 import torch
 
+from cselab import workbench
 from cselab.config import load_config
 from cselab.evaluate import format_sts_table
 from cselab.io import read_json
@@ -43,7 +45,10 @@ from cselab.train import RunDir, train
 
 if threads:
     torch.set_num_threads(threads)
-cfg = load_config(config, {**overrides, **({"output_dir": output_dir} if output_dir else {})})
+workbench.setup()
+cfg = load_config(config, overrides)
+# the runs root from the project root (JupyterLab starts this kernel in notebooks/; a study sets the root)
+cfg = load_config(config, {**overrides, "output_dir": str(workbench.project_path(output_dir or cfg.output_dir))})
 run_dir = RunDir.for_config(cfg).path
 print(f"run directory: {run_dir}")
 if resume:

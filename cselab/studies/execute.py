@@ -28,14 +28,37 @@ _KERNEL_MANAGERS: "weakref.WeakSet" = weakref.WeakSet()
 def _tracked_kernel_manager_class():
     from jupyter_client.manager import AsyncKernelManager
 
+    from ..project import ROOT_ENV
+
     class TrackedKernelManager(AsyncKernelManager):
-        """nbclient's default kernel manager, remembered so that its kernel can be interrupted."""
+        """nbclient's default kernel manager, remembered so that its kernel can be interrupted; its
+        kernels talk to it encrypted and resolve relative paths from the directory they start in."""
 
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             _KERNEL_MANAGERS.add(self)
+            # ipykernel >= 7 logs "Kernel is running over TCP without encryption ..." to its stderr for
+            # every kernel started without CurveZMQ keys (kernelapp.init_sockets; a log line of the kernel
+            # process, not a Python warning). jupyter_client >= 8.10 provisions the keys itself under
+            # transport_encryption="auto" when the kernelspec declares "curve" support, which makes the
+            # warning's premise false instead of hiding it; older versions have neither the trait nor it.
+            if self.has_trait("transport_encryption") and _zmq_has_curve():
+                self.transport_encryption = "auto"
+
+        async def _async_pre_start_kernel(self, **kw):
+            # papermill runs the kernel in its cwd (the study's working directory): relative paths in
+            # the notebook must mean what they mean to `cselab reproduce`, not the checkout's root
+            # (cselab.project), even when the command runs elsewhere or $CSELAB_ROOT says otherwise.
+            kw["env"] = {**(kw.get("env") or os.environ), ROOT_ENV: os.path.abspath(kw.get("cwd") or os.getcwd())}
+            return await super()._async_pre_start_kernel(**kw)
 
     return TrackedKernelManager
+
+
+def _zmq_has_curve() -> bool:
+    import zmq
+
+    return bool(zmq.has("curve"))
 
 
 def signal_kernels(signum: int = signal.SIGINT) -> int:

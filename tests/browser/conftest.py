@@ -1,0 +1,210 @@
+"""Browser tests: JupyterLab in Debian's Chromium, driven by Playwright, the way a person uses it.
+
+A session-scoped fixture builds a small project (this checkout's pyproject.toml as the root marker,
+its jupytext.toml, copies of the notebooks with small parameters, the cpu-demo study's run folders
+filled with tiny runs) and starts JupyterLab on it, on 127.0.0.1 with a token and the repository's
+Jupyter settings (.jupyter/). Without a Chromium every browser test is skipped, and one line says how
+to get one. Screenshots go to a temporary folder (``$CSELAB_BROWSER_SHOTS`` to choose it).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+
+# not `from conftest import REPO`: without packages both conftest files are the module "conftest", and
+# the test modules' `from conftest import REPO` finds this one once it is loaded, so it defines the same
+REPO = Path(__file__).resolve().parents[2]
+
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+HOW_TO_GET_ONE = ("browser tests skipped: no Chromium found (apt-get install chromium, or set "
+                  "CSELAB_CHROMIUM=/path/to/chromium)")
+SERVER_START_SECONDS = 120
+
+
+def chromium_path() -> str | None:
+    given = os.environ.get("CSELAB_CHROMIUM")
+    if given:
+        return given if os.access(given, os.X_OK) else None
+    for candidate in CHROMIUM_CANDIDATES:
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return shutil.which("chromium")
+
+
+def _missing_tools() -> str | None:
+    for module in ("playwright", "jupyterlab", "jupytext", "ipywidgets"):
+        try:
+            __import__(module)
+        except ImportError:
+            return f"browser tests skipped: {module} is not installed (pip install -e '.[dev]')"
+    return None if chromium_path() else HOW_TO_GET_ONE
+
+
+def pytest_collection_modifyitems(config, items):
+    reason = _missing_tools()
+    browser = [item for item in items if "browser" in item.keywords]
+    if reason and browser:
+        for item in browser:
+            item.add_marker(pytest.mark.skip(reason=reason))
+        config._cselab_browser_skip = reason
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    reason = getattr(config, "_cselab_browser_skip", None)
+    if reason:   # one line, even under -q (skip reasons are only listed with -rs)
+        terminalreporter.write_line(reason)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"report_{report.when}", report)
+
+
+# ------------------------------------------------------------------- the project
+def set_parameters(source: str, values: dict[str, str]) -> str:
+    """``source`` with ``name = <value>`` lines of its parameters cell replaced (each must exist once)."""
+    start = source.index('# %% tags=["parameters"]')
+    end = source.index("# %%", start + 1)
+    cell = source[start:end]
+    for name, value in values.items():
+        cell, count = re.subn(rf"^{name} = .*?(  #.*)?$", lambda m: f"{name} = {value}{m.group(1) or ''}", cell,
+                              count=1, flags=re.MULTILINE)
+        assert count == 1, f"no parameter {name!r} in the parameters cell"
+    return source[:start] + cell + source[end:]
+
+
+@pytest.fixture(scope="session")
+def lab_project(tmp_path_factory, tiny_runs, tiny_model) -> Path:
+    """A project as a person has it after `make demo`: runs of the cpu-demo study in runs/ (two tiny
+    runs at the run folders the study computes for its first SimCSE and MixCSE labels)."""
+    from cselab.studies.spec import load_study
+
+    root = tmp_path_factory.mktemp("lab-project")
+    for name in ("pyproject.toml", "jupytext.toml"):
+        shutil.copy(REPO / name, root / name)
+    spec = load_study("cpu-demo", "cpu", runs_root=root / "runs", notebooks=False)
+    for method, source in (("simcse", tiny_runs["simcse-s1"]), ("mixcse", tiny_runs["mixcse-s1"])):
+        target = next(run.run_dir for run in spec.runs if run.config.method == [method])
+        shutil.copytree(source, target)
+    notebooks = root / "notebooks"
+    notebooks.mkdir()
+    small = {
+        "quickstart": {"model": repr(str(tiny_model)), "max_steps": "4", "batch_size": "16", "eval_every": "2"},
+        "dynamics": {"score_sentences": "32", "score_batch_size": "16", "top4_batch_sizes": "[8, 16]",
+                     "top4_batches": "2", "top4_sentences": "64"},
+        "explorer": {"corpus_size": "200", "labelled_size": "42", "neighbours": "3"},
+        "train": {"overrides": repr({"model": str(tiny_model), "max_steps": 4, "batch_size": 16, "eval_every": 4,
+                                     "max_sentences": 128, "final_eval": False, "log_every": 1})},
+    }
+    for name, values in small.items():
+        source = (REPO / "notebooks" / f"{name}.py").read_text()
+        (notebooks / f"{name}.py").write_text(set_parameters(source, values))
+    bad = set_parameters((notebooks / "explorer.py").read_text(), {"run": repr("no-such-run")})
+    (notebooks / "explorer_unknown_run.py").write_text(bad)
+    return root
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def lab_server(lab_project, data_dir, tmp_path_factory):
+    """JupyterLab on the project; yields its base URL and token; stopped (with its kernels) at the end."""
+    state = tmp_path_factory.mktemp("lab-state")
+    port, token = _free_port(), uuid.uuid4().hex
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("CSELAB_ROOT", "TQDM_DISABLE", "JUPYTER_CONFIG_PATH")}
+    env.update({
+        "JUPYTER_CONFIG_PATH": str(REPO / ".jupyter"),     # the repository's settings, as `make lab` uses them
+        "JUPYTER_CONFIG_DIR": str(state / "config"),        # not the user's ~/.jupyter
+        "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(state / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(state / "workspaces"),
+        "CSELAB_DATA": str(data_dir),
+        "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
+        "MPLBACKEND": "agg",
+    })
+    # every cell in the page (JupyterLab may leave off-screen cells out of the DOM otherwise)
+    tracker = state / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
+    tracker.parent.mkdir(parents=True)
+    tracker.write_text('{"windowingMode": "none"}')
+    log = open(state / "server.log", "w")
+    command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+               f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+               f"--ServerApp.root_dir={lab_project}", "--LabApp.expose_app_in_browser=True",
+               "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    server = subprocess.Popen(command, cwd=lab_project, env=env, stdout=log, stderr=subprocess.STDOUT,
+                              start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + SERVER_START_SECONDS
+        while True:
+            if server.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited with {server.returncode}: see {state / 'server.log'}")
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"JupyterLab did not answer within {SERVER_START_SECONDS} s: {state / 'server.log'}")
+            time.sleep(0.5)
+        yield {"base": base, "token": token, "log": state / "server.log", "root": lab_project}
+    finally:
+        server.send_signal(signal.SIGTERM)          # shuts its kernels down
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)   # its own session: the server and its kernels only
+            server.wait()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots(tmp_path_factory) -> Path:
+    given = os.environ.get("CSELAB_BROWSER_SHOTS")
+    folder = Path(given) if given else tmp_path_factory.mktemp("screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser, lab_server, screenshots, request):
+    """A fresh page; a screenshot when the test fails (tests take their own on success)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    tab = context.new_page()
+    tab.set_default_timeout(60_000)
+    yield tab
+    call = getattr(request.node, "report_call", None)
+    if call is not None and call.failed:
+        tab.screenshot(path=str(screenshots / f"{request.node.name}-failed.png"), full_page=True)
+    context.close()
