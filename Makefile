@@ -12,12 +12,14 @@ export TOKENIZERS_PARALLELISM ?= false
 QUICKSTART_ARGS ?=
 # e.g. make demo DEMO_ARGS="--jobs 2" (cselab reproduce's options)
 DEMO_ARGS ?=
+# e.g. make lab LAB_ARGS="--port 8890 --no-browser" (jupyter lab's options)
+LAB_ARGS ?=
 # make reproduce STUDY=name PROFILE=cpu REPRODUCE_ARGS="--jobs 2 --dry-run" (docs/studies.md)
 STUDY ?=
 PROFILE ?= cpu
 REPRODUCE_ARGS ?=
 
-.PHONY: demo quickstart notebooks test test-all data benchmark reproduce clean
+.PHONY: demo quickstart notebooks lab test test-all data benchmark reproduce clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +48,13 @@ quickstart: data
 # Every notebook in notebooks/: the cpu-demo study executes train (once per run) and the ten analysis
 # notebooks on its runs (trained first when missing, reused otherwise), then the quickstart.
 notebooks: demo quickstart
+
+# JupyterLab on the project (README, "Exploring runs in JupyterLab"): the repository's Jupyter settings
+# (.jupyter/: notebooks/*.py open as notebooks, kernels talk encrypted), relative paths from here.
+lab: $(VENV)/.installed-notebooks
+	@echo "JupyterLab on $(CURDIR): open the http://127.0.0.1:.../lab?token=... address it prints below (Ctrl-C stops it)"
+	JUPYTER_CONFIG_PATH="$(CURDIR)/.jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" CSELAB_ROOT="$(CURDIR)" \
+		$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$(CURDIR)" $(LAB_ARGS)
 
 reproduce: data
 	@if [ -z "$(STUDY)" ]; then echo "usage: make reproduce STUDY=name-or-file [PROFILE=cpu|gpu] [REPRODUCE_ARGS=...]"; exit 2; fi

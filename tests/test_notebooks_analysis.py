@@ -199,6 +199,9 @@ def test_runs_none_without_finished_runs_says_what_to_run(tmp_path, monkeypatch)
     with pytest.raises(papermill.PapermillExecutionError) as error:
         execute("compare", tmp_path, monkeypatch, {})
     assert "cselab reproduce cpu-demo --profile cpu --runs-dir runs" in str(error.value)
+    # shown as one line (workbench.setup), and still a failed cell for papermill
+    assert error.value.ename == "RunsNotFound" and len(error.value.traceback) == 1
+    assert error.value.traceback[0].startswith("RunsNotFound: runs = None stands for the finished runs")
 
 
 def test_parameters_are_declared_with_defaults_and_help(tmp_path):

@@ -151,6 +151,8 @@ def lab_server(lab_project, data_dir, tmp_path_factory):
                f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
                f"--ServerApp.root_dir={lab_project}", "--LabApp.expose_app_in_browser=True",
                "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")   # CI containers run as root; JupyterLab refuses that otherwise
     server = subprocess.Popen(command, cwd=lab_project, env=env, stdout=log, stderr=subprocess.STDOUT,
                               start_new_session=True)
     base = f"http://127.0.0.1:{port}"
