@@ -39,7 +39,10 @@ def open_notebook(page, lab_server, name: str):
 
 def menu(page, top: str, item: str):
     page.locator(".lm-MenuBar-itemLabel", has_text=top).first.click()
-    page.locator(".lm-Menu-itemLabel", has_text=item).first.click()
+    entry = page.locator(".lm-Menu .lm-Menu-itemLabel", has_text=item).first
+    entry.wait_for(state="visible")
+    time.sleep(0.5)   # a click while the menu is still opening is lost (seen: Run All did nothing)
+    entry.click()
 
 
 def wait_for_kernel(page, seconds: float = RUN_SECONDS, started: int = 1) -> dict:
@@ -59,6 +62,8 @@ def wait_for_kernel(page, seconds: float = RUN_SECONDS, started: int = 1) -> dic
 
 def run_all(page) -> dict:
     menu(page, "Run", "Run All Cells")
+    page.wait_for_function(f"() => {{ const s = ({STATE_JS})(); return s && (s.busy || s.numbered > 0); }}",
+                           timeout=60_000)
     return wait_for_kernel(page)
 
 
