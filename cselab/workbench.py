@@ -160,7 +160,7 @@ DEFAULT_STUDY = "cpu-demo"      # what `runs = None` means in an analysis notebo
 
 
 def study_runs(study: str | os.PathLike = DEFAULT_STUDY, runs_dir: str | os.PathLike = "runs",
-               profile: str = "cpu") -> dict[str, Path]:
+               profile: str = "cpu", *, _stacklevel: int = 2) -> dict[str, Path]:
     """The finished runs of a study in a runs root, ``{label: run directory}`` in study order.
 
     Each label's run directory is computed from the study file as ``cselab reproduce`` computes it
@@ -186,9 +186,10 @@ def study_runs(study: str | os.PathLike = DEFAULT_STUDY, runs_dir: str | os.Path
             + ", ".join(f"{run.label} ({status[run.label]})" for run in unfinished)
             + f"): run `{command}` first{demo}, or set runs = {{label: run directory}}")
     if unfinished:
+        # labels only (the paths made it a screenful in a notebook), attributed to the notebook's line
         warnings.warn(f"study {spec.name!r}: {len(unfinished)} of {len(spec.runs)} runs are not finished and are "
-                      "left out (" + "; ".join(f"{run.label} ({status[run.label]}: {run.run_dir})" for run in unfinished)
-                      + f"); `{command}` trains them", stacklevel=2)
+                      "left out (" + ", ".join(f"{run.label} ({status[run.label]})" for run in unfinished)
+                      + f"); `{command}` trains them", stacklevel=_stacklevel)
     return finished
 
 
@@ -202,7 +203,7 @@ def load_runs(runs: RunsParameter | None, study: str | os.PathLike = DEFAULT_STU
     ``profile`` cpu) found in ``runs_dir`` (:func:`study_runs`), so that a notebook runs on its
     defaults after ``cselab reproduce cpu-demo``. Relative paths are taken from the project root."""
     if runs is None:
-        return study_runs(study, runs_dir, profile)
+        return study_runs(study, runs_dir, profile, _stacklevel=3)
     if isinstance(runs, (str, os.PathLike)):
         runs = [runs]
     if isinstance(runs, Mapping):

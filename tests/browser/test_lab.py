@@ -29,12 +29,24 @@ STATE_JS = """() => {
 NOTEBOOK_JS = "() => window.jupyterapp.shell.currentWidget.context.model.toJSON()"
 
 
+KERNEL_JS = """() => { const w = window.jupyterapp.shell.currentWidget;
+  const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+  return k ? k.connectionStatus + '/' + k.status : null; }"""
+
+
 def open_notebook(page, lab_server, name: str):
-    """Open notebooks/<name>.py by its URL, as a person following a link or the README does."""
+    """Open notebooks/<name>.py by its URL, as a person following a link or the README does, and wait
+    for its kernel. On a fresh server JupyterLab sometimes asks which kernel to start (the kernel
+    list arrives after the notebook): the test answers as a person would, with the preferred one."""
     page.goto(f"{lab_server['base']}/lab/tree/notebooks/{name}.py?token={lab_server['token']}")
     page.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=120_000)   # a notebook, not the editor
-    page.wait_for_function("() => { const i = document.querySelector('.jp-Notebook-ExecutionIndicator');"
-                           " return i && i.getAttribute('data-status') === 'idle'; }", timeout=120_000)
+    deadline = time.monotonic() + 120
+    while page.evaluate(KERNEL_JS) != "connected/idle":
+        accept = page.locator(".jp-Dialog .jp-mod-accept")
+        if accept.count() and accept.first.is_visible():
+            accept.first.click()
+        assert time.monotonic() < deadline, f"no kernel for {name}: {page.evaluate(KERNEL_JS)}"
+        time.sleep(0.25)
 
 
 def menu(page, top: str, item: str):
