@@ -210,3 +210,16 @@ def page(browser, lab_server, screenshots, request):
     if call is not None and call.failed:
         tab.screenshot(path=str(screenshots / f"{request.node.name}-failed.png"), full_page=True)
     context.close()
+    _shut_down_kernels(lab_server)   # the next test starts from no running kernel (2 cores)
+
+
+def _shut_down_kernels(lab_server) -> None:
+    import json
+
+    auth = {"Authorization": f"token {lab_server['token']}"}
+    with urllib.request.urlopen(urllib.request.Request(f"{lab_server['base']}/api/sessions", headers=auth)) as reply:
+        sessions = json.load(reply)
+    for session in sessions:
+        request = urllib.request.Request(f"{lab_server['base']}/api/sessions/{session['id']}", headers=auth,
+                                         method="DELETE")
+        urllib.request.urlopen(request).close()
