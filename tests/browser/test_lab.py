@@ -209,7 +209,8 @@ def test_training_progress_bar_is_a_widget(page, lab_server, screenshots):
     assert errors(page) == []
     bar = page.locator(".jp-OutputArea-output .widget-hprogress").first
     assert bar.is_visible()
-    widget_line = page.locator(".jp-OutputArea-output .widget-hbox", has=bar).first.inner_text()
+    widget_line = page.locator(".jp-OutputArea-output .widget-hbox",
+                               has=page.locator(".widget-hprogress")).first.inner_text()
     assert "training" in widget_line and "4/4" in widget_line
     bars = [o for o in outputs(page) if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     assert bars, "the progress bar is not a widget output"
