@@ -301,8 +301,8 @@ def cmd_reproduce(args) -> int:
                      runs_dir=args.runs_dir, data_dir=args.data_dir, reports_dir=args.reports_dir,
                      figures_dir=args.figures_dir, slurm=_key_values(args.slurm, "--slurm"))
 def cmd_export(args) -> int:
-    from .encoder.export import export_model
     from .encoder.model_card import CARD_NAME
+    from .export import export_model
     from .io import read_json
 
     out = export_model(args.model, args.output, pooler=args.pooler, overwrite=args.overwrite)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import json
 import os
 import typing
@@ -15,7 +16,6 @@ from typing import Any
 
 import yaml
 
-from .methods import METHODS
 from .options import ConfigError, build_dataclass, check_type, field_types, unknown_key_error
 
 PRESET_DIR = Path(__file__).parent / "configs"
@@ -125,7 +125,16 @@ PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 REPORTERS = ("tensorboard",)   # the values ``report_to`` accepts (cselab.train.reporting)
 
 
+def _methods() -> dict:
+    """The method registry. Imported when a config is built, not when this module is: the methods
+    (and the poolers they import) need torch, reading this module does not."""
+    from .methods import METHODS
+
+    return METHODS
+
+
 def resolve_method_params(methods: list[str], given: dict) -> dict:
+    METHODS = _methods()
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ConfigError(f"method: unknown method {unknown[0]!r}; choose from {', '.join(sorted(METHODS))}")
@@ -152,7 +161,7 @@ def validate(cfg: TrainConfig) -> None:
         if not cond:
             raise ConfigError(f"{key}: {msg}, got {getattr(cfg, key)!r}")
 
-    from .encoder import pooler_options   # registers every pooler
+    from .encoder import pooler_options   # the package registers every pooler
 
     pooler_options(cfg.pooler, cfg.pooler_options)
     need(0.0 <= cfg.dropout < 1.0, "dropout", "must be in [0, 1)")
@@ -181,24 +190,38 @@ def validate(cfg: TrainConfig) -> None:
     need(cfg.mini_batch_size is None or cfg.mini_batch_size >= 1, "mini_batch_size", "must be >= 1 or null")
     need(cfg.device == "auto" or cfg.device == "cpu" or cfg.device.startswith("cuda") or cfg.device == "mps",
          "device", "must be auto, cpu, cuda[:N] or mps")
+    METHODS = _methods()
     for name, params in cfg.method_params.items():
         try:
-            METHODS[name].check_config(params, cfg)
+            run_method_check(METHODS[name].config_check, params, cfg)
         except ValueError as e:
             raise ConfigError(f"{name}: {e}") from None
     if cfg.mini_batch_size is not None:
         for name, params in cfg.method_params.items():
             try:
-                METHODS[name].check_gradient_cache(params, cfg)
+                run_method_check(METHODS[name].gradient_cache_check, params, cfg)
             except ValueError as e:
                 raise ConfigError(f"mini_batch_size={cfg.mini_batch_size} with method {name}: {e} "
                                   "(remove mini_batch_size or this method)") from None
+
+
+def run_method_check(check, params, cfg: TrainConfig) -> None:
+    """Call a method's config-time check with its params and the values of the config keys that its
+    keyword-only parameters name (a method knows its own parameters and asks for the rest by name)."""
+    if check is None:
+        return
+    keys = [p.name for p in inspect.signature(check).parameters.values() if p.kind is p.KEYWORD_ONLY]
+    unknown = [k for k in keys if k not in TrainConfig.__dataclass_fields__ or k == "method_params"]
+    if unknown:
+        raise TypeError(f"{check.__qualname__} asks for {unknown[0]!r}, which is not a training config key")
+    check(params, **{k: getattr(cfg, k) for k in keys})
 
 
 # ------------------------------------------------------------------- loading
 def parse_mapping(mapping: dict, where: str = "config") -> TrainConfig:
     if not isinstance(mapping, dict):
         raise ConfigError(f"{where}: expected a mapping at the top level")
+    METHODS = _methods()
     top = {f.name for f in fields(TrainConfig)} - {"method_params"}
     plain, sections = {}, {}
     for key, value in mapping.items():
@@ -254,7 +277,7 @@ def load_config(source: str | os.PathLike | dict | None = None, overrides: list[
         elif not path.exists():
             raise ConfigError(f"{source}: no such config file or preset (presets: {', '.join(presets())})")
         mapping, where = read_config_file(path), str(path)
-    known = ({f.name for f in fields(TrainConfig)} - {"method_params"}) | set(METHODS)
+    known = ({f.name for f in fields(TrainConfig)} - {"method_params"}) | set(_methods())
     for key, value in _parse_overrides(overrides).items():
         head = key.split(".")[0]
         if head not in known:

@@ -21,15 +21,34 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..config import load_config
 from ..evaluate.geometry import normalize_rows
+from ..methods import build_loss
 from ..methods.clusterns import ClusterNS
+from ..rundir import RunDir
 
 PICKS = ("random", "nearest")
 
 
+def clusterns_from_run(run_dir: str | os.PathLike) -> ClusterNS:
+    """The ClusterNS component of a run, its state (centroids, start step) as saved in the
+    run's last checkpoint ``last/`` (here, not in the component: a loss component does not read runs)."""
+    run = RunDir(run_dir)
+    cfg = load_config(run.read_config())
+    if "clusterns" not in cfg.method:
+        raise ValueError(f"{run.path}: not a ClusterNS run (method: {cfg.method})")
+    loss = build_loss(cfg)
+    index = [c.name for c in loss.components].index("clusterns")
+    prefix = f"components.{index}."
+    saved = run.load_checkpoint_state()["loss"]
+    component = loss.components[index]
+    component.load_state_dict({k[len(prefix):]: v for k, v in saved.items() if k.startswith(prefix)})
+    return component
+
+
 def load_run_centroids(run_dir: str | os.PathLike) -> np.ndarray:
     """The K×D centroids of a ClusterNS run, as saved in its last checkpoint."""
-    return ClusterNS.from_run(run_dir).centroids().float().cpu().numpy()
+    return clusterns_from_run(run_dir).centroids().float().cpu().numpy()
 
 
 def training_embeddings(encoder, sentences: Sequence[str], batch_size: int = 128, max_length: int | None = 32) -> np.ndarray:

@@ -13,7 +13,7 @@ import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -26,6 +26,9 @@ from ..utils import autocast, precision_name, resolve_precision
 from .backbone import DEFAULT_BACKBONE, load_backbone, quiet_hf
 from .interop import EvaluatorMetrics, cosine_matrix, note_ignored_kwargs, resolve_prompt
 from .pooling import BackboneOutput, MLPHead, build_pooler
+
+if TYPE_CHECKING:
+    from .model_card import RunFacts
 
 CONFIG_NAME = "cselab.json"
 MODULES_NAME = "cselab_modules.safetensors"
@@ -112,13 +115,14 @@ class SentenceEncoder(nn.Module):
             enc.load_state_dict(loadable, strict=False)
         return enc
 
-    def save(self, path: str | os.PathLike, extra: dict | None = None,
-             run_dir: str | os.PathLike | None = None) -> Path:
+    def save(self, path: str | os.PathLike, extra: dict | None = None, card: "RunFacts | None" = None) -> Path:
         """A standard Hugging Face folder (``AutoModel.from_pretrained`` loads the backbone)
         plus ``cselab.json`` and the head/pooler weights in ``cselab_modules.safetensors``; it is
-        also a sentence-transformers model and carries a model card (:mod:`cselab.encoder.export`;
-        ``run_dir``: the run the model comes from, for the card)."""
+        also a sentence-transformers model (:mod:`cselab.encoder.export`) and carries a model card
+        (:mod:`cselab.encoder.model_card`; ``card``: facts of the run the model comes from, as
+        :func:`cselab.export.run_facts` reads them)."""
         from .export import head_in_backbone_pooler, write_interop_files
+        from .model_card import write_model_card
 
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
@@ -135,7 +139,8 @@ class SentenceEncoder(nn.Module):
             "pooler_options": self.pooler_options,
             **(extra or {}),
         })
-        write_interop_files(self, path, run_dir)
+        write_interop_files(self, path)
+        write_model_card(path, card)
         return path
 
     def extra_state_dict(self) -> dict[str, torch.Tensor]:

@@ -1,16 +1,19 @@
 """The model card (``README.md``) of a saved model folder: method, configuration, data, the STS
 table when the run has one, and how to load the folder with sentence-transformers, cselab and
-transformers' ``AutoModel``. Everything is read from the folder itself (``cselab.json``,
-``config.json``, ``modules.json``) and, for a trained model, from its run directory
-(``config.json``, ``results.json``), so the card can be rewritten whenever the run learns more
-(the trainer does after its final STS evaluation)."""
+transformers' ``AutoModel``. What the model is comes from the folder itself (``cselab.json``,
+``config.json``, ``modules.json``); what the run was comes as :class:`RunFacts`, handed in by the
+layer that reads run directories (:func:`cselab.export.run_facts`): the encoder knows model folders,
+not runs or training configs. The card can be rewritten whenever the run learns more (the trainer
+does after its final STS evaluation)."""
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..io import atomic_write_text, read_json
+from .export import CSELAB_MODULE, RECIPE_KEY
 
 CARD_NAME = "README.md"
 # Backbone aliases whose Hugging Face id is known (for the card's base_model).
@@ -26,6 +29,20 @@ POOLER_WORDS = {
 }
 TRAINING_KEYS = ("method", "corpus", "max_sentences", "max_len", "batch_size", "lr", "epochs", "max_steps",
                  "temperature", "dropout", "seed")
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What a model card says about the training run a model comes from."""
+
+    name: str                         # the run's name (its folder)
+    config: dict | None = None        # the run's training config (``TrainConfig.to_dict()``), None: not recorded
+    config_hash: str = "?"
+    identity: dict | None = None      # the part of ``config`` that determines the result
+    has_results: bool = False         # whether the run has written its results
+    steps: int | None = None          # steps done and the step of the best STS-B dev score
+    best_step: int | None = None
+    sts_table: str | None = None      # the run's final STS table (Markdown), None: not evaluated yet
 
 
 def _read_optional(path: Path) -> dict | None:
@@ -45,21 +62,15 @@ def _is_hub_id(name: str) -> bool:
     return bool(name) and not name.startswith((".", "/", "~")) and name.count("/") <= 1 and not Path(name).exists()
 
 
-def model_card(folder: str | os.PathLike, run_dir: str | os.PathLike | None = None) -> str:
-    """The Markdown card of ``folder`` (saved by :meth:`SentenceEncoder.save`)."""
-    from ..config import NON_IDENTITY_KEYS
-    from ..evaluate.sts import format_sts_table
-    from .export import CSELAB_MODULE, RECIPE_KEY
-
+def model_card(folder: str | os.PathLike, run: RunFacts | None = None) -> str:
+    """The Markdown card of ``folder`` (saved by :meth:`SentenceEncoder.save`); ``run``: the run
+    the model comes from, when it has one."""
     folder = Path(folder)
     saved = read_json(folder / "cselab.json")
     hf_config = read_json(folder / "config.json")
     modules = _read_optional(folder / "modules.json") or []
     recipe = hf_config.get(RECIPE_KEY, {})
-    run = Path(run_dir) if run_dir is not None else None
-    run_config = _read_optional(run / "config.json") if run else None
-    results = _read_optional(run / "results.json") if run else None
-    config = run_config["config"] if run_config else None
+    config = run.config if run else None
     custom = any(m.get("type") == CSELAB_MODULE for m in modules)
 
     backbone = saved.get("backbone_name") or hf_config.get("_name_or_path", "")
@@ -78,7 +89,7 @@ def model_card(folder: str | os.PathLike, run_dir: str | os.PathLike | None = No
     if config:
         lines.append(f"Trained with cselab by unsupervised contrastive learning "
                      f"(method: `{'`, `'.join(methods)}`; run `{run.name}`, config hash "
-                     f"`{run_config.get('config_hash', '?')}`).")
+                     f"`{run.config_hash}`).")
     else:
         lines.append("Saved by cselab; no training run is attached to this folder.")
     lines += ["", "| | |", "|---|---|",
@@ -97,16 +108,16 @@ def model_card(folder: str | os.PathLike, run_dir: str | os.PathLike | None = No
                   + " (unlabelled text, one sentence a line).", "",
                   "| setting | value |", "|---|---|",
                   *[f"| {k} | `{json.dumps(config[k])}` |" for k in TRAINING_KEYS if k in config]]
-        if results:
-            lines.append(f"| steps done | {results.get('steps')} (best STS-B dev at step {results.get('best_step')}) |")
+        if run.has_results:
+            lines.append(f"| steps done | {run.steps} (best STS-B dev at step {run.best_step}) |")
         # The keys that determine the result (no output folders or devices of the training machine).
-        identity = {k: v for k, v in config.items() if k not in NON_IDENTITY_KEYS}
         lines += ["", "<details><summary>full configuration</summary>", "", "```json",
-                  json.dumps(identity, indent=2), "```", "", "</details>"]
+                  json.dumps(run.identity if run.identity is not None else config, indent=2), "```", "",
+                  "</details>"]
     lines += ["", "## Evaluation", ""]
-    if results and "sts" in results:
+    if run and run.sts_table is not None:
         lines += ["STS (SimCSE's protocol: Spearman ×100 of cosine similarities; STS12–16 over all subsets, "
-                  "STS-B and SICK-R test):", "", format_sts_table({run.name: results["sts"]})]
+                  "STS-B and SICK-R test):", "", run.sts_table]
     else:
         lines.append(("No STS table yet: the run's final evaluation (`final_eval`) writes it here. " if run else "")
                      + "`cselab eval path/to/this/folder` computes one.")
@@ -159,6 +170,6 @@ def _automodel_usage(recipe: dict) -> list[str]:
     return [*head, *body, "```"]
 
 
-def write_model_card(folder: str | os.PathLike, run_dir: str | os.PathLike | None = None) -> Path:
+def write_model_card(folder: str | os.PathLike, run: RunFacts | None = None) -> Path:
     """Write (or rewrite) ``folder/README.md``."""
-    return atomic_write_text(Path(folder) / CARD_NAME, model_card(folder, run_dir))
+    return atomic_write_text(Path(folder) / CARD_NAME, model_card(folder, run))

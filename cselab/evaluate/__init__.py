@@ -4,7 +4,7 @@ from .geometry import (alignment, evaluate_alignment_uniformity, largest_angle, 
                        uniformity)
 from .sts import AGGREGATES, aggregate_subsets, cosine_scores, evaluate_pairs, evaluate_sts, format_sts_table
 from .transfer import evaluate_transfer
-from .runs import evaluate_run, evaluate_runs, evaluation_frame  # noqa: E402  (needs the suites above)
+from .runs import evaluate_run, evaluate_runs, evaluation_frame
 
 __all__ = ["AGGREGATES", "aggregate_subsets", "cosine_scores", "evaluate_pairs", "evaluate_sts", "format_sts_table",
            "CLUSTERING_TASKS", "alignment", "cluster_embeddings", "evaluate_alignment_uniformity",

@@ -32,7 +32,11 @@ GEOMETRY_KEYS = ("alignment", "uniformity", "mean_cos", "largest_angle")
 
 
 def _suite_function(suite: str) -> Callable[..., dict]:
-    from . import evaluate_alignment_uniformity, evaluate_clustering, evaluate_sts, evaluate_transfer
+    # The suites' own modules, not the package (whose __init__ imports this module).
+    from .clustering import evaluate_clustering
+    from .geometry import evaluate_alignment_uniformity
+    from .sts import evaluate_sts
+    from .transfer import evaluate_transfer
 
     return {"sts": evaluate_sts, "transfer": evaluate_transfer, "clustering": evaluate_clustering,
             "geometry": evaluate_alignment_uniformity}[suite]

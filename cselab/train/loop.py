@@ -30,6 +30,7 @@ from transformers import get_linear_schedule_with_warmup
 from ..config import TrainConfig, load_config
 from ..encoder import SentenceEncoder
 from ..encoder.model_card import write_model_card
+from ..export import run_facts
 from ..evaluate.sts import evaluate_pairs, evaluate_sts
 from ..io import atomic_write_json, remove_dir, replace_dir, staged_dir
 from ..methods import build_loss
@@ -189,7 +190,7 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
         if not processes.is_main:
             return
         with staged_dir(run.last_dir, {"step": state.step}) as tmp:
-            encoder.save(tmp, run_dir=run.path)
+            encoder.save(tmp, card=run_facts(run.path))
             save_state({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
                         "scaler": scaler.state_dict(), "loss": loss_fn.state_dict(),
                         "train_state": dataclasses.asdict(state), "rng": rngs[0], "rng_per_process": rngs,
@@ -214,7 +215,7 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
             state.best_score, state.best_step, state.evals_without_improvement = score, state.step, 0
             if processes.is_main:
                 with staged_dir(run.best_dir, {"step": state.step}) as tmp:
-                    encoder.save(tmp, extra={"step": state.step, "stsb_dev": score}, run_dir=run.path)
+                    encoder.save(tmp, extra={"step": state.step, "stsb_dev": score}, card=run_facts(run.path))
                 logger.info("step %d: STS-B dev %.2f, the best so far: saved to %s", state.step, score,
                             run.best_dir)
         else:
@@ -308,7 +309,7 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
         results["sts"] = {"scores": sts["scores"], "avg": sts["avg"], "details": sts["details"]}
     atomic_write_json(run.results_file, results)
     if run.best_dir.is_dir():
-        write_model_card(run.best_dir, run.path)   # now with the STS table
+        write_model_card(run.best_dir, run_facts(run.path))   # now with the STS table
     logger.info("finished %s: best STS-B dev %.2f at step %d%s", run.path, state.best_score, state.best_step,
                 f"; STS avg {results['sts']['avg']:.2f}" if "sts" in results else "")
 
