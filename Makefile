@@ -51,7 +51,9 @@ reproduce: data
 	@if [ -z "$(STUDY)" ]; then echo "usage: make reproduce STUDY=name-or-file [PROFILE=cpu|gpu] [REPRODUCE_ARGS=...]"; exit 2; fi
 	$(BIN)/cselab reproduce "$(STUDY)" --profile "$(PROFILE)" --data-dir "$(CSELAB_DATA)" $(REPRODUCE_ARGS)
 
+# lint-imports: the layer contract of pyproject.toml (docs/architecture.md), before the tests.
 test: $(VENV)/.installed-dev
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q
 
 test-all: $(VENV)/.installed-dev
