@@ -22,7 +22,17 @@ from ..config import ConfigError, TrainConfig, load_config, presets
 from ..methods import METHODS
 
 STUDY_DIR = Path(__file__).parent                           # shipped studies: cselab/studies/<name>.yaml
-NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"   # notebooks/<name>.py of the source tree
+
+
+def _notebooks_dir() -> Path:
+    """Where the notebooks are: installed from a wheel, the copy it carries (``cselab/notebooks/``,
+    copied from the top-level ``notebooks/`` at build time by setup.py); in a clone or an editable
+    install, ``notebooks/`` of the source tree itself, so edits there take effect at once."""
+    packaged = Path(__file__).resolve().parents[1] / "notebooks"
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parents[2] / "notebooks"
+
+
+NOTEBOOKS_DIR = _notebooks_dir()   # notebooks/<name>.py
 TRAIN_NOTEBOOK = "train"
 # Parameters the engine fills in for every analysis notebook (those the notebook declares).
 ENGINE_PARAMETERS = ("runs", "figures_dir", "tables_dir", "data_dir", "profile")
