@@ -282,24 +282,13 @@ def _eval_suite(args, encoder) -> int:
     return 0
 
 
-def _key_values(items: list[str], option: str) -> dict:
-    import yaml
-
-    out = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"{option} {item!r}: expected KEY=VALUE")
-        out[key.strip()] = yaml.safe_load(raw) if raw.strip() else None
-    return out
-
-
 def cmd_reproduce(args) -> int:
+    from .options import parse_key_values
     from .studies import reproduce
 
     return reproduce(args.study, profile=args.profile, jobs=args.jobs, dry_run=args.dry_run, launcher=args.launcher,
                      runs_dir=args.runs_dir, data_dir=args.data_dir, reports_dir=args.reports_dir,
-                     figures_dir=args.figures_dir, slurm=_key_values(args.slurm, "--slurm"))
+                     figures_dir=args.figures_dir, slurm=parse_key_values(args.slurm, "--slurm"))
 def cmd_export(args) -> int:
     from .encoder.model_card import CARD_NAME
     from .export import export_model

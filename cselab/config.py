@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from .options import ConfigError, build_dataclass, check_type, field_types, unknown_key_error
+from .options import ConfigError, build_dataclass, check_type, field_types, parse_key_values, unknown_key_error
 
 PRESET_DIR = Path(__file__).parent / "configs"
 
@@ -291,16 +291,7 @@ def _parse_overrides(overrides) -> dict:
         return {}
     if isinstance(overrides, dict):
         return overrides
-    out = {}
-    for item in overrides:
-        if "=" not in item:
-            raise ConfigError(f"override {item!r}: expected key=value")
-        key, raw = item.split("=", 1)
-        try:
-            out[key.strip()] = yaml.safe_load(raw) if raw.strip() else None
-        except yaml.YAMLError:
-            raise ConfigError(f"override {key}: cannot parse value {raw!r}") from None
-    return out
+    return parse_key_values(overrides, "override")
 
 
 def _set_dotted(mapping: dict, key: str, value: Any) -> None:
