@@ -47,7 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="evaluate a run, a saved model, a backbone alias or a Hub id on STS "
                         "(or --suite transfer | clustering | geometry)")
     ev.add_argument("model", help="run directory, saved model folder, backbone alias or Hugging Face id")
-    ev.add_argument("--suite", default="sts", choices=["sts", "transfer", "clustering", "geometry"],
+    # The suites are cselab.evaluate.suites.SUITES, checked in cmd_eval (importing the registry here
+    # would load the evaluation stack for every command, --help included).
+    ev.add_argument("--suite", default="sts", metavar="{sts,transfer,clustering,geometry}",
                     help="sts (default); transfer = SentEval's 7 tasks; clustering = DBpedia AMI + 8 short-text "
                     "sets; geometry = alignment/uniformity on STS-B")
     ev.add_argument("--tasks", nargs="+", default=None, help="subset of the suite's tasks, e.g. STS12 STS13 STS14 "
@@ -216,12 +218,12 @@ def resolve_model_path(model: str) -> str:
 
 
 def cmd_eval(args) -> int:
-    from .data import STS_TASKS
     from .encoder import SentenceEncoder
     from .encoder.model import CONFIG_NAME
-    from .evaluate import evaluate_sts, format_sts_table
+    from .evaluate.suites import get_suite
     from .utils import resolve_device
 
+    suite = get_suite(args.suite)
     if args.batch_size < 1:
         raise ValueError(f"--batch-size: must be >= 1, got {args.batch_size}")
     path = resolve_model_path(args.model)
@@ -229,15 +231,9 @@ def cmd_eval(args) -> int:
     pooler = args.pooler or (None if saved else "cls_before_pooler")
     encoder = SentenceEncoder.from_pretrained(path, pooler=pooler).to(resolve_device(args.device))
     encoder.eval_precision = args.precision
-    if args.suite != "sts":
-        return _eval_suite(args, encoder)
-    result = evaluate_sts(encoder, tasks=args.tasks or STS_TASKS, data_dir=args.data_dir, aggregate=args.aggregate,
-                          batch_size=args.batch_size)
+    result = suite.run(encoder, data_dir=args.data_dir, batch_size=args.batch_size, **suite.cli_options(args))
     _write_output(args, encoder, result)
-    label = f"{args.model} ({encoder.pooler_name})"
-    print(format_sts_table({label: result}))
-    print(f"{result['sentences_encoded']} unique sentences in {result['seconds']:.1f}s; aggregate={args.aggregate}; "
-          f"precision={result['precision']}")
+    print(suite.table(result, f"{args.model} ({encoder.pooler_name})"))
     return 0
 
 
@@ -248,38 +244,6 @@ def _write_output(args, encoder, result: dict) -> None:
     result["precision"] = encoder.resolved_eval_precision()
     if args.output is not None:
         atomic_write_json(Path(args.output), result)
-
-
-def _eval_suite(args, encoder) -> int:
-    """``cselab eval --suite transfer | clustering | geometry``: run the suite, print a table."""
-    from tabulate import tabulate
-
-    from .evaluate import evaluate_alignment_uniformity, evaluate_clustering, evaluate_transfer
-    from .evaluate.clustering import CLUSTERING_TASKS, DEFAULT_SEEDS
-    from .evaluate.transfer import TRANSFER_TASKS
-
-    common = {"data_dir": args.data_dir, "batch_size": args.batch_size}
-    seeds = args.seeds or list(DEFAULT_SEEDS)
-    if args.suite == "transfer":
-        r = evaluate_transfer(encoder, args.tasks or TRANSFER_TASKS, fast=args.fast, **common)
-        _write_output(args, encoder, r)
-        rows = [[t, d["acc"], d.get("f1", ""), d["seconds"]] for t, d in r["details"].items()]
-        rows.append(["Avg.", r["avg"], "", r["seconds"]])
-        print(tabulate(rows, headers=["task", f"acc ({r['kfold']}-fold)", "F1", "seconds"], tablefmt="github",
-                       floatfmt=".2f"))
-    elif args.suite == "clustering":
-        r = evaluate_clustering(encoder, args.tasks or CLUSTERING_TASKS, seeds=seeds, **common)
-        _write_output(args, encoder, r)
-        rows = [[t, r["metric"][t], 100 * d[r["metric"][t]]["mean"], 100 * d[r["metric"][t]]["std"],
-                 100 * d["nmi"]["mean"], d["seconds"]] for t, d in r["details"].items()]
-        print(tabulate(rows, headers=["task", "metric", "mean ×100", f"std ({len(seeds)} seeds)", "NMI ×100",
-                                      "seconds"], tablefmt="github", floatfmt=".2f"))
-    else:
-        r = evaluate_alignment_uniformity(encoder, args.split, **common)
-        _write_output(args, encoder, r)
-        print(tabulate([[k, r[k]] for k in ("alignment", "uniformity", "mean_cos", "largest_angle")],
-                       headers=["STS-B " + args.split, "value"], tablefmt="github", floatfmt=".4f"))
-    return 0
 
 
 def cmd_reproduce(args) -> int:

@@ -18,28 +18,16 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Mapping
 
 import pandas as pd
 from tqdm.auto import tqdm
 
 from ..io import atomic_write_json, read_json
 from ..rundir import Runs, labelled_runs, read_config
+from .suites import GEOMETRY_KEYS, get_suite
 
-SUITES = ("sts", "transfer", "clustering", "geometry")
 MODELS = ("best", "last")   # or "step-<N>": the model snapshot at step N (snapshot_every; step-0 = before training)
-GEOMETRY_KEYS = ("alignment", "uniformity", "mean_cos", "largest_angle")
-
-
-def _suite_function(suite: str) -> Callable[..., dict]:
-    # The suites' own modules, not the package (whose __init__ imports this module).
-    from .clustering import evaluate_clustering
-    from .geometry import evaluate_alignment_uniformity
-    from .sts import evaluate_sts
-    from .transfer import evaluate_transfer
-
-    return {"sts": evaluate_sts, "transfer": evaluate_transfer, "clustering": evaluate_clustering,
-            "geometry": evaluate_alignment_uniformity}[suite]
 
 
 def options_key(options: Mapping) -> str:
@@ -72,8 +60,7 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = "b
     ``options`` go to the suite's function (``tasks``, ``fast``, ``seeds``, ``batch_size``, ...)
     and name the cache entry; ``refresh`` recomputes it. The result carries ``options`` and
     ``model``."""
-    if suite not in SUITES:
-        raise ValueError(f"suite must be one of {SUITES}, got {suite!r}")
+    run = get_suite(suite).run
     run_dir = Path(run_dir)
     folder = _model_folder(run_dir, model)
     if not folder.is_dir():
@@ -90,7 +77,7 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = "b
     from ..utils import resolve_device
 
     encoder = SentenceEncoder.from_pretrained(folder).to(resolve_device("auto"))
-    result = _suite_function(suite)(encoder, data_dir=data_dir, **options)
+    result = run(encoder, data_dir=data_dir, **options)
     result = {**result, "options": dict(options), "model": model}
     atomic_write_json(cached, result)
     return result
