@@ -196,6 +196,19 @@ def sts_pair_scores(runs: Runs, tasks: Sequence[str] | None = None, data_dir: st
     return out
 
 
+def single_seed_runs(frame: pd.DataFrame, group: str = "group", baseline: str = "SimCSE",
+                     pair_on: str = "seed") -> list[str]:
+    """The runs :func:`single_seed_bootstrap` needs (``frame``'s ``run`` labels): for every group
+    sharing exactly one seed with the baseline, its run and the baseline's run of that seed."""
+    base = frame[frame[group] == baseline].set_index(pair_on)["run"]
+    needed = []
+    for _, part in frame[frame[group] != baseline].groupby(group, sort=False):
+        shared = sorted(set(part[pair_on]) & set(base.index))
+        if len(shared) == 1:
+            needed += [part.set_index(pair_on).loc[shared[0], "run"], base.loc[shared[0]]]
+    return list(dict.fromkeys(needed))
+
+
 def single_seed_bootstrap(frame: pd.DataFrame, pair_scores: Mapping[str, Mapping[str, tuple]], tasks: Sequence[str],
                           group: str = "group", baseline: str = "SimCSE", pair_on: str = "seed", average: str = "avg",
                           n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> pd.DataFrame:
