@@ -166,8 +166,8 @@ def compare_to_baseline(frame: pd.DataFrame, metric: str, group: str = "method",
         table.loc[tested, "p_holm"] = holm(table.loc[tested, "p"].to_numpy())
         members = int(table.loc[tested, "p"].notna().sum())
         table["family"] = ""
-        if members:
-            table.loc[tested, "family"] = f"Holm over {members} {group}s vs {baseline} on {metric}"
+        if members:                                    # named on the rows that are members of the family
+            table.loc[tested & table["p"].notna(), "family"] = f"Holm over {members} {group}s vs {baseline} on {metric}"
         table["reading"] = [describe_difference(r["diff"], r["p_holm"], r["mde"], r["paired_n"], alpha)
                             if r[group] != baseline else "" for _, r in table.iterrows()]
     return table

@@ -177,7 +177,7 @@ def paired_tests(frame: pd.DataFrame, tasks: Sequence[str], group: str = "group"
         members = int(tests.loc[index, "p"].notna().sum())
         words = {"group": f"Holm over {value}'s {members} scores", "task": f"Holm over {members} {group}s on {value}",
                  "all": f"Holm over all {members} tests"}[family]
-        tests.loc[index, "family"] = words if members else ""
+        tests.loc[[i for i in index if not pd.isna(tests.loc[i, "p"])], "family"] = words
     tests["reading"] = [describe_difference(r["diff"], r["p_holm"], r["mde"], r["paired_n"], alpha)
                         for _, r in tests.iterrows()]
     return tests[[group, "task", *TEST_COLUMNS]]
