@@ -122,8 +122,8 @@ def main() -> None:
     every = holm([p_value(p) for p in within["p (recorded)"]])
     strict = within[every < ALPHA]
     print(f"Detected with Holm over all {len(within)} tests at once:",
-          "; ".join(f"{r['method']} {r['score']} ({a:.3f})" for (_, r), a in zip(strict.iterrows(), every[every < ALPHA]))
-          or "none")
+          "; ".join(f"{r['method']} {r['score']} ({a:.3f})"
+                    for (_, r), a in zip(strict.iterrows(), every[every < ALPHA])) or "none")
 
 
 if __name__ == "__main__":

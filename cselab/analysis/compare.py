@@ -271,7 +271,8 @@ def per_task_comparison(frame: pd.DataFrame, tasks: Sequence[str], group: str = 
                 cell += f": no detectable effect (MDE {r['mde']:.{decimals}f})"
         elif r["paired_n"] == 1 and (r[group], r["task"]) in boot:
             b = boot[(r[group], r["task"])]
-            cell = f"{b['diff']:+.{decimals}f} [{b['ci_low']:.{decimals}f}, {b['ci_high']:.{decimals}f}] (n 1; test pairs)"
+            cell = (f"{b['diff']:+.{decimals}f} [{b['ci_low']:.{decimals}f}, {b['ci_high']:.{decimals}f}] "
+                    "(n 1; test pairs)")
         else:
             cell = f"{r['diff']:+.{decimals}f} (n {int(r['paired_n'])}{', no spread' if r['paired_n'] > 1 else ''})"
         rows[r[group]][r["task"]] = cell
