@@ -375,23 +375,57 @@ def variant_frame(results: Mapping[str, dict], groups: Mapping[str, Mapping[str,
     return frame
 
 def paired_comparison(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]], metric: str = "avg",
-                      baseline: str = "SimCSE") -> pd.DataFrame | None:
+                      baseline: str = "SimCSE", bootstrap_resamples: int = 0, tasks: Sequence[str] = STS_TASKS,
+                      data_dir: str | os.PathLike | None = None, seed: int = 0) -> pd.DataFrame | None:
     """Each group against the baseline variant's group of the same backbone, over the seeds both
-    have: mean ± std, 95 % t-interval, mean difference with its interval and the paired t-test's p
-    (:func:`cselab.stats.compare_to_baseline`). None when no group of the baseline variant exists."""
+    have: mean ± std, 95 % t-interval, mean difference with its interval, the paired t-test's raw p
+    beside its Holm-adjusted p over the variants tested against that baseline, and the reading (no
+    detectable effect with its MDE) (:func:`cselab.stats.compare_to_baseline`). With
+    ``bootstrap_resamples`` > 0, a variant sharing a single seed with the baseline gets the column
+    ``Δ, 95% test-pair bootstrap (1 seed)``: the paired bootstrap over the STS ``tasks``' test pairs
+    (:func:`cselab.analysis.compare.single_seed_bootstrap`; test-set uncertainty, not seed variance;
+    the runs' per-pair similarities are evaluated once and cached). None when no group of the
+    baseline variant exists."""
+    from .analysis.compare import single_seed_bootstrap, single_seed_runs, sts_pair_scores
     from .stats import compare_to_baseline, format_comparison
 
     frame = variant_frame(results, groups)
-    frame["model"] = frame["run"].map({label: group_model({label: p}) for m in groups.values()
-                                       for label, p in m.items()})
+    paths = {label: p for members in groups.values() for label, p in members.items()}
+    frame["model"] = frame["run"].map({label: group_model({label: p}) for label, p in paths.items()})
     parts = []
     for model, part in frame.groupby("model", sort=False):
         names = list(dict.fromkeys(part["variant"]))
         base = next((n for n in names if variant_of(n) == baseline), None)
-        if base is not None:
-            parts.append(format_comparison(compare_to_baseline(part, metric, group="variant", baseline=base),
-                                           group="variant"))
-    return pd.concat(parts) if parts else None
+        if base is None:
+            continue
+        table = format_comparison(compare_to_baseline(part, metric, group="variant", baseline=base), group="variant")
+        needed = single_seed_runs(part, "variant", base) if bootstrap_resamples else []
+        if needed:
+            scores = sts_pair_scores({label: paths[label] for label in needed}, tasks, data_dir)
+            boot = single_seed_bootstrap(part, scores, [metric], "variant", base, n_resamples=bootstrap_resamples,
+                                         seed=seed).set_index("variant")
+            table["Δ, 95% test-pair bootstrap (1 seed)"] = [
+                f"{boot.loc[v, 'diff']:+.2f} [{boot.loc[v, 'ci_low']:.2f}, {boot.loc[v, 'ci_high']:.2f}]"
+                if v in boot.index else "" for v in table.index]
+        parts.append(table)
+    return pd.concat(parts).fillna("") if parts else None
+
+
+def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]],
+                           tables_dir: str | os.PathLike, tasks: Sequence[str] = STS_TASKS,
+                           data_dir: str | os.PathLike | None = None, name: str = "sts_vs_simcse",
+                           baseline: str = "SimCSE", bootstrap_resamples: int = 2000) -> pd.DataFrame | None:
+    """The paper notebooks' "paired comparison against SimCSE" cell: :func:`paired_comparison` on the
+    STS average (with the test-pair bootstrap for single-seed variants), saved as ``<name>`` (.md and
+    .csv) and returned for display; one printed line and None when there are no baseline runs."""
+    from .workbench import save_table
+
+    paired = paired_comparison(results, groups, "avg", baseline, bootstrap_resamples, tasks, data_dir)
+    if paired is None:
+        print(f"no {baseline} runs to compare with")
+        return None
+    save_table(paired, name, tables_dir)
+    return paired
 
 def untuned(groups: Mapping[str, Mapping[str, Path]], suite: str, data_dir: str | os.PathLike | None = None,
             **options) -> tuple[dict[str, dict], dict[str, dict[str, Path]]]:

@@ -90,12 +90,7 @@ workbench.save_table(table3, "table3_sts", tables_dir)
 table3
 
 # %%
-paired = pt.paired_comparison(sts, groups)
-if paired is None:
-    print("no SimCSE runs to compare with")
-else:
-    workbench.save_table(paired, "sts_vs_simcse", tables_dir)
-    display(paired)
+pt.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
 
 # %% [markdown]
 # ## Figure 2: the ablation, per STS task

@@ -109,12 +109,7 @@ workbench.save_table(table1, "table1_sts", tables_dir)
 table1
 
 # %%
-paired = pt.paired_comparison(sts, groups)
-if paired is None:
-    print("no SimCSE runs to compare with")
-else:
-    workbench.save_table(paired, "sts_vs_simcse", tables_dir)
-    display(paired)
+pt.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
 
 # %% [markdown]
 # ## Tables 2, 4 and 9: ablations, false-negative handling, centroid initialisation (STS average)

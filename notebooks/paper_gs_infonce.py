@@ -104,12 +104,7 @@ workbench.save_table(table2, "table2_sts", tables_dir)
 table2
 
 # %%
-paired = pt.paired_comparison(sts, groups)
-if paired is None:
-    print("no SimCSE runs to compare with")
-else:
-    workbench.save_table(paired, "sts_vs_simcse", tables_dir)
-    display(paired)
+pt.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
 
 # %% [markdown]
 # ## Table 3: the STS average against M (Gaussian negatives per batch, as a multiple of the batch size)

@@ -166,8 +166,19 @@ def test_compare(runs, data_dir, tmp_path, monkeypatch):
     versus = table_rows(tables, "sts_vs_baseline")
     assert [r["group"] for r in versus] == groups and versus[0]["Δ vs baseline"] == "(baseline)"
     assert versus[1]["p (paired t)"] not in ("", "–") and versus[2]["p (paired t)"] == "–"   # 2 seeds vs 1
+    assert versus[1]["Holm family"] == "Holm over 1 groups vs SimCSE on avg"      # only MixCSE has 2 seeds
+    assert versus[1]["p (Holm)"] == versus[1]["p (paired t)"] and versus[1]["reading"]
     per_task = table_rows(tables, "sts_vs_baseline_per_task")
-    assert "(p " in per_task[1]["STS16"] and per_task[2]["STS16"].endswith("(n 1)")
+    assert "(p " in per_task[1]["STS16"] and ", Holm " in per_task[1]["STS16"]
+    assert per_task[1]["Holm family"] == "Holm over MixCSE's 2 scores"
+    # one shared seed: the paired bootstrap over the STS16 test pairs, against simcse-s1
+    bootstrap = table_rows(tables, "sts_vs_baseline_bootstrap")
+    assert [(r["group"], r["task"], r["run"], r["baseline_run"]) for r in bootstrap] == [
+        (g, t, f"{label}-s1", "simcse-s1") for g, label in (("GS-InfoNCE", "gs_infonce"), ("ClusterNS", "clusterns"),
+                                                             ("APINCSE", "apincse")) for t in ("STS16", "Avg.")]
+    assert all(float(r["ci_low"]) <= float(r["diff"]) <= float(r["ci_high"]) for r in bootstrap)
+    assert per_task[2]["STS16"].endswith("(n 1; test pairs)") and per_task[2]["STS16"].startswith(
+        f"{float(bootstrap[0]['diff']):+.2f} [")
     for name in ("clustering_methods", "clustering_vs_baseline"):
         assert [r["group"] for r in table_rows(tables, name)] == groups
     assert not (tables / "transfer_methods.csv").exists()                 # transfer_tasks [] skips it

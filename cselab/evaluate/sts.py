@@ -64,10 +64,15 @@ def aggregate_subsets(preds: dict[str, np.ndarray], golds: dict[str, np.ndarray]
 
 
 def evaluate_sts(model: Encodes, tasks: Sequence[str] = STS_TASKS, data_dir: str | os.PathLike | None = None,
-                 aggregate: str = "all", batch_size: int = 128, output: str | os.PathLike | None = None) -> dict:
+                 aggregate: str = "all", batch_size: int = 128, output: str | os.PathLike | None = None,
+                 pairs: bool = False) -> dict:
     """Evaluate any model with ``encode(sentences, batch_size)`` on the STS tasks.
 
     Returns ``{"scores": {task: x100}, "avg": x100, "details": {...}, "aggregate": ..., "seconds": ...}``.
+    ``pairs=True`` adds ``"pairs": {task: {"pred": [...], "gold": [...]}}``: the cosine of every
+    scored pair beside its gold score, in the order the task's Spearman is taken over (STS12–16:
+    the subsets concatenated, as ``aggregate="all"``; STS-B and SICK-R: the test split), for a
+    paired bootstrap over the test pairs (:func:`cselab.stats.bootstrap_spearman_difference`).
     """
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
@@ -109,6 +114,10 @@ def evaluate_sts(model: Encodes, tasks: Sequence[str] = STS_TASKS, data_dir: str
         "sentences_encoded": n_sentences,
         "seconds": time.perf_counter() - start,
     }
+    if pairs:
+        result["pairs"] = {task: {"pred": np.concatenate(list(by_task[task].values())).astype(float).tolist(),
+                                  "gold": np.concatenate([p.scores for p in subsets.values()]).astype(float).tolist()}
+                           for task, subsets in selected.items()}
     logger.info("STS (%s): average %.2f over %d tasks; %d unique sentences encoded, %.1f s", aggregate,
                 result["avg"], len(scores), n_sentences, result["seconds"])
     if output is not None:

@@ -4,7 +4,7 @@
 function                   what it shows
 =========================  ======================================================================
 plot_paired_differences    each method's mean per-seed difference from the baseline with its 95 %
-                           t-interval and the paired t-test's p, one panel per metric (the
+                           t-interval and the paired t-test's Holm-adjusted p, one panel per metric (the
                            ``compare`` notebook; none of the four papers gave intervals)
 =========================  ======================================================================
 """
@@ -22,12 +22,27 @@ from .core import color, new_figure
 TITLE_WIDTH = 28
 
 
+def _p_note(row: pd.Series) -> str:
+    """The p written beside a row: the Holm-adjusted p when the frame has it (the one a reader may
+    act on), else the raw p; without a test, n (and "test pairs" when the interval is the paired
+    bootstrap over the test pairs of a single seed)."""
+    adjusted = row.get("p_holm", math.nan)
+    if not pd.isna(adjusted):
+        return f"Holm p {adjusted:.3f}"
+    if not math.isnan(row["p"]):
+        return f"p {row['p']:.3f}"
+    return f"n {int(row['paired_n'])}" + (", test pairs" if row.get("interval") == "bootstrap over test pairs" else "")
+
+
 def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str = "group",
                             baseline: str | None = None, xlabel: str | None = None, ncols: int = 4,
                             title: str | None = None) -> Figure:
     """One panel per metric (``{metric words: compare_to_baseline(...) frame}``), one row per group
-    other than the baseline: the mean difference (dot) with its 95 % t-interval (bar) and, at the
-    right, ``p`` of the paired t-test (``n = 1`` when only one seed is shared: no interval, no test).
+    other than the baseline: the mean difference (dot) with its 95 % interval (bar: the t-interval over
+    seeds, or for a single shared seed the paired bootstrap over test pairs of
+    :func:`cselab.analysis.compare.difference_panels`) and, at the right, the Holm-adjusted p of the
+    paired t-test when the frame has ``p_holm`` (else the raw p; ``n 1`` when only one seed is shared:
+    no test).
     A vertical line marks no difference; the x-axis reads "difference from <baseline>". Panels
     wrap after ``ncols``."""
     if not comparisons:
@@ -48,7 +63,7 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
             if has_ci:
                 ax.plot([r["diff_ci_low"], r["diff_ci_high"]], [y, y], color=color(0), linewidth=2, alpha=0.6)
             ax.plot([r["diff"]], [y], "o", color=color(0), markersize=4)
-            note = f"p {r['p']:.3f}" if not math.isnan(r["p"]) else f"n {int(r['paired_n'])}"
+            note = _p_note(r)
             ax.annotate(note, (1.0, y), xycoords=("axes fraction", "data"), xytext=(3, 0),
                         textcoords="offset points", va="center", fontsize=7)
         ax.axvline(0.0, color="grey", linestyle=":", linewidth=1)
