@@ -411,22 +411,6 @@ def paired_comparison(results: Mapping[str, dict], groups: Mapping[str, Mapping[
     return pd.concat(parts).fillna("") if parts else None
 
 
-def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]],
-                           tables_dir: str | os.PathLike, tasks: Sequence[str] = STS_TASKS,
-                           data_dir: str | os.PathLike | None = None, name: str = "sts_vs_simcse",
-                           baseline: str = "SimCSE", bootstrap_resamples: int = 2000) -> pd.DataFrame | None:
-    """The paper notebooks' "paired comparison against SimCSE" cell: :func:`paired_comparison` on the
-    STS average (with the test-pair bootstrap for single-seed variants), saved as ``<name>`` (.md and
-    .csv) and returned for display; one printed line and None when there are no baseline runs."""
-    from .workbench import save_table
-
-    paired = paired_comparison(results, groups, "avg", baseline, bootstrap_resamples, tasks, data_dir)
-    if paired is None:
-        print(f"no {baseline} runs to compare with")
-        return None
-    save_table(paired, name, tables_dir)
-    return paired
-
 def untuned(groups: Mapping[str, Mapping[str, Path]], suite: str, data_dir: str | os.PathLike | None = None,
             **options) -> tuple[dict[str, dict], dict[str, dict[str, Path]]]:
     """The untuned backbone as extra rows: for the first run of each backbone that has snapshots,

@@ -20,7 +20,7 @@ import csv
 import io
 import os
 from pathlib import Path
-from typing import Iterable, Mapping, Union
+from typing import Iterable, Mapping, Sequence, Union
 
 from matplotlib.figure import Figure
 
@@ -183,3 +183,21 @@ def load_runs(runs: RunsParameter | None, study: str | os.PathLike = DEFAULT_STU
     if missing:
         raise FileNotFoundError("runs: not a run directory (no config.json): " + "; ".join(missing))
     return dict(pairs)
+
+
+def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]],
+                           tables_dir: str | os.PathLike, tasks: Sequence[str] | None = None,
+                           data_dir: str | os.PathLike | None = None, name: str = "sts_vs_simcse",
+                           baseline: str = "SimCSE", bootstrap_resamples: int = 2000) -> pd.DataFrame | None:
+    """The paper notebooks' "paired comparison against SimCSE" cell: :func:`paired_comparison` on the
+    STS average (with the test-pair bootstrap for single-seed variants), saved as ``<name>`` (.md and
+    .csv) and returned for display; one printed line and None when there are no baseline runs."""
+    from .paper_tables import STS_TASKS, paired_comparison   # the tables layer sits below these helpers
+
+    paired = paired_comparison(results, groups, "avg", baseline, bootstrap_resamples,
+                               STS_TASKS if tasks is None else tasks, data_dir)
+    if paired is None:
+        print(f"no {baseline} runs to compare with")
+        return None
+    save_table(paired, name, tables_dir)
+    return paired

@@ -90,7 +90,7 @@ workbench.save_table(table3, "table3_sts", tables_dir)
 table3
 
 # %%
-pt.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
+workbench.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
 
 # %% [markdown]
 # ## Figure 2: the ablation, per STS task

@@ -109,7 +109,7 @@ workbench.save_table(table1, "table1_sts", tables_dir)
 table1
 
 # %%
-pt.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
+workbench.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
 
 # %% [markdown]
 # ## Tables 2, 4 and 9: ablations, false-negative handling, centroid initialisation (STS average)

@@ -104,7 +104,7 @@ workbench.save_table(table2, "table2_sts", tables_dir)
 table2
 
 # %%
-pt.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
+workbench.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
 
 # %% [markdown]
 # ## Table 3: the STS average against M (Gaussian negatives per batch, as a multiple of the batch size)

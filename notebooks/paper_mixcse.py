@@ -110,7 +110,7 @@ knowl6
 # test pairs instead: test-set uncertainty, not training-seed variance.
 
 # %%
-pt.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
+workbench.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
 
 # %% [markdown]
 # ## Knowl 7 and 8: transfer tasks and the ablation

@@ -179,7 +179,7 @@ def test_paired_comparison_cell_adjusts_and_bootstraps_single_seed_variants(tmp_
     import numpy as np
 
     import cselab.analysis.compare as compare
-    from cselab.paper_tables import paired_comparison_cell
+    from cselab.workbench import paired_comparison_cell
     from cselab.stats import bootstrap_spearman_difference, holm
 
     runs = {f"simcse-s{s}": make_run(tmp_path, f"simcse-s{s}", seed=s) for s in (1, 2, 3)}
