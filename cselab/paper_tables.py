@@ -462,6 +462,34 @@ def last_values(runs: Mapping[str, Path], keys: Sequence[str], kind: str = "trai
         raise ValueError(f"last_values: no {missing} in the {kind} records of {list(runs)}")
     return frame.groupby("run", sort=False)[list(keys)].agg(lambda s: s.dropna().iloc[-1] if s.notna().any() else None)
 
+# A line through two points reads as a trend whatever the two differ by (GS-InfoNCE's 0× and 3× in
+# the cpu-demo differ by a tenth of a point), so a sweep figure needs three values of its setting;
+# every sweep of the paper studies has at least three. Figures that compare a few settings as
+# separate series (ClusterNS Fig. 5: one curve per σ) need two.
+TREND_MIN_VALUES = 3
+COMPARISON_MIN_VALUES = 2
+
+
+def _value_words(value) -> str:
+    return f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+
+
+def enough_values(values: Sequence, what: str, study: str, minimum: int = TREND_MIN_VALUES) -> bool:
+    """Whether a figure over ``values`` (one per run, repeats = seeds) has at least ``minimum``
+    distinct ones to show. When it has fewer, prints one line naming the study that draws it, e.g.
+    ``λ sweep: one value here (0.2); the paper-mixcse study draws it``, and returns False: the
+    notebook draws nothing (a sweep of one point, or a "trend" of two, is not a figure)."""
+    if minimum < 1:
+        raise ValueError(f"minimum must be >= 1, got {minimum}")
+    distinct = sorted({float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in values},
+                      key=lambda v: (isinstance(v, str), v))
+    if len(distinct) >= minimum:
+        return True
+    count = {0: "no value", 1: "one value"}.get(len(distinct), f"{len(distinct)} values")
+    shown = f" ({', '.join(_value_words(v) for v in distinct)})" if distinct else ""
+    print(f"{what}: {count} here{shown}, a figure needs {minimum}; the {study} study draws it")
+    return False
+
 
 # ------------------------------------------------------------------- notebook odds and ends
 PROFILES = ("cpu", "gpu")
