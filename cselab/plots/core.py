@@ -35,7 +35,12 @@ STYLE = {
     "pdf.fonttype": 42,          # TrueType: text stays editable in the PDF
     "path.simplify": True,
 }
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+# Series that are not methods (statistics, ω, steps): colour-blind-safe colours in order (Okabe &
+# Ito, 2008, without black and yellow, then Tol's muted scheme). Methods take theirs from
+# cselab.plots.style.method_color, so a method keeps its colour in every figure.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#332288", "#44AA99", "#999933",
+           "#882255")
+LEGEND_CHAR_WIDTH = 0.065   # inches per character of an 8-pt legend label
 # Keys matplotlib would fill with a version or a timestamp.
 PNG_METADATA = {"Software": None}
 PDF_METADATA = {"Creator": None, "Producer": None, "CreationDate": None}

@@ -25,7 +25,9 @@ from ..analysis.mixcse import SCORE_LABELS
 from ..methods import stat_labels
 from ..rundir import Runs, labelled_runs, read_config, read_metrics
 from .core import color, legend_if_several, new_figure
-from .labels import readable
+from .labels import display_name, readable
+from .style import (SEED_ALPHA, SEEDS_NOTE, group_label, integer_ticks, legend_beside, method_color, place_legend, run_groups,
+                    separate_coincident, series_styles)
 
 def stat_label_words() -> dict[str, str]:
     """Words for the statistic keys: the core's and the methods' (:func:`cselab.methods.stat_labels`,
@@ -42,6 +44,12 @@ def _frame(data: Runs | pd.DataFrame, kind: str) -> pd.DataFrame:
     return read_metrics(data, kind)
 
 
+def _groups(data) -> dict[str, dict] | None:
+    """Runs grouped by setting (seeds together) when ``data`` are run directories; a frame has no
+    configs, so each of its runs is a series of its own."""
+    return None if isinstance(data, pd.DataFrame) else run_groups(labelled_runs(data))
+
+
 def _require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
     missing = [c for c in columns if c not in frame or frame[c].isna().all()]
     if missing:
@@ -50,10 +58,15 @@ def _require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
 
 
 def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str], panels: str, ylabel: str,
-            title: str | None, ncols: int | None = None) -> Figure:
+            title: str | None, ncols: int | None = None, groups: Mapping[str, dict] | None = None,
+            what: str = "curve") -> Figure:
     """Lines over training steps: a panel per key (a line per run) or a panel per run (a line per
     key). A single panel carries ``title`` itself (no figure title above it); several panels get
-    their own titles and ``title`` above them. Legends only where a panel has several lines."""
+    their own titles and ``title`` above them. Legends only where there are several lines.
+
+    ``groups`` (:func:`cselab.plots.style.run_groups`): with ``panels="key"``, runs that differ
+    only in their seed are one series — faint seed lines under their mean, one legend entry, the
+    method's colour."""
     if panels not in ("key", "run"):
         raise ValueError(f"panels must be 'key' or 'run', got {panels!r}")
 
@@ -61,18 +74,33 @@ def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str],
         return labels.get(key) or readable(key)
 
     runs = list(dict.fromkeys(frame["run"]))
-    outer, inner = (keys, runs) if panels == "key" else (runs, keys)
+    steps = frame.loc[frame[list(keys)].notna().any(axis=1), "step"].dropna().unique()
+    if len(steps) < 2:
+        raise ValueError(f"{what}: the runs recorded {list(keys)} at {len(steps)} step(s) "
+                         f"({', '.join(f'{s:g}' for s in steps) or 'none'}); a curve over training needs at least 2")
+    if groups is None or panels == "run":
+        groups = {run: {"method": None, "runs": [run]} for run in runs}
+    outer = keys if panels == "key" else runs
     fig, axes = new_figure(len(outer), sharey=True, ncols=ncols)
+    if panels == "key":
+        names = list(groups)
+        styles = series_styles([display_name(n) for n in names],
+                               {display_name(n): g["method"] for n, g in groups.items()})
+    else:
+        styles = {words(k): {"color": color(i)} for i, k in enumerate(keys)}
     for ax, o in zip(axes, outer):
-        for i, n in enumerate(inner):
-            run, key = (n, o) if panels == "key" else (o, n)
-            part = frame.loc[frame["run"] == run, ["step", key]].dropna()   # every key exists: _require
-            if len(part):
-                name = run if panels == "key" else words(key)
-                ax.plot(part["step"], part[key], color=color(i), label=name or None)
+        if panels == "key":
+            for name, group in groups.items():
+                shown = display_name(name)
+                _group_line(ax, frame, o, group["runs"], group_label(shown, len(group["runs"])), styles[shown])
+        else:
+            for key in keys:
+                part = frame.loc[frame["run"] == o, ["step", key]].dropna()   # every key exists: _require
+                if len(part):
+                    ax.plot(part["step"], part[key], label=words(key), **styles[words(key)])
         ax.set_xlabel("training step")
-        legend_if_several(ax)
-    panel_titles = [words(o) if panels == "key" else o for o in outer]
+        integer_ticks(ax.xaxis)
+    panel_titles = [words(o) if panels == "key" else display_name(o) for o in outer]
     if len(axes) == 1:
         # A single key's words are the y label already; a single run's name is a fair title.
         axes[0].set_title(title or ("" if panels == "key" else panel_titles[0]))
@@ -83,7 +111,41 @@ def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str],
             fig.suptitle(title)
     for ax in axes[::min(len(axes), ncols or len(axes))]:   # the first column
         ax.set_ylabel(ylabel)
+    separate_coincident(axes)
+    seeds = panels == "key" and any(len(g["runs"]) > 1 for g in groups.values())
+    figure_legend(fig, axes, title=SEEDS_NOTE if seeds else None)
     return fig
+
+
+def _group_line(ax, frame: pd.DataFrame, key: str, runs: Sequence[str], label: str, style: dict) -> None:
+    """One series: a run's line, or for several seeds a faint line each and their mean (over the
+    steps every seed recorded) in the series' style."""
+    parts = [frame.loc[frame["run"] == run, ["step", key]].dropna() for run in runs]
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return
+    if len(parts) == 1:
+        ax.plot(parts[0]["step"], parts[0][key], label=label or None, **style)
+        return
+    for part in parts:
+        ax.plot(part["step"], part[key], color=style["color"], alpha=SEED_ALPHA, linewidth=0.8)
+    mean = pd.concat([p.groupby("step")[key].mean() for p in parts], axis=1).dropna().mean(axis=1)
+    ax.plot(mean.index, mean.to_numpy(), label=f"{label}", **style)
+
+
+def figure_legend(fig: Figure, axes, title: str | None = None) -> None:
+    """One legend for the figure's labelled series (each label once): placed inside the single
+    panel where it covers no data, else beside the panels."""
+    handles: dict[str, object] = {}
+    for ax in axes:
+        for handle, name in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(name, handle)
+    if len(handles) < 2:
+        return
+    if len(axes) == 1:
+        place_legend(axes[0], list(handles.values()), list(handles), title=title)
+    else:
+        legend_beside(fig, list(handles.values()), list(handles), title=title)
 
 
 def plot_similarity_dynamics(data: Runs | pd.DataFrame, stats: Sequence[str] = ("pos_cos", "neg_cos"),
@@ -111,7 +173,8 @@ def plot_similarity_dynamics(data: Runs | pd.DataFrame, stats: Sequence[str] = (
                     frame[s] = frame[s] / tau
     _require(frame, stats, "plot_similarity_dynamics")
     ylabel = ylabel or ("cos / τ" if per_temperature else "mean cosine")
-    return _curves(frame, stats, stat_label_words(), panels, ylabel, title, ncols)
+    return _curves(frame, stats, stat_label_words(), panels, ylabel, title, ncols, _groups(data),
+                   "plot_similarity_dynamics")
 
 
 def plot_training_curves(data: Runs | pd.DataFrame, keys: Sequence[str] = ("loss",), kind: str = "train",
@@ -120,14 +183,16 @@ def plot_training_curves(data: Runs | pd.DataFrame, keys: Sequence[str] = ("loss
     ``stsb_dev`` with ``kind="eval"``, ...), labelled in words (:mod:`cselab.plots.labels`)."""
     frame = _frame(data, kind)
     _require(frame, keys, "plot_training_curves")
-    return _curves(frame, keys, {}, panels, readable(keys[0]) if len(keys) == 1 else "", title, ncols)
+    return _curves(frame, keys, {}, panels, readable(keys[0]) if len(keys) == 1 else "", title, ncols,
+                   _groups(data), "plot_training_curves")
 
 
 def plot_largest_angle(data: Runs | pd.DataFrame, title: str | None = None) -> Figure:
     """MixCSE's largest angle between any two probe embeddings (degrees) over training."""
     frame = _frame(data, "probe")
     _require(frame, ["largest_angle"], "plot_largest_angle (enable probes: probe_every)")
-    return _curves(frame, ["largest_angle"], {}, "key", readable("largest_angle"), title)
+    return _curves(frame, ["largest_angle"], {}, "key", readable("largest_angle"), title, None, _groups(data),
+                   "plot_largest_angle")
 
 
 def plot_grad_norm(data: Runs | pd.DataFrame, keys: Sequence[str] = ("grad/z1_norm", "grad/z2_norm"),
@@ -136,7 +201,7 @@ def plot_grad_norm(data: Runs | pd.DataFrame, keys: Sequence[str] = ("grad/z1_no
     frame = _frame(data, "train")
     _require(frame, keys, "plot_grad_norm (enable log_embedding_grad_norm)")
     labels = {"grad/z1_norm": "view 1 (anchors)", "grad/z2_norm": "view 2 (positives)"}
-    return _curves(frame, keys, labels, "key", "mean ‖∂L/∂z‖", title)
+    return _curves(frame, keys, labels, "key", "mean ‖∂L/∂z‖", title, None, _groups(data), "plot_grad_norm")
 
 
 def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", color_by: str | None = None,
