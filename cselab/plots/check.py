@@ -19,6 +19,7 @@ Works on figures built without pyplot (:func:`cselab.plots.core.new_figure`).
 from __future__ import annotations
 
 import itertools
+import warnings
 from typing import Iterator
 
 import numpy as np
@@ -38,14 +39,18 @@ from .core import style
 OVERLAP_PX = 1.0      # texts whose boxes overlap by more than this (both ways, at 100 dpi) collide
 CANVAS_PX = 1.0       # a text further than this outside the canvas is cut off
 COINCIDE_PX = 0.75    # two lines whose vertices all lie this close are drawn on top of each other
+MIN_PANEL_IN = 0.6    # a panel narrower or lower than this (inches) is squeezed by its neighbours
 ZERO_PX = 0.5         # an error bar shorter than this is an interval of length zero
 SHOWN_CHARS = 40      # texts are quoted in problems up to this length
 
 
 def check_figure(fig: Figure) -> list[str]:
     """Problems a reader would see in ``fig``, one readable sentence each; ``[]`` when it is sound."""
-    renderer = _draw(fig)
-    problems: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        renderer = _draw(fig)
+    # matplotlib's own complaints while laying the figure out (e.g. constrained layout gave up)
+    problems: list[str] = [f"the layout failed: {w.message}" for w in caught if "layout" in str(w.message)]
     texts = list(_texts(fig, renderer))
     problems += _overlapping_texts(texts)
     problems += _texts_off_canvas(fig, texts)
@@ -53,6 +58,7 @@ def check_figure(fig: Figure) -> list[str]:
         problems += _legend_over_data(legend, owner, fig, renderer)
         problems += _hidden_entries(legend, owner, fig)
     for ax in _data_axes(fig):
+        problems += _squeezed(ax)
         problems += _one_x_value(ax)
         problems += _zero_length_intervals(ax)
     return list(dict.fromkeys(problems))
@@ -347,6 +353,15 @@ def _covering_line(line: Line2D, ax: Axes) -> Line2D | None:
         if same_dashes and wide and marker_hidden:
             return other
     return None
+
+
+def _squeezed(ax: Axes) -> list[str]:
+    fig = ax.get_figure()
+    width, height = ax.bbox.width / fig.dpi, ax.bbox.height / fig.dpi
+    if width < MIN_PANEL_IN or height < MIN_PANEL_IN:
+        return [f"{axes_name(ax)} is squeezed to {width:.2f} × {height:.2f} in by what is around it "
+                "(legend, colour bar, labels): give the figure room or move them"]
+    return []
 
 
 # ------------------------------------------------------------------ degenerate data

@@ -26,7 +26,8 @@ from ..methods import stat_labels
 from ..rundir import Runs, labelled_runs, read_config, read_metrics
 from .core import color, legend_if_several, new_figure
 from .labels import display_name, readable
-from .style import (SEED_ALPHA, SEEDS_NOTE, group_label, integer_ticks, legend_beside, method_color, place_legend, run_groups,
+from .style import (SEED_ALPHA, SEEDS_NOTE, group_label, integer_ticks, legend_beside, method_key, place_legend,
+                    run_groups,
                     separate_coincident, series_styles)
 
 def stat_label_words() -> dict[str, str]:
@@ -209,56 +210,105 @@ def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", c
     """ℓ_align against ℓ_uniform (lower-left is better).
 
     ``points`` has columns ``alignment`` and ``uniformity``; ``label`` names each point (e.g. the
-    model), ``color_by`` a numeric column shown as colour (e.g. ``sts_avg``, ClusterNS Fig. 6),
-    ``trajectory`` a column whose groups are joined in ``step`` order (probe records of several
-    runs: ``read_metrics(runs, "probe")`` with ``trajectory="run"``, ``color_by="step"``)."""
+    model; labels are placed where they overlap no other label), ``color_by`` a numeric column
+    shown as colour (e.g. ``sts_avg``, ClusterNS Fig. 6), ``trajectory`` a column whose groups are
+    joined in ``step`` order (probe records of several runs: ``read_metrics(runs, "probe")`` with
+    ``trajectory="run"``, ``color_by="step"``), each in its method's colour."""
     _require(points, ["alignment", "uniformity"], "plot_alignment_uniformity")
     fig, (ax,) = new_figure(panel_size=(3.3, 2.9))
     if trajectory is not None:
-        for i, (name, group) in enumerate(points.groupby(trajectory, sort=False)):
+        groups = list(points.groupby(trajectory, sort=False))
+        names = [display_name(name) for name, _ in groups]
+        styles = series_styles(names)
+        for shown, (name, group) in zip(names, groups):
             group = group.sort_values("step") if "step" in group else group
-            ax.plot(group["uniformity"], group["alignment"], color=color(i), alpha=0.6, label=str(name))
-            ax.annotate("", xy=(group["uniformity"].iloc[-1], group["alignment"].iloc[-1]),
-                        xytext=(group["uniformity"].iloc[max(len(group) - 2, 0)], group["alignment"].iloc[max(len(group) - 2, 0)]),
-                        arrowprops={"arrowstyle": "->", "color": color(i)})
-        legend_if_several(ax)
+            style = styles[shown]
+            ax.plot(group["uniformity"], group["alignment"], alpha=0.7, label=shown,
+                    **{k: v for k, v in style.items() if k != "markersize"})
+            if len(group) >= 2:
+                ax.annotate("", xy=(group["uniformity"].iloc[-1], group["alignment"].iloc[-1]),
+                            xytext=(group["uniformity"].iloc[-2], group["alignment"].iloc[-2]),
+                            arrowprops={"arrowstyle": "->", "color": style["color"]})
+        separate_coincident([ax])
     if color_by is not None:
         _require(points, [color_by], "plot_alignment_uniformity")
         sc = ax.scatter(points["uniformity"], points["alignment"], c=points[color_by], cmap="viridis", s=28, zorder=3)
-        fig.colorbar(sc, ax=ax, label=readable(color_by))
+        fig.colorbar(sc, ax=ax, label=readable(color_by), shrink=0.9, aspect=25)
+        if color_by == "step":
+            integer_ticks(sc.colorbar.ax.yaxis)
     else:
         ax.scatter(points["uniformity"], points["alignment"], color=color(0), s=28, zorder=3)
-    if label is not None and label in points and trajectory is None:
-        for _, row in points.iterrows():
-            ax.annotate(str(row[label]), (row["uniformity"], row["alignment"]), textcoords="offset points",
-                        xytext=(4, 4), fontsize=7)
     ax.set_xlabel(r"$\ell_{uniform}$")
     ax.set_ylabel(r"$\ell_{align}$")
     if title:
         ax.set_title(title)
+    if trajectory is not None:
+        place_legend(ax)
+    if label is not None and label in points and trajectory is None:
+        _label_points(ax, points["uniformity"], points["alignment"], [display_name(v) for v in points[label]])
     return fig
 
 
+# Offsets (points) tried in turn for a point label: above right first, then around the point.
+_LABEL_OFFSETS = [(4, 4, "left", "bottom"), (4, -4, "left", "top"), (-4, 4, "right", "bottom"),
+                  (-4, -4, "right", "top"), (0, 7, "center", "bottom"), (0, -7, "center", "top"),
+                  (6, 0, "left", "center"), (-6, 0, "right", "center")]
+
+
+def _label_points(ax, xs, ys, texts) -> None:
+    """Name each point with a text placed at the first offset around it where it overlaps no label
+    placed before and stays inside the panel (several nearby models would otherwise write over
+    each other)."""
+    from .check import _draw
+
+    fig = ax.get_figure()
+    renderer = _draw(fig)
+    placed = []
+    for x, y, text in zip(xs, ys, texts):
+        best = None
+        for dx, dy, ha, va in _LABEL_OFFSETS:
+            note = ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx, dy), fontsize=7, ha=ha, va=va)
+            box = note.get_window_extent(renderer)
+            free = not any(box.overlaps(other) for other in placed) and ax.bbox.contains(box.x0, box.y0) and \
+                ax.bbox.contains(box.x1, box.y1)
+            if free:
+                best = box
+                break
+            note.remove()
+        if best is None:   # nowhere free: above right, and the checker will say it collides
+            note = ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+            best = note.get_window_extent(renderer)
+        placed.append(best)
+
+
 def plot_layer_profile(profiles: Mapping[str, Sequence[float]] | Runs, title: str | None = None) -> Figure:
-    """Mean cos(h^a_CLS, h^L_CLS) for every layer a (0 = embeddings), one line per model.
+    """Mean cos(h^a_CLS, h^L_CLS) for every layer a (0 = embeddings), one line per model in its
+    method's colour; profiles that coincide get their own dashes and markers (the legend says so).
 
     ``profiles``: ``{name: per-layer means}`` (e.g. ``layer_cls_similarity(...).mean``), or run
     directories, whose last probe record's ``layer_cls_sim`` is used."""
+    methods = {}
     if isinstance(profiles, Mapping) and all(not isinstance(v, (str, bytes)) and hasattr(v, "__len__")
                                              for v in profiles.values()):
         curves = {name: np.asarray(v, dtype=float) for name, v in profiles.items()}
     else:
-        frame = read_metrics(profiles, "probe")
+        runs = labelled_runs(profiles)
+        frame = read_metrics(runs, "probe")
         _require(frame, ["layer_cls_sim"], "plot_layer_profile (enable probes: probe_every)")
         curves = {run: np.asarray(group["layer_cls_sim"].dropna().iloc[-1], dtype=float)
                   for run, group in frame.groupby("run", sort=False)}
+        methods = {display_name(run): method_key(read_config(runs[run]).get("method")) for run in curves}
     fig, (ax,) = new_figure()
-    for i, (name, values) in enumerate(curves.items()):
-        ax.plot(np.arange(len(values)), values, marker="o", markersize=3, color=color(i), label=name)
+    names = [display_name(name) for name in curves]
+    styles = series_styles(names, methods)
+    for shown, values in zip(names, curves.values()):
+        style = {"marker": "o", "markersize": 3, **styles[shown]}
+        ax.plot(np.arange(len(values)), values, label=shown, **style)
     ax.set_xlabel("layer (0 = embeddings)")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    integer_ticks(ax.xaxis)
     ax.set_ylabel("cos to last-layer [CLS]")
-    legend_if_several(ax)
+    separate_coincident([ax])
+    place_legend(ax)
     if title:
         ax.set_title(title)
     return fig

@@ -39,6 +39,10 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
             raise ValueError(f"plot_paired_differences: {name}: missing column(s) {missing} "
                              "(pass cselab.stats.compare_to_baseline frames)")
         tables[name] = table[table["diff"].notna()].reset_index(drop=True)
+    if not any((t["paired_n"] >= 2).any() for t in tables.values()):
+        raise ValueError("plot_paired_differences: every group shares one seed with the baseline (n = 1): no "
+                         "interval or test to draw (for one seed, a paired bootstrap over the test pairs says "
+                         "how uncertain a difference is)")
     rows = max(len(t) for t in tables.values())
     fig, axes = new_figure(len(tables), panel_size=(3.0, 0.9 + 0.32 * max(rows, 1)), ncols=ncols, sharey=True)
     for ax, (name, table) in zip(axes, tables.items()):
@@ -47,8 +51,9 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
             has_ci = not (math.isnan(r["diff_ci_low"]) or math.isnan(r["diff_ci_high"]))
             if has_ci:
                 ax.plot([r["diff_ci_low"], r["diff_ci_high"]], [y, y], color=color(0), linewidth=2, alpha=0.6)
-            ax.plot([r["diff"]], [y], "o", color=color(0), markersize=4)
-            note = f"p {r['p']:.3f}" if not math.isnan(r["p"]) else f"n {int(r['paired_n'])}"
+            ax.plot([r["diff"]], [y], "o" if has_ci else "x", color=color(0), markersize=4)
+            n = int(r["paired_n"])
+            note = f"p {r['p']:.3f}, n {n}" if not math.isnan(r["p"]) else f"n {n}: no interval"
             ax.annotate(note, (1.0, y), xycoords=("axes fraction", "data"), xytext=(3, 0),
                         textcoords="offset points", va="center", fontsize=7)
         ax.axvline(0.0, color="grey", linestyle=":", linewidth=1)
@@ -57,6 +62,8 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
         ax.set_title(textwrap.fill(str(name), TITLE_WIDTH))
         ax.set_xlabel(xlabel or f"difference from {baseline or 'the baseline'}")
         ax.grid(axis="y", visible=False)
+    # what the bars are, under the panels (the per-row n is written beside each row)
+    fig.supxlabel("dot: mean paired difference; bar: its 95 % t-interval over seeds; p: paired t-test", fontsize=7)
     if title:
         fig.suptitle(title)
     return fig

@@ -204,14 +204,14 @@ def place_legend(ax: Axes, handles=None, labels=None, title: str | None = None, 
     legend_beside(ax.get_figure(), handles, labels, title=title)
 
 
-def legend_beside(fig: Figure, handles, labels, title: str | None = None, max_rows: int = 14) -> None:
+def legend_beside(fig: Figure, handles, labels, title: str | None = None, max_rows: int = 14, **kwargs) -> None:
     """One figure legend to the right of the panels, in as many columns as ``max_rows`` rows need;
-    the figure is widened by about its width."""
+    the figure is widened by about its width (so that the panels keep theirs)."""
     from .core import LEGEND_CHAR_WIDTH
 
     ncols = -(-len(handles) // max_rows)
-    fig.legend(handles, labels, loc="outside right center", frameon=False, ncols=ncols, title=title)
-    longest = max(len(str(name)) for name in labels)
+    fig.legend(handles, labels, loc="outside right center", frameon=False, ncols=ncols, title=title, **kwargs)
+    longest = max([len(str(name)) for name in labels] + [len(title or "") // ncols])
     fig.set_figwidth(fig.get_figwidth() + ncols * (0.5 + LEGEND_CHAR_WIDTH * longest))
 
 
