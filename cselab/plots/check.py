@@ -40,7 +40,7 @@ OVERLAP_PX = 1.0      # texts whose boxes overlap by more than this (both ways, 
 CANVAS_PX = 1.0       # a text further than this outside the canvas is cut off
 COINCIDE_PX = 0.75    # two lines whose vertices all lie this close are drawn on top of each other
 MIN_PANEL_IN = 0.6    # a panel narrower or lower than this (inches) is squeezed by its neighbours
-ZERO_PX = 0.5         # an error bar shorter than this is an interval of length zero
+ZERO_RELATIVE = 1e-9  # an error bar shorter than this (relative to its values) has length zero
 SHOWN_CHARS = 40      # texts are quoted in problems up to this length
 
 
@@ -132,8 +132,10 @@ def _texts(fig: Figure, renderer) -> Iterator[_Item]:
                        (fig._supylabel, "the figure y label")):
         if text is not None:
             yield from item(text, what, None)
+    named = {id(t) for t in (fig._suptitle, fig._supxlabel, fig._supylabel) if t is not None}
     for text in fig.texts:
-        yield from item(text, f"figure text {_quote(text.get_text())}", None)
+        if id(text) not in named:   # the figure's titles are in fig.texts too
+            yield from item(text, f"figure text {_quote(text.get_text())}", None)
     for ax in fig.axes:
         if not ax.get_visible():
             continue
@@ -407,12 +409,13 @@ def _zero_length_intervals(ax: Axes) -> list[str]:
         for coll in bars:
             if not coll.get_visible():
                 continue
-            trans = coll.get_transform()
             for path in coll.get_paths():
-                v = trans.transform(path.vertices)
+                # in data units: an interval too short to see at this scale is still an interval
+                v = np.asarray(path.vertices, float)
                 if len(v) >= 2 and np.isfinite(v).all():
-                    lengths.append(float(np.hypot(*(v[-1] - v[0]))))
-        zero = [length for length in lengths if length < ZERO_PX]
+                    scale = max(1.0, float(np.abs(v).max()))
+                    lengths.append(float(np.hypot(*(v[-1] - v[0]))) / scale)
+        zero = [length for length in lengths if length < ZERO_RELATIVE]
         if zero:
             name = _label(container) or (_label(container.lines[0]) if container.lines[0] is not None else None)
             problems.append(f"{axes_name(ax)}: {len(zero)} of the {len(lengths)} error bars "
@@ -425,4 +428,10 @@ def legend_covers_data(legend: Legend, owner: Axes | Figure) -> bool:
     """Whether ``legend`` (of the axes or figure ``owner``), as the figure is drawn now, lies over
     data: what :func:`cselab.plots.style.place_legend` asks before leaving a legend inside."""
     fig = owner if isinstance(owner, Figure) else owner.get_figure()
-    return bool(_legend_over_data(legend, owner, fig, _draw(fig)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # a trial legend too big for the panel upsets the layout: it is refused
+        renderer = _draw(fig)
+    box = legend.get_window_extent(renderer)
+    if isinstance(owner, Axes) and (box.width > owner.bbox.width or box.height > owner.bbox.height):
+        return True
+    return bool(_legend_over_data(legend, owner, fig, renderer))

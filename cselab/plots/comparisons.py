@@ -150,7 +150,8 @@ def plot_ablation_bars(scores: pd.DataFrame, tasks: Sequence[str] | None = None,
     grouped = frame.groupby(variant, sort=False)[tasks]
     means, counts = grouped.mean(), grouped.count()
     halves = grouped.agg(lambda s: t_interval(s)[1])
-    fig, (ax,) = new_figure(panel_size=(max(3.3, 0.55 * len(tasks) * max(1, len(means)) / 1.5), 2.6))
+    # wide enough for a tick label per task (about half an inch each) and the bars of every variant
+    fig, (ax,) = new_figure(panel_size=(max(3.3, 0.8 + len(tasks) * max(0.5, 0.22 * len(means))), 2.6))
     width = 0.8 / len(means)
     positions = np.arange(len(tasks))
     names = [display_name(name) for name in means.index]

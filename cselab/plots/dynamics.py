@@ -14,6 +14,7 @@ plot_layer_profile             APINCSE Fig. 3 (per-layer [CLS] similarity to the
 """
 from __future__ import annotations
 
+import textwrap
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -26,9 +27,12 @@ from ..methods import stat_labels
 from ..rundir import Runs, labelled_runs, read_config, read_metrics
 from .core import color, legend_if_several, new_figure
 from .labels import display_name, readable
-from .style import (SEED_ALPHA, SEEDS_NOTE, group_label, integer_ticks, legend_beside, method_key, place_legend,
+from .style import (SEED_ALPHA, SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_beside, method_key, place_legend,
                     run_groups,
                     separate_coincident, series_styles)
+
+TITLE_WIDTH = 32   # characters per title line of a 3.3-inch panel (9-pt titles)
+
 
 def stat_label_words() -> dict[str, str]:
     """Words for the statistic keys: the core's and the methods' (:func:`cselab.methods.stat_labels`,
@@ -79,7 +83,9 @@ def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str],
     if len(steps) < 2:
         raise ValueError(f"{what}: the runs recorded {list(keys)} at {len(steps)} step(s) "
                          f"({', '.join(f'{s:g}' for s in steps) or 'none'}); a curve over training needs at least 2")
-    if groups is None or panels == "run":
+    if groups is None and panels == "key":
+        groups = frame_groups(runs)
+    if panels == "run":
         groups = {run: {"method": None, "runs": [run]} for run in runs}
     outer = keys if panels == "key" else runs
     fig, axes = new_figure(len(outer), sharey=True, ncols=ncols)
@@ -101,7 +107,8 @@ def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str],
                     ax.plot(part["step"], part[key], label=words(key), **styles[words(key)])
         ax.set_xlabel("training step")
         integer_ticks(ax.xaxis)
-    panel_titles = [words(o) if panels == "key" else display_name(o) for o in outer]
+    # wrapped: a long run name must not run past its panel (or into the neighbour's title)
+    panel_titles = [textwrap.fill(words(o) if panels == "key" else display_name(o), TITLE_WIDTH) for o in outer]
     if len(axes) == 1:
         # A single key's words are the y label already; a single run's name is a fair title.
         axes[0].set_title(title or ("" if panels == "key" else panel_titles[0]))

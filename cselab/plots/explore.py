@@ -43,7 +43,8 @@ def plot_similarity_heatmap(matrix: np.ndarray, sentences: Sequence[str], title:
     if matrix.shape != (n, n):
         raise ValueError(f"plot_similarity_heatmap: a {matrix.shape} matrix for {n} sentences")
     side = max(2.4, 0.42 * n + 1.2)
-    fig, (ax,) = new_figure(panel_size=(side + 0.055 * label_width + 0.9, side))
+    # square cells: the width is the square, the sentences (~0.075 in a character at 8 pt) and the colour bar
+    fig, (ax,) = new_figure(panel_size=(side + 0.075 * label_width + 1.3, side))
     image = ax.imshow(matrix, cmap="viridis", vmin=min(0.0, float(matrix.min())), vmax=1.0)
     ax.set_xticks(range(n), [str(i + 1) for i in range(n)])
     ax.set_yticks(range(n), [f"{i + 1}. {_short(s, label_width)}" for i, s in enumerate(sentences)])

@@ -63,7 +63,10 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
         ax.set_xlabel(xlabel or f"difference from {baseline or 'the baseline'}")
         ax.grid(axis="y", visible=False)
     # what the bars are, under the panels (the per-row n is written beside each row)
-    fig.supxlabel("dot: mean paired difference; bar: its 95 % t-interval over seeds; p: paired t-test", fontsize=7)
+    note = "dot: mean paired difference; bar: its 95 % t-interval over seeds; p: paired t-test; n: seeds"
+    note = textwrap.fill(note, int(fig.get_figwidth() * 15))   # ~15 characters an inch at 7 pt
+    fig.supxlabel(note, fontsize=7)
+    fig.set_figheight(fig.get_figheight() + 0.13 * (note.count("\n") + 1))   # its room: the panels keep theirs
     if title:
         fig.suptitle(title)
     return fig

@@ -29,7 +29,7 @@ from ..rundir import Runs, labelled_runs, read_metrics
 from .core import LEGEND_CHAR_WIDTH, color, new_figure
 from .dynamics import _group_line, stat_label_words
 from .labels import display_name
-from .style import SEEDS_NOTE, group_label, integer_ticks, legend_beside, run_groups, separate_coincident, series_styles
+from .style import SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_beside, run_groups, separate_coincident, series_styles
 
 TITLE_WIDTH = 22   # characters per title line at a panel width of 2.4 in (9-pt titles)
 
@@ -91,7 +91,7 @@ def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str =
     words = {**{k: key_words(k) for k in keys}, **(labels or {})}
     runs = list(dict.fromkeys(frame["run"]))
     groups = (run_groups(labelled_runs(data)) if not isinstance(data, pd.DataFrame)
-              else {run: {"method": None, "runs": [run]} for run in runs})
+              else frame_groups(runs))
     shown = {name: display_name(name) for name in groups}
     styles = series_styles(list(shown.values()), {shown[n]: g["method"] for n, g in groups.items()})
     fig, axes = new_figure(len(keys), panel_size=(2.4, 1.9), ncols=min(ncols, len(keys)))
@@ -108,12 +108,16 @@ def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str =
             handles.setdefault(name, handle)
     if len(handles) > 1:
         names = list(handles)
-        # as many legend columns as fit the figure's width (more were cut off at its edges)
+        seeds = SEEDS_NOTE if any(len(g["runs"]) > 1 for g in groups.values()) else None
+        # below the panels when one row holds it, else beside them (rows below squeeze the panels)
         column = 0.5 + LEGEND_CHAR_WIDTH * max(len(str(n)) for n in names)
-        fitting = max(1, int(fig.get_figwidth() // column))
-        seeds = any(len(g["runs"]) > 1 for g in groups.values())
-        fig.legend([handles[n] for n in names], names, loc="outside lower center",
-                   ncols=min(len(names), 4, fitting), frameon=False, title=SEEDS_NOTE if seeds else None)
+        if len(names) * column <= fig.get_figwidth() and len(names) <= 4:
+            fig.legend([handles[n] for n in names], names, loc="outside lower center", ncols=len(names),
+                       frameon=False, title=seeds)
+            # room for it: a legend row (and its title) below must not squeeze the panels
+            fig.set_figheight(fig.get_figheight() + 0.35 + (0.2 if seeds else 0))
+        else:
+            legend_beside(fig, [handles[n] for n in names], names, title=seeds)
     if title:
         fig.suptitle(title)
     return fig

@@ -15,6 +15,7 @@ method, legends off the data, integer ticks for integer quantities.
 from __future__ import annotations
 
 import re
+import textwrap
 import zlib
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -43,6 +44,8 @@ DASHES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 SEED_ALPHA = 0.3          # each seed of a group, under the group's mean
 MAX_INSIDE_LEGEND = 6     # more entries than this go beside the panel
+LEGEND_WRAP = 34          # characters per legend label line (longer labels are wrapped)
+LEGEND_ROW_HEIGHT = 0.2   # inches per line of an 8-pt legend
 
 # Spellings of the methods in run labels and display names ("SimCSE", "simcse-s1", "gs-infonce").
 _ALIASES = [("gsinfonce", "gs_infonce"), ("clusterns", "clusterns"), ("mixcse", "mixcse"), ("apincse", "apincse"),
@@ -61,6 +64,8 @@ def method_key(name: str | Sequence[str] | None) -> str | None:
             return "apincse"
         return methods[0] if len(methods) == 1 else ("+".join(methods) or None)
     flat = re.sub(r"[^a-z0-9]", "", name.lower())
+    if "augmentedpositive" in flat and "interlayernegative" in flat:
+        return "apincse"
     for alias, key in _ALIASES:
         if alias in flat:
             return key
@@ -133,6 +138,25 @@ def run_groups(runs: Mapping[str, Path]) -> dict[str, dict]:
     return groups
 
 
+def frame_groups(runs: Sequence[str]) -> dict[str, dict]:
+    """Groups for the runs of a frame (no configs to compare): labels that are the same but for a
+    seed suffix (``simcse-s1``, ``simcse-s2``) form one group; every other run is its own."""
+    stems: dict[str, list[str]] = {}
+    for run in runs:
+        stems.setdefault(_strip_seed(str(run)), []).append(run)
+    groups = {}
+    for stem, labels in stems.items():
+        if len(labels) > 1:
+            key = method_key(stem)
+            # "simcse-s1", "simcse-s2": the group is the method itself, named as the papers do
+            exact = key is not None and re.sub(r"[^a-z0-9]", "", stem.lower()) in (
+                re.sub(r"[^a-z0-9]", "", key), re.sub(r"[^a-z0-9]", "", method_name(key).lower()))
+            groups[method_name(key) if exact else stem] = {"method": key, "runs": labels}
+        else:
+            groups[labels[0]] = {"method": method_key(str(labels[0])), "runs": labels}
+    return groups
+
+
 def _strip_seed(label: str) -> str:
     return re.sub(r"[-_ ]?(s|seed)[-_=]?\d+$", "", label) or label
 
@@ -160,8 +184,14 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
                     found.setdefault(line.get_label(), (earlier.get_label(), []))[1].append(ax)
                     break
     for n, (hidden, (visible, where)) in enumerate(found.items()):
-        panels = "" if len(where) == len(axes) or len(axes) == 1 else " in " + ", ".join(
-            repr(names.get(ax) or ax.get_title()) for ax in where)
+        if len(where) == len(axes) or len(axes) == 1:
+            panels = ""
+        elif len(where) == 1:
+            panel = names.get(where[0]) or where[0].get_title() or where[0].get_ylabel() or "one panel"
+            panels = f" in {' '.join(panel.split())!r}"
+        else:
+            panels = f" in {len(where)} panels"
+        visible = re.sub(r" \(\d+ seeds\)$", "", visible)
         for ax in axes:
             for line in ax.lines:
                 if line.get_label() == hidden:
@@ -205,13 +235,19 @@ def place_legend(ax: Axes, handles=None, labels=None, title: str | None = None, 
 
 
 def legend_beside(fig: Figure, handles, labels, title: str | None = None, max_rows: int = 14, **kwargs) -> None:
-    """One figure legend to the right of the panels, in as many columns as ``max_rows`` rows need;
-    the figure is widened by about its width (so that the panels keep theirs)."""
+    """One figure legend to the right of the panels: long labels wrapped, in as many columns as
+    the figure's height needs (at most ``max_rows`` rows); the figure is widened by about the
+    legend's width, so that the panels keep theirs."""
     from .core import LEGEND_CHAR_WIDTH
 
-    ncols = -(-len(handles) // max_rows)
+    labels = [textwrap.fill(str(label), LEGEND_WRAP) for label in labels]
+    tallest = max(label.count("\n") + 1 for label in labels)
+    fitting = max(1, int((fig.get_figheight() - 0.3 - (0.2 if title else 0)) / (LEGEND_ROW_HEIGHT * tallest)))
+    rows = min(max_rows, fitting)
+    ncols = -(-len(labels) // rows)
     fig.legend(handles, labels, loc="outside right center", frameon=False, ncols=ncols, title=title, **kwargs)
-    longest = max([len(str(name)) for name in labels] + [len(title or "") // ncols])
+    longest = max([max(len(part) for part in str(name).split("\n")) for name in labels] +
+                  [len(title or "") // ncols])
     fig.set_figwidth(fig.get_figwidth() + ncols * (0.5 + LEGEND_CHAR_WIDTH * longest))
 
 
