@@ -25,9 +25,9 @@ from matplotlib.ticker import MaxNLocator
 from ..analysis.mixcse import SCORE_LABELS
 from ..methods import stat_labels
 from ..rundir import Runs, labelled_runs, read_config, read_metrics
-from .core import color, legend_if_several, new_figure
+from .core import COLUMN_WIDTH, color, new_figure
 from .labels import display_name, readable
-from .style import (SEED_ALPHA, SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_beside, method_key, place_legend,
+from .style import (SEED_ALPHA, SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_below, legend_beside, method_key, place_legend,
                     run_groups,
                     separate_coincident, series_styles)
 
@@ -152,6 +152,8 @@ def figure_legend(fig: Figure, axes, title: str | None = None) -> None:
         return
     if len(axes) == 1:
         place_legend(axes[0], list(handles.values()), list(handles), title=title)
+    elif fig.get_figwidth() <= COLUMN_WIDTH + 0.01:
+        legend_below(fig, list(handles.values()), list(handles), title=title)   # stacked for one column: stay one
     else:
         legend_beside(fig, list(handles.values()), list(handles), title=title)
 

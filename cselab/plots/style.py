@@ -251,6 +251,15 @@ def legend_beside(fig: Figure, handles, labels, title: str | None = None, max_ro
     fig.set_figwidth(fig.get_figwidth() + ncols * (0.5 + LEGEND_CHAR_WIDTH * longest))
 
 
+def legend_below(fig: Figure, handles, labels, title: str | None = None) -> None:
+    """One figure legend under the panels, one entry a row (a figure one column wide stays so); the
+    figure grows by the legend's height, so that the panels keep theirs."""
+    labels = [textwrap.fill(str(label), int(fig.get_figwidth() * 12)) for label in labels]
+    fig.legend(handles, labels, loc="outside lower center", frameon=False, ncols=1, title=title)
+    lines = sum(label.count("\n") + 1 for label in labels) + (1 if title else 0)
+    fig.set_figheight(fig.get_figheight() + 0.1 + LEGEND_ROW_HEIGHT * lines)
+
+
 # ------------------------------------------------------------------ ticks
 def integer_ticks(axis) -> None:
     """Ticks at whole numbers only (steps, K, layers, top-k: never 17.5)."""
