@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cselab.plots import check_figure, new_figure
+from cselab.plots import check_figure, new_figure, save_figure
 
 X = np.arange(10)
 
@@ -194,3 +194,64 @@ def test_the_checker_draws_a_pyplot_free_figure_and_leaves_it_savable(tmp_path):
     assert check_figure(fig) == check_figure(fig) == []   # twice: the same answer
     (png, ) = save_figure(fig, tmp_path / "clean", formats=["png"])
     assert png.read_bytes().startswith(b"\x89PNG")
+
+
+# ------------------------------------------------------------------ saving, notebooks, study index
+def legend_on_lines():
+    fig, (ax,) = new_figure()
+    ax.plot(X, X, label="SimCSE")
+    ax.plot(X, 9 - X, label="MixCSE")
+    ax.legend(loc="center")
+    ax.set_title("crossing")
+    return fig
+
+
+def test_save_figure_logs_and_records_the_problems_and_clears_them_when_fixed(tmp_path, caplog):
+    import json
+
+    from cselab.plots.core import problems_path
+
+    with caplog.at_level("WARNING", logger="cselab.plots"):
+        written = save_figure(legend_on_lines(), tmp_path / "figs" / "crossing")
+    assert [p.name for p in written] == ["crossing.png", "crossing.pdf"]          # the figure files, as before
+    record = tmp_path / "figs" / "crossing.problems.json"
+    assert problems_path(tmp_path / "figs" / "crossing.png") == record
+    expected = "the legend of panel 'crossing' covers data of panel 'crossing': 'SimCSE', 'MixCSE'"
+    assert json.loads(record.read_text()) == {"figure": "crossing", "problems": [expected]}
+    assert [r.getMessage() for r in caplog.records] == [f"figure crossing: {expected}"]
+    save_figure(clean_figure(), tmp_path / "figs" / "crossing")                  # fixed: the record goes
+    assert not record.exists()
+    save_figure(legend_on_lines(), tmp_path / "figs" / "unchecked", check=False)
+    assert not (tmp_path / "figs" / "unchecked.problems.json").exists()
+
+
+def test_workbench_show_runs_the_checker(tmp_path, caplog):
+    from cselab import workbench
+
+    with caplog.at_level("WARNING", logger="cselab.plots"):
+        workbench.show(legend_on_lines(), tmp_path / "crossing")
+    assert (tmp_path / "crossing.problems.json").is_file() and "covers data" in caplog.text
+
+
+def test_the_study_index_lists_problems_beside_their_figure(tmp_path):
+    from types import SimpleNamespace
+
+    from cselab.plots.core import PROBLEMS_SUFFIX
+    from cselab.studies.report import FIGURE_PROBLEMS_SUFFIX, StudyReport, index_markdown
+
+    assert FIGURE_PROBLEMS_SUFFIX == PROBLEMS_SUFFIX
+    figures = tmp_path / "report" / "figures"
+    save_figure(legend_on_lines(), figures / "dynamics" / "crossing", formats=["png"])
+    save_figure(clean_figure(), figures / "dynamics" / "clean", formats=["png"])
+    study = SimpleNamespace(name="demo", description="", profile="cpu", path=tmp_path / "demo.yaml")
+    report = StudyReport(study=study, launcher="local", jobs=1, plan=[], report_dir=tmp_path / "report",
+                         figures_dir=figures)
+    section = index_markdown(report).split("## Figures")[1].split("## Tables")[0]
+    assert section.strip().splitlines() == [
+        "![dynamics/clean.png](figures/dynamics/clean.png)",
+        "![dynamics/crossing.png](figures/dynamics/crossing.png)",
+        "",
+        "**Figure check: 1 problem(s) in `crossing.png`:**",
+        "",
+        "- the legend of panel 'crossing' covers data of panel 'crossing': 'SimCSE', 'MixCSE'",
+    ]

@@ -47,8 +47,7 @@ CURVES = {
                                                                      color_by="step")),
     "layer_profile_runs": lambda r: plot_layer_profile(r),
     "ablation_from_runs": lambda r: plot_ablation_bars(
-        read_results(r, config_keys=("method",)).assign(method=lambda f: f["method"].map(" + ".join)).rename(
-            columns=lambda c: c.removeprefix("sts/")), tasks=["STS12", "STS13", "STSBenchmark", "SICKRelatedness",
+        read_results(r, config_keys=("method",)).rename(columns=lambda c: c.removeprefix("sts/")), tasks=["STS12", "STS13", "STSBenchmark", "SICKRelatedness",
                                                               "avg"], variant="method"),
 }
 
@@ -85,6 +84,14 @@ def test_many_runs_are_grouped_one_entry_and_one_colour_per_method(run_sets):
     # one colour per method in every figure: the trajectories of the same runs
     paths = plot_alignment_uniformity(read_metrics(run_sets["15 runs"], "probe"), trajectory="run")
     assert {line.get_color() for line in paths.axes[0].lines if line.get_label().startswith("mixcse")} == {"#D55E00"}
+
+
+def test_method_keys_become_display_names(run_sets):
+    fig = CURVES["ablation_from_runs"](run_sets["15 runs"])
+    assert legend_texts(fig) == ["SimCSE", "MixCSE", "GS-InfoNCE", "ClusterNS", "APINCSE",
+                                 "95 % t-interval over seeds (n = 3)"]
+    bars = fig.axes[0].containers[4]            # APINCSE's bars: its colour in every figure
+    assert bars.patches[0].get_facecolor()[:3] == pytest.approx((0xE6 / 255, 0x9F / 255, 0x00 / 255))
 
 
 def test_coincident_series_get_their_own_style_and_say_so(run_sets):

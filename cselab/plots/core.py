@@ -7,6 +7,7 @@ producer/software version), so re-drawing a figure from the same data gives iden
 """
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Iterable
@@ -81,15 +82,34 @@ def legend_if_several(ax, **kwargs) -> None:
         ax.get_legend().remove()
 
 
-def save_figure(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = FORMATS, dpi: int = 200) -> list[Path]:
+PROBLEMS_SUFFIX = ".problems.json"
+log = logging.getLogger("cselab.plots")
+
+
+def problems_path(path: str | os.PathLike) -> Path:
+    """Where :func:`save_figure` records the checker's problems of the figure saved as ``path``
+    (``figures/x.png`` → ``figures/x.problems.json``)."""
+    path = Path(path)
+    return path.with_name(path.with_suffix("").name + PROBLEMS_SUFFIX)
+
+
+def save_figure(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = FORMATS, dpi: int = 200,
+                check: bool = True) -> list[Path]:
     """Save ``fig`` as ``path`` with each suffix in ``formats`` (``path``'s own suffix is replaced);
-    returns the files written. Same figure → same bytes (no dates, no software versions)."""
+    returns the files written. Same figure → same bytes (no dates, no software versions).
+
+    With ``check`` the figure checker (:func:`cselab.plots.check.check_figure`) runs first: each
+    problem is logged as a warning and all are recorded in ``<path>.problems.json`` next to the
+    figure (a study's index lists them beside it); a sound figure leaves no such file (an earlier
+    one, about the figure this one replaces, is removed)."""
     path = Path(path)
     formats = list(formats)
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
         raise ValueError(f"formats must be a non-empty subset of {FORMATS}, got {formats}")
     path.parent.mkdir(parents=True, exist_ok=True)
+    if check:
+        record_problems(fig, path)
     written = []
     with style():
         for fmt in formats:
@@ -98,6 +118,23 @@ def save_figure(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = F
             fig.savefig(target, format=fmt, dpi=dpi, metadata=metadata)
             written.append(target)
     return written
+
+
+def record_problems(fig: Figure, path: str | os.PathLike) -> list[str]:
+    """Run the figure checker on ``fig`` (to be saved as ``path``): log each problem as a warning,
+    write them to :func:`problems_path` (atomically) or remove a stale record; returns them."""
+    from ..io import atomic_write_json
+    from .check import check_figure
+
+    problems = check_figure(fig)
+    record = problems_path(path)
+    for problem in problems:
+        log.warning("figure %s: %s", Path(path).with_suffix("").name, problem)
+    if problems:
+        atomic_write_json(record, {"figure": Path(path).with_suffix("").name, "problems": problems})
+    elif record.exists():
+        record.unlink()
+    return problems
 
 
 def distinct_colors(n: int) -> list[str]:

@@ -226,18 +226,22 @@ def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", c
     _require(points, ["alignment", "uniformity"], "plot_alignment_uniformity")
     fig, (ax,) = new_figure(panel_size=(3.3, 2.9))
     if trajectory is not None:
-        groups = list(points.groupby(trajectory, sort=False))
-        names = [display_name(name) for name, _ in groups]
-        styles = series_styles(names)
-        for shown, (name, group) in zip(names, groups):
-            group = group.sort_values("step") if "step" in group else group
-            style = styles[shown]
-            ax.plot(group["uniformity"], group["alignment"], alpha=0.7, label=shown,
-                    **{k: v for k, v in style.items() if k != "markersize"})
-            if len(group) >= 2:
-                ax.annotate("", xy=(group["uniformity"].iloc[-1], group["alignment"].iloc[-1]),
-                            xytext=(group["uniformity"].iloc[-2], group["alignment"].iloc[-2]),
-                            arrowprops={"arrowstyle": "->", "color": style["color"]})
+        paths = dict(list(points.groupby(trajectory, sort=False)))
+        # runs that differ only in their seed: one colour and one legend entry (frame_groups)
+        groups = frame_groups(list(paths))
+        names = {name: display_name(name) for name in groups}
+        styles = series_styles(list(names.values()), {names[n]: g["method"] for n, g in groups.items()})
+        for name, group in groups.items():
+            style = styles[names[name]]
+            for i, run in enumerate(group["runs"]):
+                path = paths[run].sort_values("step") if "step" in paths[run] else paths[run]
+                label = group_label(names[name], len(group["runs"])) if i == 0 else None
+                ax.plot(path["uniformity"], path["alignment"], alpha=0.7, label=label,
+                        **{k: v for k, v in style.items() if k != "markersize"})
+                if len(path) >= 2:
+                    ax.annotate("", xy=(path["uniformity"].iloc[-1], path["alignment"].iloc[-1]),
+                                xytext=(path["uniformity"].iloc[-2], path["alignment"].iloc[-2]),
+                                arrowprops={"arrowstyle": "->", "color": style["color"]})
         separate_coincident([ax])
     if color_by is not None:
         _require(points, [color_by], "plot_alignment_uniformity")

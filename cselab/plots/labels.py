@@ -94,6 +94,11 @@ def display_name(name) -> str:
     text = str(name)
     if text in METHOD_NAMES:
         return METHOD_NAMES[text]
+    parts = text.split("+")
+    if len(parts) > 1 and all(p in METHOD_NAMES for p in parts):   # a run's methods as read_results joins them
+        from .style import method_key
+
+        return method_name(method_key(parts))
     if re.fullmatch(r"[a-z0-9]+(?:[_.][a-z0-9]+)+", text):
         return _words(text)
     return text
