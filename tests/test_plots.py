@@ -105,7 +105,7 @@ def test_similarity_dynamics_draws_the_logged_values(runs):
     line = axes[1].lines[0]
     assert np.allclose(line.get_xdata(), train["step"]) and np.allclose(line.get_ydata(), train["sim/neg_cos"])
     assert line.get_alpha() == pytest.approx(0.3)
-    mean = [ln for ln in axes[1].lines if ln.get_label().startswith("MixCSE (2 seeds)")][0]
+    mean = [ln for ln in axes[1].lines if ln.get_label().startswith("MixCSE (mean, 2 seeds)")][0]
     both = read_metrics({k: runs[k] for k in ("mixcse-s1", "mixcse-s2")}, "train").groupby("step")["sim/neg_cos"]
     assert np.allclose(mean.get_ydata(), both.mean())
     scaled = plot_similarity_dynamics({"m": runs["mixcse-s1"]}, ("mixcse.mixed_cos",), per_temperature=True)
@@ -181,7 +181,7 @@ def test_several_panels_keep_their_titles_under_a_different_figure_title(runs):
     assert [ax.get_title() for ax in fig.axes] == ["positive pairs", "in-batch negatives"]
     # 4 runs of 2 methods: one legend for the figure, an entry per method; MixCSE's positive-pair curve
     # lies on SimCSE's (the synthetic runs share it), so the legend says so
-    assert legend_texts(fig) == ["SimCSE (2 seeds)", "MixCSE (2 seeds) (= SimCSE in 'positive pairs')"]
+    assert legend_texts(fig) == ["SimCSE (mean, 2 seeds)", "MixCSE (mean, 2 seeds) (= SimCSE in 'positive pairs')"]
     one_run = plot_similarity_dynamics({"SimCSE": runs["simcse-s1"]}, ("pos_cos", "neg_cos"), panels="run")
     (ax,) = one_run.axes
     assert ax.get_title() == "SimCSE" and one_run._suptitle is None

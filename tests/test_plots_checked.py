@@ -71,33 +71,35 @@ def test_many_runs_are_grouped_one_entry_and_one_colour_per_method(run_sets):
     fig = plot_similarity_dynamics(run_sets["15 runs"], ("neg_cos",))
     (legend,) = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
     assert legend_texts(fig) == [
-        "SimCSE (3 seeds)", "MixCSE (3 seeds)", "GS-InfoNCE (3 seeds)", "ClusterNS (3 seeds)", "APINCSE (3 seeds)"]
-    assert legend.get_title().get_text() == "mean over seeds; faint: each seed"
+        "SimCSE (mean, 3 seeds)", "MixCSE (mean, 3 seeds)", "GS-InfoNCE (mean, 3 seeds)", "ClusterNS (mean, 3 seeds)", "APINCSE (mean, 3 seeds)"]
+    assert legend.get_title().get_text() == "faint: each seed"
     ax = fig.axes[0]
     faint = [line for line in ax.lines if line.get_alpha() is not None and line.get_alpha() < 1]
     assert len(faint) == 15 and len(ax.lines) == 20                      # 15 seeds + 5 means
-    means = [line for line in ax.lines if line.get_label() == "MixCSE (3 seeds)"]
+    means = [line for line in ax.lines if line.get_label() == "MixCSE (mean, 3 seeds)"]
     assert means[0].get_color() == method_color("mixcse") == "#D55E00"
     seeds = read_metrics(run_sets["15 runs"], "train")
     expected = seeds[seeds["run"].str.startswith("mixcse-")].groupby("step")["sim/neg_cos"].mean()
     assert np.allclose(means[0].get_ydata(), expected)
     # one colour per method in every figure: the trajectories of the same runs
     paths = plot_alignment_uniformity(read_metrics(run_sets["15 runs"], "probe"), trajectory="run")
-    assert {line.get_color() for line in paths.axes[0].lines if line.get_label().startswith("mixcse")} == {"#D55E00"}
+    (mixcse,) = [line for line in paths.axes[0].lines if line.get_label() == "MixCSE (3 seeds)"]
+    assert mixcse.get_color() == "#D55E00"
+    assert legend_texts(paths)[:2] == ["SimCSE (3 seeds)", "MixCSE (3 seeds)"]     # a legend entry per method
 
 
 def test_method_keys_become_display_names(run_sets):
     fig = CURVES["ablation_from_runs"](run_sets["15 runs"])
     assert legend_texts(fig) == ["SimCSE", "MixCSE", "GS-InfoNCE", "ClusterNS", "APINCSE",
                                  "95 % t-interval over seeds (n = 3)"]
-    bars = fig.axes[0].containers[4]            # APINCSE's bars: its colour in every figure
+    (bars,) = [c for c in fig.axes[0].containers if c.get_label() == "APINCSE"]   # its colour in every figure
     assert bars.patches[0].get_facecolor()[:3] == pytest.approx((0xE6 / 255, 0x9F / 255, 0x00 / 255))
 
 
 def test_coincident_series_get_their_own_style_and_say_so(run_sets):
     fig = plot_similarity_dynamics(run_sets["two methods × two seeds"], ("pos_cos", "neg_cos"))
     # the synthetic methods share their positive-pair curve: MixCSE's lies on SimCSE's in that panel
-    assert legend_texts(fig) == ["SimCSE (2 seeds)", "MixCSE (2 seeds) (= SimCSE in 'positive pairs')"]
+    assert legend_texts(fig) == ["SimCSE (mean, 2 seeds)", "MixCSE (mean, 2 seeds) (= SimCSE in 'positive pairs')"]
     hidden = [line for line in fig.axes[0].lines if line.get_label().startswith("MixCSE")]
     assert hidden[0].get_linestyle() == "--" and hidden[0].get_marker() == "o"
     profile = plot_layer_profile({"BERT": [0.1, 0.5, 1.0], "SimCSE": [0.1, 0.5, 1.0], "MixCSE": [0.2, 0.6, 1.0]})

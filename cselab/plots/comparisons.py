@@ -26,7 +26,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator
 from scipy.stats import t as t_dist
 
-from .core import color, distinct_colors, new_figure
+from .core import color, distinct_colors, new_figure, styled
 from .labels import display_name, readable, task_name
 from .style import integer_ticks, legend_beside, log2_ticks, place_legend, separate_coincident, series_styles
 
@@ -90,6 +90,7 @@ def _setting_ticks(ax, values, log2: bool | None, axis: str = "x") -> None:
             integer_ticks(ax.xaxis if axis == "x" else ax.yaxis)
 
 
+@styled
 def plot_sweep(results: pd.DataFrame, x: str, y: str, hue: str | None = None, seed: str | None = "seed",
                logx: bool | None = None, title: str | None = None, xlabel: str | None = None,
                ylabel: str | None = None) -> Figure:
@@ -132,6 +133,7 @@ def plot_sweep(results: pd.DataFrame, x: str, y: str, hue: str | None = None, se
     return fig
 
 
+@styled
 def plot_ablation_bars(scores: pd.DataFrame, tasks: Sequence[str] | None = None, variant: str = "variant",
                        ylim: tuple[float, float] | None = None, title: str | None = None) -> Figure:
     """Grouped bars from zero: one group per task (column), one bar per variant (row; the
@@ -180,6 +182,7 @@ def plot_ablation_bars(scores: pd.DataFrame, tasks: Sequence[str] | None = None,
     return fig
 
 
+@styled
 def plot_top4_curve(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: str | None = None) -> Figure:
     """Mean of the top-k negative-pair cosines against batch size (frames from
     :func:`cselab.analysis.gs_infonce.top4_curve`; a mapping gives one line per model). The
@@ -219,6 +222,7 @@ def plot_top4_curve(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: st
     return fig
 
 
+@styled
 def plot_cap_geometry(table: pd.DataFrame, title: str | None = None) -> Figure:
     """Two panels against the dimension d, one line per cap radius ω: mean and variance of cos θ
     (:func:`cselab.analysis.mixcse.cap_geometry_table`). Radii whose curves coincide (ω = 120° and
@@ -247,6 +251,7 @@ def plot_cap_geometry(table: pd.DataFrame, title: str | None = None) -> Figure:
     return fig
 
 
+@styled
 def plot_lambda_bound(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: str | None = None) -> Figure:
     """Share of mixed negatives closer to the anchor than its positive, against λ
     (:func:`cselab.analysis.mixcse.lambda_bound_curve`; a mapping: one line per model). Fewer than
@@ -275,6 +280,7 @@ def plot_lambda_bound(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: 
 UMAP_TITLE_WIDTH = 28   # characters per title line of a 3-inch panel
 
 
+@styled
 def plot_umap_panels(frames: pd.DataFrame | Mapping[str, pd.DataFrame], max_legend: int = 12,
                      title: str | None = None) -> Figure:
     """One scatter panel per frame (columns x, y, label; :func:`cselab.analysis.umap.umap_frames`),

@@ -7,6 +7,7 @@ producer/software version), so re-drawing a figure from the same data gives iden
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from pathlib import Path
@@ -50,6 +51,17 @@ PDF_METADATA = {"Creator": None, "Producer": None, "CreationDate": None}
 def style():
     """Context manager with cselab's figure style."""
     return matplotlib.rc_context(STYLE)
+
+
+def styled(function):
+    """Run a plotting function inside :func:`style`: titles, labels and legends take their sizes
+    from the rc settings when they are created, so a legend made outside it would be 10 pt and a
+    title 12 pt, whatever STYLE says."""
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        with style():
+            return function(*args, **kwargs)
+    return wrapper
 
 
 def new_figure(n_panels: int = 1, panel_size: tuple[float, float] = (COLUMN_WIDTH, 2.5), ncols: int | None = None,

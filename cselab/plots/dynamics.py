@@ -25,7 +25,7 @@ from matplotlib.ticker import MaxNLocator
 from ..analysis.mixcse import SCORE_LABELS
 from ..methods import stat_labels
 from ..rundir import Runs, labelled_runs, read_config, read_metrics
-from .core import COLUMN_WIDTH, color, new_figure
+from .core import COLUMN_WIDTH, color, new_figure, styled
 from .labels import display_name, readable
 from .style import (SEED_ALPHA, SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_below, legend_beside, method_key, place_legend,
                     run_groups,
@@ -158,6 +158,7 @@ def figure_legend(fig: Figure, axes, title: str | None = None) -> None:
         legend_beside(fig, list(handles.values()), list(handles), title=title)
 
 
+@styled
 def plot_similarity_dynamics(data: Runs | pd.DataFrame, stats: Sequence[str] = ("pos_cos", "neg_cos"),
                              per_temperature: bool = False, panels: str = "key", ylabel: str | None = None,
                              title: str | None = None, ncols: int | None = None) -> Figure:
@@ -187,6 +188,7 @@ def plot_similarity_dynamics(data: Runs | pd.DataFrame, stats: Sequence[str] = (
                    "plot_similarity_dynamics")
 
 
+@styled
 def plot_training_curves(data: Runs | pd.DataFrame, keys: Sequence[str] = ("loss",), kind: str = "train",
                          panels: str = "key", title: str | None = None, ncols: int | None = None) -> Figure:
     """Any numeric keys of the ``kind`` records over training (``loss``, ``loss/info_nce``,
@@ -197,6 +199,7 @@ def plot_training_curves(data: Runs | pd.DataFrame, keys: Sequence[str] = ("loss
                    _groups(data), "plot_training_curves")
 
 
+@styled
 def plot_largest_angle(data: Runs | pd.DataFrame, title: str | None = None) -> Figure:
     """MixCSE's largest angle between any two probe embeddings (degrees) over training."""
     frame = _frame(data, "probe")
@@ -205,6 +208,7 @@ def plot_largest_angle(data: Runs | pd.DataFrame, title: str | None = None) -> F
                    "plot_largest_angle")
 
 
+@styled
 def plot_grad_norm(data: Runs | pd.DataFrame, keys: Sequence[str] = ("grad/z1_norm", "grad/z2_norm"),
                    title: str | None = None) -> Figure:
     """MixCSE Knowl 2: mean ‖∂L/∂z‖₂ per step (train records with ``log_embedding_grad_norm``)."""
@@ -214,6 +218,7 @@ def plot_grad_norm(data: Runs | pd.DataFrame, keys: Sequence[str] = ("grad/z1_no
     return _curves(frame, keys, labels, "key", "mean ‖∂L/∂z‖", title, None, _groups(data), "plot_grad_norm")
 
 
+@styled
 def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", color_by: str | None = None,
                               trajectory: str | None = None, title: str | None = None) -> Figure:
     """ℓ_align against ℓ_uniform (lower-left is better).
@@ -235,7 +240,8 @@ def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", c
             style = styles[names[name]]
             for i, run in enumerate(group["runs"]):
                 path = paths[run].sort_values("step") if "step" in paths[run] else paths[run]
-                label = group_label(names[name], len(group["runs"])) if i == 0 else None
+                n = len(group["runs"])   # a path per seed (no mean of paths): "SimCSE (3 seeds)"
+                label = (f"{names[name]} ({n} seeds)" if n > 1 else names[name]) if i == 0 else None
                 ax.plot(path["uniformity"], path["alignment"], alpha=0.7, label=label,
                         **{k: v for k, v in style.items() if k != "markersize"})
                 if len(path) >= 2:
@@ -294,6 +300,7 @@ def _label_points(ax, xs, ys, texts) -> None:
         placed.append(best)
 
 
+@styled
 def plot_layer_profile(profiles: Mapping[str, Sequence[float]] | Runs, title: str | None = None) -> Figure:
     """Mean cos(h^a_CLS, h^L_CLS) for every layer a (0 = embeddings), one line per model in its
     method's colour; profiles that coincide get their own dashes and markers (the legend says so).

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .core import color, new_figure
+from .core import color, new_figure, styled
 
 
 def _label_colors(n: int) -> list:
@@ -33,6 +33,7 @@ def _short(sentence: str, width: int) -> str:
     return textwrap.shorten(sentence, width=width, placeholder="…")
 
 
+@styled
 def plot_similarity_heatmap(matrix: np.ndarray, sentences: Sequence[str], title: str | None = None,
                             label_width: int = 32, annotate: bool = True) -> Figure:
     """The n × n cosine matrix of ``sentences`` (:func:`cselab.explore.similarity_matrix`) as a
@@ -60,6 +61,7 @@ def plot_similarity_heatmap(matrix: np.ndarray, sentences: Sequence[str], title:
     return fig
 
 
+@styled
 def plot_projection_grid(frames: Mapping[str, pd.DataFrame], ncols: int = 3, max_legend: int = 14,
                          title: str | None = None) -> Figure:
     """One scatter panel per frame (columns x, y, label; :func:`cselab.explore.snapshot_projections`)

@@ -17,11 +17,12 @@ from typing import Mapping
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .core import color, new_figure
+from .core import color, new_figure, styled
 
 TITLE_WIDTH = 28
 
 
+@styled
 def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str = "group",
                             baseline: str | None = None, xlabel: str | None = None, ncols: int = 4,
                             title: str | None = None) -> Figure:

@@ -26,7 +26,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ..rundir import Runs, labelled_runs, read_metrics
-from .core import LEGEND_CHAR_WIDTH, color, new_figure
+from .core import LEGEND_CHAR_WIDTH, color, new_figure, styled
 from .dynamics import _group_line, stat_label_words
 from .labels import display_name
 from .style import SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_beside, run_groups, separate_coincident, series_styles
@@ -66,6 +66,7 @@ def key_words(key: str) -> str:
     return key
 
 
+@styled
 def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str = "train", ncols: int = 3,
                      labels: Mapping[str, str] | None = None, title: str | None = None) -> Figure:
     """One panel per key of the ``kind`` records (titled in words, :func:`key_words` or
@@ -123,6 +124,7 @@ def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str =
     return fig
 
 
+@styled
 def legend_outside(fig: Figure, ncols: int = 1) -> Figure:
     """Replace the legends of ``fig``'s panels by one legend to the right of the figure (each label
     once, in order of appearance): for curves with many labelled lines, where legends inside the
@@ -141,6 +143,7 @@ def legend_outside(fig: Figure, ncols: int = 1) -> Figure:
     return fig
 
 
+@styled
 def plot_profile_grid(panels: Mapping[str, Mapping[str, Sequence[float]]], ncols: int = 3,
                       xlabel: str = "layer (0 = embeddings)", ylabel: str = "cos to last-layer [CLS]",
                       title: str | None = None) -> Figure:

@@ -162,10 +162,10 @@ def _strip_seed(label: str) -> str:
 
 
 def group_label(name: str, n: int) -> str:
-    return f"{name} ({n} seeds)" if n > 1 else name
+    return f"{name} (mean, {n} seeds)" if n > 1 else name
 
 
-SEEDS_NOTE = "mean over seeds; faint: each seed"   # the legend title of figures with grouped seeds
+SEEDS_NOTE = "faint: each seed"   # the legend title of figures with grouped seeds
 
 
 # ------------------------------------------------------------------ coincident series
@@ -191,7 +191,7 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
             panels = f" in {' '.join(panel.split())!r}"
         else:
             panels = f" in {len(where)} panels"
-        visible = re.sub(r" \(\d+ seeds\)$", "", visible)
+        visible = re.sub(r" \(mean, \d+ seeds\)$", "", visible)
         for ax in axes:
             for line in ax.lines:
                 if line.get_label() == hidden:
