@@ -5,7 +5,7 @@ function               paper figures / tables
 =====================  ==========================================================================
 plot_sweep             ClusterNS Fig. 8–9 (batch size, K), GS-InfoNCE Table 3 (M), APINCSE Fig. 4
                        and Tables 4–5 (k, queue size L, layer M): a metric against a setting,
-                       mean ± std over seeds
+                       mean and 95 % t-interval over seeds
 plot_ablation_bars     APINCSE Fig. 2: one group of bars per STS task, a bar per variant
 plot_top4_curve        GS-InfoNCE Fig. 1: mean of the top-4 negative cosines against batch size
 plot_cap_geometry      MixCSE Knowl 3: mean and variance of cos θ on a spherical cap against d
