@@ -44,15 +44,35 @@ ZERO_RELATIVE = 1e-9  # an error bar shorter than this (relative to its values) 
 SHOWN_CHARS = 40      # texts are quoted in problems up to this length
 
 
-def check_figure(fig: Figure) -> list[str]:
-    """Problems a reader would see in ``fig``, one readable sentence each; ``[]`` when it is sound."""
+def check_figure(fig: Figure, dpi: float = 200) -> list[str]:
+    """Problems a reader would see in ``fig``, one readable sentence each; ``[]`` when it is sound.
+
+    Drawn at ``dpi`` (that of :func:`cselab.plots.save_figure`'s PNG: the layout, text extents and
+    ticks differ a little from one resolution to another), the figure's own dpi restored after."""
+    own = fig.dpi
+    fig.set_dpi(dpi)
+    try:
+        # in cselab's style throughout: the ticks an axis draws depend on the rc tick-label size
+        # when they are asked for, not only while drawing
+        with style():
+            return _check(fig)
+    finally:
+        fig.set_dpi(own)
+
+
+def _px(fig: Figure, pixels: float) -> float:
+    """A tolerance given in pixels at 100 dpi, at the figure's dpi."""
+    return pixels * fig.dpi / 100
+
+
+def _check(fig: Figure) -> list[str]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         renderer = _draw(fig)
     # matplotlib's own complaints while laying the figure out (e.g. constrained layout gave up)
     problems: list[str] = [f"the layout failed: {w.message}" for w in caught if "layout" in str(w.message)]
     texts = list(_texts(fig, renderer))
-    problems += _overlapping_texts(texts)
+    problems += _overlapping_texts(texts, _px(fig, OVERLAP_PX))
     problems += _texts_off_canvas(fig, texts)
     for legend, owner in _legends(fig):
         problems += _legend_over_data(legend, owner, fig, renderer)
@@ -168,17 +188,17 @@ def _drawn_ticks(axis):
         return axis.get_major_ticks()
 
 
-def _overlap(a: Bbox, b: Bbox) -> bool:
+def _overlap(a: Bbox, b: Bbox, tolerance: float) -> bool:
     width = min(a.x1, b.x1) - max(a.x0, b.x0)
     height = min(a.y1, b.y1) - max(a.y0, b.y0)
-    return width > OVERLAP_PX and height > OVERLAP_PX
+    return width > tolerance and height > tolerance
 
 
-def _overlapping_texts(items: list[_Item]) -> list[str]:
+def _overlapping_texts(items: list[_Item], tolerance: float) -> list[str]:
     problems = []
     crowded: dict[str, list[str]] = {}   # colliding tick labels of one axis: one problem naming them
     for a, b in itertools.combinations(items, 2):
-        if not _overlap(a.box, b.box):
+        if not _overlap(a.box, b.box, tolerance):
             continue
         if a.group is not None and a.group == b.group:
             names = crowded.setdefault(a.group, [])
@@ -193,11 +213,12 @@ def _overlapping_texts(items: list[_Item]) -> list[str]:
 
 def _texts_off_canvas(fig: Figure, items: list[_Item]) -> list[str]:
     canvas = fig.bbox
+    margin = _px(fig, CANVAS_PX)
     problems = []
     for it in items:
         b = it.box
-        sides = [side for side, out in (("left", b.x0 < canvas.x0 - CANVAS_PX), ("right", b.x1 > canvas.x1 + CANVAS_PX),
-                                        ("bottom", b.y0 < canvas.y0 - CANVAS_PX), ("top", b.y1 > canvas.y1 + CANVAS_PX))
+        sides = [side for side, out in (("left", b.x0 < canvas.x0 - margin), ("right", b.x1 > canvas.x1 + margin),
+                                        ("bottom", b.y0 < canvas.y0 - margin), ("top", b.y1 > canvas.y1 + margin))
                  if out]
         if sides:
             problems.append(f"text leaves the canvas ({', '.join(sides)} edge): {it.what}")
@@ -265,7 +286,8 @@ def _segment_crosses(p, q, box: Bbox) -> bool:
 
 def _legend_over_data(legend: Legend, owner, fig: Figure, renderer) -> list[str]:
     box = legend.get_window_extent(renderer)
-    box = Bbox.from_extents(box.x0 + 1, box.y0 + 1, box.x1 - 1, box.y1 - 1)   # a touching edge is fine
+    edge = _px(fig, 1)
+    box = Bbox.from_extents(box.x0 + edge, box.y0 + edge, box.x1 - edge, box.y1 - edge)   # a touching edge is fine
     where = f"the legend of {axes_name(owner)}" if isinstance(owner, Axes) else "the figure legend"
     problems = []
     for ax in _data_axes(fig):
@@ -346,7 +368,7 @@ def _covering_line(line: Line2D, ax: Axes) -> Line2D | None:
         if not above or other.get_alpha() not in (None, 1, 1.0):
             continue
         oxy = _display_xy(other)
-        if oxy.shape != xy.shape or not np.allclose(xy, oxy, atol=COINCIDE_PX, equal_nan=True):
+        if oxy.shape != xy.shape or not np.allclose(xy, oxy, atol=_px(ax.get_figure(), COINCIDE_PX), equal_nan=True):
             continue
         same_dashes = other.get_linestyle() in ("-", "solid") or other.get_linestyle() == line.get_linestyle()
         wide = other.get_linewidth() >= line.get_linewidth() or line.get_linestyle() in ("None", "none", " ", "")
