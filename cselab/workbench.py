@@ -60,7 +60,9 @@ def setup(dpi: int = INLINE_DPI) -> bool:
 
 def show(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = FORMATS) -> list[Path]:
     """Save ``fig`` as ``path``.png / .pdf (reproducible bytes, :func:`cselab.plots.save_figure`) and
-    display it inline when running in IPython; returns the files written."""
+    display it inline when running in IPython; returns the files written. The figure checker runs
+    on the way: its problems are logged as warnings (shown under the cell) and recorded in
+    ``<path>.problems.json``, which the study's index lists beside the figure."""
     written = save_figure(fig, path, formats)
     shell = _shell()
     if shell is not None:

@@ -484,8 +484,9 @@ def test_profile_grid_and_legend_outside(tmp_path):
 
     two_panels = legend_outside(plot_similarity_dynamics(make_runs(tmp_path / "runs"), ("pos_cos", "neg_cos")))
     assert [ax.get_legend() for ax in two_panels.axes] == [None, None]
-    assert [t.get_text() for t in two_panels.legends[0].get_texts()] == ["simcse-s1", "simcse-s2", "mixcse-s1",
-                                                                         "mixcse-s2"]   # once, not per panel
+    # once, not per panel: a figure legend, an entry per method (seeds grouped; cselab.plots.style)
+    assert [" ".join(t.get_text().split()) for t in two_panels.legends[0].get_texts()] == [
+        "SimCSE (mean, 2 seeds)", "MixCSE (mean, 2 seeds) (= SimCSE in 'positive pairs')"]
     with pytest.raises(ValueError, match="no panels"):
         plot_profile_grid({})
 
@@ -498,7 +499,7 @@ def test_paired_differences_show_interval_and_p(tmp_path):
     assert rows == {"MixCSE": 1, "ClusterNS": 0}                 # first group on top; no row for the baseline
     interval = ax.lines[0].get_xdata()           # MixCSE: 2 ± t(0.975, 2) · 1/√3 = 2 ± 2.484
     assert interval.tolist() == pytest.approx([2 - 2.4841, 2 + 2.4841], abs=1e-3)
-    assert [t.get_text() for t in ax.texts] == ["Holm p 0.074", "n 1"]     # a family of one: Holm p = p
+    assert [t.get_text() for t in ax.texts] == ["Holm p 0.074, n 3", "n 1: no interval"]   # a family of one: Holm p = p
     assert ax.get_xlabel() == "difference from SimCSE"
     assert_drawn(fig)
     _same_bytes_twice(lambda: plot_paired_differences(comparisons, baseline="SimCSE"), tmp_path / "paired")
@@ -509,7 +510,8 @@ def test_paired_differences_show_interval_and_p(tmp_path):
 def test_fourteen_classes_get_fourteen_colours():
     colours = distinct_colors(14)
     assert len({to_rgb(c) for c in colours}) == 14
-    assert distinct_colors(3) == ["#1f77b4", "#d62728", "#2ca02c"] and len(set(distinct_colors(30))) == 30
+    # the colour-blind-safe palette (cselab.plots.core.PALETTE: Okabe & Ito first)
+    assert distinct_colors(3) == ["#0072B2", "#D55E00", "#009E73"] and len(set(distinct_colors(30))) == 30
     frame = pd.DataFrame({"x": np.arange(28.0), "y": np.arange(28.0),
                           "label": [f"class {i:02d}" for i in range(14)] * 2})
     fig = plot_umap_panels({"after": frame}, max_legend=20)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -144,6 +145,25 @@ def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+# cselab.plots.core.PROBLEMS_SUFFIX (not imported: the study engine does not load matplotlib)
+FIGURE_PROBLEMS_SUFFIX = ".problems.json"
+
+
+def _figure_lines(png: Path, figures_dir: Path, here: Path) -> list[str]:
+    """A figure's image line, then the figure checker's problems that ``save_figure`` recorded
+    beside it (``<name>.problems.json``), so that a defect is seen where the figure is."""
+    lines = [f"![{png.relative_to(figures_dir).as_posix()}]({_link(png, here)})"]
+    record = png.with_name(png.stem + FIGURE_PROBLEMS_SUFFIX)
+    if record.is_file():
+        try:
+            problems = json.loads(record.read_text())["problems"]
+        except (ValueError, KeyError, TypeError) as error:
+            problems = [f"unreadable problems record {record.name}: {error}"]
+        lines += ["", f"**Figure check: {len(problems)} problem(s) in `{png.name}`:**", ""]
+        lines += [f"- {_cell(p)}" for p in problems] + [""]
+    return lines
+
+
 def index_markdown(report: StudyReport) -> str:
     study, here = report.study, report.report_dir
     state = ("interrupted (run the same command again to resume)" if report.interrupted
@@ -181,7 +201,7 @@ def index_markdown(report: StudyReport) -> str:
         lines.append(f"- {name} — {nb.status} ({nb.seconds:.1f} s) on {len(nb.spec.runs)} runs{extra}")
     lines += ["", "## Figures", ""]
     figures = sorted(report.figures_dir.rglob("*.png")) if report.figures_dir.is_dir() else []
-    lines += [f"![{p.relative_to(report.figures_dir).as_posix()}]({_link(p, here)})" for p in figures] or ["(none)"]
+    lines += [line for p in figures for line in _figure_lines(p, report.figures_dir, here)] or ["(none)"]
     lines += ["", "## Tables", ""]
     tables_dir = here / "tables"
     tables = sorted(tables_dir.glob("*.md")) if tables_dir.is_dir() else []
