@@ -66,6 +66,7 @@ from cselab.analysis.compare import (FAMILIES, describe_sts_average, difference_
                                      single_seed_bootstrap, single_seed_runs, sts_pair_scores, sts_results,
                                      sweep_frame, with_groups)
 from cselab.evaluate.runs import evaluate_runs, evaluation_frame
+from cselab.paper_tables import TREND_MIN_VALUES
 from cselab.plots import plot_ablation_bars, plot_paired_differences, plot_sweep
 from cselab.stats import ALPHA, POWER, compare_to_baseline, format_comparison
 from cselab.tables import CLUSTERING_COLUMNS, STS_COLUMNS, TRANSFER_COLUMNS
@@ -247,12 +248,17 @@ else:
 if sweep_key:
     sweep = sweep_frame(runs, sweep_key, sts_frame.drop(columns=["group", "seed"]), group_by, group_names)
     legend = ", ".join(group_by)                              # the legend's title: what the lines are
-    points = sweep[[sweep_key, sweep_metric, "seed"]].assign(**{legend: sweep["group"]})
-    fig = plot_sweep(points, sweep_key, sweep_metric, hue=legend, logx=sweep_logx)
-    fig.axes[0].set_xlabel(sweep_label or sweep_key)
-    fig.axes[0].set_ylabel(describe_sts_average(sts_tasks) if sweep_metric == "avg" else
-                           names.get(sweep_metric, sweep_metric.replace("best_stsb_dev", "best STS-B dev")))
-    workbench.show(fig, f"{figures_dir}/sweep")
+    values = sorted(set(sweep[sweep_key]))
+    if len(values) < TREND_MIN_VALUES:     # one point (or two) is not a trend: the table says what there is
+        print(f"sweep of {sweep_key}: {len(values)} value(s) here {values}, a figure needs {TREND_MIN_VALUES}; "
+              f"give the study a grid over {sweep_key} (the paper studies do)")
+    else:
+        points = sweep[[sweep_key, sweep_metric, "seed"]].assign(**{legend: sweep["group"]})
+        fig = plot_sweep(points, sweep_key, sweep_metric, hue=legend, logx=sweep_logx)
+        fig.axes[0].set_xlabel(sweep_label or sweep_key)
+        fig.axes[0].set_ylabel(describe_sts_average(sts_tasks) if sweep_metric == "avg" else
+                               names.get(sweep_metric, sweep_metric.replace("best_stsb_dev", "best STS-B dev")))
+        workbench.show(fig, f"{figures_dir}/sweep")
     sweep_table = grouped_table(sweep, [sweep_metric], by=["group", sweep_key])
     workbench.save_table(sweep_table, "sweep", tables_dir)
     display(sweep_table)

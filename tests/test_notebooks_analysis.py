@@ -72,6 +72,12 @@ def check_outputs(notebook: dict, figures: Path, expected_figures: set[str]) -> 
     assert len(images) >= len(expected_figures)
 
 
+def notebook_text(notebook: dict) -> str:
+    """Everything the executed notebook printed (stream outputs), joined."""
+    return "".join("".join(out.get("text", "")) for cell in notebook["cells"] for out in cell.get("outputs", [])
+                   if out.get("output_type") == "stream")
+
+
 def table_rows(tables: Path, name: str) -> list[dict]:
     """The CSV rows of a table, after checking its Markdown twin exists."""
     assert (tables / f"{name}.md").read_text().startswith("|")
@@ -157,7 +163,8 @@ def test_compare(runs, data_dir, tmp_path, monkeypatch):
         "clustering_tasks": ["Tweet"], "clustering_max_texts": 60,
         "variants": {"simcse": "SimCSE", "mixcse": "MixCSE", "apincse": "APINCSE"},
         "sweep_key": "mixcse.mix_lambda", "sweep_label": "λ"})
-    check_outputs(notebook, figures, {"sts_vs_baseline", "ablation_bars", "sweep"})
+    check_outputs(notebook, figures, {"sts_vs_baseline", "ablation_bars"})    # one λ: the sweep is a table, no figure
+    assert "sweep of mixcse.mix_lambda: 1 value(s) here [0.2], a figure needs 3" in notebook_text(notebook)
     assert [r["run"] for r in table_rows(tables, "sts_runs")] == list(runs)
     groups = ["SimCSE", "MixCSE", "GS-InfoNCE", "ClusterNS", "APINCSE"]
     methods = table_rows(tables, "sts_methods")
