@@ -134,6 +134,7 @@ def test_results_and_checkpoint_record_the_precisions(tiny_config, data_dir):
                              "eval_every": 2}), data_dir=data_dir, progress=False)
     results = json.loads((run / "results.json").read_text())
     assert (results["precision"], results["eval_precision"], results["world_size"]) == ("bf16", "fp32", 1)
+    assert results["native_bf16"] == utils.native_bf16()   # what auto was resolved against
     from cselab.rundir import RunDir
 
     assert RunDir(run).load_checkpoint_state()["precision"] == {"precision": "bf16", "eval_precision": "fp32"}
