@@ -23,6 +23,7 @@ from torch import nn
 
 from ..io import atomic_write_json, read_json, read_safetensors
 from ..progress import progress_bar
+from ..timing import timed
 from ..utils import precision_name, resolve_precision
 from .backbone import DEFAULT_BACKBONE, load_backbone, quiet_hf
 from .interop import EvaluatorMetrics, cosine_matrix, note_ignored_kwargs, resolve_prompt
@@ -303,7 +304,7 @@ class SentenceEncoder(nn.Module):
         with self.dropout_mode(dropout, seed):
             for start in progress_bar(starts, total=len(starts), desc=desc, unit="batch", enabled=progress, leave=False):
                 chunk = sentences[start:start + batch_size]
-                with torch.no_grad(), self.eval_weights(weights):   # not around the yield
+                with timed("encode"), torch.no_grad(), self.eval_weights(weights):   # not around the yield
                     if path == "eval":
                         out = self.forward_eval(self.tokenize(chunk, max_length), output_hidden_states)
                     else:
