@@ -187,9 +187,9 @@ def build_jobs(model: str, data_dir, n: int | None, bf16: bool, device) -> list[
     return jobs
 
 
-def run_rounds(jobs: list[Job], rounds: int, mm_size: int, with_bf16_limit: bool) -> dict:
+def run_rounds(jobs: list[Job], rounds: int, mm_size: int, with_bf16_limit: bool, warmup: bool = True) -> dict:
     limits = {"fp32": [], "bf16": []}
-    for job in jobs:   # warm-up: first-call costs (the bf16 copy, oneDNN primitives) stay out of the times
+    for job in jobs if warmup else []:   # first-call costs (the bf16 copy, oneDNN primitives) stay out of the times
         job.run()
         job.recorder.take()
     for r in range(rounds):
@@ -209,17 +209,17 @@ def run_rounds(jobs: list[Job], rounds: int, mm_size: int, with_bf16_limit: bool
 
 
 def measure(model: str = "all-minilm-l6", data_dir=None, sentences: int | None = 2000, rounds: int = 2,
-            bf16: str = "auto", mm_size: int = MM_SIZE, device: str = "cpu") -> dict:
+            bf16: str = "auto", mm_size: int = MM_SIZE, device: str = "cpu", warmup: bool = True) -> dict:
     device = resolve_device(device)
     run_bf16 = {"on": True, "off": False, "auto": native_bf16() != "none"}[bf16]
     load_before = os.getloadavg()
     jobs = build_jobs(model, data_dir, sentences, run_bf16, device)
-    limits = run_rounds(jobs, rounds, mm_size, with_bf16_limit=bf16 != "off")
+    limits = run_rounds(jobs, rounds, mm_size, with_bf16_limit=bf16 != "off", warmup=warmup)
     return {"date": datetime.date.today().isoformat(), "cpu": platform.processor() or platform.machine(),
             "torch": torch.__version__, "threads": torch.get_num_threads(),
             "cpu_capability": torch.backends.cpu.get_cpu_capability(), "native_bf16": native_bf16(),
             "avx512_bf16": cpu_supports_bf16() and not cpu_has_amx(), "amx": cpu_has_amx(),
-            "mm_size": mm_size, "rounds": rounds, "load_before": load_before, "load_after": os.getloadavg(),
+            "mm_size": mm_size, "rounds": rounds, "warmup": warmup, "load_before": load_before, "load_after": os.getloadavg(),
             "limits_gflops": {k: v for k, v in limits.items() if v},
             "jobs": [{"name": j.name, "precision": j.precision, "gflop": j.flops / 1e9, "seconds": j.seconds,
                       "median_s": statistics.median(j.seconds),
@@ -253,12 +253,13 @@ def main(argv: list[str] | None = None) -> None:
                         help="bf16 jobs: auto = only where the CPU has native bf16")
     parser.add_argument("--mm-size", type=int, default=MM_SIZE)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--no-warmup", action="store_true", help="skip the untimed first pass of every job")
     parser.add_argument("--output", default=None, help="also write the measurements as JSON")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     result = measure(args.model, args.data_dir, None if args.full else args.sentences, args.rounds, args.bf16,
-                     args.mm_size, args.device)
+                     args.mm_size, args.device, not args.no_warmup)
     print(format_report(result))
     if args.output:
         Path(args.output).write_text(json.dumps(result, indent=1))
