@@ -277,7 +277,7 @@ def cmd_info(args) -> int:
     from .methods import METHODS
     from .rundir import git_commit, package_versions
     from .studies import available_studies
-    from .utils import cpu_has_amx, cpu_supports_bf16, precision_name, resolve_device, resolve_precision
+    from .utils import cpu_has_amx, cpu_supports_bf16, native_bf16, precision_name, resolve_device, resolve_precision
 
     root = data_root(args.data_dir)
     print("versions:")
@@ -289,8 +289,8 @@ def cmd_info(args) -> int:
           f"torch threads: {torch.get_num_threads()}")
     device = resolve_device("auto")
     train_auto, eval_auto = (precision_name(resolve_precision("auto", device, evaluation=e)) for e in (False, True))
-    print(f"precision auto: training {train_auto}, evaluation {eval_auto} (CPU with native bf16: "
-          f"{cpu_supports_bf16()}, AMX: {cpu_has_amx()})")
+    print(f"precision auto: training {train_auto} (autocast), evaluation {eval_auto} (weights); native bf16: "
+          f"{native_bf16()} (CPU with native bf16: {cpu_supports_bf16()}, AMX: {cpu_has_amx()})")
     present = [d for d in ("downstream", "corpus", "clustering") if (root / d).is_dir()]
     print(f"data root: {root.resolve()} ({'has ' + ', '.join(present) if present else 'empty: run `cselab data fetch`'})")
     print(f"presets: {', '.join(presets())}")

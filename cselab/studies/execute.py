@@ -38,6 +38,51 @@ def _tracked_kernel_manager_class():
     return TrackedKernelManager
 
 
+def _kernel_manager_class(extra_env: dict[str, str] | None):
+    """The tracked kernel manager, starting its kernel with ``extra_env`` added to this process's
+    environment (per notebook: notebooks of one study may run in parallel threads)."""
+    base = _tracked_kernel_manager_class()
+    if not extra_env:
+        return base
+
+    class KernelManagerWithEnv(base):
+        async def _async_pre_start_kernel(self, **kw):
+            kw["env"] = {**kw.get("env", os.environ), **extra_env}
+            return await super()._async_pre_start_kernel(**kw)
+
+    return KernelManagerWithEnv
+
+
+@dataclass
+class TimeSplit:
+    """Where one executed notebook's seconds went: its cells (of which encoding sentences and
+    fitting K-means/UMAP, as cselab.timing measured them in the kernel) and the rest — starting the
+    kernel, saving the notebook — as ``total − cells``."""
+    total: float
+    cells: float | None = None
+    encode: float | None = None
+    fit: float | None = None
+
+    @property
+    def kernel(self) -> float | None:
+        return None if self.cells is None else max(0.0, self.total - self.cells)
+
+    def to_dict(self) -> dict:
+        return {"total": self.total, "kernel": self.kernel, "cells": self.cells, "encode": self.encode,
+                "fit": self.fit}
+
+
+def cell_seconds(executed: str | os.PathLike) -> float | None:
+    """The sum of papermill's per-cell durations in an executed notebook (None when unreadable)."""
+    import json
+
+    try:
+        cells = json.loads(Path(executed).read_text())["cells"]
+        return float(sum((c.get("metadata", {}).get("papermill", {}).get("duration") or 0.0) for c in cells))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def signal_kernels(signum: int = signal.SIGINT) -> int:
     """Send ``signum`` to every notebook kernel this process is running (SIGINT = Jupyter's
     "interrupt": the running cell raises KeyboardInterrupt). Returns how many were signalled."""
@@ -74,6 +119,8 @@ class RunOutcome:
     best_stsb_dev: float | None = None
     steps: int | None = None
     error: str | None = None
+    train_seconds: float | None = None    # the training itself (results.json), of ``seconds``
+    split: TimeSplit | None = None
 
     @property
     def ok(self) -> bool:
@@ -97,22 +144,36 @@ def describe_failure(error: Exception, notebook: str | os.PathLike) -> str:
 
 
 def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, parameters: dict,
-                     cwd: str | os.PathLike | None = None) -> Path:
+                     cwd: str | os.PathLike | None = None, split: TimeSplit | None = None) -> Path:
     """Execute a jupytext ``.py`` (or ``.ipynb``) notebook with papermill into ``output``; raises
     :class:`NotebookFailed` with the failing cell. papermill saves the executed notebook after each
-    cell, so a failed one keeps its outputs up to the error."""
+    cell, so a failed one keeps its outputs up to the error. ``split``: filled with where the time
+    went (also when the notebook fails)."""
+    import tempfile
+
     import jupytext
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
+    from ..timing import ENV, KINDS
+
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        papermill.execute_notebook(jupytext.read(source), str(output), parameters=parameters, kernel_name=KERNEL,
-                                   progress_bar=False, cwd=str(cwd) if cwd else None,
-                                   kernel_manager_class=_tracked_kernel_manager_class())
-    except PapermillExecutionError as e:
-        raise NotebookFailed(describe_failure(e, output)) from None
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="cselab-timing-") as tmp:
+        timings = Path(tmp, "timings.json")
+        try:
+            papermill.execute_notebook(jupytext.read(source), str(output), parameters=parameters, kernel_name=KERNEL,
+                                       progress_bar=False, cwd=str(cwd) if cwd else None,
+                                       kernel_manager_class=_kernel_manager_class({ENV: str(timings)}))
+        except PapermillExecutionError as e:
+            raise NotebookFailed(describe_failure(e, output)) from None
+        finally:
+            if split is not None:
+                split.total = time.perf_counter() - started
+                split.cells = cell_seconds(output)
+                measured = read_json(timings) if timings.is_file() else {}
+                split.encode, split.fit = (measured.get(k) for k in KINDS)
     return output
 
 
@@ -126,8 +187,9 @@ def execute_run(task: RunTask) -> RunOutcome:
     def outcome(status: str, **kw) -> RunOutcome:
         return RunOutcome(task.label, task.run_dir, status, time.perf_counter() - started, **kw)
 
+    split = TimeSplit(0.0)
     try:
-        execute_notebook(task.notebook, task.output, parameters, task.cwd)
+        execute_notebook(task.notebook, task.output, parameters, task.cwd, split)
     except NotebookFailed as e:
         return outcome("failed", error=str(e))
     except Exception as e:  # the kernel died, papermill could not start it, ...
@@ -137,4 +199,4 @@ def execute_run(task: RunTask) -> RunOutcome:
         return outcome("failed", error=f"{task.output}: the notebook finished but {results_file} is missing")
     results = read_json(results_file)
     return outcome("resumed" if resumed_from else "trained", best_stsb_dev=results.get("best_stsb_dev"),
-                   steps=results.get("steps"))
+                   steps=results.get("steps"), train_seconds=results.get("train_seconds"), split=split)

@@ -13,7 +13,7 @@ from tabulate import tabulate
 
 from ..io import atomic_write_json, atomic_write_text
 from .cost import Estimate, assumptions, format_seconds
-from .execute import RunOutcome
+from .execute import RunOutcome, TimeSplit
 from .spec import NotebookSpec, RunSpec, Study
 from .status import RunStatus
 
@@ -34,6 +34,7 @@ class NotebookResult:
     output: Path | None = None
     seconds: float = 0.0
     note: str | None = None
+    split: TimeSplit | None = None
 
 
 @dataclass
@@ -199,6 +200,7 @@ def index_markdown(report: StudyReport) -> str:
         name = f"[{nb.spec.name}]({_link(nb.output, here)})" if nb.output and nb.output.is_file() else nb.spec.name
         extra = f": {_cell(nb.note)}" if nb.note else ""
         lines.append(f"- {name} — {nb.status} ({nb.seconds:.1f} s) on {len(nb.spec.runs)} runs{extra}")
+    lines += ["", "## Time", ""] + time_split_lines(report)
     lines += ["", "## Figures", ""]
     figures = sorted(report.figures_dir.rglob("*.png")) if report.figures_dir.is_dir() else []
     lines += [line for p in figures for line in _figure_lines(p, report.figures_dir, here)] or ["(none)"]
@@ -220,6 +222,49 @@ def index_markdown(report: StudyReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _seconds(x: float | None) -> str:
+    return "—" if x is None else f"{x:.1f}"
+
+
+def time_split_lines(report: StudyReport) -> list[str]:
+    """Where the wall time went, per trained run and per notebook: kernel start-up and saving
+    (total − the cells' own seconds), a run's training loop (``results.json``'s ``train_seconds``:
+    up to its last step, the dev evaluations and probes before it included, which *encode* counts
+    too), the notebook's encoding and K-means/UMAP fits, and the other cells (imports, model
+    loading, for a run its last evaluation and saving, statistics, drawing)."""
+    rows, totals = [], {"kernel": 0.0, "encode": 0.0, "fit": 0.0}
+
+    def other(s: TimeSplit, inside: float) -> float | None:
+        return None if s.cells is None else max(0.0, s.cells - inside)
+
+    for label, o in report.outcomes.items():
+        if o.status in ("trained", "resumed") and o.split is not None:
+            s = o.split
+            rows.append([f"run {label}", _seconds(o.seconds), _seconds(s.kernel), _seconds(o.train_seconds),
+                         _seconds(s.encode), _seconds(s.fit), _seconds(other(s, (o.train_seconds or 0.0)))])
+    for nb in report.notebooks:
+        if nb.split is not None:
+            s = nb.split
+            rows.append([f"notebook {nb.spec.name}", _seconds(nb.seconds), _seconds(s.kernel), "",
+                         _seconds(s.encode), _seconds(s.fit), _seconds(other(s, (s.encode or 0.0) + (s.fit or 0.0)))])
+    if not rows:
+        return ["(nothing executed)"]
+    for x in [*report.outcomes.values(), *report.notebooks]:
+        if x.split is not None:
+            totals["kernel"] += x.split.kernel or 0.0
+            totals["encode"] += x.split.encode or 0.0
+            totals["fit"] += x.split.fit or 0.0
+    runs = sum(o.seconds for o in report.outcomes.values() if o.status in ("trained", "resumed"))
+    notebooks = sum(nb.seconds for nb in report.notebooks)
+    table = tabulate(rows, headers=["part", "seconds", "kernel start + save", "training", "encode", "fits",
+                                    "other cells"], tablefmt="github", disable_numparse=True)
+    return [f"Runs {format_seconds(runs)}, notebooks {format_seconds(notebooks)} of the wall time "
+            f"{format_seconds(report.wall_seconds)}; in them {format_seconds(totals['kernel'])} starting kernels and "
+            f"saving notebooks, {format_seconds(totals['encode'])} encoding sentences, "
+            f"{format_seconds(totals['fit'])} in K-means/UMAP fits. A run's encode seconds (dev evaluation, probes) "
+            "overlap its training seconds.", "", table]
+
+
 def summary(report: StudyReport) -> dict:
     runs = []
     for p in report.plan:
@@ -227,9 +272,12 @@ def summary(report: StudyReport) -> dict:
         runs.append({"label": p.spec.label, "method": p.spec.method, "seed": p.spec.seed,
                      "run_dir": str(p.spec.run_dir), "same_as": p.same_as, "notes": p.notes,
                      "status": o.status if o else "interrupted" if report.interrupted else "not run", "seconds": o.seconds if o else None,
-                     "best_stsb_dev": o.best_stsb_dev if o else None, "error": o.error if o else None})
+                     "best_stsb_dev": o.best_stsb_dev if o else None, "error": o.error if o else None,
+                     "train_seconds": o.train_seconds if o else None,
+                     "time_split": o.split.to_dict() if o and o.split else None})
     notebooks = [{"name": nb.spec.name, "notebook": str(nb.spec.path), "runs": nb.spec.runs, "status": nb.status,
-                  "output": str(nb.output) if nb.output else None, "seconds": nb.seconds, "note": nb.note}
+                  "output": str(nb.output) if nb.output else None, "seconds": nb.seconds, "note": nb.note,
+                  "time_split": nb.split.to_dict() if nb.split else None}
                  for nb in report.notebooks]
     return {"study": report.study.name, "profile": report.study.profile, "ok": report.ok,
             "interrupted": report.interrupted, "wall_seconds": report.wall_seconds, "runs": runs,

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .cost import estimate_run, format_seconds
-from .execute import NotebookFailed, RunOutcome, RunTask, execute_notebook, signal_kernels
+from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_notebook, signal_kernels
 from .launchers import make_launcher
 from .report import NotebookResult, PlannedRun, Progress, StudyReport, format_plan, run_line, write_report
 from .spec import NOTEBOOKS_DIR, TRAIN_NOTEBOOK, Study, load_study
@@ -105,14 +105,15 @@ def execute_notebooks(study: Study, report: StudyReport, progress: Progress, dat
                 shutil.rmtree(figures)
             output = report.report_dir / f"{nb.name}.ipynb"
             started = time.perf_counter()
+            split = TimeSplit(0.0)
             try:
                 # in a worker thread, like the runs: the main thread stays free to forward Ctrl-C to the kernel
                 with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cselab-notebook") as pool:
                     pool.submit(execute_notebook, nb.path, output, notebook_parameters(study, nb, report, data_dir),
-                                os.getcwd()).result()
-                result = NotebookResult(nb, "ok", output, time.perf_counter() - started)
+                                os.getcwd(), split).result()
+                result = NotebookResult(nb, "ok", output, time.perf_counter() - started, split=split)
             except NotebookFailed as e:
-                result = NotebookResult(nb, "failed", output, time.perf_counter() - started, note=str(e))
+                result = NotebookResult(nb, "failed", output, time.perf_counter() - started, note=str(e), split=split)
         report.notebooks.append(result)
         progress.line(f"notebook {nb.name}: {result.status}  {result.seconds:.1f} s  "
                       f"{result.output or ''}" + (f"\n    {result.note}" if result.note else ""))

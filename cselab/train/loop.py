@@ -36,7 +36,7 @@ from ..io import atomic_write_json, remove_dir, replace_dir, staged_dir
 from ..methods import build_loss
 from ..progress import progress_bar
 from ..rundir import RunDir, load_state, save_state
-from ..utils import precision_name, resolve_precision, rng_state, seed_everything, set_rng_state
+from ..utils import native_bf16, precision_name, resolve_precision, rng_state, seed_everything, set_rng_state
 from . import ddp
 from .guards import (NonFiniteLossError, TrainingData, check_dev_score, check_weights, checkpoint_tensors,
                      load_training_data, stop_message)
@@ -300,8 +300,8 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
         return run.path
     results = {"steps": state.step, "total_steps": total_steps, "best_step": state.best_step,
                "best_stsb_dev": state.best_score, "stopped_early": state.stopped_early,
-               "train_seconds": state.train_seconds, **precisions, "world_size": processes.world_size,
-               "mini_batch_size": cfg.mini_batch_size}
+               "train_seconds": state.train_seconds, **precisions, "native_bf16": native_bf16(),
+               "world_size": processes.world_size, "mini_batch_size": cfg.mini_batch_size}
     if cfg.final_eval and run.best_dir.is_dir():
         best = SentenceEncoder.from_pretrained(run.best_dir).to(device)
         best.eval_precision = cfg.eval_precision
