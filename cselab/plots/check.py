@@ -34,7 +34,7 @@ from matplotlib.patches import Patch
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
-from .core import style
+from .rc import style
 
 OVERLAP_PX = 1.0      # texts whose boxes overlap by more than this (both ways, at 100 dpi) collide
 CANVAS_PX = 1.0       # a text further than this outside the canvas is cut off

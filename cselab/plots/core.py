@@ -16,27 +16,12 @@ from typing import Iterable
 import matplotlib
 from matplotlib.figure import Figure
 
+from .rc import STYLE, style   # the rc settings (also what the checker draws with)
+
 FORMATS = ("png", "pdf")
 # One column of a two-column paper is ~3.3 in wide: a single-panel figure is drawn at that width,
 # so it is printed at 100 % and its 8–9 pt text stays 8–9 pt.
 COLUMN_WIDTH = 3.3
-# Applied while drawing and while saving: fonts and sizes fixed here, not by the user's matplotlibrc.
-STYLE = {
-    "font.family": "DejaVu Sans",
-    "font.size": 9,
-    "axes.titlesize": 9,
-    "axes.labelsize": 9,
-    "legend.fontsize": 8,
-    "xtick.labelsize": 8,
-    "ytick.labelsize": 8,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "lines.linewidth": 1.5,
-    "pdf.fonttype": 42,          # TrueType: text stays editable in the PDF
-    "path.simplify": True,
-}
 # Series that are not methods (statistics, ω, steps): colour-blind-safe colours in order (Okabe &
 # Ito, 2008, without black and yellow, then Tol's muted scheme). Methods take theirs from
 # cselab.plots.style.method_color, so a method keeps its colour in every figure.
@@ -46,11 +31,6 @@ LEGEND_CHAR_WIDTH = 0.065   # inches per character of an 8-pt legend label
 # Keys matplotlib would fill with a version or a timestamp.
 PNG_METADATA = {"Software": None}
 PDF_METADATA = {"Creator": None, "Producer": None, "CreationDate": None}
-
-
-def style():
-    """Context manager with cselab's figure style."""
-    return matplotlib.rc_context(STYLE)
 
 
 def styled(function):

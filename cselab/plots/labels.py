@@ -7,6 +7,7 @@ labels; this mapping covers everything else and :func:`readable` turns any other
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 KEY_LABELS = {
     # metrics records (cselab.train.loop, cselab.analysis.probes)
@@ -96,8 +97,6 @@ def display_name(name) -> str:
         return METHOD_NAMES[text]
     parts = text.split("+")
     if len(parts) > 1 and all(p in METHOD_NAMES for p in parts):   # a run's methods as read_results joins them
-        from .style import method_key
-
         return method_name(method_key(parts))
     if re.fullmatch(r"[a-z0-9]+(?:[_.][a-z0-9]+)+", text):
         return _words(text)
@@ -108,3 +107,28 @@ def task_name(task: str) -> str:
     """An STS task as the papers head it: ``STSBenchmark`` → "STS-B", ``sts/STS12`` → "STS12"."""
     task = str(task).removeprefix("sts/")
     return TASK_NAMES.get(task, task)
+
+
+# Spellings of the methods in run labels and display names ("SimCSE", "simcse-s1", "gs-infonce").
+_ALIASES = [("gsinfonce", "gs_infonce"), ("clusterns", "clusterns"), ("mixcse", "mixcse"), ("apincse", "apincse"),
+            ("augmentedpositive", "augmented_positive"), ("interlayernegative", "interlayer_negative"),
+            ("simcse", "simcse"), ("bert", "bert")]
+
+
+def method_key(name: str | Sequence[str] | None) -> str | None:
+    """The method a run label, display name or config ``method`` list stands for (``None`` when it
+    names none): ``["augmented_positive", "interlayer_negative"]`` → ``apincse``."""
+    if name is None:
+        return None
+    if not isinstance(name, str):
+        methods = sorted(str(m) for m in name if m != "mlm")
+        if set(methods) == {"augmented_positive", "interlayer_negative"}:
+            return "apincse"
+        return methods[0] if len(methods) == 1 else ("+".join(methods) or None)
+    flat = re.sub(r"[^a-z0-9]", "", name.lower())
+    if "augmentedpositive" in flat and "interlayernegative" in flat:
+        return "apincse"
+    for alias, key in _ALIASES:
+        if alias in flat:
+            return key
+    return None

@@ -25,7 +25,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator, ScalarFormatter
 
-from .labels import method_name
+from .labels import method_key, method_name   # method_key lives with the names: labels needs it too
 
 # Okabe–Ito's colour-blind-safe colours, one per method of the four papers (and the baseline).
 METHOD_COLORS = {
@@ -46,31 +46,6 @@ SEED_ALPHA = 0.3          # each seed of a group, under the group's mean
 MAX_INSIDE_LEGEND = 6     # more entries than this go beside the panel
 LEGEND_WRAP = 34          # characters per legend label line (longer labels are wrapped)
 LEGEND_ROW_HEIGHT = 0.2   # inches per line of an 8-pt legend
-
-# Spellings of the methods in run labels and display names ("SimCSE", "simcse-s1", "gs-infonce").
-_ALIASES = [("gsinfonce", "gs_infonce"), ("clusterns", "clusterns"), ("mixcse", "mixcse"), ("apincse", "apincse"),
-            ("augmentedpositive", "augmented_positive"), ("interlayernegative", "interlayer_negative"),
-            ("simcse", "simcse"), ("bert", "bert")]
-
-
-def method_key(name: str | Sequence[str] | None) -> str | None:
-    """The method a run label, display name or config ``method`` list stands for (``None`` when it
-    names none): ``["augmented_positive", "interlayer_negative"]`` → ``apincse``."""
-    if name is None:
-        return None
-    if not isinstance(name, str):
-        methods = sorted(str(m) for m in name if m != "mlm")
-        if set(methods) == {"augmented_positive", "interlayer_negative"}:
-            return "apincse"
-        return methods[0] if len(methods) == 1 else ("+".join(methods) or None)
-    flat = re.sub(r"[^a-z0-9]", "", name.lower())
-    if "augmentedpositive" in flat and "interlayernegative" in flat:
-        return "apincse"
-    for alias, key in _ALIASES:
-        if alias in flat:
-            return key
-    return None
-
 
 def method_color(name: str | Sequence[str]) -> str:
     """The colour of a method (a method key, display name, run label or config ``method`` list),
