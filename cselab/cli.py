@@ -196,23 +196,10 @@ def cmd_train(args) -> int:
 
 def resolve_model_path(model: str) -> str:
     """A run directory means its ``best/`` model; a run without one is an error that says what it has."""
-    from .io import recorded_step
     from .rundir import RunDir
 
     run = RunDir(Path(model))
-    is_run = run.config_file.is_file() and not (run.path / "cselab.json").is_file() and (
-        run.metrics_file.exists() or run.best_dir.is_dir() or run.last_dir.is_dir())
-    if not is_run:
-        return model
-    if run.best_dir.is_dir():
-        return str(run.best_dir)
-    if run.last_dir.is_dir():
-        step = recorded_step(run.last_dir)
-        at = f" of step {step}" if step != float("-inf") else ""
-        hint = f"it has last/, the checkpoint{at}: evaluate that with `cselab eval {run.last_dir}`"
-    else:
-        hint = "nor a last/ checkpoint: it has not reached its first evaluation"
-    raise FileNotFoundError(f"{run.path}: this run has no best/ model yet ({hint})")
+    return str(run.best_model()) if run.is_run() else model
 
 
 def cmd_eval(args) -> int:
