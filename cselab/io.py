@@ -258,7 +258,7 @@ def path_component_problem(name: str, limit: int = DEFAULT_NAME_MAX) -> str | No
         return "holds a NUL character"
     size = len(os.fsencode(name))
     if size > limit:
-        return f"is {size} bytes long; the file system allows at most {limit} bytes for a name"
+        return f"is {size} bytes long, more than the {limit} that fit in a file name here"
     return None
 
 
