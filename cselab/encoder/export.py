@@ -329,7 +329,8 @@ def _check_export_target(out: Path, protected: dict[Path, str], overwrite: bool)
                                         + ("" if relation == "is" else " outside it"))
     run = _enclosing_run(target)
     if run is not None:
-        raise ExportTargetError(f"{out}: lies inside the run directory {run} (its folders belong to the trainer); "
+        relation = "is" if run == target else "lies inside"
+        raise ExportTargetError(f"{out}: {relation} the run directory {run} (its folders belong to the trainer); "
                                 "export into a folder outside any run")
     if out.is_dir() and any(out.iterdir()):
         if not overwrite:
