@@ -245,3 +245,230 @@ def test_a_temperature_below_what_fp32_logits_carry_is_refused():
     assert np.spacing(np.float32(1 / TEMPERATURE_MIN)) / 2 == 2.0 ** -11
     assert load_config({"temperature": TEMPERATURE_MIN}).temperature == TEMPERATURE_MIN
     assert load_config({"temperature": 0.001}).temperature == 0.001   # SimCSE's smallest ablated τ
+
+
+# --------------------------------------------------------------------------- 2. one numeric history
+@pytest.fixture
+def one_thread():
+    """Training at 1 intra-op thread (the count is process-wide: restored afterwards)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_resume_under_another_thread_count_is_refused_and_the_same_count_is_byte_identical(
+        tiny_config, data_dir, tmp_path, one_thread):
+    base = {**tiny_config, "max_steps": 4, "eval_every": 2, "log_every": 1}
+    straight = train(load_config({**base, "output_dir": str(tmp_path / "straight")}), data_dir=data_dir,
+                     progress=False)
+    cfg = load_config({**base, "output_dir": str(tmp_path / "resumed")})
+    run = RunDir.for_config(cfg)
+    with pytest.raises(Crash):
+        train(cfg, data_dir=data_dir, progress=False, callbacks=[crash_at(3)])
+    expected = {"device": "cpu", "threads": 1, "world_size": 1, "precision": "fp32", "eval_precision": "fp32"}
+    assert load_state(run.last_dir)["execution"] == expected
+    before = tree(run.path)
+    torch.set_num_threads(2)
+    with pytest.raises(ValueError) as err:
+        train(cfg, data_dir=data_dir, resume=True, progress=False)
+    assert str(err.value) == (f"{run.last_dir}: the checkpoint was written with 1 intra-op thread(s) "
+                              "(torch.get_num_threads()), this process has 2; resume it with OMP_NUM_THREADS=1 (a "
+                              "resumed run is byte-identical to an uninterrupted one only under the same settings), "
+                              "or start a new run with --overwrite")
+    assert tree(run.path) == before                       # refused before anything was written
+    torch.set_num_threads(1)
+    train(cfg, data_dir=data_dir, resume=True, progress=False)
+    results = json.loads(run.results_file.read_text())
+    assert results["execution"] == expected == json.loads((straight / "results.json").read_text())["execution"]
+    assert run.metrics_file.read_bytes() == (straight / "metrics.jsonl").read_bytes()
+    for folder in ("best", "last"):
+        assert (run.path / folder / "model.safetensors").read_bytes() == (straight / folder / "model.safetensors"
+                                                                          ).read_bytes()
+
+
+def test_a_resume_on_another_device_kind_is_refused():
+    from cselab.train.execution import resume_mismatch
+
+    saved = {"device": "cuda", "threads": 8, "world_size": 1, "precision": "bf16", "eval_precision": "bf16"}
+    assert resume_mismatch(saved, {**saved, "device": "cpu"}) == (
+        "the checkpoint was written on a cuda device, this run would continue on cpu; resume it with device=cuda")
+    assert resume_mismatch(saved, {**saved, "threads": 2}) is None           # threads matter on a CPU only
+    assert resume_mismatch(None, {**saved, "device": "cpu"}) is None         # an older checkpoint: not checked
+
+
+def study_file(path: Path, tiny_model, runs: list, notebooks: list | None = None) -> Path:
+    profile = {"model": str(tiny_model), "corpus": "wiki1m-head", "max_sentences": 64, "batch_size": 16,
+               "max_steps": 2, "eval_every": 2, "log_every": 1, "final_eval": False, "lr": 1.0e-4}
+    study = {"name": path.stem, "profiles": {"cpu": profile}, "runs": runs,
+             **({"notebooks": notebooks} if notebooks else {})}
+    path.write_bytes(yaml.safe_dump(study, sort_keys=False, allow_unicode=True).encode())
+    return path
+
+
+def test_a_study_says_when_it_reuses_a_run_trained_under_other_settings(tiny_model, data_dir, tmp_path, one_thread):
+    from cselab.studies import load_study
+    from cselab.studies.runner import make_plan, threads_per_run
+
+    study = load_study(study_file(tmp_path / "reuse.yaml", tiny_model, [{"label": "simcse"}]), runs_root=tmp_path)
+    spec = study.runs[0]
+    train(spec.config, data_dir=data_dir, progress=False)         # trained by `cselab train` at 1 thread
+    assert make_plan(study, threads=1)[0].notes == []
+    assert make_plan(study, threads=2)[0].notes == [
+        "trained with threads=1; this study trains with threads=2: the same config, but not byte-identical numbers "
+        "(see README, Run directories)"]
+    results = json.loads((spec.run_dir / "results.json").read_text())
+    del results["execution"]                                       # a run of an older cselab
+    (spec.run_dir / "results.json").write_text(json.dumps(results))
+    assert make_plan(study, threads=1)[0].notes == [
+        "its execution settings (threads, processes, device) were not recorded (trained by an older cselab): it may "
+        "not be byte-identical to a run trained here"]
+    cores = torch.get_num_threads()
+    assert threads_per_run(1, "local") == cores and threads_per_run(2, "local") == max(1, cores // 2)
+    assert threads_per_run(cores + 1, "submitit-local") == 1 and threads_per_run(2, "slurm") == 0
+
+
+# --------------------------------------------------------------------------- 3. the study engine speaks in one line
+def test_study_validation_errors_name_the_file_line_or_label(tiny_model, tmp_path, capsys):
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes(b"name: latin\nprofiles: {cpu: {}}\ndescription: caf\xe9\n")
+    long = study_file(tmp_path / "long.yaml", tiny_model, [{"label": "simcse", "grid": {"corpus": ["x" * 300]}}])
+    before = tree(tmp_path)
+    assert main(["reproduce", str(latin), "--dry-run", "--runs-dir", str(tmp_path / "runs")]) == 2
+    assert error_line(capsys) == f"cselab reproduce: error: {latin}:3: not valid UTF-8 (byte 48 of the file); save it " \
+                                 "as UTF-8"
+    assert main(["reproduce", str(long), "--dry-run", "--runs-dir", str(tmp_path / "runs")]) == 2
+    assert error_line(capsys) == (
+        f"cselab reproduce: error: {long}:14: run 'simcse' (simcse-corpus={'x' * 46}…): the label is 314 bytes long, "
+        "more than the 249 that fit in a file name here (the file system's 255 bytes minus .ipynb); shorten it")
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("case", ["runs-dir file", "reports-dir below a file", "figures link", "slurm"])
+def test_reproduce_refuses_bad_places_and_launchers_before_writing_anything(case, tiny_model, tmp_path, capsys,
+                                                                            monkeypatch):
+    from conftest import REPO
+
+    notebook = {"notebook": str(REPO / "tests" / "notebooks" / "summary.py")}
+    study = study_file(tmp_path / "places.yaml", tiny_model, [{"label": "simcse"}], [notebook])
+    (tmp_path / "a-file").write_text("a file\n")
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (target / "keep.png").write_bytes(b"\x89PNG keep")
+    dirs = {"--runs-dir": tmp_path / "runs", "--reports-dir": tmp_path / "reports",
+            "--figures-dir": tmp_path / "figures"}
+    extra = []
+    if case == "runs-dir file":
+        dirs["--runs-dir"] = tmp_path / "a-file"
+        message = f"--runs-dir: {tmp_path / 'a-file'} is a file, not a folder; choose a folder"
+    elif case == "reports-dir below a file":
+        dirs["--reports-dir"] = tmp_path / "a-file" / "reports"
+        message = (f"--reports-dir: {dirs['--reports-dir']} lies below {tmp_path / 'a-file'}, which is a file, "
+                   "not a folder; choose a folder")
+    elif case == "figures link":
+        link = tmp_path / "figures" / "places" / "summary"
+        link.parent.mkdir(parents=True)
+        link.symlink_to(target)
+        message = (f"{link}: the figures folder of notebook 'summary' is a symbolic link (to {target}); the study "
+                   "empties this folder before the notebook runs and does not delete through links: remove the "
+                   "link or choose another --figures-dir")
+    else:
+        monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))      # no srun
+        extra = ["--launcher", "slurm"]
+        message = ("--launcher slurm: SLURM is not available here (`srun` is not on PATH); run `cselab reproduce` "
+                   "on a SLURM login node, or use --launcher local")
+    before = tree(tmp_path)
+    args = ["reproduce", str(study), *extra] + [x for option, path in dirs.items() for x in (option, str(path))]
+    assert main(args) == 2
+    assert error_line(capsys) == f"cselab reproduce: error: {message}"
+    assert tree(tmp_path) == before                                # no index, no run, the link's target kept
+
+
+def test_a_headerless_jupytext_notebook_gets_the_python3_kernel(tiny_model, tmp_path):
+    from cselab.studies import load_study
+    from cselab.studies.spec import notebook_parameters, read_notebook
+
+    plain = tmp_path / "plain.py"
+    plain.write_text('# %% tags=["parameters"]\nruns = {}\nscale = 2\n\n# %%\nprint(len(runs) * scale)\n')
+    assert read_notebook(plain).metadata["kernelspec"]["name"] == "python3"
+    assert notebook_parameters(plain) == {"runs", "scale"}
+    study = load_study(study_file(tmp_path / "plain.yaml", tiny_model, [{"label": "simcse"}],
+                                  [{"notebook": "plain.py", "parameters": {"scale": 3}}]), runs_root=tmp_path)
+    assert study.notebooks[0].declared == {"runs", "scale"}
+
+
+def test_a_launcher_that_breaks_leaves_an_index_that_says_so(tiny_model, data_dir, tmp_path, monkeypatch):
+    from cselab.studies import reproduce
+    from cselab.studies.launchers import LocalLauncher
+
+    def broken(self, tasks):
+        raise RuntimeError("submission refused\nsecond line")
+        yield
+
+    monkeypatch.setattr(LocalLauncher, "run", broken)
+    study = study_file(tmp_path / "broken.yaml", tiny_model, [{"label": "simcse"}])
+    code = reproduce(study, runs_dir=tmp_path / "runs", reports_dir=tmp_path / "reports",
+                     figures_dir=tmp_path / "figures", data_dir=str(data_dir), stream=io.StringIO(), progress="lines")
+    assert code == 1
+    summary = json.loads((tmp_path / "reports" / "broken" / "study.json").read_text())
+    assert [(r["status"], r["error"]) for r in summary["runs"]] == [
+        ("failed", "--launcher local: RuntimeError: submission refused")]
+    assert "not run" not in (tmp_path / "reports" / "broken" / "index.md").read_text()
+
+
+# The other `cselab reproduce` (or `cselab train`) of the same run: trains it holding its lock, and
+# waits at step 1 for a line on stdin, so that the study meets the lock for sure.
+TRAIN_HOLDING_THE_LOCK = textwrap.dedent("""
+    import json, sys
+    from cselab.config import load_config
+    from cselab.train import train
+
+    def pause(state, record):
+        if state.step == 1:
+            print("training", flush=True)
+            sys.stdin.readline()
+
+    train(load_config(json.loads(sys.argv[1])), data_dir=sys.argv[2], progress=False, callbacks=[pause])
+""")
+
+
+def test_a_concurrent_study_waits_for_the_locked_run_then_reuses_it(tiny_model, data_dir, tmp_path, monkeypatch):
+    import cselab.studies.execute as execute
+    from cselab.studies import load_study, reproduce
+
+    study_path = study_file(tmp_path / "twice.yaml", tiny_model, [{"label": "simcse"}])
+    spec = load_study(study_path, runs_root=tmp_path / "runs").runs[0]
+    other = subprocess.Popen([sys.executable, "-c", TRAIN_HOLDING_THE_LOCK, json.dumps(spec.config.to_dict()),
+                              str(data_dir)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    try:
+        assert other.stdout.readline().strip() == "training"
+        waiting = threading.Event()
+        real_wait = execute.wait_for_run_lock
+
+        def wait(lock_file):
+            waiting.set()
+            return real_wait(lock_file)
+
+        monkeypatch.setattr(execute, "wait_for_run_lock", wait)
+        codes = []
+        study = threading.Thread(target=lambda: codes.append(reproduce(
+            study_path, runs_dir=tmp_path / "runs", reports_dir=tmp_path / "reports",
+            figures_dir=tmp_path / "figures", data_dir=str(data_dir), stream=io.StringIO(), progress="lines")))
+        study.start()
+        assert waiting.wait(timeout=120)
+        other.stdin.write("go\n")
+        other.stdin.flush()
+        assert other.wait(timeout=300) == 0
+        study.join(timeout=300)
+    finally:
+        other.kill()
+    assert codes == [0]
+    summary = json.loads((tmp_path / "reports" / "twice" / "study.json").read_text())
+    (run,) = summary["runs"]
+    assert run["status"] == "reused" and run["error"] is None
+    assert run["note"].startswith("trained by another process while this study waited ")
+    assert run["best_stsb_dev"] == json.loads((spec.run_dir / "results.json").read_text())["best_stsb_dev"]
+    assert not (tmp_path / "reports" / "twice" / "runs").exists()    # no train notebook of its own was run
+    index = (tmp_path / "reports" / "twice" / "index.md").read_text()
+    assert "| reused " in index and "trained by another process while this study waited" in index
