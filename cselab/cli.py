@@ -57,11 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--fast", action="store_true", help="transfer: 5-fold instead of 10-fold (SimCSE's fasttest)")
     ev.add_argument("--seeds", type=int, nargs="+", default=None, help="clustering: K-means seeds "
                     "(default 0 1 2 3 4)")
-    ev.add_argument("--split", default="all", choices=["train", "dev", "test", "all"],
+    ev.add_argument("--split", default=None, choices=["train", "dev", "test", "all"],
                     help="geometry: the STS-B split (default: all three)")
     ev.add_argument("--pooler", default=None, help="override the pooler (default: the saved one, "
                     "cls_before_pooler for a plain backbone)")
-    ev.add_argument("--aggregate", default="all", choices=["all", "mean", "wmean"],
+    ev.add_argument("--aggregate", default=None, choices=["all", "mean", "wmean"],
                     help="STS12-16 summary: all = SimCSE (default), mean = SentEval's default")
     ev.add_argument("--batch-size", type=int, default=128)
     ev.add_argument("--device", default="auto")
@@ -103,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     info = sub.add_parser("info", help="versions, device, data root, presets and methods")
     _add_data_dir(info)
     _add_debug(info)
+    # An abbreviated option is an error, not a guess: `--over` must not quietly mean --overwrite.
+    for p in (parser, data, *sub.choices.values(), *data_sub.choices.values()):
+        p.allow_abbrev = False
     return parser
 
 
@@ -198,23 +201,10 @@ def cmd_train(args) -> int:
 
 def resolve_model_path(model: str) -> str:
     """A run directory means its ``best/`` model; a run without one is an error that says what it has."""
-    from .io import recorded_step
     from .rundir import RunDir
 
     run = RunDir(Path(model))
-    is_run = run.config_file.is_file() and not (run.path / "cselab.json").is_file() and (
-        run.metrics_file.exists() or run.best_dir.is_dir() or run.last_dir.is_dir())
-    if not is_run:
-        return model
-    if run.best_dir.is_dir():
-        return str(run.best_dir)
-    if run.last_dir.is_dir():
-        step = recorded_step(run.last_dir)
-        at = f" of step {step}" if step != float("-inf") else ""
-        hint = f"it has last/, the checkpoint{at}: evaluate that with `cselab eval {run.last_dir}`"
-    else:
-        hint = "nor a last/ checkpoint: it has not reached its first evaluation"
-    raise FileNotFoundError(f"{run.path}: this run has no best/ model yet ({hint})")
+    return str(run.best_model()) if run.is_run() else model
 
 
 def cmd_eval(args) -> int:
@@ -226,6 +216,7 @@ def cmd_eval(args) -> int:
     suite = get_suite(args.suite)
     if args.batch_size < 1:
         raise ValueError(f"--batch-size: must be >= 1, got {args.batch_size}")
+    check_suite_options(args)
     path = resolve_model_path(args.model)
     saved = (Path(path) / CONFIG_NAME).is_file()
     pooler = args.pooler or (None if saved else "cls_before_pooler")
@@ -235,6 +226,25 @@ def cmd_eval(args) -> int:
     _write_output(args, encoder, result)
     print(suite.table(result, f"{args.model} ({encoder.pooler_name})"))
     return 0
+
+
+# The suites each ``cselab eval`` option applies to: given with another suite it is an error, not ignored.
+SUITE_OPTIONS = {"tasks": ("sts", "transfer", "clustering"), "fast": ("transfer",), "seeds": ("clustering",),
+                 "split": ("geometry",), "aggregate": ("sts",)}
+SUITE_DEFAULTS = {"split": "all", "aggregate": "all"}
+
+
+def check_suite_options(args) -> None:
+    """Refuse an option the chosen suite does not use (it would be silently ignored), then fill in
+    the defaults of the options left out."""
+    for option, suites in SUITE_OPTIONS.items():
+        given = getattr(args, option) not in (None, False)
+        if given and args.suite not in suites:
+            raise ValueError(f"--{option}: does not apply to --suite {args.suite} (only to --suite "
+                             f"{' / '.join(suites)}); remove it")
+    for option, default in SUITE_DEFAULTS.items():
+        if getattr(args, option) is None:
+            setattr(args, option, default)
 
 
 def _write_output(args, encoder, result: dict) -> None:

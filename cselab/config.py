@@ -122,6 +122,16 @@ NON_IDENTITY_KEYS = ("output_dir", "run_name", "device", "log_every", "eval_batc
                      # observation only: they neither consume randomness nor change the updates
                      "probe_every", "probe_sentences", "log_embedding_grad_norm", "snapshot_every", "report_to")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+# The smallest temperature whose logits fp32 still carries. The InfoNCE runs in fp32 on logits
+# cos/τ with |cos| ≤ 1, so they reach 1/τ, and fp32 rounds a number of magnitude x by up to x·2⁻²⁴.
+# The loss is a difference of such logits (log-sum-exp minus the positive's), so its rounding is
+# about (1/τ)·2⁻²⁴; keeping that below 2⁻¹¹ ≈ 5e-4 nat (the loss and the softmax weights right to
+# three decimals) needs τ ≥ 2⁻¹³ ≈ 1.22e-4. SimCSE's smallest ablated temperature, 0.001, is 8×
+# above it; τ = 1e-12 (loss ≈ 5e10 at step 1, pure rounding) is refused.
+TEMPERATURE_MIN = 2.0 ** -13
+# A run folder's siblings add at most this many bytes to its name: <run>.overwrite/ (a replacement
+# in progress), <run>.old/ (a swap), .<run>.lock.
+RUN_NAME_RESERVE = len(".overwrite")
 REPORTERS = ("tensorboard",)   # the values ``report_to`` accepts (cselab.train.reporting)
 
 
@@ -166,6 +176,9 @@ def validate(cfg: TrainConfig) -> None:
     pooler_options(cfg.pooler, cfg.pooler_options)
     need(0.0 <= cfg.dropout < 1.0, "dropout", "must be in [0, 1)")
     need(cfg.temperature > 0, "temperature", "must be > 0")
+    need(cfg.temperature >= TEMPERATURE_MIN, "temperature",
+         f"must be >= 2^-13 ≈ {TEMPERATURE_MIN:.3g}: the logits cos/τ reach 1/τ, and fp32 (the InfoNCE's "
+         "precision) rounds a logit that large by more than 5e-4 nat, so the loss is rounding, not signal")
     need(cfg.batch_size >= 2, "batch_size", "must be >= 2 (in-batch negatives)")
     need(cfg.lr > 0, "lr", "must be > 0")
     need(cfg.epochs >= 1, "epochs", "must be >= 1")
@@ -191,6 +204,7 @@ def validate(cfg: TrainConfig) -> None:
     need(cfg.device == "auto" or cfg.device == "cpu" or cfg.device.startswith("cuda") or cfg.device == "mps",
          "device", "must be auto, cpu, cuda[:N] or mps")
     METHODS = _methods()
+    check_run_name(cfg)
     for name, params in cfg.method_params.items():
         try:
             run_method_check(METHODS[name].config_check, params, cfg)
@@ -215,6 +229,23 @@ def run_method_check(check, params, cfg: TrainConfig) -> None:
     if unknown:
         raise TypeError(f"{check.__qualname__} asks for {unknown[0]!r}, which is not a training config key")
     check(params, **{k: getattr(cfg, k) for k in keys})
+
+
+def check_run_name(cfg: TrainConfig) -> None:
+    """``run_name`` is one plain folder name inside ``output_dir``: with a separator, ``..`` or an
+    absolute path the run would land (and ``--overwrite`` would delete) outside the runs root."""
+    from .io import name_max, path_component_problem
+
+    if cfg.run_name is None:
+        return
+    system = name_max(cfg.output_dir)
+    problem = path_component_problem(cfg.run_name, system - RUN_NAME_RESERVE)
+    if problem is not None and "bytes long" in problem:
+        problem = (f"is {len(os.fsencode(cfg.run_name))} bytes long; at most {system - RUN_NAME_RESERVE} fit (the file "
+                   f"system's {system} minus {RUN_NAME_RESERVE} for the run's <name>.overwrite/ staging folder)")
+    if problem is not None:
+        raise ConfigError(f"run_name: {cfg.run_name!r} {problem}; a run name is one folder name inside "
+                          f"output_dir ({cfg.output_dir})")
 
 
 # ------------------------------------------------------------------- loading

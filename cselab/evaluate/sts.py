@@ -48,6 +48,13 @@ def cosine_scores(emb1: np.ndarray, emb2: np.ndarray) -> np.ndarray:
 
 
 def spearman(pred: np.ndarray, gold: np.ndarray) -> float:
+    """Spearman's ρ; NaN when either side is constant or not finite (a collapsed or diverged model:
+    every pair scored alike). That case is answered here instead of by scipy, whose
+    ConstantInputWarning would otherwise be the first line a user sees, before cselab's own error
+    about the NaN dev score."""
+    pred, gold = np.asarray(pred, dtype=float), np.asarray(gold, dtype=float)
+    if not (np.isfinite(pred).all() and np.isfinite(gold).all()) or np.ptp(pred) == 0 or np.ptp(gold) == 0:
+        return float("nan")
     return float(spearmanr(pred, gold).statistic)
 
 

@@ -49,6 +49,7 @@ class StudyReport:
     notebooks: list[NotebookResult] = field(default_factory=list)
     wall_seconds: float = 0.0
     interrupted: bool = False
+    threads: int = 0               # intra-op threads per run (0: each SLURM job's own)
 
     @property
     def failures(self) -> int:
@@ -100,6 +101,8 @@ def run_line(outcome: RunOutcome, same_as: str | None = None, notes: list[str] =
     line = f"run {outcome.label}: {status}  {outcome.seconds:.1f} s  {dev}  {outcome.run_dir}"
     if outcome.error:
         line += f"\n    {outcome.error}"
+    if outcome.note:
+        line += f"\n    note: {outcome.note}"
     return line + "".join(f"\n    note: {note}" for note in notes)
 
 
@@ -172,7 +175,9 @@ def index_markdown(report: StudyReport) -> str:
     lines = [f"# Study `{study.name}`", ""]
     if study.description:
         lines += [study.description.strip(), ""]
-    lines += [f"- profile: `{study.profile}`; launcher: `{report.launcher}`, {report.jobs} job(s) at a time",
+    threads = (f"{report.threads} intra-op thread(s) per run" if report.threads else
+               "intra-op threads per run: each job's own")
+    lines += [f"- profile: `{study.profile}`; launcher: `{report.launcher}`, {report.jobs} job(s) at a time, {threads}",
               f"- study file: `{study.path.name}`",
               f"- wall time: {format_seconds(report.wall_seconds)} "
               f"(finished {datetime.datetime.now().astimezone().isoformat(timespec='seconds')})",
@@ -191,6 +196,7 @@ def index_markdown(report: StudyReport) -> str:
     lines += [tabulate(rows, headers=["label", "method", "seed", "status", "best STS-B dev", "run dir"],
                        tablefmt="github", disable_numparse=True), ""]
     notes = [f"- {p.spec.label}: {_cell(note)}" for p in report.plan for note in p.notes]
+    notes += [f"- {o.label}: {_cell(o.note)}" for o in report.outcomes.values() if o.note]
     if notes:
         lines += ["Notes:", ""] + notes + [""]
     lines += ["## Notebooks", ""]
@@ -273,13 +279,14 @@ def summary(report: StudyReport) -> dict:
                      "run_dir": str(p.spec.run_dir), "same_as": p.same_as, "notes": p.notes,
                      "status": o.status if o else "interrupted" if report.interrupted else "not run", "seconds": o.seconds if o else None,
                      "best_stsb_dev": o.best_stsb_dev if o else None, "error": o.error if o else None,
-                     "train_seconds": o.train_seconds if o else None,
+                     "train_seconds": o.train_seconds if o else None, "note": o.note if o else None,
                      "time_split": o.split.to_dict() if o and o.split else None})
     notebooks = [{"name": nb.spec.name, "notebook": str(nb.spec.path), "runs": nb.spec.runs, "status": nb.status,
                   "output": str(nb.output) if nb.output else None, "seconds": nb.seconds, "note": nb.note,
                   "time_split": nb.split.to_dict() if nb.split else None}
                  for nb in report.notebooks]
     return {"study": report.study.name, "profile": report.study.profile, "ok": report.ok,
+            "launcher": report.launcher, "jobs": report.jobs, "threads_per_run": report.threads,
             "interrupted": report.interrupted, "wall_seconds": report.wall_seconds, "runs": runs,
             "notebooks": notebooks}
 

@@ -43,6 +43,8 @@ STUDY_KEYS = ("name", "description", "profiles", "runs", "notebooks", "slurm")
 GROUP_KEYS = ("label", "config", "set", "grid", "seeds", "profiles")
 NOTEBOOK_KEYS = ("notebook", "name", "runs", "parameters", "profiles")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=-]*$")
+# The kernel of every notebook the engine executes (a jupytext script without a header gets it).
+KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 
 
 class StudyError(ValueError):
@@ -121,7 +123,12 @@ def _item_lines(text: str, key: str) -> list[int]:
 
 
 def _read_yaml(path: Path) -> tuple[dict, str]:
-    text = path.read_text(encoding="utf-8")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise StudyError(f"{path}:{line}: not valid UTF-8 (byte {e.start} of the file); save it as UTF-8") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
@@ -232,6 +239,8 @@ def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root
                 run_label += f"-s{seed}"
                 overrides["seed"] = seed
             overrides.update(output_dir=str(runs_root), run_name=None)
+            check_file_name(f"{where} ({run_label[:60]}{'…' if len(run_label) > 60 else ''})", "the label", run_label,
+                            ".ipynb", runs_root)
             try:
                 cfg = load_config(source, overrides)
             except ConfigError as e:
@@ -242,10 +251,27 @@ def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root
 
 # ------------------------------------------------------------------- notebooks
 def read_notebook(path: Path):
-    """A notebook source as an nbformat node (jupytext ``.py`` or ``.ipynb``)."""
+    """A notebook source as an nbformat node (jupytext ``.py`` or ``.ipynb``). A jupytext script
+    without a header names no kernel: it gets the python3 kernel every study notebook runs in."""
     import jupytext
 
-    return jupytext.read(path)
+    notebook = jupytext.read(path)
+    if not notebook.metadata.get("kernelspec", {}).get("name"):
+        notebook.metadata["kernelspec"] = dict(KERNELSPEC)
+    return notebook
+
+
+def check_file_name(where: str, what: str, name: str, suffix: str, folder: Path) -> None:
+    """A label or name the engine turns into a file or folder name (``<name><suffix>``) must be one
+    the file system accepts: checked when the study is validated (``--dry-run`` included), not when
+    every run fails."""
+    from ..io import name_max, path_component_problem
+
+    limit = name_max(folder) - len(suffix)
+    problem = path_component_problem(name, limit)
+    if problem is not None:
+        room = f" (the file system's {limit + len(suffix)} bytes minus {suffix})" if suffix else ""
+        raise StudyError(f"{where}: {what} {problem}{room}; shorten it")
 
 
 def notebook_parameters(path: Path) -> set[str]:
@@ -304,8 +330,15 @@ def parse_notebook(entry: dict, where: str, study_dir: Path, labels: list[str],
     parameters = entry.get("parameters") or {}
     if not isinstance(parameters, dict):
         raise StudyError(f"{where}: parameters: expected a mapping, got {parameters!r}")
+    check_file_name(where, "the notebook name", name, ".ipynb", study_dir)
     if path not in declared_cache:
-        declared_cache[path] = notebook_parameters(path)
+        try:
+            declared_cache[path] = notebook_parameters(path)
+        except Exception as e:   # nbformat / papermill: one line naming the notebook and the study line
+            from ..io import first_line
+
+            raise StudyError(f"{where}: {path}: cannot read its parameters ({type(e).__name__}: {first_line(e)})") \
+                from None
     declared = declared_cache[path]
     if "runs" not in declared:
         raise StudyError(f"{where}: {path.name} declares no `runs` parameter in its parameters cell, so it "
@@ -347,6 +380,7 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
     name = data.get("name", path.stem)
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
         raise StudyError(f"{path}: name: expected a name of letters, digits and ._+=- , got {name!r}")
+    check_file_name(str(path), "the study name", name, "", Path(runs_root))
     description = data.get("description") or ""
     profiles = data.get("profiles") or {}
     if not isinstance(profiles, dict) or not profiles:

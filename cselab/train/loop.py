@@ -32,12 +32,12 @@ from ..encoder import SentenceEncoder
 from ..encoder.model_card import write_model_card
 from ..export import run_facts
 from ..evaluate.sts import evaluate_pairs, evaluate_sts
-from ..io import atomic_write_json, remove_dir, replace_dir, staged_dir
+from ..io import atomic_write_json, ensure_folder, remove_dir, replace_dir, staged_dir
 from ..methods import build_loss
 from ..progress import progress_bar
 from ..rundir import RunDir, load_state, save_state
 from ..utils import native_bf16, precision_name, resolve_precision, rng_state, seed_everything, set_rng_state
-from . import ddp
+from . import ddp, execution
 from .guards import (NonFiniteLossError, TrainingData, check_dev_score, check_weights, checkpoint_tensors,
                      load_training_data, stop_message)
 from .probes import embedding_grad_norms, probe_record, stsb_probe_set
@@ -108,6 +108,8 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
     processes = ddp.setup(cfg.device)   # torchrun's process group, or this process alone
     processes.check_config(cfg)
     final = RunDir.for_config(cfg)
+    if processes.is_main:
+        ensure_folder(cfg.output_dir, "output_dir")   # a file there is one line, not an errno
     # Process 0 owns the run directory (lock, recovery, staging); the others only train.
     with final.locked() if processes.is_main else contextlib.nullcontext():
         if processes.is_main:
@@ -138,6 +140,7 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
     amp_dtype = resolve_precision(cfg.precision, device)
     precisions = {"precision": precision_name(amp_dtype),
                   "eval_precision": precision_name(resolve_precision(cfg.eval_precision, device, evaluation=True))}
+    settings = execution.execution_settings(device, processes.world_size, precisions)
     seed_everything(cfg.seed)   # the same seed on every process (what must agree is broadcast)
 
     # ---- data
@@ -173,6 +176,7 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
         state = TrainState(**saved["train_state"])
         check_resumed_setting(saved, "precision", precisions, run.last_dir)
         check_resumed_setting(saved, "world_size", {"world_size": processes.world_size}, run.last_dir)
+        execution.check_resume(saved.get(execution.KEY), settings, run.last_dir)
         set_rng_state(processes.scatter_rng_states(saved["rng_per_process"]) if "rng_per_process" in saved
                       else saved["rng"])
         if processes.is_main:
@@ -194,7 +198,8 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
             save_state({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
                         "scaler": scaler.state_dict(), "loss": loss_fn.state_dict(),
                         "train_state": dataclasses.asdict(state), "rng": rngs[0], "rng_per_process": rngs,
-                        "precision": precisions, "world_size": {"world_size": processes.world_size}}, tmp)
+                        "precision": precisions, "world_size": {"world_size": processes.world_size},
+                        execution.KEY: settings}, tmp)
 
     def save_snapshot() -> None:
         """A model-only folder (no optimizer state) for analyses over training (the explorer)."""
@@ -301,7 +306,7 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
     results = {"steps": state.step, "total_steps": total_steps, "best_step": state.best_step,
                "best_stsb_dev": state.best_score, "stopped_early": state.stopped_early,
                "train_seconds": state.train_seconds, **precisions, "native_bf16": native_bf16(),
-               "world_size": processes.world_size, "mini_batch_size": cfg.mini_batch_size}
+               "world_size": processes.world_size, "mini_batch_size": cfg.mini_batch_size, execution.KEY: settings}
     if cfg.final_eval and run.best_dir.is_dir():
         best = SentenceEncoder.from_pretrained(run.best_dir).to(device)
         best.eval_precision = cfg.eval_precision
@@ -317,10 +322,11 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
 def check_resumed_setting(saved: dict, key: str, now: dict, last_dir: Path) -> None:
     """Resuming is exact only with what the checkpoint was written with: the resolved precisions
     (``precision: auto`` means bf16 on one machine and fp32 on another) and the number of processes
-    (each has its own dropout stream). A difference is an error naming both."""
+    (each has its own dropout stream). A difference is an error naming both and what to do."""
     before = saved.get(key)
     if before is not None and before != now:
+        how = (f"resume it with torchrun --nproc_per_node {before['world_size']}" if key == "world_size" and
+               before.get("world_size", 1) > 1 else "resume it in one process" if key == "world_size" else
+               "resume it on a machine where the config resolves the same way")
         raise ValueError(f"{last_dir}: the checkpoint was written with {before}, this run would continue with {now}; "
-                         "a resumed run is exact only with the same setting (resume it on a machine where the "
-                         "config resolves the same way, or start a new run)")
-
+                         f"a resumed run is exact only with the same setting ({how}, or start a new run)")
