@@ -54,6 +54,9 @@ class TrainConfig:
     max_len: int = 32
     shuffle: bool = True
     drop_last: bool = False
+    # no sentence (exact string) twice in a batch: a copy is a false negative (cselab.train.batches).
+    # Off by default: SimCSE's Trainer samples in plain random order, which the papers' numbers used.
+    no_duplicates: bool = False
     # optimisation
     batch_size: int = 64                     # global: all processes together
     mini_batch_size: typing.Optional[int] = None   # gradient caching: sentences per encoder chunk
@@ -108,6 +111,9 @@ class TrainConfig:
         d = self.to_dict()
         for key in NON_IDENTITY_KEYS:
             d.pop(key, None)
+        for key, default in LATER_KEYS.items():
+            if d.get(key) == default:
+                d.pop(key)
         return d
 
     def config_hash(self, length: int = 10) -> str:
@@ -121,6 +127,9 @@ class TrainConfig:
 NON_IDENTITY_KEYS = ("output_dir", "run_name", "device", "log_every", "eval_batch_size",
                      # observation only: they neither consume randomness nor change the updates
                      "probe_every", "probe_sentences", "log_embedding_grad_norm", "snapshot_every", "report_to")
+# Keys added after runs were made: left out of the identity while at their default, so that every
+# earlier config keeps its hash (and its run directory); set to anything else, they are identity.
+LATER_KEYS = {"no_duplicates": False}
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 REPORTERS = ("tensorboard",)   # the values ``report_to`` accepts (cselab.train.reporting)
 

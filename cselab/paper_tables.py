@@ -25,7 +25,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from .config import NON_IDENTITY_KEYS
+from .config import LATER_KEYS, NON_IDENTITY_KEYS
 from .evaluate.runs import evaluation_frame
 from .evaluate.sts import STS_TASKS, TASK_LABELS
 from .published import BACKBONES, paper_backbone
@@ -74,6 +74,9 @@ def identity_without_seed(run_dir: str | os.PathLike) -> dict:
     config = dict(read_config(run_dir))
     for key in (*NON_IDENTITY_KEYS, "seed"):
         config.pop(key, None)
+    for key, default in LATER_KEYS.items():   # a run made before the key existed is the same variant
+        if config.get(key) == default:
+            config.pop(key)
     return config
 
 def _first_difference(a: dict, b: dict, prefix: str = "") -> str:

@@ -37,6 +37,7 @@ from ..progress import progress_bar
 from ..rundir import RunDir, load_state, save_state
 from ..utils import precision_name, resolve_precision, rng_state, seed_everything, set_rng_state
 from . import ddp
+from .batches import batches_per_epoch, epoch_batches, epoch_order  # noqa: F401 (epoch_order: API)
 from .guards import (NonFiniteLossError, TrainingData, check_dev_score, check_weights, checkpoint_tensors,
                      load_training_data, stop_message)
 from .probes import embedding_grad_norms, probe_record, stsb_probe_set
@@ -56,18 +57,6 @@ class TrainState:
     evals_without_improvement: int = 0
     stopped_early: bool = False
     train_seconds: float = 0.0
-
-
-def epoch_order(n: int, seed: int, epoch: int, shuffle: bool) -> list[int]:
-    """The corpus order of one epoch, from its own generator so that resuming reproduces it."""
-    if not shuffle:
-        return list(range(n))
-    return torch.randperm(n, generator=torch.Generator().manual_seed(seed + epoch)).tolist()
-
-
-def batches_per_epoch(n: int, batch_size: int, drop_last: bool) -> int:
-    """Batches in one epoch; a final batch of 1 sentence is always dropped (no in-batch negative)."""
-    return n // batch_size if drop_last or n % batch_size == 1 else math.ceil(n / batch_size)
 
 
 def trainable_parameters(*modules: torch.nn.Module) -> list[torch.nn.Parameter]:
@@ -233,9 +222,10 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
     if cfg.snapshot_every and state.step == 0 and processes.is_main:
         save_snapshot()   # the model before training, the first frame of every snapshot series
     while state.step < total_steps and not state.stopped_early:
-        order = epoch_order(len(corpus), cfg.seed, state.epoch, cfg.shuffle)
-        for b in range(state.batch_in_epoch, per_epoch):
-            sentences = [corpus[i] for i in order[b * cfg.batch_size:(b + 1) * cfg.batch_size]]
+        batches = epoch_batches(corpus, cfg.seed, state.epoch, cfg.batch_size, cfg.shuffle, cfg.drop_last,
+                                cfg.no_duplicates)
+        for b in range(state.batch_in_epoch, len(batches)):
+            sentences = [corpus[i] for i in batches[b]]
             log_now = (state.step + 1) % cfg.log_every == 0 or state.step == 0 or state.step + 1 == total_steps
             log_grad_norm = cfg.log_embedding_grad_norm and log_now  # ∂L/∂z of both views (MixCSE's dynamics)
             step = training_loss(model, encoder, loss_fn, processes.local_slice(sentences), step=state.step,
