@@ -186,7 +186,8 @@ def cmd_train(args) -> int:
         return 0
     results = json.loads((run / "results.json").read_text())
     print(f"run: {run}")
-    print(f"best STS-B dev: {results['best_stsb_dev']:.2f} at step {results['best_step']}")
+    print(f"best/ chosen by {results.get('select_by', 'stsb_dev')}: step {results['best_step']} "
+          f"(STS-B dev {results['best_stsb_dev']:.2f})")
     if "sts" in results:
         from .evaluate import format_sts_table
 

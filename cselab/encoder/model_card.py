@@ -41,6 +41,15 @@ def _pooler_sentence(saved: dict) -> str:
     return words
 
 
+def _selection_sentence(select_by: str) -> str:
+    """The card's words for ``select_by`` (cselab.train.selection), saved in ``cselab.json``."""
+    return {"stsb_dev": "`stsb_dev`: the best STS-B dev Spearman (the papers' protocol; the STS numbers below "
+                        "are therefore not free of STS labels)",
+            "last": "`last`: the model at the end of training (no selection)",
+            "heldout_infonce": "`heldout_infonce`: the lowest InfoNCE on a held-out slice of the training corpus "
+                               "(no STS data)"}.get(select_by, f"`{select_by}`")
+
+
 def _is_hub_id(name: str) -> bool:
     return bool(name) and not name.startswith((".", "/", "~")) and name.count("/") <= 1 and not Path(name).exists()
 
@@ -90,6 +99,7 @@ def model_card(folder: str | os.PathLike, run_dir: str | os.PathLike | None = No
         lines.append(f"| saved at step | {saved['step']} |")
     if "stsb_dev" in saved:
         lines.append(f"| STS-B dev (Spearman ×100) at that step | {saved['stsb_dev']:.2f} |")
+        lines.append(f"| checkpoint chosen by | {_selection_sentence(saved.get('select_by', 'stsb_dev'))} |")
     if config:
         lines += ["", "## Training", "",
                   f"Data: `{config['corpus']}`" + (f", its first {config['max_sentences']} sentences"
@@ -98,7 +108,8 @@ def model_card(folder: str | os.PathLike, run_dir: str | os.PathLike | None = No
                   "| setting | value |", "|---|---|",
                   *[f"| {k} | `{json.dumps(config[k])}` |" for k in TRAINING_KEYS if k in config]]
         if results:
-            lines.append(f"| steps done | {results.get('steps')} (best STS-B dev at step {results.get('best_step')}) |")
+            lines.append(f"| steps done | {results.get('steps')} (best/ from step {results.get('best_step')}, "
+                         f"chosen by `{results.get('select_by', 'stsb_dev')}`) |")
         # The keys that determine the result (no output folders or devices of the training machine).
         identity = {k: v for k, v in config.items() if k not in NON_IDENTITY_KEYS}
         lines += ["", "<details><summary>full configuration</summary>", "", "```json",

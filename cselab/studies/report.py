@@ -10,7 +10,9 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from ..config import uses_sts
 from ..io import atomic_write_json, atomic_write_text
+from ..tables import STS_SELECTED_MARK, STS_SELECTED_NOTE
 from .cost import Estimate, assumptions, format_seconds
 from .execute import RunOutcome
 from .spec import NotebookSpec, RunSpec, Study
@@ -165,10 +167,13 @@ def index_markdown(report: StudyReport) -> str:
         executed = here / "runs" / f"{p.spec.label}.ipynb"
         label = f"[{p.spec.label}]({_link(executed, here)})" if executed.is_file() else p.spec.label
         dev = f"{o.best_stsb_dev:.2f}" if o and o.best_stsb_dev is not None else "—"
-        rows.append([label, p.spec.method, p.spec.seed, status, dev,
+        chosen = p.spec.config.select_by + (STS_SELECTED_MARK if uses_sts(p.spec.config.select_by) else "")
+        rows.append([label, p.spec.method, p.spec.seed, status, dev, chosen,
                      f"[{p.spec.run_dir.name}]({_link(p.spec.run_dir, here)})"])
-    lines += [tabulate(rows, headers=["label", "method", "seed", "status", "best STS-B dev", "run dir"],
-                       tablefmt="github", disable_numparse=True), ""]
+    lines += [tabulate(rows, headers=["label", "method", "seed", "status", "best STS-B dev", "best/ chosen by",
+                                      "run dir"], tablefmt="github", disable_numparse=True), ""]
+    if any(uses_sts(p.spec.config.select_by) for p in report.plan):
+        lines += [STS_SELECTED_NOTE, ""]
     notes = [f"- {p.spec.label}: {_cell(note)}" for p in report.plan for note in p.notes]
     if notes:
         lines += ["Notes:", ""] + notes + [""]
@@ -207,7 +212,8 @@ def summary(report: StudyReport) -> dict:
         runs.append({"label": p.spec.label, "method": p.spec.method, "seed": p.spec.seed,
                      "run_dir": str(p.spec.run_dir), "same_as": p.same_as, "notes": p.notes,
                      "status": o.status if o else "interrupted" if report.interrupted else "not run", "seconds": o.seconds if o else None,
-                     "best_stsb_dev": o.best_stsb_dev if o else None, "error": o.error if o else None})
+                     "best_stsb_dev": o.best_stsb_dev if o else None, "select_by": p.spec.config.select_by,
+                     "error": o.error if o else None})
     notebooks = [{"name": nb.spec.name, "notebook": str(nb.spec.path), "runs": nb.spec.runs, "status": nb.status,
                   "output": str(nb.output) if nb.output else None, "seconds": nb.seconds, "note": nb.note}
                  for nb in report.notebooks]
