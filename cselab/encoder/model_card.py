@@ -110,6 +110,12 @@ def model_card(folder: str | os.PathLike, run_dir: str | os.PathLike | None = No
         if results:
             lines.append(f"| steps done | {results.get('steps')} (best/ from step {results.get('best_step')}, "
                          f"chosen by `{results.get('select_by', 'stsb_dev')}`) |")
+        lock = run_config.get("lockfile")
+        if lock:   # the environment: the tested lockfile and whether the training one matched it
+            state = "the installed packages matched it" if lock.get("matches") else \
+                f"{lock.get('differences')} installed packages differed from it"
+            lines.append(f"| environment | lockfile `{lock.get('file')}` (sha256 `{lock.get('sha256', '')[:16]}…`); "
+                         f"{state} |")
         # The keys that determine the result (no output folders or devices of the training machine).
         identity = {k: v for k, v in config.items() if k not in NON_IDENTITY_KEYS}
         lines += ["", "<details><summary>full configuration</summary>", "", "```json",
