@@ -61,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "cls_before_pooler for a plain backbone)")
     ev.add_argument("--aggregate", default="all", choices=["all", "mean", "wmean"],
                     help="STS12-16 summary: all = SimCSE (default), mean = SentEval's default")
+    ev.add_argument("--pairs", nargs="+", default=None, metavar="TSV",
+                    help="your own scored pairs (sentence1<TAB>sentence2<TAB>score, header optional), scored with "
+                    "the STS protocol and reported beside the standard tasks (named by file stem)")
     ev.add_argument("--batch-size", type=int, default=128)
     ev.add_argument("--device", default="auto")
     ev.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16", "fp16"],
@@ -230,13 +233,21 @@ def cmd_eval(args) -> int:
     pooler = args.pooler or (None if saved else "cls_before_pooler")
     encoder = SentenceEncoder.from_pretrained(path, pooler=pooler).to(resolve_device(args.device))
     encoder.eval_precision = args.precision
+    if args.pairs and args.suite != "sts":
+        raise ValueError(f"--pairs: scored pairs use the STS protocol; drop --suite {args.suite} to score them")
     if args.suite != "sts":
         return _eval_suite(args, encoder)
     result = evaluate_sts(encoder, tasks=args.tasks or STS_TASKS, data_dir=args.data_dir, aggregate=args.aggregate,
-                          batch_size=args.batch_size)
+                          batch_size=args.batch_size, pairs=args.pairs)
     _write_output(args, encoder, result)
     label = f"{args.model} ({encoder.pooler_name})"
     print(format_sts_table({label: result}))
+    if "custom" in result:
+        from tabulate import tabulate
+
+        custom = result["custom"]
+        print(tabulate([[name, d["pairs"], custom["scores"][name], d["file"]] for name, d in custom["details"].items()],
+                       headers=["your pairs", "pairs", "Spearman ×100", "file"], tablefmt="github", floatfmt=".2f"))
     print(f"{result['sentences_encoded']} unique sentences in {result['seconds']:.1f}s; aggregate={args.aggregate}; "
           f"precision={result['precision']}")
     return 0
