@@ -462,7 +462,7 @@ def last_values(runs: Mapping[str, Path], keys: Sequence[str], kind: str = "trai
 
 
 # ------------------------------------------------------------------- notebook odds and ends
-PROFILES = ("cpu", "gpu")
+PROFILES = ("cpu", "gpu", "smoke")   # smoke: every run for 2 steps on a tiny model, the cpu sizes (studies/smoke.py)
 
 def by_profile(profile: str, value, cpu, gpu):
     """A cost parameter: ``value`` when given, else its size for the study profile — ``cpu``
@@ -471,7 +471,7 @@ def by_profile(profile: str, value, cpu, gpu):
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
     if value is not None:
         return value
-    return cpu if profile == "cpu" else gpu
+    return gpu if profile == "gpu" else cpu
 
 def for_legend(runs: Mapping[str, Path]) -> dict[str, Path]:
     """Runs to plot with one line per run: a single run is left unlabelled, so its figure has no
