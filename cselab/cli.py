@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--tasks", nargs="+", default=None, help="subset of the suite's tasks, e.g. STS12 STS13 STS14 "
                     "STS15 STS16 STSBenchmark SICKRelatedness (default: all of them)")
     ev.add_argument("--fast", action="store_true", help="transfer: 5-fold instead of 10-fold (SimCSE's fasttest)")
+    ev.add_argument("--probe", default="sklearn", choices=["sklearn", "pytorch"],
+                    help="transfer: the classifier; pytorch = SentEval's PyTorch logistic regression as SimCSE ran it "
+                    "(Adam, batch 64, tenacity 5, epoch size 4; --fast: RMSprop, 128, 3, 2)")
     ev.add_argument("--seeds", type=int, nargs="+", default=None, help="clustering: K-means seeds "
                     "(default 0 1 2 3 4)")
     ev.add_argument("--split", default="all", choices=["train", "dev", "test", "all"],
@@ -273,7 +276,7 @@ def _eval_suite(args, encoder) -> int:
     common = {"data_dir": args.data_dir, "batch_size": args.batch_size}
     seeds = args.seeds or list(DEFAULT_SEEDS)
     if args.suite == "transfer":
-        r = evaluate_transfer(encoder, args.tasks or TRANSFER_TASKS, fast=args.fast, **common)
+        r = evaluate_transfer(encoder, args.tasks or TRANSFER_TASKS, fast=args.fast, probe=args.probe, **common)
         _write_output(args, encoder, r)
         rows = [[t, d["acc"], d.get("f1", ""), d["seconds"]] for t, d in r["details"].items()]
         rows.append(["Avg.", r["avg"], "", r["seconds"]])
