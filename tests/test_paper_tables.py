@@ -172,5 +172,6 @@ def test_by_profile():
 
     assert by_profile("cpu", None, cpu=[], gpu=["MR"]) == [] and by_profile("gpu", None, cpu=[], gpu=["MR"]) == ["MR"]
     assert by_profile("cpu", ["CR"], cpu=[], gpu=["MR"]) == ["CR"]       # a given value wins
+    assert by_profile("smoke", None, cpu=[], gpu=["MR"]) == []            # the smoke profile: the cpu sizes
     with pytest.raises(ValueError, match="profile must be one of"):
         by_profile("tpu", None, 1, 2)
