@@ -17,7 +17,7 @@ STUDY ?=
 PROFILE ?= cpu
 REPRODUCE_ARGS ?=
 
-.PHONY: demo quickstart notebooks test test-all data benchmark reproduce clean
+.PHONY: demo quickstart notebooks test test-all data benchmark reproduce clean install-locked lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,18 @@ test-all: $(VENV)/.installed-dev
 benchmark: $(VENV)/.installed-dev
 	$(BIN)/pip install -q -e ".[dev,bench]"
 	$(BIN)/python benchmarks/speed.py
+
+# The tested environment exactly (cselab/locks/cpu.txt: every package pinned, CPU torch), then cselab
+# itself without resolving anything else; `make lock` rewrites the lockfile from .venv.
+LOCKFILE := cselab/locks/cpu.txt
+install-locked: | $(BIN)/python
+	$(BIN)/pip install -r $(LOCKFILE)
+	$(BIN)/pip install --no-deps -e .
+	touch $(VENV)/.installed-dev $(VENV)/.installed-notebooks
+
+lock: | $(BIN)/python
+	{ sed -n '/^#/p;/^--/p' $(LOCKFILE); $(BIN)/pip freeze --exclude-editable | grep -v '^cselab=='; } > $(LOCKFILE).tmp
+	mv $(LOCKFILE).tmp $(LOCKFILE)
 
 clean:
 	rm -rf $(VENV) notebooks/executed

@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--tasks", nargs="+", default=None, help="subset of the suite's tasks, e.g. STS12 STS13 STS14 "
                     "STS15 STS16 STSBenchmark SICKRelatedness (default: all of them)")
     ev.add_argument("--fast", action="store_true", help="transfer: 5-fold instead of 10-fold (SimCSE's fasttest)")
+    ev.add_argument("--probe", default=None, choices=["sklearn", "pytorch"],
+                    help="transfer: the classifier; pytorch = SentEval's PyTorch logistic regression as SimCSE ran it "
+                    "(Adam, batch 64, tenacity 5, epoch size 4; --fast: RMSprop, 128, 3, 2)")
     ev.add_argument("--seeds", type=int, nargs="+", default=None, help="clustering: K-means seeds "
                     "(default 0 1 2 3 4)")
     ev.add_argument("--split", default=None, choices=["train", "dev", "test", "all"],
@@ -63,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "cls_before_pooler for a plain backbone)")
     ev.add_argument("--aggregate", default=None, choices=["all", "mean", "wmean"],
                     help="STS12-16 summary: all = SimCSE (default), mean = SentEval's default")
+    ev.add_argument("--pairs", nargs="+", default=None, metavar="TSV",
+                    help="your own scored pairs (sentence1<TAB>sentence2<TAB>score, header optional), scored with "
+                    "the STS protocol and reported beside the standard tasks (named by file stem)")
     ev.add_argument("--batch-size", type=int, default=128)
     ev.add_argument("--device", default="auto")
     ev.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16", "fp16"],
@@ -191,7 +197,8 @@ def cmd_train(args) -> int:
         return 0
     results = json.loads((run / "results.json").read_text())
     print(f"run: {run}")
-    print(f"best STS-B dev: {results['best_stsb_dev']:.2f} at step {results['best_step']}")
+    print(f"best/ chosen by {results.get('select_by', 'stsb_dev')}: step {results['best_step']} "
+          f"(STS-B dev {results['best_stsb_dev']:.2f})")
     if "sts" in results:
         from .evaluate import format_sts_table
 
@@ -229,9 +236,9 @@ def cmd_eval(args) -> int:
 
 
 # The suites each ``cselab eval`` option applies to: given with another suite it is an error, not ignored.
-SUITE_OPTIONS = {"tasks": ("sts", "transfer", "clustering"), "fast": ("transfer",), "seeds": ("clustering",),
-                 "split": ("geometry",), "aggregate": ("sts",)}
-SUITE_DEFAULTS = {"split": "all", "aggregate": "all"}
+SUITE_OPTIONS = {"tasks": ("sts", "transfer", "clustering"), "fast": ("transfer",), "probe": ("transfer",),
+                 "seeds": ("clustering",), "split": ("geometry",), "aggregate": ("sts",), "pairs": ("sts",)}
+SUITE_DEFAULTS = {"split": "all", "aggregate": "all", "probe": "sklearn"}
 
 
 def check_suite_options(args) -> None:

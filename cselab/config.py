@@ -54,6 +54,9 @@ class TrainConfig:
     max_len: int = 32
     shuffle: bool = True
     drop_last: bool = False
+    # no sentence (exact string) twice in a batch: a copy is a false negative (cselab.train.batches).
+    # Off by default: SimCSE's Trainer samples in plain random order, which the papers' numbers used.
+    no_duplicates: bool = False
     # optimisation
     batch_size: int = 64                     # global: all processes together
     mini_batch_size: typing.Optional[int] = None   # gradient caching: sentences per encoder chunk
@@ -70,6 +73,10 @@ class TrainConfig:
     eval_every: int = 125
     eval_batch_size: int = 128
     early_stopping_patience: typing.Optional[int] = None
+    # which checkpoint becomes best/ (cselab.train.selection): stsb_dev (the papers'), last, or
+    # heldout_infonce (the InfoNCE of heldout_sentences corpus sentences left out of training: no STS data)
+    select_by: str = "stsb_dev"
+    heldout_sentences: int = 1024
     final_eval: bool = True
     log_every: int = 10
     report_to: list = field(default_factory=list)   # experiment loggers besides metrics.jsonl: [tensorboard]
@@ -108,6 +115,9 @@ class TrainConfig:
         d = self.to_dict()
         for key in NON_IDENTITY_KEYS:
             d.pop(key, None)
+        for key, default in LATER_KEYS.items():
+            if d.get(key) == default:
+                d.pop(key)
         return d
 
     def config_hash(self, length: int = 10) -> str:
@@ -121,6 +131,24 @@ class TrainConfig:
 NON_IDENTITY_KEYS = ("output_dir", "run_name", "device", "log_every", "eval_batch_size",
                      # observation only: they neither consume randomness nor change the updates
                      "probe_every", "probe_sentences", "log_embedding_grad_norm", "snapshot_every", "report_to")
+# Keys added after runs were made: left out of the identity while at their default, so that every
+# earlier config keeps its hash (and its run directory); set to anything else, they are identity.
+LATER_KEYS = {"no_duplicates": False, "select_by": "stsb_dev", "heldout_sentences": 1024}
+SELECT_BY = ("stsb_dev", "last", "heldout_infonce")   # cselab.train.selection
+STS_SELECTED = ("stsb_dev",)   # the choices that read STS data (the tables' † mark)
+
+
+STS_SELECTED_MARK = "†"
+STS_SELECTED_NOTE = ("† checkpoint chosen on STS-B dev (`select_by: stsb_dev`, the papers' protocol): these "
+                     "numbers are not free of STS labels (STS-B test comes from the same source); "
+                     "`select_by: last` or `heldout_infonce` uses none.")
+
+
+def uses_sts(select_by: str | None) -> bool:
+    """Whether a run's best/ was chosen on STS data (runs made before ``select_by`` existed were)."""
+    return (select_by or "stsb_dev") in STS_SELECTED
+
+
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 # The smallest temperature whose logits fp32 still carries. The InfoNCE runs in fp32 on logits
 # cos/τ with |cos| ≤ 1, so they reach 1/τ, and fp32 rounds a number of magnitude x by up to x·2⁻²⁴.
@@ -196,6 +224,10 @@ def validate(cfg: TrainConfig) -> None:
     need(cfg.eval_batch_size >= 1, "eval_batch_size", "must be >= 1")
     need(cfg.early_stopping_patience is None or cfg.early_stopping_patience >= 1, "early_stopping_patience",
          "must be >= 1 or null")
+    need(cfg.select_by in SELECT_BY, "select_by", f"must be one of {SELECT_BY}")
+    need(cfg.heldout_sentences >= 2, "heldout_sentences", "must be >= 2")
+    need(cfg.select_by != "last" or cfg.early_stopping_patience is None, "early_stopping_patience",
+         "stops on a score that select_by: last does not compute; use select_by stsb_dev or heldout_infonce, or null")
     need(cfg.precision in PRECISIONS, "precision", f"must be one of {PRECISIONS}")
     need(all(isinstance(r, str) and r in REPORTERS for r in cfg.report_to) and len(set(cfg.report_to)) ==
          len(cfg.report_to), "report_to", f"must be a list of distinct values from {list(REPORTERS)}")

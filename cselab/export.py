@@ -40,6 +40,8 @@ def run_facts(run_dir: str | os.PathLike) -> RunFacts:
         has_results=bool(results),
         steps=results.get("steps") if results else None,
         best_step=results.get("best_step") if results else None,
+        select_by=results.get("select_by", "stsb_dev") if results else None,
+        lockfile=recorded.get("lockfile") if recorded else None,
         sts_table=format_sts_table({run.path.name: results["sts"]}) if results and "sts" in results else None)
 
 

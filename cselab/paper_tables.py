@@ -25,12 +25,12 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from .config import NON_IDENTITY_KEYS
+from .config import LATER_KEYS, NON_IDENTITY_KEYS, uses_sts
 from .evaluate.runs import evaluation_frame
 from .evaluate.sts import STS_TASKS, TASK_LABELS
 from .published import BACKBONES, paper_backbone
-from .rundir import read_config, read_metrics
-from .tables import format_table, scores_table
+from .rundir import read_config, read_metrics, run_select_by
+from .tables import STS_SELECTED_MARK, STS_SELECTED_NOTE, format_table, scores_table
 
 VariantSpec = Mapping[str, "str | Sequence[str]"]
 
@@ -74,6 +74,9 @@ def identity_without_seed(run_dir: str | os.PathLike) -> dict:
     config = dict(read_config(run_dir))
     for key in (*NON_IDENTITY_KEYS, "seed"):
         config.pop(key, None)
+    for key, default in LATER_KEYS.items():   # a run made before the key existed is the same variant
+        if config.get(key) == default:
+            config.pop(key)
     return config
 
 def _first_difference(a: dict, b: dict, prefix: str = "") -> str:
@@ -322,7 +325,13 @@ def suite_summary(results: Mapping[str, dict], groups: Mapping[str, Mapping[str,
                   tasks: Sequence[str]) -> pd.DataFrame:
     """Mean, std and n per group of each task of ``suite`` and their average (:func:`suite_columns`)."""
     columns, average = suite_columns(suite, tasks)
-    return scores_table(variant_results(results, groups), columns=columns, average=average)
+    summary = scores_table(variant_results(results, groups), columns=columns, average=average)
+    summary.attrs["sts_selected"] = sts_selected(groups)
+    return summary
+
+def sts_selected(groups: Mapping[str, Mapping[str, Path]]) -> list[str]:
+    """The variants with a run whose ``best/`` was chosen on STS data (``select_by: stsb_dev``)."""
+    return [v for v, members in groups.items() if any(uses_sts(run_select_by(p)) for p in members.values())]
 
 def sts_summary(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]],
                 tasks: Sequence[str] = STS_TASKS) -> pd.DataFrame:
@@ -340,16 +349,23 @@ def comparison_table(summary: pd.DataFrame, published: pd.DataFrame | None = Non
     """Our rows (``mean ± std`` over seeds) and then the published rows (cells as printed), with a
     ``source`` column saying which is which. Columns are ours followed by any the paper has in
     addition; a cell one side lacks reads ``–``."""
-    ours = format_table(summary, decimals=decimals, bold_best=bold_best)
-    ours.insert(0, "source", seeds_label(summary))
+    marked = set(summary.attrs.get("sts_selected", ()))   # set by suite_summary: checkpoints chosen on STS
+    plain = summary.copy()
+    plain.attrs = {}   # the mark goes to the source column here, not to the variant names
+    ours = format_table(plain, decimals=decimals, bold_best=bold_best)
+    ours.insert(0, "source", [label + (STS_SELECTED_MARK if variant in marked else "")
+                              for variant, label in seeds_label(summary).items()])
     ours.index.name = "variant" if ours.index.name in (None, "model") else ours.index.name
+    ours.attrs = {"note": STS_SELECTED_NOTE} if marked & set(summary.index) else {}
     if published is None or published.empty:
         return ours
     theirs = published.astype(str).copy()
     theirs.insert(0, "source", f"published, {published.attrs.get('source', 'paper')}")
     theirs.index = theirs.index.rename(ours.index.name)
     columns = list(ours.columns) + [c for c in theirs.columns if c not in ours.columns]
-    return pd.concat([ours, theirs]).reindex(columns=columns).fillna("–")
+    table = pd.concat([ours, theirs]).reindex(columns=columns).fillna("–")
+    table.attrs = dict(ours.attrs)
+    return table
 
 def averages_summary(groups: Mapping[str, Mapping[str, Path]],
                      results_by_column: Mapping[str, Mapping[str, dict]]) -> pd.DataFrame:
@@ -492,7 +508,7 @@ def enough_values(values: Sequence, what: str, study: str, minimum: int = TREND_
 
 
 # ------------------------------------------------------------------- notebook odds and ends
-PROFILES = ("cpu", "gpu")
+PROFILES = ("cpu", "gpu", "smoke")   # smoke: every run for 2 steps on a tiny model, the cpu sizes (studies/smoke.py)
 
 def by_profile(profile: str, value, cpu, gpu):
     """A cost parameter: ``value`` when given, else its size for the study profile — ``cpu``
@@ -501,7 +517,7 @@ def by_profile(profile: str, value, cpu, gpu):
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
     if value is not None:
         return value
-    return cpu if profile == "cpu" else gpu
+    return gpu if profile == "gpu" else cpu
 
 def for_legend(runs: Mapping[str, Path]) -> dict[str, Path]:
     """Runs to plot with one line per run: a single run is left unlabelled, so its figure has no

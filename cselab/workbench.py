@@ -106,6 +106,8 @@ def save_table(table, name: str, tables_dir: str | os.PathLike, index: bool | No
         if index is None:
             index = table.index.name is not None or not isinstance(table.index, pd.RangeIndex)
         markdown = table.to_markdown(index=index)
+        if table.attrs.get("note"):   # e.g. the † of checkpoints chosen on STS data (cselab.tables)
+            markdown += f"\n\n{table.attrs['note']}"
         csv_text = table.to_csv(index=index)
     elif isinstance(table, str):
         rows = _markdown_rows(table)

@@ -43,6 +43,7 @@ group_by = ["method"]  # config keys that make a group; runs that differ only in
 group_names = {}  # display names {group: name} on top of the papers' method names (SimCSE, MixCSE, ...)
 baseline = "simcse"  # the group every other is tested against (a group name or a method)
 sts_tasks = None  # None: the 7-task table of results.json (evaluated when absent); or a list of STS tasks
+pairs = {}  # your own scored pairs {name: TSV of sentence1<TAB>sentence2<TAB>score}, STS protocol; {} skips
 transfer_tasks = []  # SentEval transfer tasks to evaluate, e.g. ["MR", "CR", "MRPC"]; [] skips transfer
 transfer_fast = True  # 5 folds (SimCSE's fasttest) instead of 10
 clustering_tasks = []  # clustering sets to evaluate, e.g. ["DBpedia", "AgNews"]; [] skips clustering
@@ -176,6 +177,19 @@ if baseline_group is not None:
     panels = difference_panels(tests, bootstrap, names)
     differences = {names[t]: panels[names[t]] for t in ["avg", *tasks]}
     workbench.show(plot_paired_differences(differences, baseline=baseline_group), f"{figures_dir}/sts_vs_baseline");
+
+# %% [markdown]
+# ## Your own pairs (Spearman × 100 of cosines, the STS protocol; outside the STS average)
+
+# %%
+if pairs:
+    custom = evaluate_runs(runs, "sts", data_dir=data_dir, tasks=[], pairs=dict(pairs))
+    custom_frame = with_groups(evaluation_frame(custom, config_keys=()), groups)
+    custom_methods = grouped_table(custom_frame, list(pairs))
+    workbench.save_table(custom_methods, "custom_pairs_methods", tables_dir)
+    display(custom_methods)
+else:
+    print("pairs is empty: no custom pairs")
 
 # %% [markdown]
 # ## Transfer tasks (SentEval, logistic regression on frozen embeddings)

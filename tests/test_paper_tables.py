@@ -69,7 +69,8 @@ def test_summary_beside_the_published_rows(tmp_path):
     assert summary.loc["GS-InfoNCE", ("Avg.", "mean")] == pytest.approx(75.15)
     table = comparison_table(summary, published_frame("gs_infonce", "Table 2", backbone="bert-base-uncased",
                                                       variants=list(groups), index="variant", numeric=False))
-    assert list(table["source"]) == ["cselab (2 seeds)", "cselab (2 seeds)", "published, GS-InfoNCE Table 2",
+    # † : these runs predate select_by, so their checkpoints were chosen on STS-B dev
+    assert list(table["source"]) == ["cselab (2 seeds)†", "cselab (2 seeds)†", "published, GS-InfoNCE Table 2",
                                      "published, GS-InfoNCE Table 2"]
     assert table.iloc[0]["STS12"] == "70.15 ± 0.07" and table.iloc[3]["STS-B"] == "79.70"
     assert list(table.index) == ["SimCSE", "GS-InfoNCE", "SimCSE", "GS-InfoNCE"]
@@ -171,6 +172,7 @@ def test_by_profile():
 
     assert by_profile("cpu", None, cpu=[], gpu=["MR"]) == [] and by_profile("gpu", None, cpu=[], gpu=["MR"]) == ["MR"]
     assert by_profile("cpu", ["CR"], cpu=[], gpu=["MR"]) == ["CR"]       # a given value wins
+    assert by_profile("smoke", None, cpu=[], gpu=["MR"]) == []            # the smoke profile: the cpu sizes
     with pytest.raises(ValueError, match="profile must be one of"):
         by_profile("tpu", None, 1, 2)
 

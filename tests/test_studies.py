@@ -294,7 +294,7 @@ def test_notebook_validation_errors(tiny_model, tmp_path, notebook, message):
 
 def test_study_level_errors(tiny_model, tmp_path, capsys):
     study = write_study(tmp_path / "s.yaml", tiny_model, runs=[{"label": "ok"}])
-    with pytest.raises(StudyError, match=r"s\.yaml: profiles: no profile 'gpu' \(the study's profiles: cpu\)"):
+    with pytest.raises(StudyError, match=r"s\.yaml: profiles: no profile 'gpu' \(the study's profiles: cpu, smoke\)"):
         load_study(study, profile="gpu")
     with pytest.raises(StudyError, match="no such study file or shipped study"):
         load_study(tmp_path / "missing.yaml")

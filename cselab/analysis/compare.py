@@ -187,11 +187,11 @@ def sts_pair_scores(runs: Runs, tasks: Sequence[str] | None = None, data_dir: st
                     model: str = "best") -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
     """``{label: {task: (predicted similarities, gold)}}``: every test pair of the STS ``tasks``
     (None: the seven) scored by each run's model, evaluated once and cached in the run directory
-    (:func:`cselab.evaluate.runs.evaluate_run` with ``pairs=True``)."""
+    (:func:`cselab.evaluate.runs.evaluate_run` with ``per_pair=True``)."""
     tasks = list(tasks or STS_TASKS)
     out = {}
     for label, path in labelled_runs(runs).items():
-        pairs = evaluate_run(path, "sts", model, data_dir, tasks=tasks, pairs=True)["pairs"]
+        pairs = evaluate_run(path, "sts", model, data_dir, tasks=tasks, per_pair=True)["per_pair"]
         out[label] = {task: (np.asarray(p["pred"]), np.asarray(p["gold"])) for task, p in pairs.items()}
     return out
 

@@ -42,6 +42,8 @@ class RunFacts:
     has_results: bool = False         # whether the run has written its results
     steps: int | None = None          # steps done and the step of the best STS-B dev score
     best_step: int | None = None
+    select_by: str | None = None      # what chose best/ (config select_by: stsb_dev, last, heldout_infonce)
+    lockfile: dict | None = None      # config.json's lockfile record (file, sha256, matches, differences)
     sts_table: str | None = None      # the run's final STS table (Markdown), None: not evaluated yet
 
 
@@ -56,6 +58,15 @@ def _pooler_sentence(saved: dict) -> str:
         words += ("; evaluated without the head (`mlp_only_train`), i.e. the [CLS] vector itself"
                   if saved["mlp_only_train"] else "; evaluated through the head (dense + tanh)")
     return words
+
+
+def _selection_sentence(select_by: str) -> str:
+    """The card's words for ``select_by`` (cselab.train.selection), saved in ``cselab.json``."""
+    return {"stsb_dev": "`stsb_dev`: the best STS-B dev Spearman (the papers' protocol; the STS numbers below "
+                        "are therefore not free of STS labels)",
+            "last": "`last`: the model at the end of training (no selection)",
+            "heldout_infonce": "`heldout_infonce`: the lowest InfoNCE on a held-out slice of the training corpus "
+                               "(no STS data)"}.get(select_by, f"`{select_by}`")
 
 
 def _is_hub_id(name: str) -> bool:
@@ -101,6 +112,7 @@ def model_card(folder: str | os.PathLike, run: RunFacts | None = None) -> str:
         lines.append(f"| saved at step | {saved['step']} |")
     if "stsb_dev" in saved:
         lines.append(f"| STS-B dev (Spearman ×100) at that step | {saved['stsb_dev']:.2f} |")
+        lines.append(f"| checkpoint chosen by | {_selection_sentence(saved.get('select_by', 'stsb_dev'))} |")
     if config:
         lines += ["", "## Training", "",
                   f"Data: `{config['corpus']}`" + (f", its first {config['max_sentences']} sentences"
@@ -109,7 +121,14 @@ def model_card(folder: str | os.PathLike, run: RunFacts | None = None) -> str:
                   "| setting | value |", "|---|---|",
                   *[f"| {k} | `{json.dumps(config[k])}` |" for k in TRAINING_KEYS if k in config]]
         if run.has_results:
-            lines.append(f"| steps done | {run.steps} (best STS-B dev at step {run.best_step}) |")
+            lines.append(f"| steps done | {run.steps} (best/ from step {run.best_step}, chosen by "
+                         f"`{run.select_by or 'stsb_dev'}`) |")
+        lock = run.lockfile
+        if lock:   # the environment: the tested lockfile and whether the training one matched it
+            state = "the installed packages matched it" if lock.get("matches") else \
+                f"{lock.get('differences')} installed packages differed from it"
+            lines.append(f"| environment | lockfile `{lock.get('file')}` (sha256 `{lock.get('sha256', '')[:16]}…`); "
+                         f"{state} |")
         # The keys that determine the result (no output folders or devices of the training machine).
         lines += ["", "<details><summary>full configuration</summary>", "", "```json",
                   json.dumps(run.identity if run.identity is not None else config, indent=2), "```", "",

@@ -33,7 +33,7 @@ MODELS = ("best", "last")   # or "step-<N>": the model snapshot at step N (snaps
 def options_key(options: Mapping) -> str:
     """A stable short hash of the evaluation options (lists and tuples alike)."""
     blob = json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in sorted(options.items())},
-                      sort_keys=True, separators=(",", ":"))
+                      sort_keys=True, separators=(",", ":"), default=str)   # default: Path options
     return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
@@ -70,7 +70,7 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = "b
         final = read_json(run_dir / "results.json").get("sts")
         if final is not None:
             return {**final, "options": {}, "model": model}
-    cached = evaluation_file(run_dir, suite, model, **options)
+    cached = evaluation_file(run_dir, suite, model, **options, **_file_hashes(options))
     if cached.is_file() and not refresh:
         return read_json(cached)
     from ..encoder import SentenceEncoder
@@ -81,6 +81,16 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = "b
     result = {**result, "options": dict(options), "model": model}
     atomic_write_json(cached, result)
     return result
+
+
+def _file_hashes(options: Mapping) -> dict:
+    """The content hash of each custom pairs file, so that an edited file is scored again."""
+    if not options.get("pairs"):
+        return {}
+    from ..data.custom import pair_files
+
+    return {"pairs_sha256": {name: hashlib.sha256(Path(path).read_bytes()).hexdigest()
+                             for name, path in pair_files(options["pairs"]).items()}}
 
 
 def evaluate_runs(runs: Runs, suite: str = "sts", model: str = "best", data_dir: str | os.PathLike | None = None,
@@ -108,6 +118,7 @@ def evaluation_frame(results: Mapping[str, dict], runs: Runs | None = None,
                 value = config.get(section, {}).get(name) if name else config.get(key)
                 row[key] = "+".join(value) if isinstance(value, list) else value
         row.update(result.get("scores", {}))
+        row.update(result.get("custom", {}).get("scores", {}))   # your own pairs (evaluate_sts(pairs=...))
         row.update({k: result[k] for k in ("avg", "short_text_avg", *GEOMETRY_KEYS) if k in result})
         rows.append(row)
     return pd.DataFrame(rows)

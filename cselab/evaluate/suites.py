@@ -53,7 +53,14 @@ def get_suite(name: str) -> Suite:
 
 
 def _sts_table(r: dict, label: str) -> str:
-    return (format_sts_table({label: r}) + "\n" + f"{r['sentences_encoded']} unique sentences in {r['seconds']:.1f}s; "
+    table = format_sts_table({label: r})
+    if "custom" in r:   # the user's own pairs, beside (never inside) the standard average
+        custom = r["custom"]
+        table += "\n\n" + tabulate([[name, d["pairs"], custom["scores"][name], d["file"]]
+                                    for name, d in custom["details"].items()],
+                                   headers=["your pairs", "pairs", "Spearman ×100", "file"], tablefmt="github",
+                                   floatfmt=".2f")
+    return (table + "\n" + f"{r['sentences_encoded']} unique sentences in {r['seconds']:.1f}s; "
             f"aggregate={r['aggregate']}; precision={r['precision']}")
 
 
@@ -78,10 +85,10 @@ def _geometry_table(r: dict, label: str) -> str:
 
 register_suite(Suite(
     "sts", evaluate_sts, "STS12-16, STS-B and SICK-R test: Spearman ×100 of cosine similarities (SimCSE's protocol)",
-    "avg", True, lambda a: {"tasks": a.tasks or STS_TASKS, "aggregate": a.aggregate}, _sts_table))
+    "avg", True, lambda a: {"tasks": a.tasks or STS_TASKS, "aggregate": a.aggregate, "pairs": a.pairs}, _sts_table))
 register_suite(Suite(
     "transfer", evaluate_transfer, "SentEval's 7 transfer tasks: logistic-regression accuracy ×100",
-    "avg", True, lambda a: {"tasks": a.tasks or TRANSFER_TASKS, "fast": a.fast}, _transfer_table))
+    "avg", True, lambda a: {"tasks": a.tasks or TRANSFER_TASKS, "fast": a.fast, "probe": a.probe}, _transfer_table))
 register_suite(Suite(
     "clustering", evaluate_clustering, "DBpedia AMI and 8 short-text sets' Hungarian accuracy, over K-means seeds",
     "short_text_avg", True, lambda a: {"tasks": a.tasks or CLUSTERING_TASKS, "seeds": a.seeds or list(DEFAULT_SEEDS)},

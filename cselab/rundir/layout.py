@@ -17,6 +17,7 @@ from filelock import FileLock, Timeout
 
 from ..config import TrainConfig
 from ..io import atomic_write_json, atomic_write_text, read_json, read_jsonl, recover_dir, remove_dir
+from ..lockfile import lockfile_info
 from .state import load_state
 
 OVERWRITE_SUFFIX = ".overwrite"
@@ -185,6 +186,7 @@ class RunDir:
                 "config": cfg.to_dict(),
                 "config_hash": cfg.config_hash(),
                 "versions": package_versions(),
+                "lockfile": lockfile_info(),   # the tested environment's pins and whether this one matches
                 "git_commit": git_commit(),
                 "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             })

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from ..config import STS_SELECTED_MARK, STS_SELECTED_NOTE, uses_sts
 from ..io import atomic_write_json, atomic_write_text
 from .cost import Estimate, assumptions, format_seconds
 from .execute import RunOutcome, TimeSplit
@@ -191,10 +192,13 @@ def index_markdown(report: StudyReport) -> str:
         executed = here / "runs" / f"{p.spec.label}.ipynb"
         label = f"[{p.spec.label}]({_link(executed, here)})" if executed.is_file() else p.spec.label
         dev = f"{o.best_stsb_dev:.2f}" if o and o.best_stsb_dev is not None else "—"
-        rows.append([label, p.spec.method, p.spec.seed, status, dev,
+        chosen = p.spec.config.select_by + (STS_SELECTED_MARK if uses_sts(p.spec.config.select_by) else "")
+        rows.append([label, p.spec.method, p.spec.seed, status, dev, chosen,
                      f"[{p.spec.run_dir.name}]({_link(p.spec.run_dir, here)})"])
-    lines += [tabulate(rows, headers=["label", "method", "seed", "status", "best STS-B dev", "run dir"],
-                       tablefmt="github", disable_numparse=True), ""]
+    lines += [tabulate(rows, headers=["label", "method", "seed", "status", "best STS-B dev", "best/ chosen by",
+                                      "run dir"], tablefmt="github", disable_numparse=True), ""]
+    if any(uses_sts(p.spec.config.select_by) for p in report.plan):
+        lines += [STS_SELECTED_NOTE, ""]
     notes = [f"- {p.spec.label}: {_cell(note)}" for p in report.plan for note in p.notes]
     notes += [f"- {o.label}: {_cell(o.note)}" for o in report.outcomes.values() if o.note]
     if notes:
@@ -278,7 +282,8 @@ def summary(report: StudyReport) -> dict:
         runs.append({"label": p.spec.label, "method": p.spec.method, "seed": p.spec.seed,
                      "run_dir": str(p.spec.run_dir), "same_as": p.same_as, "notes": p.notes,
                      "status": o.status if o else "interrupted" if report.interrupted else "not run", "seconds": o.seconds if o else None,
-                     "best_stsb_dev": o.best_stsb_dev if o else None, "error": o.error if o else None,
+                     "best_stsb_dev": o.best_stsb_dev if o else None, "select_by": p.spec.config.select_by,
+                     "error": o.error if o else None,
                      "train_seconds": o.train_seconds if o else None, "note": o.note if o else None,
                      "time_split": o.split.to_dict() if o and o.split else None})
     notebooks = [{"name": nb.spec.name, "notebook": str(nb.spec.path), "runs": nb.spec.runs, "status": nb.status,

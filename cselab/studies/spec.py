@@ -20,6 +20,7 @@ import yaml
 
 from ..config import ConfigError, TrainConfig, load_config, presets
 from ..methods import METHODS
+from .smoke import NOTEBOOK_PARAMETERS, SMOKE, smoke_overrides
 
 STUDY_DIR = Path(__file__).parent                           # shipped studies: cselab/studies/<name>.yaml
 
@@ -203,9 +204,11 @@ def _config_source(where: str, value: Any, study_dir: Path) -> str | None:
                      f"(presets: {', '.join(presets())})")
 
 
-def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root: Path) -> list[RunSpec]:
+def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root: Path,
+                 smoke: bool = False) -> list[RunSpec]:
     """The runs of one group: its config source, then the profile's settings, then ``set``, then one
-    point of ``grid``, then one of ``seeds``; each config validated by :func:`load_config`."""
+    point of ``grid``, then one of ``seeds``; each config validated by :func:`load_config`. With
+    ``smoke`` the smoke settings (:mod:`.smoke`) come last."""
     label = group.get("label")
     if not isinstance(label, str) or not NAME_PATTERN.match(label):
         raise StudyError(f"{where}: label: expected a name of letters, digits and ._+=- , got {label!r}")
@@ -243,6 +246,8 @@ def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root
                             ".ipynb", runs_root)
             try:
                 cfg = load_config(source, overrides)
+                if smoke:
+                    cfg = load_config(source, {**overrides, **smoke_overrides(cfg)})
             except ConfigError as e:
                 raise StudyError(f"{where} ({run_label}): {e}") from None
             runs.append(RunSpec(run_label, label, cfg, runs_root / cfg.default_run_name()))
@@ -385,9 +390,11 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
     profiles = data.get("profiles") or {}
     if not isinstance(profiles, dict) or not profiles:
         raise StudyError(f"{path}: profiles: expected a mapping of profile name → base config, e.g. {{cpu: {{...}}}}")
-    if profile not in profiles:
-        raise StudyError(f"{path}: profiles: no profile {profile!r} (the study's profiles: {', '.join(profiles)})")
-    base = profiles[profile] or {}
+    smoke = profile == SMOKE and SMOKE not in profiles   # every study has it: its first profile, shrunk
+    if profile not in profiles and not smoke:
+        raise StudyError(f"{path}: profiles: no profile {profile!r} (the study's profiles: "
+                         f"{', '.join([*profiles, SMOKE])})")
+    base = profiles[next(iter(profiles)) if smoke else profile] or {}
     if not isinstance(base, dict):
         raise StudyError(f"{path}: profiles: {profile}: expected a mapping of config keys, got {base!r}")
     base = flatten(base)
@@ -410,9 +417,9 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
         where = f"{path}:{lines[i]}" if i < len(lines) else f"{path}: runs[{i}]"
         _check_keys(where, group, GROUP_KEYS, "a run group")
         chosen = _profiles_of(where, group, list(profiles))
-        if chosen is not None and profile not in chosen:
+        if chosen is not None and (next(iter(profiles)) if smoke else profile) not in chosen:
             continue
-        for run in expand_group(group, where, base, study_dir, runs_root):
+        for run in expand_group(group, where, base, study_dir, runs_root, smoke):
             if run.label in seen:
                 raise StudyError(f"{where}: run {run.label!r}: the label is used twice (also at {seen[run.label]})")
             seen[run.label] = where
@@ -431,9 +438,11 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
         where = f"{path}:{lines[i]}" if i < len(lines) else f"{path}: notebooks[{i}]"
         _check_keys(where, entry, NOTEBOOK_KEYS, "a notebook")
         chosen = _profiles_of(where, entry, list(profiles))
-        if chosen is not None and profile not in chosen:
+        if chosen is not None and (next(iter(profiles)) if smoke else profile) not in chosen:
             continue
         spec = parse_notebook(entry, where, study_dir, labels, cache)
+        if smoke:
+            spec.parameters.update({k: v for k, v in NOTEBOOK_PARAMETERS.items() if k in spec.parameters})
         if any(n.name == spec.name for n in notebooks):
             raise StudyError(f"{where}: notebook {spec.name!r} is listed twice; give one a `name:`")
         notebooks.append(spec)

@@ -38,10 +38,12 @@ from ..progress import progress_bar
 from ..rundir import RunDir, load_state, save_state
 from ..utils import native_bf16, precision_name, resolve_precision, rng_state, seed_everything, set_rng_state
 from . import ddp, execution
+from .batches import batches_per_epoch, epoch_batches, epoch_order  # noqa: F401 (epoch_order: API)
 from .guards import (NonFiniteLossError, TrainingData, check_dev_score, check_weights, checkpoint_tensors,
                      load_training_data, stop_message)
 from .probes import embedding_grad_norms, probe_record, stsb_probe_set
 from .reporting import RunReporter
+from .selection import heldout_infonce, selection_score
 from .step import training_loss
 
 logger = logging.getLogger(__name__)
@@ -52,23 +54,16 @@ class TrainState:
     step: int = 0                 # optimizer steps done
     epoch: int = 0
     batch_in_epoch: int = 0       # batches of ``epoch`` already consumed
-    best_score: float = -math.inf
+    best_score: float = -math.inf  # the select_by score of best/ (higher is better)
     best_step: int = -1
+    best_stsb_dev: float | None = None   # STS-B dev of best/ (None in checkpoints older than select_by)
     evals_without_improvement: int = 0
     stopped_early: bool = False
     train_seconds: float = 0.0
 
-
-def epoch_order(n: int, seed: int, epoch: int, shuffle: bool) -> list[int]:
-    """The corpus order of one epoch, from its own generator so that resuming reproduces it."""
-    if not shuffle:
-        return list(range(n))
-    return torch.randperm(n, generator=torch.Generator().manual_seed(seed + epoch)).tolist()
-
-
-def batches_per_epoch(n: int, batch_size: int, drop_last: bool) -> int:
-    """Batches in one epoch; a final batch of 1 sentence is always dropped (no in-batch negative)."""
-    return n // batch_size if drop_last or n % batch_size == 1 else math.ceil(n / batch_size)
+    def __post_init__(self):
+        if self.best_stsb_dev is None:   # before select_by, best/ was always chosen on STS-B dev
+            self.best_stsb_dev = self.best_score
 
 
 def trainable_parameters(*modules: torch.nn.Module) -> list[torch.nn.Parameter]:
@@ -215,21 +210,30 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
             if processes.is_main else 0.0
         score = processes.broadcast(score)
         check_dev_score(score, state.step, run.last_dir, checkpoint_step)
-        improved = score > state.best_score
+        extra = {}   # the select_by score when it is not STS-B dev (cselab.train.selection)
+        if data.heldout:
+            loss = heldout_infonce(encoder, data.heldout, cfg.batch_size, cfg.temperature, cfg.max_len) \
+                if processes.is_main else 0.0
+            extra["heldout_infonce"] = processes.broadcast(loss)
+        selected = selection_score(cfg.select_by, state.step, score, extra.get("heldout_infonce"))
+        improved = selected > state.best_score
         if improved:
-            state.best_score, state.best_step, state.evals_without_improvement = score, state.step, 0
+            state.best_score, state.best_step, state.evals_without_improvement = selected, state.step, 0
+            state.best_stsb_dev = score
             if processes.is_main:
                 with staged_dir(run.best_dir, {"step": state.step}) as tmp:
-                    encoder.save(tmp, extra={"step": state.step, "stsb_dev": score}, card=run_facts(run.path))
-                logger.info("step %d: STS-B dev %.2f, the best so far: saved to %s", state.step, score,
-                            run.best_dir)
+                    encoder.save(tmp, extra={"step": state.step, "stsb_dev": score, "select_by": cfg.select_by,
+                                             **extra}, card=run_facts(run.path))
+                logger.info("step %d: STS-B dev %.2f%s, the best by %s so far: saved to %s", state.step, score,
+                            "".join(f", {k} {v:.4f}" for k, v in extra.items()), cfg.select_by, run.best_dir)
         else:
             state.evals_without_improvement += 1
             patience = cfg.early_stopping_patience
             state.stopped_early = patience is not None and state.evals_without_improvement >= patience
-            logger.info("step %d: STS-B dev %.2f (best %.2f at step %d)%s", state.step, score, state.best_score,
-                        state.best_step, "; stopping early" if state.stopped_early else "")
-        return {"kind": "eval", "step": state.step, "stsb_dev": score, "best_stsb_dev": state.best_score,
+            logger.info("step %d: STS-B dev %.2f%s (best by %s at step %d)%s", state.step, score,
+                        "".join(f", {k} {v:.4f}" for k, v in extra.items()), cfg.select_by, state.best_step,
+                        "; stopping early" if state.stopped_early else "")
+        return {"kind": "eval", "step": state.step, "stsb_dev": score, **extra, "best_stsb_dev": state.best_stsb_dev,
                 "improved": improved}
 
     # ---- the loop
@@ -239,9 +243,10 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
     if cfg.snapshot_every and state.step == 0 and processes.is_main:
         save_snapshot()   # the model before training, the first frame of every snapshot series
     while state.step < total_steps and not state.stopped_early:
-        order = epoch_order(len(corpus), cfg.seed, state.epoch, cfg.shuffle)
-        for b in range(state.batch_in_epoch, per_epoch):
-            sentences = [corpus[i] for i in order[b * cfg.batch_size:(b + 1) * cfg.batch_size]]
+        batches = epoch_batches(corpus, cfg.seed, state.epoch, cfg.batch_size, cfg.shuffle, cfg.drop_last,
+                                cfg.no_duplicates)
+        for b in range(state.batch_in_epoch, len(batches)):
+            sentences = [corpus[i] for i in batches[b]]
             log_now = (state.step + 1) % cfg.log_every == 0 or state.step == 0 or state.step + 1 == total_steps
             log_grad_norm = cfg.log_embedding_grad_norm and log_now  # ∂L/∂z of both views (MixCSE's dynamics)
             step = training_loss(model, encoder, loss_fn, processes.local_slice(sentences), step=state.step,
@@ -277,7 +282,7 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
                           **{f"loss/{k}": v.item() for k, v in result.parts.items()},
                           **{f"sim/{k}": v for k, v in result.stats.items()}, **grad_norms}
                 reporter.log(record)
-                bar.set_postfix(loss=f"{record['loss']:.4f}", dev=f"{state.best_score:.2f}", refresh=False)
+                bar.set_postfix(loss=f"{record['loss']:.4f}", dev=f"{state.best_stsb_dev:.2f}", refresh=False)
             if probe_set is not None and state.step % cfg.probe_every == 0 and processes.is_main:
                 reporter.log(probe_record(encoder, probe_set, state.step, cfg.eval_batch_size))
             if cfg.snapshot_every and state.step % cfg.snapshot_every == 0 and processes.is_main:
@@ -304,9 +309,11 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
     if not processes.is_main:
         return run.path
     results = {"steps": state.step, "total_steps": total_steps, "best_step": state.best_step,
-               "best_stsb_dev": state.best_score, "stopped_early": state.stopped_early,
+               "select_by": cfg.select_by, "best_stsb_dev": state.best_stsb_dev, "stopped_early": state.stopped_early,
                "train_seconds": state.train_seconds, **precisions, "native_bf16": native_bf16(),
                "world_size": processes.world_size, "mini_batch_size": cfg.mini_batch_size, execution.KEY: settings}
+    if data.heldout:
+        results["best_heldout_infonce"] = -state.best_score
     if cfg.final_eval and run.best_dir.is_dir():
         best = SentenceEncoder.from_pretrained(run.best_dir).to(device)
         best.eval_precision = cfg.eval_precision
@@ -315,7 +322,8 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
     atomic_write_json(run.results_file, results)
     if run.best_dir.is_dir():
         write_model_card(run.best_dir, run_facts(run.path))   # now with the STS table
-    logger.info("finished %s: best STS-B dev %.2f at step %d%s", run.path, state.best_score, state.best_step,
+    logger.info("finished %s: best/ by %s at step %d (STS-B dev %.2f)%s", run.path, cfg.select_by, state.best_step,
+                state.best_stsb_dev,
                 f"; STS avg {results['sts']['avg']:.2f}" if "sts" in results else "")
 
 
