@@ -19,7 +19,7 @@ STUDY ?=
 PROFILE ?= cpu
 REPRODUCE_ARGS ?=
 
-.PHONY: demo quickstart notebooks lab test test-all data benchmark reproduce clean
+.PHONY: demo quickstart notebooks lab test test-all data benchmark reproduce clean install-locked lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,7 +60,9 @@ reproduce: data
 	@if [ -z "$(STUDY)" ]; then echo "usage: make reproduce STUDY=name-or-file [PROFILE=cpu|gpu] [REPRODUCE_ARGS=...]"; exit 2; fi
 	$(BIN)/cselab reproduce "$(STUDY)" --profile "$(PROFILE)" --data-dir "$(CSELAB_DATA)" $(REPRODUCE_ARGS)
 
+# lint-imports: the layer contract of pyproject.toml (docs/architecture.md), before the tests.
 test: $(VENV)/.installed-dev
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q
 
 test-all: $(VENV)/.installed-dev
@@ -69,6 +71,18 @@ test-all: $(VENV)/.installed-dev
 benchmark: $(VENV)/.installed-dev
 	$(BIN)/pip install -q -e ".[dev,bench]"
 	$(BIN)/python benchmarks/speed.py
+
+# The tested environment exactly (cselab/locks/cpu.txt: every package pinned, CPU torch), then cselab
+# itself without resolving anything else; `make lock` rewrites the lockfile from .venv.
+LOCKFILE := cselab/locks/cpu.txt
+install-locked: | $(BIN)/python
+	$(BIN)/pip install -r $(LOCKFILE)
+	$(BIN)/pip install --no-deps -e .
+	touch $(VENV)/.installed-dev $(VENV)/.installed-notebooks
+
+lock: | $(BIN)/python
+	{ sed -n '/^#/p;/^--/p' $(LOCKFILE); $(BIN)/pip freeze --exclude-editable | grep -v '^cselab=='; } > $(LOCKFILE).tmp
+	mv $(LOCKFILE).tmp $(LOCKFILE)
 
 clean:
 	rm -rf $(VENV) notebooks/executed

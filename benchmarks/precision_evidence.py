@@ -19,6 +19,13 @@ scores the plain backbone (``avg`` pooler) in fp32 and in bf16. It prints the tw
 decision rules of docs/performance.md: |Δ| ≤ 0.3 on STS-B dev and the 7-task average for every run,
 |Δ| ≤ 0.05 on each of the backbone's 7 STS scores.
 
+``--eval-weights`` measures instead what evaluation in bf16 *weights* (a bf16 copy of the backbone,
+no autocast, pooling and cosines in fp32: what ``eval_precision: bf16`` runs) does to the scores:
+STS-B dev (``--dev-pairs N``: its first N pairs) for every pooler on the default backbone and for
+the best model of every run directory given with ``--runs``, fp32 against bf16 weights, each
+within 0.05 or not. On a CPU without native bf16 the bf16 passes are emulated and slow, so keep N
+small there.
+
 Finished runs are reused (their results.json) and unfinished ones resumed, so an interrupted
 invocation continues where it stopped. Everything runs in this one process, one run after the other.
 """
@@ -32,12 +39,14 @@ from pathlib import Path
 from tabulate import tabulate
 
 from cselab.config import load_config
-from cselab.data import STS_TASKS
+from cselab.data import STS_TASKS, load_sts_task
+from cselab.data.sts import STSPairs
 from cselab.encoder import SentenceEncoder
-from cselab.evaluate import evaluate_sts
+from cselab.encoder.pooling import POOLERS
+from cselab.evaluate import evaluate_pairs, evaluate_sts
 from cselab.evaluate.sts import TASK_LABELS
 from cselab.train import train
-from cselab.utils import cpu_supports_bf16
+from cselab.utils import cpu_supports_bf16, native_bf16
 
 RUNS = {  # label: (preset, overrides)
     "SimCSE (quickstart)": ("quickstart", {"max_steps": 60}),
@@ -60,6 +69,43 @@ def run_once(preset: str, overrides: dict, precision: str, eval_precision: str, 
     return json.loads((run / "results.json").read_text())
 
 
+def dev_pairs(data_dir, n: int | None) -> STSPairs:
+    dev = load_sts_task("STSBenchmark", data_dir)["dev"]
+    if n is None or n >= len(dev):
+        return dev
+    return STSPairs(f"{dev.name}[:{n}]", dev.sentences1[:n], dev.sentences2[:n], dev.scores[:n])
+
+
+def eval_weights_evidence(models: dict[str, SentenceEncoder], pairs: STSPairs, batch_size: int) -> list[list]:
+    """Per model: STS-B dev Spearman ×100 in fp32 and in bf16 weights, Δ, seconds of each."""
+    rows = []
+    for label, encoder in models.items():
+        scores, seconds = {}, {}
+        for precision in PRECISIONS:
+            encoder.eval_precision = precision
+            start = time.perf_counter()
+            scores[precision] = evaluate_pairs(encoder, pairs, batch_size, show_progress_bar=False)
+            seconds[precision] = time.perf_counter() - start
+        delta = scores["bf16"] - scores["fp32"]
+        rows.append([label, scores["fp32"], scores["bf16"], delta, seconds["fp32"], seconds["bf16"],
+                     "yes" if abs(delta) <= 0.05 else "NO"])
+        print(f"{label}: fp32 {scores['fp32']:.3f}, bf16 weights {scores['bf16']:.3f}", flush=True)
+    return rows
+
+
+def main_eval_weights(args) -> None:
+    pairs = dev_pairs(args.data_dir, args.dev_pairs)
+    models = {f"all-minilm-l6, pooler {name}": SentenceEncoder.from_pretrained("all-minilm-l6", pooler=name)
+              for name in sorted(POOLERS)}
+    for run in args.runs or []:
+        models[f"run {Path(run).name} (best)"] = SentenceEncoder.from_pretrained(Path(run) / "best")
+    print(f"native bf16: {native_bf16()}; {len(pairs)} STS-B dev pairs", flush=True)
+    rows = eval_weights_evidence(models, pairs, args.batch_size)
+    print(tabulate(rows, headers=["model", "dev fp32", "dev bf16 weights", "Δ", "s fp32", "s bf16", "|Δ| ≤ 0.05"],
+                   tablefmt="github", floatfmt=(".0f", ".3f", ".3f", ".3f", ".1f", ".1f")))
+    print(f"largest |Δ| {max(abs(r[3]) for r in rows):.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", default=None)
@@ -70,7 +116,14 @@ def main() -> None:
                              "alone, ~8 fewer minutes of evaluation on 2 cores)")
     parser.add_argument("--eval-precision", default="fp32", choices=["fp32", "bf16", "same"],
                         help="evaluation precision of the training runs (same: each run's training precision)")
+    parser.add_argument("--eval-weights", action="store_true",
+                        help="instead: scores in fp32 vs bf16 weights, every pooler and --runs (see above)")
+    parser.add_argument("--dev-pairs", type=int, default=None, help="with --eval-weights: the first N STS-B dev pairs")
+    parser.add_argument("--runs", nargs="*", help="with --eval-weights: run directories whose best/ is scored too")
     args = parser.parse_args()
+    if args.eval_weights:
+        main_eval_weights(args)
+        return
     out = Path(args.output_dir)
     print(f"CPU with native bf16: {cpu_supports_bf16()}")
 

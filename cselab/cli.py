@@ -47,20 +47,28 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="evaluate a run, a saved model, a backbone alias or a Hub id on STS "
                         "(or --suite transfer | clustering | geometry)")
     ev.add_argument("model", help="run directory, saved model folder, backbone alias or Hugging Face id")
-    ev.add_argument("--suite", default="sts", choices=["sts", "transfer", "clustering", "geometry"],
+    # The suites are cselab.evaluate.suites.SUITES, checked in cmd_eval (importing the registry here
+    # would load the evaluation stack for every command, --help included).
+    ev.add_argument("--suite", default="sts", metavar="{sts,transfer,clustering,geometry}",
                     help="sts (default); transfer = SentEval's 7 tasks; clustering = DBpedia AMI + 8 short-text "
                     "sets; geometry = alignment/uniformity on STS-B")
     ev.add_argument("--tasks", nargs="+", default=None, help="subset of the suite's tasks, e.g. STS12 STS13 STS14 "
                     "STS15 STS16 STSBenchmark SICKRelatedness (default: all of them)")
     ev.add_argument("--fast", action="store_true", help="transfer: 5-fold instead of 10-fold (SimCSE's fasttest)")
+    ev.add_argument("--probe", default=None, choices=["sklearn", "pytorch"],
+                    help="transfer: the classifier; pytorch = SentEval's PyTorch logistic regression as SimCSE ran it "
+                    "(Adam, batch 64, tenacity 5, epoch size 4; --fast: RMSprop, 128, 3, 2)")
     ev.add_argument("--seeds", type=int, nargs="+", default=None, help="clustering: K-means seeds "
                     "(default 0 1 2 3 4)")
-    ev.add_argument("--split", default="all", choices=["train", "dev", "test", "all"],
+    ev.add_argument("--split", default=None, choices=["train", "dev", "test", "all"],
                     help="geometry: the STS-B split (default: all three)")
     ev.add_argument("--pooler", default=None, help="override the pooler (default: the saved one, "
                     "cls_before_pooler for a plain backbone)")
-    ev.add_argument("--aggregate", default="all", choices=["all", "mean", "wmean"],
+    ev.add_argument("--aggregate", default=None, choices=["all", "mean", "wmean"],
                     help="STS12-16 summary: all = SimCSE (default), mean = SentEval's default")
+    ev.add_argument("--pairs", nargs="+", default=None, metavar="TSV",
+                    help="your own scored pairs (sentence1<TAB>sentence2<TAB>score, header optional), scored with "
+                    "the STS protocol and reported beside the standard tasks (named by file stem)")
     ev.add_argument("--batch-size", type=int, default=128)
     ev.add_argument("--device", default="auto")
     ev.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16", "fp16"],
@@ -101,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     info = sub.add_parser("info", help="versions, device, data root, presets and methods")
     _add_data_dir(info)
     _add_debug(info)
+    # An abbreviated option is an error, not a guess: `--over` must not quietly mean --overwrite.
+    for p in (parser, data, *sub.choices.values(), *data_sub.choices.values()):
+        p.allow_abbrev = False
     return parser
 
 
@@ -186,7 +197,8 @@ def cmd_train(args) -> int:
         return 0
     results = json.loads((run / "results.json").read_text())
     print(f"run: {run}")
-    print(f"best STS-B dev: {results['best_stsb_dev']:.2f} at step {results['best_step']}")
+    print(f"best/ chosen by {results.get('select_by', 'stsb_dev')}: step {results['best_step']} "
+          f"(STS-B dev {results['best_stsb_dev']:.2f})")
     if "sts" in results:
         from .evaluate import format_sts_table
 
@@ -196,49 +208,50 @@ def cmd_train(args) -> int:
 
 def resolve_model_path(model: str) -> str:
     """A run directory means its ``best/`` model; a run without one is an error that says what it has."""
-    from .io import recorded_step
     from .rundir import RunDir
 
     run = RunDir(Path(model))
-    is_run = run.config_file.is_file() and not (run.path / "cselab.json").is_file() and (
-        run.metrics_file.exists() or run.best_dir.is_dir() or run.last_dir.is_dir())
-    if not is_run:
-        return model
-    if run.best_dir.is_dir():
-        return str(run.best_dir)
-    if run.last_dir.is_dir():
-        step = recorded_step(run.last_dir)
-        at = f" of step {step}" if step != float("-inf") else ""
-        hint = f"it has last/, the checkpoint{at}: evaluate that with `cselab eval {run.last_dir}`"
-    else:
-        hint = "nor a last/ checkpoint: it has not reached its first evaluation"
-    raise FileNotFoundError(f"{run.path}: this run has no best/ model yet ({hint})")
+    return str(run.best_model()) if run.is_run() else model
 
 
 def cmd_eval(args) -> int:
-    from .data import STS_TASKS
     from .encoder import SentenceEncoder
     from .encoder.model import CONFIG_NAME
-    from .evaluate import evaluate_sts, format_sts_table
+    from .evaluate.suites import get_suite
     from .utils import resolve_device
 
+    suite = get_suite(args.suite)
     if args.batch_size < 1:
         raise ValueError(f"--batch-size: must be >= 1, got {args.batch_size}")
+    check_suite_options(args)
     path = resolve_model_path(args.model)
     saved = (Path(path) / CONFIG_NAME).is_file()
     pooler = args.pooler or (None if saved else "cls_before_pooler")
     encoder = SentenceEncoder.from_pretrained(path, pooler=pooler).to(resolve_device(args.device))
     encoder.eval_precision = args.precision
-    if args.suite != "sts":
-        return _eval_suite(args, encoder)
-    result = evaluate_sts(encoder, tasks=args.tasks or STS_TASKS, data_dir=args.data_dir, aggregate=args.aggregate,
-                          batch_size=args.batch_size)
+    result = suite.run(encoder, data_dir=args.data_dir, batch_size=args.batch_size, **suite.cli_options(args))
     _write_output(args, encoder, result)
-    label = f"{args.model} ({encoder.pooler_name})"
-    print(format_sts_table({label: result}))
-    print(f"{result['sentences_encoded']} unique sentences in {result['seconds']:.1f}s; aggregate={args.aggregate}; "
-          f"precision={result['precision']}")
+    print(suite.table(result, f"{args.model} ({encoder.pooler_name})"))
     return 0
+
+
+# The suites each ``cselab eval`` option applies to: given with another suite it is an error, not ignored.
+SUITE_OPTIONS = {"tasks": ("sts", "transfer", "clustering"), "fast": ("transfer",), "probe": ("transfer",),
+                 "seeds": ("clustering",), "split": ("geometry",), "aggregate": ("sts",), "pairs": ("sts",)}
+SUITE_DEFAULTS = {"split": "all", "aggregate": "all", "probe": "sklearn"}
+
+
+def check_suite_options(args) -> None:
+    """Refuse an option the chosen suite does not use (it would be silently ignored), then fill in
+    the defaults of the options left out."""
+    for option, suites in SUITE_OPTIONS.items():
+        given = getattr(args, option) not in (None, False)
+        if given and args.suite not in suites:
+            raise ValueError(f"--{option}: does not apply to --suite {args.suite} (only to --suite "
+                             f"{' / '.join(suites)}); remove it")
+    for option, default in SUITE_DEFAULTS.items():
+        if getattr(args, option) is None:
+            setattr(args, option, default)
 
 
 def _write_output(args, encoder, result: dict) -> None:
@@ -250,59 +263,16 @@ def _write_output(args, encoder, result: dict) -> None:
         atomic_write_json(Path(args.output), result)
 
 
-def _eval_suite(args, encoder) -> int:
-    """``cselab eval --suite transfer | clustering | geometry``: run the suite, print a table."""
-    from tabulate import tabulate
-
-    from .evaluate import evaluate_alignment_uniformity, evaluate_clustering, evaluate_transfer
-    from .evaluate.clustering import CLUSTERING_TASKS, DEFAULT_SEEDS
-    from .evaluate.transfer import TRANSFER_TASKS
-
-    common = {"data_dir": args.data_dir, "batch_size": args.batch_size}
-    seeds = args.seeds or list(DEFAULT_SEEDS)
-    if args.suite == "transfer":
-        r = evaluate_transfer(encoder, args.tasks or TRANSFER_TASKS, fast=args.fast, **common)
-        _write_output(args, encoder, r)
-        rows = [[t, d["acc"], d.get("f1", ""), d["seconds"]] for t, d in r["details"].items()]
-        rows.append(["Avg.", r["avg"], "", r["seconds"]])
-        print(tabulate(rows, headers=["task", f"acc ({r['kfold']}-fold)", "F1", "seconds"], tablefmt="github",
-                       floatfmt=".2f"))
-    elif args.suite == "clustering":
-        r = evaluate_clustering(encoder, args.tasks or CLUSTERING_TASKS, seeds=seeds, **common)
-        _write_output(args, encoder, r)
-        rows = [[t, r["metric"][t], 100 * d[r["metric"][t]]["mean"], 100 * d[r["metric"][t]]["std"],
-                 100 * d["nmi"]["mean"], d["seconds"]] for t, d in r["details"].items()]
-        print(tabulate(rows, headers=["task", "metric", "mean ×100", f"std ({len(seeds)} seeds)", "NMI ×100",
-                                      "seconds"], tablefmt="github", floatfmt=".2f"))
-    else:
-        r = evaluate_alignment_uniformity(encoder, args.split, **common)
-        _write_output(args, encoder, r)
-        print(tabulate([[k, r[k]] for k in ("alignment", "uniformity", "mean_cos", "largest_angle")],
-                       headers=["STS-B " + args.split, "value"], tablefmt="github", floatfmt=".4f"))
-    return 0
-
-
-def _key_values(items: list[str], option: str) -> dict:
-    import yaml
-
-    out = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"{option} {item!r}: expected KEY=VALUE")
-        out[key.strip()] = yaml.safe_load(raw) if raw.strip() else None
-    return out
-
-
 def cmd_reproduce(args) -> int:
+    from .options import parse_key_values
     from .studies import reproduce
 
     return reproduce(args.study, profile=args.profile, jobs=args.jobs, dry_run=args.dry_run, launcher=args.launcher,
                      runs_dir=args.runs_dir, data_dir=args.data_dir, reports_dir=args.reports_dir,
-                     figures_dir=args.figures_dir, slurm=_key_values(args.slurm, "--slurm"))
+                     figures_dir=args.figures_dir, slurm=parse_key_values(args.slurm, "--slurm"))
 def cmd_export(args) -> int:
-    from .encoder.export import export_model
     from .encoder.model_card import CARD_NAME
+    from .export import export_model
     from .io import read_json
 
     out = export_model(args.model, args.output, pooler=args.pooler, overwrite=args.overwrite)
@@ -324,7 +294,7 @@ def cmd_info(args) -> int:
     from .methods import METHODS
     from .rundir import git_commit, package_versions
     from .studies import available_studies
-    from .utils import cpu_has_amx, cpu_supports_bf16, precision_name, resolve_device, resolve_precision
+    from .utils import cpu_has_amx, cpu_supports_bf16, native_bf16, precision_name, resolve_device, resolve_precision
 
     root = data_root(args.data_dir)
     print("versions:")
@@ -336,8 +306,8 @@ def cmd_info(args) -> int:
           f"torch threads: {torch.get_num_threads()}")
     device = resolve_device("auto")
     train_auto, eval_auto = (precision_name(resolve_precision("auto", device, evaluation=e)) for e in (False, True))
-    print(f"precision auto: training {train_auto}, evaluation {eval_auto} (CPU with native bf16: "
-          f"{cpu_supports_bf16()}, AMX: {cpu_has_amx()})")
+    print(f"precision auto: training {train_auto} (autocast), evaluation {eval_auto} (weights); native bf16: "
+          f"{native_bf16()} (CPU with native bf16: {cpu_supports_bf16()}, AMX: {cpu_has_amx()})")
     present = [d for d in ("downstream", "corpus", "clustering") if (root / d).is_dir()]
     print(f"data root: {root.resolve()} ({'has ' + ', '.join(present) if present else 'empty: run `cselab data fetch`'})")
     print(f"presets: {', '.join(presets())}")

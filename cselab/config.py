@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import json
 import os
 import typing
@@ -15,8 +16,7 @@ from typing import Any
 
 import yaml
 
-from .methods import METHODS
-from .options import ConfigError, build_dataclass, check_type, field_types, unknown_key_error
+from .options import ConfigError, build_dataclass, check_type, field_types, parse_key_values, unknown_key_error
 
 PRESET_DIR = Path(__file__).parent / "configs"
 
@@ -54,6 +54,9 @@ class TrainConfig:
     max_len: int = 32
     shuffle: bool = True
     drop_last: bool = False
+    # no sentence (exact string) twice in a batch: a copy is a false negative (cselab.train.batches).
+    # Off by default: SimCSE's Trainer samples in plain random order, which the papers' numbers used.
+    no_duplicates: bool = False
     # optimisation
     batch_size: int = 64                     # global: all processes together
     mini_batch_size: typing.Optional[int] = None   # gradient caching: sentences per encoder chunk
@@ -70,6 +73,10 @@ class TrainConfig:
     eval_every: int = 125
     eval_batch_size: int = 128
     early_stopping_patience: typing.Optional[int] = None
+    # which checkpoint becomes best/ (cselab.train.selection): stsb_dev (the papers'), last, or
+    # heldout_infonce (the InfoNCE of heldout_sentences corpus sentences left out of training: no STS data)
+    select_by: str = "stsb_dev"
+    heldout_sentences: int = 1024
     final_eval: bool = True
     log_every: int = 10
     report_to: list = field(default_factory=list)   # experiment loggers besides metrics.jsonl: [tensorboard]
@@ -108,6 +115,9 @@ class TrainConfig:
         d = self.to_dict()
         for key in NON_IDENTITY_KEYS:
             d.pop(key, None)
+        for key, default in LATER_KEYS.items():
+            if d.get(key) == default:
+                d.pop(key)
         return d
 
     def config_hash(self, length: int = 10) -> str:
@@ -121,11 +131,48 @@ class TrainConfig:
 NON_IDENTITY_KEYS = ("output_dir", "run_name", "device", "log_every", "eval_batch_size",
                      # observation only: they neither consume randomness nor change the updates
                      "probe_every", "probe_sentences", "log_embedding_grad_norm", "snapshot_every", "report_to")
+# Keys added after runs were made: left out of the identity while at their default, so that every
+# earlier config keeps its hash (and its run directory); set to anything else, they are identity.
+LATER_KEYS = {"no_duplicates": False, "select_by": "stsb_dev", "heldout_sentences": 1024}
+SELECT_BY = ("stsb_dev", "last", "heldout_infonce")   # cselab.train.selection
+STS_SELECTED = ("stsb_dev",)   # the choices that read STS data (the tables' † mark)
+
+
+STS_SELECTED_MARK = "†"
+STS_SELECTED_NOTE = ("† checkpoint chosen on STS-B dev (`select_by: stsb_dev`, the papers' protocol): these "
+                     "numbers are not free of STS labels (STS-B test comes from the same source); "
+                     "`select_by: last` or `heldout_infonce` uses none.")
+
+
+def uses_sts(select_by: str | None) -> bool:
+    """Whether a run's best/ was chosen on STS data (runs made before ``select_by`` existed were)."""
+    return (select_by or "stsb_dev") in STS_SELECTED
+
+
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+# The smallest temperature whose logits fp32 still carries. The InfoNCE runs in fp32 on logits
+# cos/τ with |cos| ≤ 1, so they reach 1/τ, and fp32 rounds a number of magnitude x by up to x·2⁻²⁴.
+# The loss is a difference of such logits (log-sum-exp minus the positive's), so its rounding is
+# about (1/τ)·2⁻²⁴; keeping that below 2⁻¹¹ ≈ 5e-4 nat (the loss and the softmax weights right to
+# three decimals) needs τ ≥ 2⁻¹³ ≈ 1.22e-4. SimCSE's smallest ablated temperature, 0.001, is 8×
+# above it; τ = 1e-12 (loss ≈ 5e10 at step 1, pure rounding) is refused.
+TEMPERATURE_MIN = 2.0 ** -13
+# A run folder's siblings add at most this many bytes to its name: <run>.overwrite/ (a replacement
+# in progress), <run>.old/ (a swap), .<run>.lock.
+RUN_NAME_RESERVE = len(".overwrite")
 REPORTERS = ("tensorboard",)   # the values ``report_to`` accepts (cselab.train.reporting)
 
 
+def _methods() -> dict:
+    """The method registry. Imported when a config is built, not when this module is: the methods
+    (and the poolers they import) need torch, reading this module does not."""
+    from .methods import METHODS
+
+    return METHODS
+
+
 def resolve_method_params(methods: list[str], given: dict) -> dict:
+    METHODS = _methods()
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ConfigError(f"method: unknown method {unknown[0]!r}; choose from {', '.join(sorted(METHODS))}")
@@ -152,11 +199,14 @@ def validate(cfg: TrainConfig) -> None:
         if not cond:
             raise ConfigError(f"{key}: {msg}, got {getattr(cfg, key)!r}")
 
-    from .encoder import pooler_options   # registers every pooler
+    from .encoder import pooler_options   # the package registers every pooler
 
     pooler_options(cfg.pooler, cfg.pooler_options)
     need(0.0 <= cfg.dropout < 1.0, "dropout", "must be in [0, 1)")
     need(cfg.temperature > 0, "temperature", "must be > 0")
+    need(cfg.temperature >= TEMPERATURE_MIN, "temperature",
+         f"must be >= 2^-13 ≈ {TEMPERATURE_MIN:.3g}: the logits cos/τ reach 1/τ, and fp32 (the InfoNCE's "
+         "precision) rounds a logit that large by more than 5e-4 nat, so the loss is rounding, not signal")
     need(cfg.batch_size >= 2, "batch_size", "must be >= 2 (in-batch negatives)")
     need(cfg.lr > 0, "lr", "must be > 0")
     need(cfg.epochs >= 1, "epochs", "must be >= 1")
@@ -174,6 +224,10 @@ def validate(cfg: TrainConfig) -> None:
     need(cfg.eval_batch_size >= 1, "eval_batch_size", "must be >= 1")
     need(cfg.early_stopping_patience is None or cfg.early_stopping_patience >= 1, "early_stopping_patience",
          "must be >= 1 or null")
+    need(cfg.select_by in SELECT_BY, "select_by", f"must be one of {SELECT_BY}")
+    need(cfg.heldout_sentences >= 2, "heldout_sentences", "must be >= 2")
+    need(cfg.select_by != "last" or cfg.early_stopping_patience is None, "early_stopping_patience",
+         "stops on a score that select_by: last does not compute; use select_by stsb_dev or heldout_infonce, or null")
     need(cfg.precision in PRECISIONS, "precision", f"must be one of {PRECISIONS}")
     need(all(isinstance(r, str) and r in REPORTERS for r in cfg.report_to) and len(set(cfg.report_to)) ==
          len(cfg.report_to), "report_to", f"must be a list of distinct values from {list(REPORTERS)}")
@@ -181,24 +235,56 @@ def validate(cfg: TrainConfig) -> None:
     need(cfg.mini_batch_size is None or cfg.mini_batch_size >= 1, "mini_batch_size", "must be >= 1 or null")
     need(cfg.device == "auto" or cfg.device == "cpu" or cfg.device.startswith("cuda") or cfg.device == "mps",
          "device", "must be auto, cpu, cuda[:N] or mps")
+    METHODS = _methods()
+    check_run_name(cfg)
     for name, params in cfg.method_params.items():
         try:
-            METHODS[name].check_config(params, cfg)
+            run_method_check(METHODS[name].config_check, params, cfg)
         except ValueError as e:
             raise ConfigError(f"{name}: {e}") from None
     if cfg.mini_batch_size is not None:
         for name, params in cfg.method_params.items():
             try:
-                METHODS[name].check_gradient_cache(params, cfg)
+                run_method_check(METHODS[name].gradient_cache_check, params, cfg)
             except ValueError as e:
                 raise ConfigError(f"mini_batch_size={cfg.mini_batch_size} with method {name}: {e} "
                                   "(remove mini_batch_size or this method)") from None
+
+
+def run_method_check(check, params, cfg: TrainConfig) -> None:
+    """Call a method's config-time check with its params and the values of the config keys that its
+    keyword-only parameters name (a method knows its own parameters and asks for the rest by name)."""
+    if check is None:
+        return
+    keys = [p.name for p in inspect.signature(check).parameters.values() if p.kind is p.KEYWORD_ONLY]
+    unknown = [k for k in keys if k not in TrainConfig.__dataclass_fields__ or k == "method_params"]
+    if unknown:
+        raise TypeError(f"{check.__qualname__} asks for {unknown[0]!r}, which is not a training config key")
+    check(params, **{k: getattr(cfg, k) for k in keys})
+
+
+def check_run_name(cfg: TrainConfig) -> None:
+    """``run_name`` is one plain folder name inside ``output_dir``: with a separator, ``..`` or an
+    absolute path the run would land (and ``--overwrite`` would delete) outside the runs root."""
+    from .io import name_max, path_component_problem
+
+    if cfg.run_name is None:
+        return
+    system = name_max(cfg.output_dir)
+    problem = path_component_problem(cfg.run_name, system - RUN_NAME_RESERVE)
+    if problem is not None and "bytes long" in problem:
+        problem = (f"is {len(os.fsencode(cfg.run_name))} bytes long; at most {system - RUN_NAME_RESERVE} fit (the file "
+                   f"system's {system} minus {RUN_NAME_RESERVE} for the run's <name>.overwrite/ staging folder)")
+    if problem is not None:
+        raise ConfigError(f"run_name: {cfg.run_name!r} {problem}; a run name is one folder name inside "
+                          f"output_dir ({cfg.output_dir})")
 
 
 # ------------------------------------------------------------------- loading
 def parse_mapping(mapping: dict, where: str = "config") -> TrainConfig:
     if not isinstance(mapping, dict):
         raise ConfigError(f"{where}: expected a mapping at the top level")
+    METHODS = _methods()
     top = {f.name for f in fields(TrainConfig)} - {"method_params"}
     plain, sections = {}, {}
     for key, value in mapping.items():
@@ -254,7 +340,7 @@ def load_config(source: str | os.PathLike | dict | None = None, overrides: list[
         elif not path.exists():
             raise ConfigError(f"{source}: no such config file or preset (presets: {', '.join(presets())})")
         mapping, where = read_config_file(path), str(path)
-    known = ({f.name for f in fields(TrainConfig)} - {"method_params"}) | set(METHODS)
+    known = ({f.name for f in fields(TrainConfig)} - {"method_params"}) | set(_methods())
     for key, value in _parse_overrides(overrides).items():
         head = key.split(".")[0]
         if head not in known:
@@ -268,16 +354,7 @@ def _parse_overrides(overrides) -> dict:
         return {}
     if isinstance(overrides, dict):
         return overrides
-    out = {}
-    for item in overrides:
-        if "=" not in item:
-            raise ConfigError(f"override {item!r}: expected key=value")
-        key, raw = item.split("=", 1)
-        try:
-            out[key.strip()] = yaml.safe_load(raw) if raw.strip() else None
-        except yaml.YAMLError:
-            raise ConfigError(f"override {key}: cannot parse value {raw!r}") from None
-    return out
+    return parse_key_values(overrides, "override")
 
 
 def _set_dotted(mapping: dict, key: str, value: Any) -> None:

@@ -225,3 +225,72 @@ def write_failure(e: BaseException) -> str | None:
     if code is None:
         return None
     return "no space left on device" if code == errno.ENOSPC else os.strerror(code).lower()
+
+
+# ---------------------------------------------------------------- names and folders given by users
+DEFAULT_NAME_MAX = 255   # NAME_MAX of ext4, xfs, btrfs, tmpfs, APFS and NTFS (in bytes of the name)
+
+
+def name_max(path: str | os.PathLike) -> int:
+    """The longest file name (bytes) the file system holding ``path`` (or its nearest existing
+    ancestor) accepts; :data:`DEFAULT_NAME_MAX` where the system cannot say."""
+    existing = Path(os.path.abspath(path))
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    try:
+        return int(os.pathconf(existing, "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):
+        return DEFAULT_NAME_MAX
+
+
+def path_component_problem(name: str, limit: int = DEFAULT_NAME_MAX) -> str | None:
+    """Why ``name`` cannot be one plain folder or file name inside another folder (None when it
+    can): it must not be empty, ``.`` or ``..``, hold a path separator (so it can neither nest nor
+    climb out, nor be absolute) or a NUL, or be longer than ``limit`` bytes."""
+    if not name:
+        return "is empty"
+    if name in (".", ".."):
+        return "names the enclosing folder itself" if name == "." else "names the parent of the enclosing folder"
+    separators = [s for s in {"/", os.sep, os.altsep} if s and s in name]
+    if separators:
+        return f"holds {separators[0]!r}: it must be one folder name, not a path (use output_dir for the location)"
+    if "\0" in name:
+        return "holds a NUL character"
+    size = len(os.fsencode(name))
+    if size > limit:
+        return f"is {size} bytes long, more than the {limit} that fit in a file name here"
+    return None
+
+
+def blocking_file(path: str | os.PathLike) -> Path | None:
+    """The first of ``path`` and its ancestors that exists and is not a folder (a file standing
+    where a folder must be), or None."""
+    path = Path(path)
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return None if candidate.is_dir() else candidate
+        if candidate.is_symlink():  # a dangling link: creating through it fails
+            return candidate
+    return None
+
+
+def check_folder_location(path: str | os.PathLike, what: str) -> Path:
+    """One error naming ``what`` (an option or a key) when ``path`` cannot be a folder because it
+    or an ancestor is a file; nothing is created."""
+    path = Path(path)
+    blocker = blocking_file(path)
+    if blocker is not None:
+        where = "is a file" if blocker == path else f"lies below {blocker}, which is a file"
+        raise WriteError(f"{what}: {path} {where}, not a folder; choose a folder", errno.ENOTDIR)
+    return path
+
+
+def ensure_folder(path: str | os.PathLike, what: str) -> Path:
+    """Create the folder ``path`` (and its parents) or raise one :class:`WriteError` naming
+    ``what`` and the reason (a file in the way, no permission, a read-only file system)."""
+    path = check_folder_location(path, what)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise WriteError(f"{what}: cannot create the folder {path} ({write_failure(e) or e})", e.errno) from e
+    return path

@@ -8,7 +8,9 @@ import math
 import types
 import typing
 from dataclasses import fields
-from typing import Any
+from typing import Any, Iterable
+
+import yaml
 
 
 class ConfigError(ValueError):
@@ -89,3 +91,19 @@ def build_dataclass(cls, values: dict | None, where: str):
         return cls(**checked)
     except (TypeError, ValueError) as e:
         raise ConfigError(f"{where}: {e}") from None
+
+
+def parse_key_values(items: Iterable[str], where: str) -> dict[str, Any]:
+    """``["batch_size=32", "mixcse.mix_lambda=0.3"]`` → ``{"batch_size": 32, "mixcse.mix_lambda": 0.3}``:
+    each value read as YAML (``k=`` gives None); the one parser of key=value items (config overrides,
+    ``cselab reproduce --slurm``). ``where`` names their source in the error."""
+    out = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{where} {item!r}: expected key=value")
+        try:
+            out[key.strip()] = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError:
+            raise ConfigError(f"{where} {key.strip()}: cannot parse value {raw!r}") from None
+    return out

@@ -25,12 +25,12 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from .config import NON_IDENTITY_KEYS
+from .config import LATER_KEYS, NON_IDENTITY_KEYS, uses_sts
 from .evaluate.runs import evaluation_frame
 from .evaluate.sts import STS_TASKS, TASK_LABELS
 from .published import BACKBONES, paper_backbone
-from .rundir import read_config, read_metrics
-from .tables import format_table, scores_table
+from .rundir import read_config, read_metrics, run_select_by
+from .tables import STS_SELECTED_MARK, STS_SELECTED_NOTE, format_table, scores_table
 
 VariantSpec = Mapping[str, "str | Sequence[str]"]
 
@@ -74,6 +74,9 @@ def identity_without_seed(run_dir: str | os.PathLike) -> dict:
     config = dict(read_config(run_dir))
     for key in (*NON_IDENTITY_KEYS, "seed"):
         config.pop(key, None)
+    for key, default in LATER_KEYS.items():   # a run made before the key existed is the same variant
+        if config.get(key) == default:
+            config.pop(key)
     return config
 
 def _first_difference(a: dict, b: dict, prefix: str = "") -> str:
@@ -322,7 +325,13 @@ def suite_summary(results: Mapping[str, dict], groups: Mapping[str, Mapping[str,
                   tasks: Sequence[str]) -> pd.DataFrame:
     """Mean, std and n per group of each task of ``suite`` and their average (:func:`suite_columns`)."""
     columns, average = suite_columns(suite, tasks)
-    return scores_table(variant_results(results, groups), columns=columns, average=average)
+    summary = scores_table(variant_results(results, groups), columns=columns, average=average)
+    summary.attrs["sts_selected"] = sts_selected(groups)
+    return summary
+
+def sts_selected(groups: Mapping[str, Mapping[str, Path]]) -> list[str]:
+    """The variants with a run whose ``best/`` was chosen on STS data (``select_by: stsb_dev``)."""
+    return [v for v, members in groups.items() if any(uses_sts(run_select_by(p)) for p in members.values())]
 
 def sts_summary(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]],
                 tasks: Sequence[str] = STS_TASKS) -> pd.DataFrame:
@@ -340,16 +349,23 @@ def comparison_table(summary: pd.DataFrame, published: pd.DataFrame | None = Non
     """Our rows (``mean ± std`` over seeds) and then the published rows (cells as printed), with a
     ``source`` column saying which is which. Columns are ours followed by any the paper has in
     addition; a cell one side lacks reads ``–``."""
-    ours = format_table(summary, decimals=decimals, bold_best=bold_best)
-    ours.insert(0, "source", seeds_label(summary))
+    marked = set(summary.attrs.get("sts_selected", ()))   # set by suite_summary: checkpoints chosen on STS
+    plain = summary.copy()
+    plain.attrs = {}   # the mark goes to the source column here, not to the variant names
+    ours = format_table(plain, decimals=decimals, bold_best=bold_best)
+    ours.insert(0, "source", [label + (STS_SELECTED_MARK if variant in marked else "")
+                              for variant, label in seeds_label(summary).items()])
     ours.index.name = "variant" if ours.index.name in (None, "model") else ours.index.name
+    ours.attrs = {"note": STS_SELECTED_NOTE} if marked & set(summary.index) else {}
     if published is None or published.empty:
         return ours
     theirs = published.astype(str).copy()
     theirs.insert(0, "source", f"published, {published.attrs.get('source', 'paper')}")
     theirs.index = theirs.index.rename(ours.index.name)
     columns = list(ours.columns) + [c for c in theirs.columns if c not in ours.columns]
-    return pd.concat([ours, theirs]).reindex(columns=columns).fillna("–")
+    table = pd.concat([ours, theirs]).reindex(columns=columns).fillna("–")
+    table.attrs = dict(ours.attrs)
+    return table
 
 def averages_summary(groups: Mapping[str, Mapping[str, Path]],
                      results_by_column: Mapping[str, Mapping[str, dict]]) -> pd.DataFrame:
@@ -375,23 +391,41 @@ def variant_frame(results: Mapping[str, dict], groups: Mapping[str, Mapping[str,
     return frame
 
 def paired_comparison(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]], metric: str = "avg",
-                      baseline: str = "SimCSE") -> pd.DataFrame | None:
+                      baseline: str = "SimCSE", bootstrap_resamples: int = 0, tasks: Sequence[str] = STS_TASKS,
+                      data_dir: str | os.PathLike | None = None, seed: int = 0) -> pd.DataFrame | None:
     """Each group against the baseline variant's group of the same backbone, over the seeds both
-    have: mean ± std, 95 % t-interval, mean difference with its interval and the paired t-test's p
-    (:func:`cselab.stats.compare_to_baseline`). None when no group of the baseline variant exists."""
+    have: mean ± std, 95 % t-interval, mean difference with its interval, the paired t-test's raw p
+    beside its Holm-adjusted p over the variants tested against that baseline, and the reading (no
+    detectable effect with its MDE) (:func:`cselab.stats.compare_to_baseline`). With
+    ``bootstrap_resamples`` > 0, a variant sharing a single seed with the baseline gets the column
+    ``Δ, 95% test-pair bootstrap (1 seed)``: the paired bootstrap over the STS ``tasks``' test pairs
+    (:func:`cselab.analysis.compare.single_seed_bootstrap`; test-set uncertainty, not seed variance;
+    the runs' per-pair similarities are evaluated once and cached). None when no group of the
+    baseline variant exists."""
+    from .analysis.compare import single_seed_bootstrap, single_seed_runs, sts_pair_scores
     from .stats import compare_to_baseline, format_comparison
 
     frame = variant_frame(results, groups)
-    frame["model"] = frame["run"].map({label: group_model({label: p}) for m in groups.values()
-                                       for label, p in m.items()})
+    paths = {label: p for members in groups.values() for label, p in members.items()}
+    frame["model"] = frame["run"].map({label: group_model({label: p}) for label, p in paths.items()})
     parts = []
     for model, part in frame.groupby("model", sort=False):
         names = list(dict.fromkeys(part["variant"]))
         base = next((n for n in names if variant_of(n) == baseline), None)
-        if base is not None:
-            parts.append(format_comparison(compare_to_baseline(part, metric, group="variant", baseline=base),
-                                           group="variant"))
-    return pd.concat(parts) if parts else None
+        if base is None:
+            continue
+        table = format_comparison(compare_to_baseline(part, metric, group="variant", baseline=base), group="variant")
+        needed = single_seed_runs(part, "variant", base) if bootstrap_resamples else []
+        if needed:
+            scores = sts_pair_scores({label: paths[label] for label in needed}, tasks, data_dir)
+            boot = single_seed_bootstrap(part, scores, [metric], "variant", base, n_resamples=bootstrap_resamples,
+                                         seed=seed).set_index("variant")
+            table["Δ, 95% test-pair bootstrap (1 seed)"] = [
+                f"{boot.loc[v, 'diff']:+.2f} [{boot.loc[v, 'ci_low']:.2f}, {boot.loc[v, 'ci_high']:.2f}]"
+                if v in boot.index else "" for v in table.index]
+        parts.append(table)
+    return pd.concat(parts).fillna("") if parts else None
+
 
 def untuned(groups: Mapping[str, Mapping[str, Path]], suite: str, data_dir: str | os.PathLike | None = None,
             **options) -> tuple[dict[str, dict], dict[str, dict[str, Path]]]:
@@ -444,9 +478,37 @@ def last_values(runs: Mapping[str, Path], keys: Sequence[str], kind: str = "trai
         raise ValueError(f"last_values: no {missing} in the {kind} records of {list(runs)}")
     return frame.groupby("run", sort=False)[list(keys)].agg(lambda s: s.dropna().iloc[-1] if s.notna().any() else None)
 
+# A line through two points reads as a trend whatever the two differ by (GS-InfoNCE's 0× and 3× in
+# the cpu-demo differ by a tenth of a point), so a sweep figure needs three values of its setting;
+# every sweep of the paper studies has at least three. Figures that compare a few settings as
+# separate series (ClusterNS Fig. 5: one curve per σ) need two.
+TREND_MIN_VALUES = 3
+COMPARISON_MIN_VALUES = 2
+
+
+def _value_words(value) -> str:
+    return f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+
+
+def enough_values(values: Sequence, what: str, study: str, minimum: int = TREND_MIN_VALUES) -> bool:
+    """Whether a figure over ``values`` (one per run, repeats = seeds) has at least ``minimum``
+    distinct ones to show. When it has fewer, prints one line naming the study that draws it, e.g.
+    ``λ sweep: one value here (0.2); the paper-mixcse study draws it``, and returns False: the
+    notebook draws nothing (a sweep of one point, or a "trend" of two, is not a figure)."""
+    if minimum < 1:
+        raise ValueError(f"minimum must be >= 1, got {minimum}")
+    distinct = sorted({float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in values},
+                      key=lambda v: (isinstance(v, str), v))
+    if len(distinct) >= minimum:
+        return True
+    count = {0: "no value", 1: "one value"}.get(len(distinct), f"{len(distinct)} values")
+    shown = f" ({', '.join(_value_words(v) for v in distinct)})" if distinct else ""
+    print(f"{what}: {count} here{shown}, a figure needs {minimum}; the {study} study draws it")
+    return False
+
 
 # ------------------------------------------------------------------- notebook odds and ends
-PROFILES = ("cpu", "gpu")
+PROFILES = ("cpu", "gpu", "smoke")   # smoke: every run for 2 steps on a tiny model, the cpu sizes (studies/smoke.py)
 
 def by_profile(profile: str, value, cpu, gpu):
     """A cost parameter: ``value`` when given, else its size for the study profile — ``cpu``
@@ -455,7 +517,7 @@ def by_profile(profile: str, value, cpu, gpu):
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
     if value is not None:
         return value
-    return cpu if profile == "cpu" else gpu
+    return gpu if profile == "gpu" else cpu
 
 def for_legend(runs: Mapping[str, Path]) -> dict[str, Path]:
     """Runs to plot with one line per run: a single run is left unlabelled, so its figure has no

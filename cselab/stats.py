@@ -10,21 +10,41 @@ does to both runs alike (data order, dropout draws, initialisation of the head),
 has more power than comparing two independent means. With very few seeds (3) only large,
 consistent differences reach p < 0.05; the table says how many seeds each row has.
 
+Several tests at once (every method against the baseline, or one method on every task) are a
+**family**: each p-value is shown beside its **Holm-adjusted** value (``statsmodels``'
+``multipletests(method="holm")``, which controls the family-wise error rate under any dependence
+between the tests), and a difference is read as detected only when the adjusted p is below α.
+A difference that is not detected is "no detectable effect", never "no effect": beside it stands
+the **minimum detectable difference** (MDE), the smallest true mean difference the paired t-test
+would detect with power 0.8 at α = 0.05 with this many seeds, given the observed standard
+deviation of the per-seed differences (``statsmodels``' ``TTestPower``: effect size × sd).
+
+With a single seed there is no seed variance to estimate. What can still be measured is how much
+the comparison depends on the particular **test pairs**: :func:`bootstrap_spearman_difference`
+resamples the pairs of an STS test set jointly for both systems (a paired bootstrap) and gives the
+difference of Spearman ×100 with its 95 % percentile interval. That interval is **test-set
+uncertainty**, not training-seed variance: another seed may move both systems by more.
+
 Example::
 
     frame = read_results(runs, config_keys=("method", "seed"))
     compare_to_baseline(frame, "sts/avg", group="method", baseline="simcse")
+    bootstrap_spearman_difference(pred_a, pred_b, gold, n_resamples=2000, seed=0)
 """
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
 CONFIDENCE = 0.95
+ALPHA = 0.05          # the level of every test and of the Holm family
+POWER = 0.8           # the power at which the minimum detectable difference is stated
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_WORDS = "paired bootstrap over the test pairs (test-set uncertainty, not training-seed variance)"
 
 
 def mean_ci(values: Sequence[float], confidence: float = CONFIDENCE) -> dict[str, float]:
@@ -60,11 +80,58 @@ def paired_test(method: Sequence[float], baseline: Sequence[float],
             "t": t, "p": p}
 
 
+def holm(pvalues: Sequence[float]) -> np.ndarray:
+    """Holm-adjusted p-values of one family (``statsmodels.stats.multitest.multipletests``,
+    ``method="holm"``), in the input order. NaN entries (comparisons without a test) stay NaN and
+    are not members of the family."""
+    p = np.asarray(pvalues, dtype=float)
+    if p.ndim != 1:
+        raise ValueError(f"holm: need a 1-D list of p-values, got shape {p.shape}")
+    out = np.full(p.shape, math.nan)
+    tested = ~np.isnan(p)
+    if tested.any():
+        if ((p[tested] < 0) | (p[tested] > 1)).any():
+            raise ValueError(f"holm: p-values must lie in [0, 1], got {p[tested].tolist()}")
+        from statsmodels.stats.multitest import multipletests
+
+        out[tested] = multipletests(p[tested], alpha=ALPHA, method="holm")[1]
+    return out
+
+
+def minimum_detectable_difference(sd: float, n: int, alpha: float = ALPHA, power: float = POWER) -> float:
+    """The smallest true mean difference a two-sided paired t-test on ``n`` pairs detects with
+    probability ``power`` at level ``alpha``, when the per-pair differences have standard deviation
+    ``sd``: statsmodels' ``TTestPower`` (noncentral t) effect size × ``sd``. NaN for fewer than 2
+    pairs or an undefined ``sd``."""
+    if n < 2 or sd is None or math.isnan(sd):
+        return math.nan
+    from statsmodels.stats.power import TTestPower
+
+    effect = TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=power, alternative="two-sided")
+    return float(effect) * float(sd)
+
+
+def describe_difference(diff: float, p_adjusted: float, mde: float, n: int, alpha: float = ALPHA) -> str:
+    """Words for one comparison: ``detected (higher)`` / ``detected (lower)`` when the adjusted p is
+    below ``alpha``; else ``no detectable effect (MDE 0.52)``; ``no test (n 1)`` without one."""
+    if diff is None or math.isnan(diff):
+        return "–"
+    if p_adjusted is None or math.isnan(p_adjusted):
+        return f"no test (n {int(n)})" if n < 2 else "no test (identical differences)"
+    if p_adjusted < alpha:
+        return "detected (higher)" if diff > 0 else "detected (lower)"
+    return f"no detectable effect (MDE {mde:.2f})" if not math.isnan(mde) else "no detectable effect"
+
+
 def compare_to_baseline(frame: pd.DataFrame, metric: str, group: str = "method", baseline: str = "simcse",
-                        pair_on: str = "seed", confidence: float = CONFIDENCE) -> pd.DataFrame:
+                        pair_on: str = "seed", confidence: float = CONFIDENCE, alpha: float = ALPHA,
+                        power: float = POWER) -> pd.DataFrame:
     """One row per group (e.g. method): n, mean, std and CI of ``metric`` over seeds, then the paired
-    comparison with ``baseline`` on the seeds both have (``diff``, its CI, t and p; empty for the
-    baseline itself). ``frame`` has one row per run (``read_results`` gives it)."""
+    comparison with ``baseline`` on the seeds both have (``diff``, its CI, ``diff_std``, t and p;
+    empty for the baseline itself), the Holm-adjusted ``p_holm`` over the family of every group
+    tested against the baseline on this metric (stated in ``family``), the minimum detectable
+    difference ``mde`` (power ``power`` at ``alpha``) and ``reading`` (:func:`describe_difference`).
+    ``frame`` has one row per run (``read_results`` gives it)."""
     missing = [c for c in (metric, group, pair_on) if c not in frame]
     if missing:
         raise ValueError(f"compare_to_baseline: missing column(s) {missing}; columns: {list(frame.columns)}")
@@ -82,16 +149,34 @@ def compare_to_baseline(frame: pd.DataFrame, metric: str, group: str = "method",
         if name != baseline:
             scores = part.set_index(pair_on)[metric]
             shared = sorted(set(scores.index) & set(base.index))
-            test = paired_test(scores.loc[shared].to_numpy(), base.loc[shared].to_numpy(), confidence)
-            row.update({"paired_n": test["n"], "diff": test["mean_diff"], "diff_ci_low": test["ci_low"],
-                        "diff_ci_high": test["ci_high"], "t": test["t"], "p": test["p"]})
+            row.update({"paired_n": len(shared), "diff": math.nan, "diff_ci_low": math.nan, "diff_ci_high": math.nan,
+                        "diff_std": math.nan, "t": math.nan, "p": math.nan, "mde": math.nan})
+            if shared:
+                ours, theirs = scores.loc[shared].to_numpy(), base.loc[shared].to_numpy()
+                test = paired_test(ours, theirs, confidence)
+                spread = mean_ci(ours - theirs)["std"]
+                row.update({"diff": test["mean_diff"], "diff_ci_low": test["ci_low"], "diff_ci_high": test["ci_high"],
+                            "diff_std": spread, "t": test["t"], "p": test["p"],
+                            "mde": minimum_detectable_difference(spread, len(shared), alpha, power)})
         rows.append(row)
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if "p" in table:
+        tested = table[group] != baseline
+        table["p_holm"] = math.nan
+        table.loc[tested, "p_holm"] = holm(table.loc[tested, "p"].to_numpy())
+        members = int(table.loc[tested, "p"].notna().sum())
+        table["family"] = ""
+        if members:                                    # named on the rows that are members of the family
+            table.loc[tested & table["p"].notna(), "family"] = f"Holm over {members} {group}s vs {baseline} on {metric}"
+        table["reading"] = [describe_difference(r["diff"], r["p_holm"], r["mde"], r["paired_n"], alpha)
+                            if r[group] != baseline else "" for _, r in table.iterrows()]
+    return table
 
 
 def format_comparison(table: pd.DataFrame, group: str = "method", decimals: int = 2) -> pd.DataFrame:
     """Text cells for a :func:`compare_to_baseline` table: ``mean ± std``, ``[low, high]``, the
-    difference with its interval, and p."""
+    difference with its interval, the raw p beside the Holm-adjusted p, the reading (detected or
+    no detectable effect with its MDE) and the Holm family."""
     def number(x: float, d: int = decimals) -> str:
         return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{d}f}"
 
@@ -102,8 +187,119 @@ def format_comparison(table: pd.DataFrame, group: str = "method", decimals: int 
         if "diff" in r and not pd.isna(r.get("diff")):
             row.update({"Δ vs baseline": f"{r['diff']:+.{decimals}f}",
                         "Δ 95% CI": f"[{number(r['diff_ci_low'])}, {number(r['diff_ci_high'])}]",
-                        "p (paired t)": number(r["p"], 3)})
+                        "p (paired t)": number(r["p"], 3), "p (Holm)": number(r.get("p_holm", math.nan), 3),
+                        "reading": r.get("reading", ""), "Holm family": r.get("family", "")})
         else:
-            row.update({"Δ vs baseline": "(baseline)", "Δ 95% CI": "", "p (paired t)": ""})
+            no_seed = r.get("paired_n") == 0          # a group without a seed in common (the baseline: NaN)
+            row.update({"Δ vs baseline": "(no shared seed)" if no_seed else "(baseline)", "Δ 95% CI": "",
+                        "p (paired t)": "", "p (Holm)": "", "reading": "", "Holm family": ""})
         out.append(row)
     return pd.DataFrame(out).set_index(group)
+
+
+# ------------------------------------------------------------------- paired bootstrap over test pairs
+def _row_spearman(pred: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """Spearman correlation of each row of ``pred`` with the same row of ``gold`` (both
+    (resamples, pairs)): the Pearson correlation of average ranks, as ``scipy.stats.spearmanr``.
+    NaN for a row where either side is constant (the correlation is undefined there)."""
+    ranks_p = scipy_stats.rankdata(pred, axis=1)
+    ranks_g = scipy_stats.rankdata(gold, axis=1)
+    ranks_p -= ranks_p.mean(axis=1, keepdims=True)
+    ranks_g -= ranks_g.mean(axis=1, keepdims=True)
+    denominator = np.sqrt((ranks_p ** 2).sum(axis=1) * (ranks_g ** 2).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, (ranks_p * ranks_g).sum(axis=1) / np.where(denominator > 0, denominator, 1),
+                        math.nan)
+
+
+def _aligned(scores_a, scores_b, gold) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    a, b, g = (np.asarray(x, dtype=float) for x in (scores_a, scores_b, gold))
+    if a.ndim != 1 or a.shape != b.shape or a.shape != g.shape:
+        raise ValueError(f"bootstrap: scores_a, scores_b and gold must be aligned 1-D arrays (the same test pairs), "
+                         f"got shapes {a.shape}, {b.shape}, {g.shape}")
+    if len(a) < 3:
+        raise ValueError(f"bootstrap: need at least 3 test pairs, got {len(a)}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all() and np.isfinite(g).all()):
+        raise ValueError("bootstrap: scores and gold must be finite")
+    if np.ptp(g) == 0:
+        raise ValueError("bootstrap: the gold scores are constant, Spearman is undefined")
+    return a, b, g
+
+
+def _point_difference(a: np.ndarray, b: np.ndarray, g: np.ndarray) -> float:
+    """Spearman(a, gold) − Spearman(b, gold) ×100 on all pairs (exactly 0 for identical systems)."""
+    if np.array_equal(a, b):
+        return 0.0
+    point = 100 * float(_row_spearman(a[None], g[None])[0] - _row_spearman(b[None], g[None])[0])
+    if math.isnan(point):
+        raise ValueError("bootstrap: a system's scores are constant, Spearman is undefined")
+    return point
+
+
+def _resampled_differences(a: np.ndarray, b: np.ndarray, g: np.ndarray, n_resamples: int,
+                           rng: np.random.Generator, chunk: int = 256) -> np.ndarray:
+    """Spearman(a) − Spearman(b) ×100 on ``n_resamples`` resamples of the pairs (the same indices
+    for both systems and the gold: the pairs move together). Resample r draws
+    ``rng.integers(0, n, n)`` in turn, so a loop drawing one resample at a time sees the same pairs.
+    Identical systems give exactly 0 on every resample, even where the correlation is undefined."""
+    n = len(g)
+    identical = np.array_equal(a, b)
+    out = np.empty(n_resamples)
+    for start in range(0, n_resamples, chunk):
+        stop = min(start + chunk, n_resamples)
+        index = rng.integers(0, n, size=(stop - start, n))
+        if identical:
+            out[start:stop] = 0.0
+        else:
+            out[start:stop] = 100 * (_row_spearman(a[index], g[index]) - _row_spearman(b[index], g[index]))
+    return out
+
+
+def _interval(point: float, differences: np.ndarray, n_pairs: int, n_resamples: int,
+              confidence: float) -> dict:
+    defined = differences[~np.isnan(differences)]
+    if len(defined) == 0:
+        raise ValueError("bootstrap: the correlation is undefined on every resample (constant scores)")
+    low, high = np.quantile(defined, [0.5 - confidence / 2, 0.5 + confidence / 2])
+    return {"diff": point, "ci_low": float(low), "ci_high": float(high), "n_pairs": n_pairs,
+            "n_resamples": n_resamples, "undefined_resamples": int(len(differences) - len(defined)),
+            "confidence": confidence, "interval": f"{confidence:.0%} {BOOTSTRAP_WORDS}"}
+
+
+def bootstrap_spearman_difference(scores_a: Sequence[float], scores_b: Sequence[float], gold: Sequence[float],
+                                  n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0,
+                                  confidence: float = CONFIDENCE) -> dict:
+    """Difference of Spearman ×100 (a − b) of two systems' predicted similarities on the same test
+    pairs, with its percentile interval from a **paired bootstrap**: ``n_resamples`` resamples of
+    the pairs with replacement (``numpy.random.default_rng(seed)``), each scoring both systems on
+    the same resampled pairs. Returns ``{diff, ci_low, ci_high, n_pairs, n_resamples,
+    undefined_resamples, confidence, interval}``; ``interval`` says what it is over (the test pairs:
+    test-set uncertainty, not training-seed variance). Resamples on which a correlation is undefined
+    (constant scores) are left out and counted; two identical systems give exactly 0 and [0, 0]."""
+    a, b, g = _aligned(scores_a, scores_b, gold)
+    if n_resamples < 1:
+        raise ValueError(f"bootstrap: n_resamples must be positive, got {n_resamples}")
+    point = _point_difference(a, b, g)
+    differences = _resampled_differences(a, b, g, n_resamples, np.random.default_rng(seed))
+    return _interval(point, differences, len(g), n_resamples, confidence)
+
+
+def bootstrap_average_spearman_difference(tasks: Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float]]],
+                                          n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0,
+                                          confidence: float = CONFIDENCE) -> dict:
+    """The same for the mean over several test sets (``{task: (scores_a, scores_b, gold)}``, e.g.
+    the 7-task STS average): each set's pairs are resampled on their own (in the order given, from
+    one generator), and each resample's differences are averaged over the sets."""
+    if not tasks:
+        raise ValueError("bootstrap: no test sets")
+    rng = np.random.default_rng(seed)
+    points, draws, pairs = [], [], 0
+    for name, (scores_a, scores_b, gold) in tasks.items():
+        try:
+            a, b, g = _aligned(scores_a, scores_b, gold)
+            points.append(_point_difference(a, b, g))
+        except ValueError as error:
+            raise ValueError(f"{name}: {error}") from None
+        draws.append(_resampled_differences(a, b, g, n_resamples, rng))
+        pairs += len(g)
+    return _interval(float(np.mean(points)), np.mean(draws, axis=0), pairs, n_resamples, confidence)

@@ -25,6 +25,7 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from .config import STS_SELECTED_MARK, STS_SELECTED_NOTE
 from .data.transfer import TRANSFER_TASKS
 from .evaluate.sts import TASK_LABELS
 
@@ -34,6 +35,30 @@ CLUSTERING_COLUMNS = {"DBpedia": "DBpedia (AMI)", "AgNews": "AG", "Biomedical": 
                       "GoogleNews-T": "G-T", "GoogleNews-TS": "G-TS", "SearchSnippets": "SS", "StackOverflow": "SO",
                       "Tweet": "Tweet"}
 STATS = ("mean", "std", "n")
+# A row whose checkpoint was chosen on STS data (select_by: stsb_dev, the papers' protocol) carries the
+# mark; to_markdown / to_latex / workbench.save_table then print the note under the table.
+# The mark and footnote live beside config.uses_sts, below both tables and the study engine.
+
+
+def marked_label(label):
+    """``label`` with the mark (on the last level of a MultiIndex tuple)."""
+    if isinstance(label, tuple):
+        return (*label[:-1], f"{label[-1]}{STS_SELECTED_MARK}")
+    return f"{label}{STS_SELECTED_MARK}"
+
+
+def mark_rows(table: pd.DataFrame, selected: Iterable) -> pd.DataFrame:
+    """A display copy of ``table`` with the mark on each row label in ``selected`` and the note in
+    ``table.attrs["note"]`` when any row is marked."""
+    selected = set(selected) & set(table.index)
+    if not selected:
+        return table
+    labels = [marked_label(label) if label in selected else label for label in table.index]
+    out = table.copy()
+    out.index = pd.MultiIndex.from_tuples(labels, names=table.index.names) \
+        if isinstance(table.index, pd.MultiIndex) else pd.Index(labels, name=table.index.name)
+    out.attrs = {**{k: v for k, v in table.attrs.items() if k != "sts_selected"}, "note": STS_SELECTED_NOTE}
+    return out
 
 
 def summarise(frame: pd.DataFrame, by: str | Sequence[str], metrics: Sequence[str] | None = None) -> pd.DataFrame:
@@ -85,6 +110,7 @@ def runs_table(runs, by: str | Sequence[str] = "method", metrics: Sequence[str] 
                config_keys: Iterable[str] = ("method", "seed", "batch_size")) -> pd.DataFrame:
     """A summary of finished runs (``results.json``) grouped by config keys: runs that differ only
     in ``seed`` become one row with mean ± std. ``metrics`` default: every ``sts/…`` score."""
+    from .config import uses_sts
     from .rundir import read_results
 
     by = [by] if isinstance(by, str) else list(by)
@@ -92,7 +118,10 @@ def runs_table(runs, by: str | Sequence[str] = "method", metrics: Sequence[str] 
     if metrics is None:
         metrics = [c for c in frame.columns if c.startswith("sts/")]
     frame = frame.rename(columns={m: _short(m) for m in metrics})
-    return summarise(frame, by, [_short(m) for m in metrics])
+    summary = summarise(frame, by, [_short(m) for m in metrics])
+    # the rows with a checkpoint chosen on STS data: format_table marks them (†)
+    summary.attrs["sts_selected"] = list(frame[frame["select_by"].map(uses_sts)].groupby(by, sort=False).size().index)
+    return summary
 
 
 def _short(metric: str) -> str:
@@ -104,7 +133,8 @@ def _short(metric: str) -> str:
 def format_table(summary: pd.DataFrame, decimals: int = 2, bold_best: bool = False,
                  lower_is_better: Iterable[str] = ()) -> pd.DataFrame:
     """Text cells ``mean ± std`` (``mean`` alone when n = 1) from a :func:`summarise` frame;
-    ``bold_best`` marks the best mean per column (``**…**``; LaTeX output turns it into \\textbf)."""
+    ``bold_best`` marks the best mean per column (``**…**``; LaTeX output turns it into \\textbf);
+    rows listed in ``summary.attrs["sts_selected"]`` (:func:`runs_table`) get the † and the note."""
     lower = set(lower_is_better)
     metrics = list(dict.fromkeys(summary.columns.get_level_values(0)))
     out = pd.DataFrame(index=summary.index)
@@ -121,7 +151,7 @@ def format_table(summary: pd.DataFrame, decimals: int = 2, bold_best: bool = Fal
             cells.append(f"**{text}**" if best is not None and math.isclose(m, best) else text)
         out[metric] = cells
     out.index.name = summary.index.name
-    return out
+    return mark_rows(out, summary.attrs.get("sts_selected", ()))   # † rows chosen on STS data, and the note
 
 
 def to_markdown(table: pd.DataFrame) -> str:
@@ -129,8 +159,9 @@ def to_markdown(table: pd.DataFrame) -> str:
     from tabulate import tabulate
 
     frame = table.reset_index()
-    return tabulate(frame.values.tolist(), headers=[str(c) for c in frame.columns], tablefmt="github",
+    text = tabulate(frame.values.tolist(), headers=[str(c) for c in frame.columns], tablefmt="github",
                     disable_numparse=True)
+    return text + (f"\n\n{table.attrs['note']}" if table.attrs.get("note") else "")
 
 
 _LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
@@ -142,6 +173,7 @@ def _latex_cell(text: str) -> str:
     body = text[2:-2] if bold else text
     body = "".join(_LATEX_SPECIAL.get(ch, ch) for ch in body)
     body = body.replace("±", r"$\pm$").replace("–", "--").replace("λ", r"$\lambda$").replace("τ", r"$\tau$")
+    body = body.replace(STS_SELECTED_MARK, r"\dag{}")
     return rf"\textbf{{{body}}}" if bold else body
 
 
@@ -152,6 +184,8 @@ def to_latex(table: pd.DataFrame, caption: str | None = None, label: str | None 
     body = [" & ".join(_latex_cell(str(v)) for v in row) + r" \\" for row in frame.values.tolist()]
     lines = [r"\begin{tabular}{l" + "r" * (frame.shape[1] - 1) + "}", r"\toprule", header, r"\midrule", *body,
              r"\bottomrule", r"\end{tabular}"]
+    if table.attrs.get("note"):
+        lines.append(r"\par\footnotesize " + _latex_cell(table.attrs["note"]))
     if caption is not None or label is not None:
         inner = [r"\begin{table}[t]", r"\centering", *lines]
         if caption is not None:

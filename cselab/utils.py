@@ -40,22 +40,34 @@ def cpu_has_amx() -> bool:
 PRECISION_DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
-def resolve_precision(precision: str, device: torch.device, evaluation: bool = False) -> torch.dtype | None:
-    """The autocast dtype, or None for plain fp32.
+def native_bf16() -> str:
+    """What makes bf16 fast here, as torch reports it (never ``/proc``): ``cuda``, ``amx``,
+    ``avx512_bf16``, or ``none`` (bf16 on this CPU is emulated, slower than fp32)."""
+    if torch.cuda.is_available() and torch.cuda.is_bf16_supported():
+        return "cuda"
+    if cpu_has_amx():
+        return "amx"
+    return "avx512_bf16" if cpu_supports_bf16() else "none"
 
-    ``auto``: bf16 (else fp16) on CUDA; on a CPU, bf16 where it is faster than fp32 as measured in
-    docs/performance.md — training on any CPU with native bf16 (:func:`cpu_supports_bf16`),
-    ``evaluation`` (inference under autocast) only with AMX (:func:`cpu_has_amx`), because on
-    AVX-512-BF16-only CPUs the casts cost more than the faster matrix products save; fp32 elsewhere
-    (other CPUs, MPS). ``fp16`` needs CUDA; ``bf16`` runs anywhere (emulated, slowly, on CPUs
-    without native support).
+
+def resolve_precision(precision: str, device: torch.device, evaluation: bool = False) -> torch.dtype | None:
+    """The low-precision dtype, or None for plain fp32.
+
+    Training runs under ``torch.autocast`` in that dtype; evaluation (``evaluation=True``) runs a
+    copy of the backbone whose *weights* are in that dtype, without autocast
+    (:meth:`cselab.encoder.SentenceEncoder.eval_weights`): no casts between fp32 and bf16
+    activations, which made autocast inference slower than fp32 on AVX-512-BF16 CPUs
+    (docs/performance.md). The rule is therefore the same for both: ``auto`` is bf16 (else fp16)
+    on CUDA, bf16 on a CPU with native bf16 (:func:`cpu_supports_bf16`: AVX-512 BF16 or AMX), fp32
+    elsewhere (other CPUs, MPS). ``fp16`` needs CUDA; ``bf16`` runs anywhere (emulated, slowly, on
+    CPUs without native support). ``evaluation`` is kept so that the two can diverge again.
     """
     if precision == "auto":
         if device.type == "cuda":
             return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         if device.type != "cpu":
             return None
-        return torch.bfloat16 if (cpu_has_amx() if evaluation else cpu_supports_bf16()) else None
+        return torch.bfloat16 if cpu_supports_bf16() else None
     if precision not in PRECISION_DTYPES:
         raise ValueError(f"precision must be auto, fp32, bf16 or fp16, got {precision!r}")
     if precision == "fp16" and device.type != "cuda":

@@ -24,7 +24,7 @@ import csv
 import io
 import os
 from pathlib import Path
-from typing import Iterable, Mapping, Union
+from typing import Iterable, Mapping, Sequence, Union
 
 from matplotlib.figure import Figure
 
@@ -92,7 +92,9 @@ def setup(dpi: int = INLINE_DPI) -> bool:
 
 def show(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = FORMATS) -> list[Path]:
     """Save ``fig`` as ``path``.png / .pdf (reproducible bytes, :func:`cselab.plots.save_figure`) and
-    display it inline when running in IPython; returns the files written."""
+    display it inline when running in IPython; returns the files written. The figure checker runs
+    on the way: its problems are logged as warnings (shown under the cell) and recorded in
+    ``<path>.problems.json``, which the study's index lists beside the figure."""
     written = save_figure(fig, project_path(path), formats)
     shell = _shell()
     if shell is not None:
@@ -136,6 +138,8 @@ def save_table(table, name: str, tables_dir: str | os.PathLike, index: bool | No
         if index is None:
             index = table.index.name is not None or not isinstance(table.index, pd.RangeIndex)
         markdown = table.to_markdown(index=index)
+        if table.attrs.get("note"):   # e.g. the † of checkpoints chosen on STS data (cselab.tables)
+            markdown += f"\n\n{table.attrs['note']}"
         csv_text = table.to_csv(index=index)
     elif isinstance(table, str):
         rows = _markdown_rows(table)
@@ -220,3 +224,21 @@ def load_runs(runs: RunsParameter | None, study: str | os.PathLike = DEFAULT_STU
     if missing:
         raise RunsNotFound("runs: not a run directory (no config.json): " + "; ".join(missing))
     return dict(pairs)
+
+
+def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]],
+                           tables_dir: str | os.PathLike, tasks: Sequence[str] | None = None,
+                           data_dir: str | os.PathLike | None = None, name: str = "sts_vs_simcse",
+                           baseline: str = "SimCSE", bootstrap_resamples: int = 2000) -> pd.DataFrame | None:
+    """The paper notebooks' "paired comparison against SimCSE" cell: :func:`paired_comparison` on the
+    STS average (with the test-pair bootstrap for single-seed variants), saved as ``<name>`` (.md and
+    .csv) and returned for display; one printed line and None when there are no baseline runs."""
+    from .paper_tables import STS_TASKS, paired_comparison   # the tables layer sits below these helpers
+
+    paired = paired_comparison(results, groups, "avg", baseline, bootstrap_resamples,
+                               STS_TASKS if tasks is None else tasks, data_dir)
+    if paired is None:
+        print(f"no {baseline} runs to compare with")
+        return None
+    save_table(paired, name, tables_dir)
+    return paired

@@ -108,8 +108,9 @@ per_run
 # %% [markdown]
 # ## Scores per set and method
 #
-# DBpedia's AMI and the short-text accuracies, one group of bars per set (whiskers: std over the
-# training seeds of a method).
+# DBpedia's AMI and the short-text accuracies, one group of bars per set (bars from zero; each
+# score is already a mean over the K-means seeds; whiskers — the std over a method's training
+# seeds — only where a method has two seeds or more: a single run has no training-seed interval).
 
 # %%
 headline = with_groups(evaluation_frame(results, config_keys=()), groups)   # DBpedia: AMI, others: accuracy

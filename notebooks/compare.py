@@ -20,7 +20,9 @@
 #
 # 1. **STS** (STS12–16, STS-B, SICK-R; SimCSE's protocol) per run and per method: mean ± std and
 #    95 % confidence interval over seeds, and a **paired t-test against the SimCSE runs with the same
-#    seeds**, for the average and for every task;
+#    seeds**, for the average and for every task, with Holm-adjusted p-values over the methods (and
+#    over the tasks) and the minimum detectable difference; a method with a single seed gets a
+#    paired bootstrap over the test pairs instead (test-set uncertainty, not seed variance);
 # 2. optionally **transfer** (SentEval) and **clustering** (DBpedia AMI, short-text accuracy) tables
 #    with the same statistics;
 # 3. **ablation bars** per STS task (**APINCSE Fig. 2**), variants named from run labels;
@@ -42,6 +44,7 @@ group_by = ["method"]  # config keys that make a group; runs that differ only in
 group_names = {}  # display names {group: name} on top of the papers' method names (SimCSE, MixCSE, ...)
 baseline = "simcse"  # the group every other is tested against (a group name or a method)
 sts_tasks = None  # None: the 7-task table of results.json (evaluated when absent); or a list of STS tasks
+pairs = {}  # your own scored pairs {name: TSV of sentence1<TAB>sentence2<TAB>score}, STS protocol; {} skips
 transfer_tasks = []  # SentEval transfer tasks to evaluate, e.g. ["MR", "CR", "MRPC"]; [] skips transfer
 transfer_fast = True  # 5 folds (SimCSE's fasttest) instead of 10
 clustering_tasks = []  # clustering sets to evaluate, e.g. ["DBpedia", "AgNews"]; [] skips clustering
@@ -52,16 +55,22 @@ sweep_key = None  # swept config key, e.g. "clusterns.num_clusters" or "batch_si
 sweep_metric = "avg"  # y of the sweep: an STS column (avg, STSBenchmark, ...) or best_stsb_dev
 sweep_label = None  # words for the sweep's x-axis (None: the key)
 sweep_logx = False  # log2 x-axis (batch sizes, K)
+holm_family = "group"  # Holm family of the per-task tests: "group" (a method's tasks), "task" (a task's methods) or "all"
+bootstrap_resamples = 2000  # paired bootstrap over test pairs for groups sharing one seed with the baseline; 0 skips
+bootstrap_seed = 0  # seed of the bootstrap's resampling
 
 # %%
 from IPython.display import Markdown, display
 
 from cselab import workbench
-from cselab.analysis.compare import (describe_sts_average, grouped_table, label_variants, per_task_comparison,
-                                     resolve_baseline, run_groups, sts_results, sweep_frame, with_groups)
+from cselab.analysis.compare import (FAMILIES, describe_sts_average, difference_panels, grouped_table,
+                                     label_variants, paired_tests, per_task_comparison, resolve_baseline, run_groups,
+                                     single_seed_bootstrap, single_seed_runs, sts_pair_scores, sts_results,
+                                     sweep_frame, with_groups)
 from cselab.evaluate.runs import evaluate_runs, evaluation_frame
+from cselab.paper_tables import TREND_MIN_VALUES
 from cselab.plots import plot_ablation_bars, plot_paired_differences, plot_sweep
-from cselab.stats import compare_to_baseline, format_comparison
+from cselab.stats import ALPHA, POWER, compare_to_baseline, format_comparison
 from cselab.tables import CLUSTERING_COLUMNS, STS_COLUMNS, TRANSFER_COLUMNS
 
 workbench.setup()
@@ -98,43 +107,90 @@ workbench.save_table(sts_methods, "sts_methods", tables_dir)
 sts_methods
 
 # %% [markdown]
-# ## Against SimCSE with the same seeds: paired t-test
+# ## Against SimCSE with the same seeds: paired t-test, Holm-adjusted
 #
 # For each method and each seed s it shares with the baseline, d_s = score(method, s) −
 # score(baseline, s). The test is a **paired t-test** (`scipy.stats.ttest_rel`, two-sided, H0: mean
-# difference 0, n − 1 degrees of freedom) with the matching 95 % t-interval of the mean difference;
-# the "95% CI" column is the t-interval of the method's own mean. Pairing is the right test here
-# because a seed fixes the data order, the dropout draws and the head's initialisation for both
-# runs alike: each per-seed difference removes what the seed does to both runs and keeps what the
-# method does, so the test has more power than comparing two independent means. With 3 seeds only large,
-# consistent differences reach p < 0.05; a method sharing a single seed with the baseline has no
-# test (–). No correction for testing several methods is applied: read p-values as evidence, not
-# verdicts.
+# difference 0, n − 1 degrees of freedom) with the matching 95 % t-interval of the mean difference
+# ("Δ 95% CI": an interval **over training seeds**); the "95% CI" column is the t-interval of the
+# method's own mean. Pairing is the right test here because a seed fixes the data order, the dropout
+# draws and the head's initialisation for both runs alike: each per-seed difference removes what the
+# seed does to both runs and keeps what the method does, so the test has more power than comparing
+# two independent means.
+#
+# Testing several methods is a **family** of tests: "p (Holm)" is the p-value adjusted by Holm's
+# step-down method over the methods tested on this score (statsmodels' `multipletests`; the family
+# is named in "Holm family"), and a difference is read as detected only when it is below 0.05. A
+# difference that is not detected is **no detectable effect**, not no effect: "MDE" in the reading is
+# the smallest true difference the paired t-test would detect with power 0.8 at α = 0.05 with these
+# seeds, given the observed spread of the per-seed differences (statsmodels' `TTestPower`). With
+# 3 seeds only large, consistent differences are detectable; a method sharing a single seed with
+# the baseline has no t-test (–).
 
 # %%
 if baseline_group is not None:
     comparison = format_comparison(compare_to_baseline(sts_frame, "avg", "group", baseline_group), "group")
     workbench.save_table(comparison, "sts_vs_baseline", tables_dir)
-    display(Markdown(f"**{describe_sts_average(sts_tasks)}** against **{baseline_group}**"))
+    display(Markdown(f"**{describe_sts_average(sts_tasks)}** against **{baseline_group}** "
+                     f"(α {ALPHA}, MDE at power {POWER})"))
     display(comparison)
 
 # %% [markdown]
-# Per task: mean difference from the baseline and the paired test's p (`n 1`: one shared seed, no test).
+# Per task: the mean difference from the baseline, the paired test's raw p and its Holm-adjusted p,
+# with "no detectable effect (MDE …)" where the adjusted p is not below 0.05. The Holm family is set
+# by `holm_family` and named in the last column: by default each method's tasks together (the claim
+# "better on every task" is about all of them at once).
+#
+# **One shared seed**: no seed variance can be estimated. Where `bootstrap_resamples` > 0, the cell
+# gives instead the difference of Spearman ×100 between the method's run and the baseline's run of
+# that seed with the 95 % percentile interval of a **paired bootstrap over the test pairs** (both
+# runs scored on the same resampled pairs; the average: every task resampled, the differences
+# averaged), marked "test pairs". That interval is **test-set uncertainty**, not training-seed
+# variance: another seed may move a run by more. The runs' per-pair similarities are evaluated once
+# and cached in each run directory.
 
 # %%
 if baseline_group is not None:
-    per_task = per_task_comparison(sts_frame, [*tasks, "avg"], baseline=baseline_group).rename(columns=names)
+    print(f"Holm family: {FAMILIES[holm_family]}")
+    tests = paired_tests(sts_frame, [*tasks, "avg"], baseline=baseline_group, family=holm_family)
+    bootstrap = None
+    needed = single_seed_runs(sts_frame, baseline=baseline_group)
+    if bootstrap_resamples and needed:
+        pair_scores = sts_pair_scores({label: runs[label] for label in needed}, sts_tasks, data_dir)
+        bootstrap = single_seed_bootstrap(sts_frame, pair_scores, [*tasks, "avg"], baseline=baseline_group,
+                                          n_resamples=bootstrap_resamples, seed=bootstrap_seed)
+        workbench.save_table(bootstrap.assign(task=bootstrap["task"].map(names)).round(3),
+                             "sts_vs_baseline_bootstrap", tables_dir)
+    per_task = per_task_comparison(sts_frame, [*tasks, "avg"], baseline=baseline_group, family=holm_family,
+                                   bootstrap=bootstrap).rename(columns=names)
     workbench.save_table(per_task, "sts_vs_baseline_per_task", tables_dir)
     display(per_task)
 
 # %% [markdown]
-# The same as a figure: each method's mean difference from the baseline (dot), its 95 % t-interval
-# (bar) and the paired test's p, for the average and every task.
+# The same as a figure: each method's difference from the baseline (dot) and its 95 % interval
+# (bar) for the average and every task, with the Holm-adjusted p at the right. The bar is the
+# t-interval **over seeds** when the method shares several seeds with the baseline; for a single
+# shared seed (marked "n 1, test pairs") it is the paired bootstrap **over the test pairs**, which
+# says how much the comparison depends on the particular test sentences, not on the training seed.
 
 # %%
 if baseline_group is not None:
-    differences = {names[t]: compare_to_baseline(sts_frame, t, "group", baseline_group) for t in ["avg", *tasks]}
+    panels = difference_panels(tests, bootstrap, names)
+    differences = {names[t]: panels[names[t]] for t in ["avg", *tasks]}
     workbench.show(plot_paired_differences(differences, baseline=baseline_group), f"{figures_dir}/sts_vs_baseline");
+
+# %% [markdown]
+# ## Your own pairs (Spearman × 100 of cosines, the STS protocol; outside the STS average)
+
+# %%
+if pairs:
+    custom = evaluate_runs(runs, "sts", data_dir=data_dir, tasks=[], pairs=dict(pairs))
+    custom_frame = with_groups(evaluation_frame(custom, config_keys=()), groups)
+    custom_methods = grouped_table(custom_frame, list(pairs))
+    workbench.save_table(custom_methods, "custom_pairs_methods", tables_dir)
+    display(custom_methods)
+else:
+    print("pairs is empty: no custom pairs")
 
 # %% [markdown]
 # ## Transfer tasks (SentEval, logistic regression on frozen embeddings)
@@ -207,12 +263,17 @@ else:
 if sweep_key:
     sweep = sweep_frame(runs, sweep_key, sts_frame.drop(columns=["group", "seed"]), group_by, group_names)
     legend = ", ".join(group_by)                              # the legend's title: what the lines are
-    points = sweep[[sweep_key, sweep_metric, "seed"]].assign(**{legend: sweep["group"]})
-    fig = plot_sweep(points, sweep_key, sweep_metric, hue=legend, logx=sweep_logx)
-    fig.axes[0].set_xlabel(sweep_label or sweep_key)
-    fig.axes[0].set_ylabel(describe_sts_average(sts_tasks) if sweep_metric == "avg" else
-                           names.get(sweep_metric, sweep_metric.replace("best_stsb_dev", "best STS-B dev")))
-    workbench.show(fig, f"{figures_dir}/sweep")
+    values = sorted(set(sweep[sweep_key]))
+    if len(values) < TREND_MIN_VALUES:     # one point (or two) is not a trend: the table says what there is
+        print(f"sweep of {sweep_key}: {len(values)} value(s) here {values}, a figure needs {TREND_MIN_VALUES}; "
+              f"give the study a grid over {sweep_key} (the paper studies do)")
+    else:
+        points = sweep[[sweep_key, sweep_metric, "seed"]].assign(**{legend: sweep["group"]})
+        fig = plot_sweep(points, sweep_key, sweep_metric, hue=legend, logx=sweep_logx)
+        fig.axes[0].set_xlabel(sweep_label or sweep_key)
+        fig.axes[0].set_ylabel(describe_sts_average(sts_tasks) if sweep_metric == "avg" else
+                               names.get(sweep_metric, sweep_metric.replace("best_stsb_dev", "best STS-B dev")))
+        workbench.show(fig, f"{figures_dir}/sweep")
     sweep_table = grouped_table(sweep, [sweep_metric], by=["group", sweep_key])
     workbench.save_table(sweep_table, "sweep", tables_dir)
     display(sweep_table)

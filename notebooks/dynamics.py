@@ -61,6 +61,7 @@ from cselab.data import load_corpus, load_stsb
 from cselab.encoder import SentenceEncoder
 from cselab.plots import (legend_outside, plot_grad_norm, plot_metric_grid, plot_similarity_dynamics,
                           plot_top4_curve, plot_training_curves)
+from cselab.plots.coincident import mark_coincident
 from cselab.rundir import RunDir
 
 workbench.setup()
@@ -95,13 +96,15 @@ workbench.show(legend_outside(plot_similarity_dynamics(runs, shared)), f"{figure
 #
 # Each run's own statistics on one axis: for ClusterNS the positive pairs, in-batch negatives, the
 # hard negatives (second-nearest centroid c_i2), the nearest centroid c_i1, the mean similarity
-# between centroids and the false negatives; for MixCSE the mixed negatives; for GS-InfoNCE the
-# Gaussian noise negatives.
+# between centroids and the false negatives; for MixCSE the mixed negatives of both directions
+# (view-1 anchors and, "reverse", view-2 anchors: nearly symmetric, so their curves nearly
+# coincide); for GS-InfoNCE the Gaussian noise negatives. A curve that lies on an earlier one is
+# drawn dashed with its own markers, so that both stay visible.
 
 # %%
 for label, path in runs.items():
     own = [s for s in statistics["similarity"] if runs_logging({label: path}, f"sim/{s}")]
-    fig = legend_outside(plot_similarity_dynamics({label: path}, own, panels="run"))
+    fig = legend_outside(mark_coincident(plot_similarity_dynamics({label: path}, own, panels="run")))
     workbench.show(fig, f"{figures_dir}/similarity_{label}")
 
 # %% [markdown]

@@ -23,8 +23,8 @@
 #    from the model each run started from;
 # 3. **largest angle** between any two probe embeddings and **anisotropy** (their mean cosine) over
 #    training (**MixCSE**'s spherical-cap argument: anisotropic embeddings fill a narrow cap);
-# 4. the **per-layer [CLS] similarity** to the last layer, of the base backbone and of each trained
-#    model (**APINCSE Fig. 3**), and over training from the probe records.
+# 4. the **per-layer [CLS] similarity** to the last layer on STS-B test sentences, of the base
+#    backbone and of each trained model (**APINCSE Fig. 3**), and over training from the probe records.
 #
 # Run it with a study (`cselab reproduce cpu-demo`), on its defaults after that study has trained
 # (`runs = None`), or by hand: `papermill geometry.ipynb out.ipynb -y "runs: {simcse: runs/simcse-…}"`.
@@ -38,8 +38,8 @@ data_dir = None  # data root; None: $CSELAB_DATA, else ./data
 geometry_split = "dev"  # STS-B split for alignment and uniformity; "all" (train+dev+test) as the papers, slower
 geometry_max_pairs = None  # a seeded sample of this many pairs of the split (None: all of them, the protocol)
 sts_tasks = None  # STS tasks of the colour: None takes the 7-task table of results.json, else these are evaluated
-layer_corpus = "wiki1m-head"  # corpus of the per-layer [CLS] profile
-layer_sentences = 256  # corpus sentences of the per-layer [CLS] profile
+layer_split = "test"  # STS-B split whose sentences the per-layer [CLS] profile is measured on (APINCSE Fig. 3: test)
+layer_sentences = 256  # distinct sentences of that split (the first ones) for the profile
 start_probes = True  # measure each run's starting model on its probe set (the step-0 point of the trajectories)
 
 # %%
@@ -49,10 +49,11 @@ from cselab import workbench
 from cselab.analysis.apincse import layer_cls_similarity
 from cselab.analysis.compare import describe_sts_average, run_groups, sts_results, with_groups
 from cselab.analysis.runs import backbone_name, probe_layer_profiles, runs_logging, start_probe_records
-from cselab.data import load_corpus
+from cselab.data import load_stsb
 from cselab.evaluate.runs import evaluate_runs, evaluation_frame
 from cselab.plots import (legend_outside, plot_alignment_uniformity, plot_layer_profile, plot_metric_grid,
                           plot_profile_grid)
+from cselab.plots.coincident import mark_coincident
 from cselab.rundir import read_config, read_metrics
 
 workbench.setup()
@@ -114,17 +115,21 @@ if probed:
 # %% [markdown]
 # ## Per-layer [CLS] similarity to the last layer (APINCSE Fig. 3)
 #
-# For `layer_sentences` corpus sentences: the mean cosine between each layer's [CLS] vector
-# (0 = embedding output) and the last layer's, for each backbone the runs started from and each
-# trained model (`best/`). APINCSE draws its interlayer negatives from the layer closest to the
-# last (eq. 16–17).
+# APINCSE's Fig. 3 plots, for the STS-B test sentences, the similarity of each layer's [CLS] to the
+# last layer's against the layer (layer 11 of BERT-base is the closest; APINCSE draws its
+# interlayer negatives from the closest layer, eq. 16–17). Here: over the first `layer_sentences`
+# distinct sentences of the STS-B `layer_split` split, the mean cosine between each layer's [CLS]
+# vector (0 = embedding output) and the last layer's, for each backbone the runs started from and
+# each trained model (`best/`). Profiles that coincide (the ablations of one method can) are
+# drawn dashed with their own markers, so that none hides another.
 
 # %%
-sentences = load_corpus(layer_corpus, layer_sentences, data_dir)
+split = load_stsb(data_dir)[layer_split]
+sentences = list(dict.fromkeys([*split.sentences1, *split.sentences2]))[:layer_sentences]
 backbones = dict.fromkeys(read_config(path)["model"] for path in runs.values())
 layers = {f"base: {backbone_name(model)}": layer_cls_similarity(model, sentences) for model in backbones}
 layers.update({label: layer_cls_similarity(path / "best", sentences) for label, path in runs.items()})
-fig = legend_outside(plot_layer_profile({name: result.mean for name, result in layers.items()}))
+fig = legend_outside(mark_coincident(plot_layer_profile({name: result.mean for name, result in layers.items()})))
 workbench.show(fig, f"{figures_dir}/layer_cls_similarity");
 
 # %%

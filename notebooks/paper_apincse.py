@@ -91,15 +91,16 @@ workbench.save_table(table3, "table3_sts", tables_dir)
 table3
 
 # %%
-paired = pt.paired_comparison(sts, groups)
-if paired is None:
-    print("no SimCSE runs to compare with")
-else:
-    workbench.save_table(paired, "sts_vs_simcse", tables_dir)
-    display(paired)
+workbench.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
 
 # %% [markdown]
 # ## Figure 2: the ablation, per STS task
+#
+# **The paper's Fig. 2** is a grouped bar chart on BERT-base: for each of the 7 STS tasks and their
+# average, the Spearman correlation of APINCSE and its variants -AP, -IN, -LAST, -bs64 and -bs128.
+# APINCSE is highest on every task; -AP loses most (the augmented positives matter), -bs128 is the
+# lowest (more in-batch samples do not replace the two terms). **Ours**: the same bars for the
+# variants among our runs (mean over seeds; whiskers only where a variant has two seeds or more).
 
 # %%
 ablation = {n: m for n, m in groups.items() if pt.variant_of(n).startswith("APINCSE")}
@@ -116,6 +117,15 @@ else:
 
 # %% [markdown]
 # ## Figure 3: per-layer [CLS] similarity to the last layer (STS-B test sentences)
+#
+# **The paper's Fig. 3** plots, for the sentences of the STS-B test set, the similarity between
+# each layer's [CLS] representation and the last layer's against the layer (BERT-base, 12 layers):
+# layer 11 is the most similar to the last, and Table 5 finds layer 11 the best source of
+# interlayer negatives (layers 1 and 2 the worst). **Ours**: the mean cosine of each hidden state's [CLS]
+# (0 = embedding output) to the last layer's, over the first `layer_sentences` distinct STS-B test
+# sentences, for the untuned backbone (step-0 snapshot) and our trained SimCSE and APINCSE models;
+# the table adds how often each layer is the most similar one (the choice of eq. 16–17). The
+# paper's values are in an image of its source, not in its text, so none are shown beside ours.
 
 # %%
 test = load_stsb(data_dir)["test"]
@@ -139,6 +149,13 @@ else:
 
 # %% [markdown]
 # ## Tables 4 and 5, Figure 4: STS-B and the STS average against k, M and L
+#
+# **The paper** gives STS-B and the 7-task average against k (its N), the neighbours per augmented
+# positive (Table 4: best at 16, falling fast beyond), against M, the layer of the interlayer
+# negatives (Table 5: best at 11, worst at 1–2), and draws them against L, the neighbour-queue
+# length (Fig. 4: rising from 256 to its best at 1024, falling beyond). **Ours**: the same two measures of our
+# runs against each setting (mean over seeds), drawn when the runs hold at least three values of
+# it (the paper-apincse study sweeps each); the table is shown in any case.
 
 # %%
 average = f"STS {pt.average_label(sts_tasks)}"
@@ -161,8 +178,11 @@ for name, key, label, output in (("k sweep", "augmented_positive.top_k", "k (nei
             continue
     for short, task in measures.items():
         frame[short] = frame["run"].map(lambda r: sts[r]["scores"][task])
-    if frame[label].nunique() < 2:
-        print(f"{output}: only {label} = {frame[label].iloc[0]} among these runs (the paper-apincse study sweeps it)")
+    table = pt.comparison_table(summarise(frame.sort_values(label), label, [*measures, average]))
+    workbench.save_table(table, output, tables_dir)
+    display(table)
+    if not pt.enough_values(frame[label], f"{output} ({label})", "paper-apincse"):
+        continue
     if measures:   # STS-B and the average in one figure, as the paper reports both
         long = frame.melt(id_vars=[label, "seed"], value_vars=[*measures, average], var_name="measure",
                           value_name="Spearman × 100")
@@ -170,9 +190,6 @@ for name, key, label, output in (("k sweep", "augmented_positive.top_k", "k (nei
     else:
         fig = plot_sweep(frame, x=label, y=average)
     workbench.show(fig, f"{figures_dir}/{output}")
-    table = pt.comparison_table(summarise(frame.sort_values(label), label, [*measures, average]))
-    workbench.save_table(table, output, tables_dir)
-    display(table)
 
 # %% [markdown]
 # ## Table 7: MRPC and SUBJ accuracy

@@ -75,7 +75,7 @@ from IPython.display import Markdown, display
 
 from cselab import paper_tables as pt
 from cselab import workbench
-from cselab.analysis.clusterns import run_case_study
+from cselab.analysis.clusterns import run_case_study, threshold_curves
 from cselab.data import load_corpus
 from cselab.data.transfer import TRANSFER_TASKS
 from cselab.evaluate.clustering import CLUSTERING_TASKS
@@ -110,12 +110,7 @@ workbench.save_table(table1, "table1_sts", tables_dir)
 table1
 
 # %%
-paired = pt.paired_comparison(sts, groups)
-if paired is None:
-    print("no SimCSE runs to compare with")
-else:
-    workbench.save_table(paired, "sts_vs_simcse", tables_dir)
-    display(paired)
+workbench.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
 
 # %% [markdown]
 # ## Tables 2, 4 and 9: ablations, false-negative handling, centroid initialisation (STS average)
@@ -157,16 +152,40 @@ if sigma_runs:
                            for bml in (True, False)}, names=["L_bml"]).rename_axis(["L_bml", "σ"]))
     else:
         print("Table 3 is published for RoBERTa-base only: not shown beside these runs")
-    with_bml = {f"σ = {s:g}": sigma_runs[r] for r, s, b in zip(frame["run"], frame["σ"], frame["L_bml"]) if b}
-    with_bml = pt.runs_with(with_bml, "sim/clusterns.hard_neg_cos")
-    if with_bml:   # Figure 5: the runs with the BML loss, one line per σ
-        fig = plot_similarity_dynamics(pt.for_legend(with_bml), ("clusterns.hard_neg_cos",))
-        workbench.show(fig, f"{figures_dir}/figure5_threshold")
 else:
     print("no ClusterNS runs for Table 3")
 
 # %% [markdown]
+# **Figure 5 of the paper** plots the average cosine similarity of the hard-negative pairs (anchor,
+# second-nearest centroid) against the training step, one curve per start threshold σ (0.2, 0.4,
+# 0.6, all with the BML loss, RoBERTa-base). The paper reads from it that a smaller σ starts the
+# clustering later and ends with more similar hard negatives, and that starting too early gives
+# poorer hard-negative candidates (the best STS average is at σ = 0.4, Table 3). **Ours**: the same
+# statistic from the training logs of our BML runs, one labelled curve per σ (the first run of
+# each σ); the paper's last-checkpoint values are Table 3's "Similarity" row, shown above for
+# RoBERTa-base runs. With fewer than two σ among the runs there is nothing to compare, and the
+# figure is left to the paper-clusterns study (σ = 0.2, 0.4, 0.6).
+
+# %%
+curves = pt.runs_with(threshold_curves(sigma_runs), "sim/clusterns.hard_neg_cos") if sigma_runs else {}
+if pt.enough_values([float(name.split("= ")[1]) for name in curves], "Figure 5 (σ)", "paper-clusterns",
+                    minimum=pt.COMPARISON_MIN_VALUES):
+    fig = plot_similarity_dynamics(curves, ("clusterns.hard_neg_cos",), ylabel="hard-negative cosine")
+    workbench.show(fig, f"{figures_dir}/figure5_threshold")
+
+# %% [markdown]
 # ## Figures 3, 4, 7 and 10: similarities during training
+#
+# **The paper's figures**, all against the training step (non-prompt ClusterNS-RoBERTa-base):
+# **Fig. 3** the mean cosine of positive, in-batch negative and hard-negative pairs — in-batch
+# negatives fall fast (little gradient signal left), hard negatives stay well above them and well
+# below the positives; **Fig. 4** the mean cosine of sample–nearest-centroid, sample–hard-negative,
+# intra-cluster (false-negative), inter-centroid and in-batch negative pairs — inter-centroid
+# similarity falls (the clusters scatter), false negatives stay far above in-batch negatives;
+# **Fig. 7** the false-negative rate (share of the batch in a cluster of two or more), which stays
+# high; **Fig. 10** Fig. 4 for global centroid initialisation, whose inter-centroid similarity
+# stays very high. **Ours**: the same statistics from our runs' training logs (one panel per run
+# for Fig. 3, 4 and 10, one line per run for Fig. 7), drawn only for the runs that logged them.
 
 # %%
 clustered = pt.runs_with(pt.representatives(groups, ["ClusterNS", "ClusterNS (prompt)", "global init"]),
@@ -232,6 +251,12 @@ else:
 
 # %% [markdown]
 # ## Figure 6: alignment and uniformity on STS-B (lower is better), coloured by the STS average
+#
+# **The paper's Fig. 6** places each model (untuned BERT/RoBERTa, SimCSE, ClusterNS, their prompt
+# versions) at (ℓ_uniform, ℓ_align) on STS-B (pairs scored above 4 are the positives), coloured by
+# its STS average: ClusterNS improves the weaker of the two metrics at some cost to the stronger
+# (SimCSE: good uniformity, weaker alignment; ClusterNS improves alignment). **Ours**: the same
+# points for our trained models and the untuned backbone (snapshot 0), on the split `geometry_split`.
 
 # %%
 reps = pt.representatives(groups, ["SimCSE", "ClusterNS", "PromptBERT", "ClusterNS (prompt)"])
@@ -253,6 +278,12 @@ points
 
 # %% [markdown]
 # ## Figures 8 and 9: the STS average against the batch size and the number of clusters K
+#
+# **The paper's Fig. 8 and 9** plot the STS results against the batch size and against K: both
+# smaller batches and fewer clusters perform worse (contrastive learning wants large batches,
+# few clusters are coarse, small batches limit K). **Ours**: the STS average of our runs against
+# the same setting (log₂ axis; mean over seeds), drawn only when the runs hold at least three
+# values of it (fewer would be one point or a line through two); the table is shown in any case.
 
 # %%
 for name, key, label, figure in (("batch sweep", "batch_size", "batch size", "figure8_batch_size"),
@@ -262,9 +293,8 @@ for name, key, label, figure in (("batch sweep", "batch_size", "batch size", "fi
         print(f"no runs for {figure}")
         continue
     frame = pt.sweep_frame(sts, points_runs, key, name=label).rename(columns={"avg": f"STS {average}"})
-    if frame[label].nunique() < 2:
-        print(f"{figure}: only {label} = {frame[label].iloc[0]} among these runs (the paper-clusterns study sweeps it)")
-    workbench.show(plot_sweep(frame, x=label, y=f"STS {average}", logx=True), f"{figures_dir}/{figure}")
+    if pt.enough_values(frame[label], f"{figure} ({label})", "paper-clusterns"):
+        workbench.show(plot_sweep(frame, x=label, y=f"STS {average}", logx=True), f"{figures_dir}/{figure}")
     table = pt.comparison_table(summarise(frame.sort_values(label), label, [f"STS {average}"]))
     workbench.save_table(table, figure, tables_dir)
     display(table)

@@ -105,15 +105,17 @@ workbench.save_table(table2, "table2_sts", tables_dir)
 table2
 
 # %%
-paired = pt.paired_comparison(sts, groups)
-if paired is None:
-    print("no SimCSE runs to compare with")
-else:
-    workbench.save_table(paired, "sts_vs_simcse", tables_dir)
-    display(paired)
+workbench.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
 
 # %% [markdown]
 # ## Table 3: the STS average against M (Gaussian negatives per batch, as a multiple of the batch size)
+#
+# **The paper's Table 3** (a table, drawn here as a curve) gives the STS average of GS-InfoNCE on
+# BERT-base (batch 64) for M = 0× (SimCSE), 0.5×, 1×, 2×, 3×, 4×, 8× and 16× the batch size: it
+# rises slowly to its best at 3× and falls at 16×. **Ours**: the STS average of our runs against M
+# (mean over seeds; SimCSE stands for 0×), with the published row beside it as a second series when
+# the runs are BERT-base with batch 64. The curve is drawn when the runs hold at least three values
+# of M (two points would read as a trend however little they differ); the table is shown in any case.
 
 # %%
 metric = f"STS {pt.average_label(sts_tasks)}"
@@ -132,12 +134,26 @@ if comparable:   # the paper's Table 3: BERT-base, batch 64
                                       "published, GS-InfoNCE Table 3")
 else:
     print("the published Table 3 is for BERT-base with batch 64; these runs differ, so it is not shown")
-workbench.show(plot_sweep(frame, x="M / batch size", y=metric), f"{figures_dir}/table3_m_sweep")
+if pt.enough_values(frame["M / batch size"], "Table 3 (M sweep)", "paper-gs-infonce"):
+    curve = frame.assign(source="cselab")
+    if comparable:
+        curve = pd.concat([curve, pd.DataFrame({"M / batch size": [float(k.rstrip("×")) for k in published.index],
+                                                metric: [float(v) for v in published.values],
+                                                "source": "published, GS-InfoNCE Table 3"})])
+    workbench.show(plot_sweep(curve, x="M / batch size", y=metric, hue="source" if comparable else None),
+                   f"{figures_dir}/table3_m_sweep")
 workbench.save_table(table3, "table3_m_sweep", tables_dir)
 table3
 
 # %% [markdown]
 # ## Figure 1: the 4 most similar negative pairs of a random batch, against the batch size
+#
+# **The paper's Fig. 1** plots, against the batch size, the mean of the 4 highest cosine
+# similarities between different sentences of a random batch (100 batches per size, the official
+# SimCSE-RoBERTa-large): it rises with the batch size — larger batches hold near-duplicate
+# "negatives", i.e. false negatives. **Ours**: the same statistic for the untuned backbone (step-0
+# snapshot), our trained models and any `top4_models`, `top4_batches` batches per size from
+# `top4_corpus` (error bars: the std over those batches, not over training seeds).
 
 # %%
 pool = load_corpus(top4_corpus, top4_sentences, data_dir)
@@ -158,6 +174,10 @@ curves
 
 # %% [markdown]
 # ## The Gaussian negatives over training (not a figure of the paper)
+#
+# The mean cosine of the Gaussian noise negatives against the step, beside the positive pairs and
+# the in-batch negatives (one panel per GS-InfoNCE run): the paper argues the noise is far from
+# every sentence (a confident negative), so its cosine should stay near 0.
 
 # %%
 logged = pt.runs_with(pt.representatives(groups, ["GS-InfoNCE"]), "sim/gs_infonce.noise_cos")

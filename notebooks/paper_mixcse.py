@@ -71,7 +71,7 @@ from IPython.display import Markdown, display
 
 from cselab import paper_tables as pt
 from cselab import workbench
-from cselab.analysis.mixcse import cap_geometry_table, lambda_bound_curve, mixcse_scores
+from cselab.analysis.mixcse import cap_geometry_table, lambda_bound_curve, largest_angle_series, mixcse_scores
 from cselab.data import load_stsb
 from cselab.data.transfer import TRANSFER_TASKS
 from cselab.evaluate.runs import evaluate_runs, evaluation_frame
@@ -105,15 +105,13 @@ knowl6
 
 # %% [markdown]
 # Each variant against SimCSE over the seeds both have (paired t-test on the STS average; with
-# few seeds only large, consistent differences reach p < 0.05):
+# few seeds only large, consistent differences reach p < 0.05): the raw p beside the Holm-adjusted p
+# over the variants tested, and "no detectable effect" with the minimum detectable difference where
+# it is not below 0.05. A variant sharing a single seed with SimCSE gets a paired bootstrap over the
+# test pairs instead: test-set uncertainty, not training-seed variance.
 
 # %%
-paired = pt.paired_comparison(sts, groups)
-if paired is None:
-    print("no SimCSE runs to compare with")
-else:
-    workbench.save_table(paired, "sts_vs_simcse", tables_dir)
-    display(paired)
+workbench.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
 
 # %% [markdown]
 # ## Knowl 7 and 8: transfer tasks and the ablation
@@ -141,7 +139,13 @@ else:
 # %% [markdown]
 # ## Knowl 10.1: positive, random-negative and mixed-negative scores over training
 #
-# From the training log (the mean cosine of each pair type in every logged batch, divided by τ):
+# **The paper's figure** plots, on STS-B dev during training, three scores against the training
+# step: the positive score hᵢᵀh'ᵢ/τ, the random-negative score hᵢᵀh'ⱼ/τ and the mixed-negative
+# score hᵢᵀh̃'ᵢⱼ/τ (τ = 0.05). It reads: the positive score stays high, the random-negative one
+# decays towards 0 (an angle near π/2), the mixed-negative one decreases slightly but stays well
+# above it — mixed negatives keep a hard-negative signal. **Ours**, first from the training log
+# (the mean cosine of each pair type in every logged batch, divided by the run's τ), one panel per
+# MixCSE run:
 
 # %%
 mixing = pt.representatives(groups, [v for v in variants if v.startswith("MixCSE")])
@@ -154,8 +158,9 @@ else:
     print("no MixCSE run with mixed-negative statistics in its log")
 
 # %% [markdown]
-# Recomputed at every snapshot (`snapshot_every`) on STS-B dev sentences with `mixcse_scores`
-# (two dropout views per batch, as in training; λ and τ of the run):
+# Then on the paper's sentences: recomputed at every snapshot (`snapshot_every`, step 0 = the
+# untrained model) on STS-B dev sentences with `mixcse_scores` (two dropout views per batch, as in
+# training; λ and τ of the run), the three scores against the step:
 
 # %%
 dev = load_stsb(data_dir)["dev"]
@@ -174,14 +179,33 @@ if not with_snapshots:
 
 # %% [markdown]
 # ## Knowl 10.2, Knowl 2: largest angle and gradient signal over training
+#
+# **The paper's Knowl 10.2 figure** plots the largest angle θ between any two STS-B sentence
+# embeddings against the training step, for SimCSE and MixCSE from the same untrained BERT: MixCSE
+# widens the cap the embeddings fill (its angular radius ω) faster and ends at a larger angle,
+# easing BERT's anisotropy. **Ours**: the largest angle among each run's probe sentences (the first
+# `probe_sentences` distinct STS-B dev sentences) at every probe, **from step 0** — the model the
+# run started from (its step-0 snapshot), measured on the same sentences, since the trainer's first
+# probe comes after `probe_every` steps and the expansion is relative to the untrained model.
 
 # %%
 curves = pt.representatives(groups)
 probed = pt.runs_with(curves, "largest_angle", kind="probe")
 if probed:
-    workbench.show(plot_largest_angle(pt.for_legend(probed)), f"{figures_dir}/largest_angle")
+    angles = largest_angle_series(pt.for_legend(probed), data_dir)
+    workbench.show(plot_largest_angle(angles), f"{figures_dir}/largest_angle")
+    workbench.save_table(angles.assign(run=angles["run"].replace("", next(iter(probed)))).round(3),
+                         "largest_angle", tables_dir, index=False)
 else:
     print("no run has probe records (train with probe_every)")
+
+# %% [markdown]
+# **Knowl 2** is a derivation, not a figure: as random negatives become orthogonal to the anchor,
+# ∂L/∂hᵢ vanishes for InfoNCE, while mixed negatives keep hᵢᵀh̃'ᵢⱼ > 0 and so a gradient. **Ours**
+# shows the quantity it is about, the mean ‖∂L/∂z‖ of each view's embeddings against the step (from
+# the training log, `log_embedding_grad_norm`), for SimCSE and MixCSE: SimCSE's should fade faster.
+
+# %%
 graded = pt.runs_with(curves, "grad/z1_norm")
 if graded:
     workbench.show(plot_grad_norm(pt.for_legend(graded)), f"{figures_dir}/gradient_norm")
@@ -190,6 +214,11 @@ else:
 
 # %% [markdown]
 # ## Knowl 10.3: alignment and uniformity on STS-B (lower is better for both)
+#
+# **The paper's figure** places SimCSE, MixCSE and ConSBERT at (ℓ_uniform, ℓ_align) on STS-B:
+# MixCSE reaches a clearly lower (better) uniformity than SimCSE at a comparable alignment.
+# **Ours**: our trained models and the untuned backbone (snapshot 0), on the split `geometry_split`
+# (ConSBERT is not trained here).
 
 # %%
 geometry = evaluate_runs(curves, "geometry", data_dir=data_dir, split=geometry_split)
@@ -203,6 +232,12 @@ points
 
 # %% [markdown]
 # ## Knowl 3: the spherical cap
+#
+# **Knowl 3** is a theoretical result (no figure in the paper): for two uniform points of a
+# spherical cap of angular radius ω in S^(d−1), the variance of cos θ falls towards 0 as d grows,
+# and for ω ≥ π/2 the mean of cos θ approaches 0 — random negatives all become orthogonal to the
+# anchor. **Ours** checks both by simulation: the mean and variance of cos θ against d, one line
+# per ω.
 
 # %%
 cap = cap_geometry_table(cap_dims, cap_omegas, cap_pairs)
@@ -213,8 +248,11 @@ cap
 # %% [markdown]
 # ## Knowl 5: the λ bound
 #
-# Share of mixed negatives h̃'ᵢⱼ closer to the anchor hᵢ than its positive h'ᵢ, for each λ, on
-# STS-B dev sentences, before training (snapshot 0) and after (best checkpoint) for each MixCSE run:
+# **Knowl 5** is a bound, not a figure: a mixed negative is a negative only while it stays farther
+# from the anchor than the positive, which bounds λ from above; the paper fixes λ = 0.2. **Ours**
+# measures the bound: the share of mixed negatives h̃'ᵢⱼ closer to the anchor hᵢ than its positive
+# h'ᵢ against λ, on STS-B dev sentences, before training (snapshot 0) and after (best checkpoint)
+# for each MixCSE run — it should be near 0 at λ = 0.2 and grow with λ.
 
 # %%
 bound = {}
@@ -232,14 +270,17 @@ else:
 
 # %% [markdown]
 # ## The λ sweep: STS average against λ
+#
+# **Not a figure of the paper** (it fixes λ = 0.2 from Knowl 5's bound and publishes no sweep).
+# **Ours**: the STS average against λ (mean over seeds), drawn when the runs hold at least three
+# values of λ (the paper-mixcse study: 0.1, 0.2, 0.3, 0.5, 0.7); the table is shown in any case.
 
 # %%
 if sweep:
     metric = f"STS {pt.average_label(sts_tasks)}"
     frame = pt.sweep_frame(sts, sweep, "mixcse.mix_lambda", name="λ").rename(columns={"avg": metric})
-    if frame["λ"].nunique() < 2:
-        print(f"only λ = {frame['λ'].iloc[0]} among these runs: add a λ grid (the paper-mixcse study has one)")
-    workbench.show(plot_sweep(frame, x="λ", y=metric), f"{figures_dir}/lambda_sweep")
+    if pt.enough_values(frame["λ"], "λ sweep", "paper-mixcse"):
+        workbench.show(plot_sweep(frame, x="λ", y=metric), f"{figures_dir}/lambda_sweep")
     table = pt.comparison_table(summarise(frame.sort_values("λ"), "λ", [metric]))
     workbench.save_table(table, "lambda_sweep", tables_dir)
     display(table)

@@ -49,10 +49,11 @@ from cselab.config import load_config
 from cselab.encoder import SentenceEncoder
 from cselab.data import load_stsb
 from cselab.evaluate import evaluate_pairs, evaluate_sts, format_sts_table
-from cselab.plots import plot_similarity_dynamics, plot_training_curves, save_figure
+from cselab.plots import plot_similarity_dynamics, plot_training_curves
 from cselab.train import RunDir, train
 
-workbench.setup()   # figures inline; relative paths from the project root, wherever the kernel started
+workbench.setup()   # figures inline (built without pyplot, shown as PNG); relative paths from the project root
+
 # The run is named by the config's hash (runs/quickstart/<method>-<hash>): other parameters never
 # touch an earlier run.
 cfg = load_config(config, {"model": model, "pooler": pooler, "method": method, "max_steps": max_steps,
@@ -98,22 +99,22 @@ print(table)
 #
 # The run directory's `metrics.jsonl` holds a record every `log_every` steps (loss parts and the
 # mean cosine of positive pairs and of in-batch negatives) and every `eval_every` steps (STS-B dev).
-# The figures are drawn by `cselab.plots` and saved as PNG and PDF with reproducible bytes.
+# The figures are drawn by `cselab.plots`, saved as PNG and PDF with reproducible bytes and shown
+# here (`cselab.workbench.show`).
 
 # %%
 loss_fig = plot_training_curves({method: run}, keys=("loss",), title="training loss (InfoNCE)")
-save_figure(loss_fig, figures / "loss")
+workbench.show(loss_fig, figures / "loss")
 sim_fig = plot_similarity_dynamics({method: run}, stats=("pos_cos", "neg_cos"), panels="run",
                                    title="mean cosine, view 1 vs view 2")
-save_figure(sim_fig, figures / "similarity")
+workbench.show(sim_fig, figures / "similarity")
 dev_fig = plot_training_curves({method: run}, keys=("stsb_dev",), kind="eval", title="STS-B dev during training")
 dev_ax = dev_fig.axes[0]
 dev_ax.lines[0].set_label(f"{method} run")
 dev_ax.axhline(dev_before, ls=":", c="grey", label="before training")
 dev_ax.legend(frameon=False)
-save_figure(dev_fig, figures / "stsb_dev")
+workbench.show(dev_fig, figures / "stsb_dev")
 print(sorted(p.name for p in figures.iterdir()))
-loss_fig
 
 # %% [markdown]
 # ## Use the trained model elsewhere

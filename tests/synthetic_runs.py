@@ -25,8 +25,8 @@ def make_run(path: Path, method: list[str], seed: int = 42, temperature: float =
                       "grad/z1_norm": 3 * decay + 0.1, "grad/z2_norm": 2 * decay + 0.1})
         if step % 10 == 0:
             lines.append({"kind": "probe", "step": step, "alignment": 0.3 + 0.1 * decay,
-                          "uniformity": -2.0 - decay - offset, "mean_cos": 0.2 * decay,
-                          "largest_angle": 90 + 20 * (1 - decay), "layer_cls_sim": [0.2 + offset, 0.6, 1.0],
+                          "uniformity": -2.0 - decay - offset, "mean_cos": 0.2 * decay + offset,
+                          "largest_angle": 90 + 20 * (1 - decay) + 10 * offset, "layer_cls_sim": [0.2 + offset, 0.6, 1.0],
                           "sentences": 16, "positive_pairs": 3, "seconds": 0.1})
             lines.append({"kind": "eval", "step": step, "stsb_dev": 70 + step / 4 + 10 * offset,
                           "best_stsb_dev": 70 + step / 4, "improved": True})
@@ -46,3 +46,19 @@ def make_runs(root: Path) -> dict[str, Path]:
         "mixcse-s1": make_run(root / "mixcse-s1", ["mixcse"], seed=1, offset=0.1),
         "mixcse-s2": make_run(root / "mixcse-s2", ["mixcse"], seed=2, offset=0.1),
     }
+
+
+METHODS = (["simcse"], ["mixcse"], ["gs_infonce"], ["clusterns"], ["augmented_positive", "interlayer_negative"])
+
+
+def make_many_runs(root: Path, seeds: int = 3, long_labels: bool = False) -> dict[str, Path]:
+    """The five methods × ``seeds`` seeds (15 runs for 3), each method on its own curve
+    (``offset``); with ``long_labels`` the labels read like a study's long run names."""
+    runs = {}
+    for m, method in enumerate(METHODS):
+        for seed in range(1, seeds + 1):
+            name = "-".join(method).replace("_", "")
+            label = (f"{name}-batch-size-64-temperature-0.05-lr-3e-5-seed-{seed}" if long_labels
+                     else f"{name}-s{seed}")
+            runs[label] = make_run(root / label, method, seed=seed, offset=0.05 * m + 0.002 * seed)
+    return runs

@@ -16,7 +16,8 @@ from toy_encoders import HashedBagOfWords
 
 from cselab import workbench
 from cselab.analysis.compare import (clustering_detail_frame, clustering_metric_frame, config_value,
-                                     describe_sts_average, grouped_table, label_variants, per_task_comparison,
+                                     describe_sts_average, difference_panels, grouped_table, label_variants,
+                                     paired_tests, per_task_comparison, single_seed_bootstrap,
                                      resolve_baseline, run_groups, sts_results, sweep_frame, with_groups)
 from cselab.analysis.runs import (base_encoder, base_groups, is_similarity, logged_keys, logged_statistics,
                                   pick_runs, probe_layer_profiles, run_methods, runs_logging, snapshot_series,
@@ -149,13 +150,58 @@ def paired_frame() -> pd.DataFrame:
 
 
 def test_per_task_comparison_gives_the_paired_test_per_task():
-    table = per_task_comparison(paired_frame(), ["A", "B"], baseline="SimCSE")
+    frame = paired_frame().assign(C=[70.0, 70.0, 70.0, 71.0, 71.1, 71.2, 70.0])
+    table = per_task_comparison(frame, ["A", "B", "C"], baseline="SimCSE")
     # A: d = 1, 2, 3 → mean 2, sd 1, t = 2 / (1 / √3) = 3.464 with 2 df → p = 0.0742 (two-sided)
-    # B: d = 0.5 three times: no spread, no test (the helper says n); ClusterNS: one shared seed
-    assert table.to_dict("index") == {"SimCSE": {"A": "(baseline)", "B": "(baseline)"},
-                                      "MixCSE": {"A": "+2.00 (p 0.074)", "B": "+0.50 (n 3)"},
-                                      "ClusterNS": {"A": "-0.50 (n 1)", "B": "+1.00 (n 1)"}}
+    # C: d = 1.0, 1.1, 1.2 → mean 1.1, sd 0.1, t = 19.05 → p = 0.00274
+    # Holm over MixCSE's two tested scores: C 2 · 0.00274 = 0.0055; A max(0.0742, 0.0055) = 0.0742
+    # MDE of A: TTestPower effect 3.264 (n 3, α 0.05, power 0.8) · sd 1
+    # B: d = 0.5 three times: no spread, no test (no member of the family); ClusterNS: one shared seed
+    assert table.to_dict("index") == {
+        "SimCSE": {"A": "(baseline)", "B": "(baseline)", "C": "(baseline)", "Holm family": ""},
+        "MixCSE": {"A": "+2.00 (p 0.074, Holm 0.074): no detectable effect (MDE 3.26)", "B": "+0.50 (n 3, no spread)",
+                   "C": "+1.10 (p 0.003, Holm 0.005)", "Holm family": "Holm over MixCSE's 2 scores"},
+        "ClusterNS": {"A": "-0.50 (n 1)", "B": "+1.00 (n 1)", "C": "+0.00 (n 1)", "Holm family": ""}}
     assert table.index.name == "group"
+    tests = paired_tests(frame, ["A", "C"], baseline="SimCSE", family="task").set_index(["group", "task"])
+    assert tests.loc[("MixCSE", "A"), "p_holm"] == pytest.approx(tests.loc[("MixCSE", "A"), "p"])   # alone on A
+    assert tests.loc[("MixCSE", "C"), "family"] == "Holm over 1 groups on C"
+    everything = paired_tests(frame, ["A", "C"], baseline="SimCSE", family="all").set_index(["group", "task"])
+    assert everything.loc[("MixCSE", "C"), "reading"] == "detected (higher)"
+    with pytest.raises(ValueError, match="family must be one of"):
+        paired_tests(frame, ["A"], family="method")
+
+
+def test_single_seed_groups_get_the_paired_bootstrap_over_test_pairs():
+    from cselab.stats import bootstrap_average_spearman_difference, bootstrap_spearman_difference
+
+    rng = np.random.default_rng(0)
+    gold = {"A": rng.uniform(0, 5, 60), "B": rng.uniform(0, 5, 40)}
+    scores = {label: {t: (g + rng.normal(0, noise, len(g)), g) for t, g in gold.items()}
+              for label, noise in (("simcse-s1", 1.0), ("simcse-s2", 1.0), ("mixcse-s1", 1.0), ("mixcse-s2", 1.0),
+                                   ("clusterns-s1", 0.5))}
+    frame = paired_frame().assign(run=["simcse-s1", "simcse-s2", "simcse-s3", "mixcse-s1", "mixcse-s2", "mixcse-s3",
+                                       "clusterns-s1"], avg=0.0)
+    boot = single_seed_bootstrap(frame, scores, ["A", "avg"], baseline="SimCSE", n_resamples=200, seed=3)
+    assert boot[["group", "task", "run", "baseline_run"]].values.tolist() == [
+        ["ClusterNS", "A", "clusterns-s1", "simcse-s1"], ["ClusterNS", "avg", "clusterns-s1", "simcse-s1"]]
+    one = bootstrap_spearman_difference(scores["clusterns-s1"]["A"][0], scores["simcse-s1"]["A"][0], gold["A"], 200, 3)
+    both = bootstrap_average_spearman_difference(
+        {t: (scores["clusterns-s1"][t][0], scores["simcse-s1"][t][0], gold[t]) for t in gold}, 200, 3)
+    assert boot.iloc[0][["diff", "ci_low", "ci_high"]].tolist() == pytest.approx([one["diff"], one["ci_low"],
+                                                                                   one["ci_high"]])
+    assert boot.iloc[1][["diff", "ci_low", "ci_high"]].tolist() == pytest.approx([both["diff"], both["ci_low"],
+                                                                                   both["ci_high"]])
+    assert boot.iloc[0]["diff"] > 0 and boot.iloc[0]["n_pairs"] == 60 and "test-set" in boot.iloc[0]["interval"]
+    table = per_task_comparison(frame, ["A", "avg"], baseline="SimCSE", bootstrap=boot)
+    assert table.loc["ClusterNS", "A"] == f"{one['diff']:+.2f} [{one['ci_low']:.2f}, {one['ci_high']:.2f}] (n 1; test pairs)"
+    panels = difference_panels(paired_tests(frame, ["A"], baseline="SimCSE"), boot, names={"A": "task A"})
+    cluster = panels["task A"].set_index("group").loc["ClusterNS"]
+    assert cluster["interval"] == "bootstrap over test pairs" and cluster["diff_ci_low"] == pytest.approx(one["ci_low"])
+    assert panels["task A"].set_index("group").loc["MixCSE", "interval"] == "t over seeds"
+    other = {**scores, "simcse-s1": {**scores["simcse-s1"], "A": (scores["simcse-s1"]["A"][0], gold["A"] + 1)}}
+    with pytest.raises(ValueError, match="different A test pairs"):
+        single_seed_bootstrap(frame, other, ["A"], baseline="SimCSE")
 
 
 def test_grouped_table_mean_std_and_runs():
@@ -438,8 +484,9 @@ def test_profile_grid_and_legend_outside(tmp_path):
 
     two_panels = legend_outside(plot_similarity_dynamics(make_runs(tmp_path / "runs"), ("pos_cos", "neg_cos")))
     assert [ax.get_legend() for ax in two_panels.axes] == [None, None]
-    assert [t.get_text() for t in two_panels.legends[0].get_texts()] == ["simcse-s1", "simcse-s2", "mixcse-s1",
-                                                                         "mixcse-s2"]   # once, not per panel
+    # once, not per panel: a figure legend, an entry per method (seeds grouped; cselab.plots.style)
+    assert [" ".join(t.get_text().split()) for t in two_panels.legends[0].get_texts()] == [
+        "SimCSE (mean, 2 seeds)", "MixCSE (mean, 2 seeds) (= SimCSE in 'positive pairs')"]
     with pytest.raises(ValueError, match="no panels"):
         plot_profile_grid({})
 
@@ -452,7 +499,7 @@ def test_paired_differences_show_interval_and_p(tmp_path):
     assert rows == {"MixCSE": 1, "ClusterNS": 0}                 # first group on top; no row for the baseline
     interval = ax.lines[0].get_xdata()           # MixCSE: 2 ± t(0.975, 2) · 1/√3 = 2 ± 2.484
     assert interval.tolist() == pytest.approx([2 - 2.4841, 2 + 2.4841], abs=1e-3)
-    assert [t.get_text() for t in ax.texts] == ["p 0.074", "n 1"]
+    assert [t.get_text() for t in ax.texts] == ["Holm p 0.074, n 3", "n 1: no interval"]   # a family of one: Holm p = p
     assert ax.get_xlabel() == "difference from SimCSE"
     assert_drawn(fig)
     _same_bytes_twice(lambda: plot_paired_differences(comparisons, baseline="SimCSE"), tmp_path / "paired")
@@ -463,7 +510,8 @@ def test_paired_differences_show_interval_and_p(tmp_path):
 def test_fourteen_classes_get_fourteen_colours():
     colours = distinct_colors(14)
     assert len({to_rgb(c) for c in colours}) == 14
-    assert distinct_colors(3) == ["#1f77b4", "#d62728", "#2ca02c"] and len(set(distinct_colors(30))) == 30
+    # the colour-blind-safe palette (cselab.plots.core.PALETTE: Okabe & Ito first)
+    assert distinct_colors(3) == ["#0072B2", "#D55E00", "#009E73"] and len(set(distinct_colors(30))) == 30
     frame = pd.DataFrame({"x": np.arange(28.0), "y": np.arange(28.0),
                           "label": [f"class {i:02d}" for i in range(14)] * 2})
     fig = plot_umap_panels({"after": frame}, max_legend=20)

@@ -17,6 +17,7 @@ def load(name: str):
     sys.path.insert(0, str(BENCHMARKS))
     spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module   # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
@@ -61,3 +62,41 @@ def test_activation_estimate_scales_the_measurement():
     assert [row[1] for row in estimate] == [1024, 128]
     assert estimate[0][2] == pytest.approx(1.0) and estimate[1][2] == pytest.approx(0.125)
     assert estimate[0][3] - estimate[0][2] == pytest.approx(124_645_632 * 16 / 2 ** 30)
+
+
+def test_limits_counts_the_encoder_flops_torch_counts(tiny_model):
+    """The analytic matrix-product FLOPs of benchmarks/limits.py against torch's own counter on a
+    real forward pass of mixed lengths (what it leaves out: the pooler's one product). Eager
+    attention, because the counter does not see the CPU's fused attention kernel."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from cselab.encoder import SentenceEncoder
+
+    limits = load("limits")
+    encoder = SentenceEncoder.from_pretrained(tiny_model, pooler="avg")
+    encoder.backbone.pooler = None   # HF's BERT pooler (one H×H product per row) is not an encoder product
+    encoder.backbone.config._attn_implementation = "eager"   # QKᵀ and AV as bmm, which the counter counts
+    recorder = limits.ShapeRecorder().watch_encoder(encoder)
+    sentences = ["a cat", "a dog runs across the wide green field", "the sky", "two men ride their bikes home"]
+    with FlopCounterMode(display=False) as counter:
+        encoder.encode(sentences, batch_size=2)
+    shapes = recorder.take()
+    assert [n for n, _ in shapes] == [2, 2] and shapes[0][1] > shapes[1][1]   # longest batch first, padded apart
+    counted = limits.encoder_flops(encoder.backbone.config, shapes)
+    assert counted == pytest.approx(counter.get_total_flops(), rel=1e-6)
+    assert limits.encoder_flops(encoder.backbone.config, shapes, backward=True) == 3 * counted
+    # by hand, one row of width 8 in a 2-layer, H=32, F=64 encoder: 2·(8·8·32² + 4·8·32·64 + 4·64·32)
+    assert limits.encoder_flops(encoder.backbone.config, [(1, 8)]) == 2 * (8 * 8 * 1024 + 4 * 8 * 32 * 64 + 4 * 64 * 32)
+
+
+def test_limits_measures_every_job_against_its_own_round(tiny_model, data_dir):
+    limits = load("limits")
+    r = limits.measure(str(tiny_model), data_dir, sentences=24, rounds=1, bf16="on", mm_size=64)
+    assert set(r["limits_gflops"]) == {"fp32", "bf16"} and all(v[0] > 0 for v in r["limits_gflops"].values())
+    assert [j["precision"] for j in r["jobs"]] == ["fp32"] * 3 + ["bf16"] * 3 + ["fp32"] * 2 + ["bf16"] * 2
+    assert all(j["gflop"] > 0 and j["fraction"] > 0 for j in r["jobs"])
+    encode, step, mnrl = r["jobs"][0], r["jobs"][6], r["jobs"][7]
+    assert "24 sentences" in encode["name"] and step["name"].startswith("training step: cselab")
+    # the same 64 sentences at max_len 32 through the same backbone: the steps count the same FLOPs
+    assert step["gflop"] == pytest.approx(mnrl["gflop"], rel=0.2)
+    assert "% of the limit" in limits.format_report(r)

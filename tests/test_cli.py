@@ -16,7 +16,7 @@ def test_train_then_eval_a_run(tiny_config, data_dir, tmp_path, capsys):
     assert main(["train", str(config), "max_steps=4", "run_name=cli", "--data-dir", str(data_dir)]) == 0
     out = capsys.readouterr().out
     run = tmp_path / "runs" / "cli"
-    assert f"run: {run}" in out and "best STS-B dev" in out
+    assert f"run: {run}" in out and "best/ chosen by stsb_dev: step 4 (STS-B dev " in out
     assert main(["eval", str(run), "--tasks", "STS13", "STS16", "--data-dir", str(data_dir),
                  "--output", str(tmp_path / "r.json")]) == 0
     out = capsys.readouterr().out

@@ -14,7 +14,8 @@ from cselab.cli import main
 from cselab.config import load_config
 from cselab.data import load_stsb
 from cselab.encoder import SentenceEncoder
-from cselab.encoder.export import CSELAB_MODULE, export_model
+from cselab.encoder.export import CSELAB_MODULE
+from cselab.export import export_model
 from cselab.encoder.model_card import model_card
 
 # (pooler, mlp_only_train): every pooler, `cls` with the head dropped and kept at evaluation.

@@ -26,6 +26,12 @@ def test_quickstart_notebook_executes(tiny_model, data_dir, tmp_path):
     written = {p.name for p in figures.iterdir()}
     assert written == {"loss.pdf", "loss.png", "similarity.pdf", "similarity.png", "stsb_dev.pdf", "stsb_dev.png",
                        "sts_table.md"}
+    # the three figures are shown inline as PNG (a Figure built without pyplot would print "<Figure size …>")
+    cells = json.loads((tmp_path / "out.ipynb").read_text())["cells"]
+    shown = [o for c in cells if c["cell_type"] == "code" for o in c.get("outputs", [])]
+    assert sum("image/png" in o.get("data", {}) for o in shown) == 3
+    assert all("image/png" in o["data"] for o in shown                       # no Figure shown as text only
+               if "<Figure size" in "".join(o.get("data", {}).get("text/plain", "")))
     table = (figures / "sts_table.md").read_text()
     assert "| before" in table and "| after" in table and "SICK-R" in table
     # the run is named by the config's hash: other parameters give another run, never this one

@@ -72,6 +72,12 @@ def check_outputs(notebook: dict, figures: Path, expected_figures: set[str]) -> 
     assert len(images) >= len(expected_figures)
 
 
+def notebook_text(notebook: dict) -> str:
+    """Everything the executed notebook printed (stream outputs), joined."""
+    return "".join("".join(out.get("text", "")) for cell in notebook["cells"] for out in cell.get("outputs", [])
+                   if out.get("output_type") == "stream")
+
+
 def table_rows(tables: Path, name: str) -> list[dict]:
     """The CSV rows of a table, after checking its Markdown twin exists."""
     assert (tables / f"{name}.md").read_text().startswith("|")
@@ -157,7 +163,8 @@ def test_compare(runs, data_dir, tmp_path, monkeypatch):
         "clustering_tasks": ["Tweet"], "clustering_max_texts": 60,
         "variants": {"simcse": "SimCSE", "mixcse": "MixCSE", "apincse": "APINCSE"},
         "sweep_key": "mixcse.mix_lambda", "sweep_label": "λ"})
-    check_outputs(notebook, figures, {"sts_vs_baseline", "ablation_bars", "sweep"})
+    check_outputs(notebook, figures, {"sts_vs_baseline", "ablation_bars"})    # one λ: the sweep is a table, no figure
+    assert "sweep of mixcse.mix_lambda: 1 value(s) here [0.2], a figure needs 3" in notebook_text(notebook)
     assert [r["run"] for r in table_rows(tables, "sts_runs")] == list(runs)
     groups = ["SimCSE", "MixCSE", "GS-InfoNCE", "ClusterNS", "APINCSE"]
     methods = table_rows(tables, "sts_methods")
@@ -166,8 +173,19 @@ def test_compare(runs, data_dir, tmp_path, monkeypatch):
     versus = table_rows(tables, "sts_vs_baseline")
     assert [r["group"] for r in versus] == groups and versus[0]["Δ vs baseline"] == "(baseline)"
     assert versus[1]["p (paired t)"] not in ("", "–") and versus[2]["p (paired t)"] == "–"   # 2 seeds vs 1
+    assert versus[1]["Holm family"] == "Holm over 1 groups vs SimCSE on avg"      # only MixCSE has 2 seeds
+    assert versus[1]["p (Holm)"] == versus[1]["p (paired t)"] and versus[1]["reading"]
     per_task = table_rows(tables, "sts_vs_baseline_per_task")
-    assert "(p " in per_task[1]["STS16"] and per_task[2]["STS16"].endswith("(n 1)")
+    assert "(p " in per_task[1]["STS16"] and ", Holm " in per_task[1]["STS16"]
+    assert per_task[1]["Holm family"] == "Holm over MixCSE's 2 scores"
+    # one shared seed: the paired bootstrap over the STS16 test pairs, against simcse-s1
+    bootstrap = table_rows(tables, "sts_vs_baseline_bootstrap")
+    assert [(r["group"], r["task"], r["run"], r["baseline_run"]) for r in bootstrap] == [
+        (g, t, f"{label}-s1", "simcse-s1") for g, label in (("GS-InfoNCE", "gs_infonce"), ("ClusterNS", "clusterns"),
+                                                             ("APINCSE", "apincse")) for t in ("STS16", "Avg.")]
+    assert all(float(r["ci_low"]) <= float(r["diff"]) <= float(r["ci_high"]) for r in bootstrap)
+    assert per_task[2]["STS16"].endswith("(n 1; test pairs)") and per_task[2]["STS16"].startswith(
+        f"{float(bootstrap[0]['diff']):+.2f} [")
     for name in ("clustering_methods", "clustering_vs_baseline"):
         assert [r["group"] for r in table_rows(tables, name)] == groups
     assert not (tables / "transfer_methods.csv").exists()                 # transfer_tasks [] skips it

@@ -89,6 +89,10 @@ def outputs(notebook: dict, kind: str) -> list:
             if kind in o.get("data", {}) or o.get("output_type") == kind]
 
 
+def printed(notebook: dict) -> str:
+    return "".join("".join(o.get("text", "")) for o in outputs(notebook, "stream"))
+
+
 def check_figures(notebook: dict, figures: Path, expected: set[str]) -> None:
     written = {p.stem for p in figures.glob("*.png")}
     assert written == expected
@@ -146,7 +150,15 @@ def test_paper_mixcse(runs, tiny_model, small_data, tmp_path, monkeypatch):
         cap_omegas=[60, 180], cap_pairs=2000, geometry_split="dev")
     check_figures(notebook, figures, {"scores_training_log", "scores_snapshots_mixcse", "largest_angle",
                                       "gradient_norm", "alignment_uniformity", "knowl3_spherical_cap",
-                                      "knowl5_lambda_bound", "lambda_sweep"})
+                                      "knowl5_lambda_bound"})
+    # one λ among the runs: no sweep figure, one line naming the study that draws it; its table stays
+    assert "λ sweep: one value here (0.2), a figure needs 3; the paper-mixcse study draws it" in printed(notebook)
+    assert read_table(tables, "lambda_sweep")["λ"].tolist() == ["0.2"]
+    # the largest angle starts at step 0 (the untrained model), then the probes at 3 and 6
+    angles = read_table(tables, "largest_angle")
+    assert angles["run"].tolist() == ["SimCSE"] * 3 + ["MixCSE"] * 3
+    assert angles["step"].tolist() == ["0", "3", "6"] * 2
+    assert angles["largest_angle"].iloc[0] == angles["largest_angle"].iloc[3]   # both start from the same model
     knowl6 = read_table(tables, "knowl6_sts").set_index("variant")
     assert list(knowl6.index) == ["SimCSE", "MixCSE"] and set(knowl6["source"]) == {"cselab (2 seeds)"}
     assert knowl6.loc["MixCSE", "STS16"] == mean_std([sts16(runs[f"mixcse-s{s}"], small_data) for s in (1, 2)])
@@ -166,7 +178,9 @@ def test_paper_gs_infonce(runs, tiny_model, small_data, tmp_path, monkeypatch):
     notebook, figures, tables = execute(
         "paper_gs_infonce", tmp_path, monkeypatch, runs=chosen, data_dir=str(small_data), sts_tasks=TINY_STS,
         top4_corpus="wiki1m-head", top4_sentences=300, top4_batch_sizes=[8, 16, 32], top4_batches=4)
-    check_figures(notebook, figures, {"table3_m_sweep", "figure1_top4", "noise_similarity"})
+    check_figures(notebook, figures, {"figure1_top4", "noise_similarity"})
+    assert "Table 3 (M sweep): 2 values here (0, 3), a figure needs 3; the paper-gs-infonce study draws it" \
+        in printed(notebook)
     table2 = read_table(tables, "table2_sts").set_index("variant")
     assert table2.loc["GS-InfoNCE", "STS16"] == f"{sts16(runs['gs_infonce-s1'], small_data):.2f}"
     sweep = read_table(tables, "table3_m_sweep")
@@ -184,9 +198,13 @@ def test_paper_clusterns(runs, tiny_model, small_data, tmp_path, monkeypatch):
         "paper_clusterns", tmp_path, monkeypatch, runs=chosen, data_dir=str(small_data), sts_tasks=TINY_STS,
         clustering_tasks=["DBpedia", "Tweet"], clustering_seeds=[0], transfer_tasks=[],
         geometry_split="dev", case_corpus="wiki1m-head", case_sentences=200, case_clusters=2, case_per_cluster=3)
-    check_figures(notebook, figures, {"figure3_similarity", "figure4_clusters", "figure5_threshold",
-                                      "figure7_false_negative_rate", "figure6_alignment_uniformity",
-                                      "figure8_batch_size", "figure9_clusters"})
+    check_figures(notebook, figures, {"figure3_similarity", "figure4_clusters", "figure7_false_negative_rate",
+                                      "figure6_alignment_uniformity"})
+    texts = printed(notebook)   # one σ, one batch size, one K: the sweeps are left to their study
+    for line in ("Figure 5 (σ): one value here (1), a figure needs 2; the paper-clusterns study draws it",
+                 "figure8_batch_size (batch size): one value here (16), a figure needs 3; the paper-clusterns",
+                 "figure9_clusters (K (clusters)): one value here ("):
+        assert line in texts
     assert read_table(tables, "table1_sts")["variant"].tolist() == ["SimCSE", "ClusterNS"]
     assert read_table(tables, "table2")["variant"].tolist() == ["ClusterNS", "SimCSE"]
     table3 = read_table(tables, "table3_threshold")
@@ -211,12 +229,14 @@ def test_paper_apincse(runs, tiny_model, small_data, tmp_path, monkeypatch):
     notebook, figures, tables = execute(
         "paper_apincse", tmp_path, monkeypatch, runs=chosen, data_dir=str(small_data), sts_tasks=TINY_STS,
         transfer_tasks=[], layer_sentences=48)
-    check_figures(notebook, figures, {"figure2_ablation", "figure3_layer_profile", "table4_topk", "figure4_queue"})
+    check_figures(notebook, figures, {"figure2_ablation", "figure3_layer_profile"})
+    assert "table4_topk (k (neighbours)): one value here (" in printed(notebook)
+    assert read_table(tables, "figure4_queue")["source"].tolist() == ["cselab (1 seed)"]   # the table stays
     assert read_table(tables, "figure2_ablation")["variant"].tolist() == ["APINCSE", "APINCSE-bs64"]
     profile = read_table(tables, "figure3_layer_profile")
     assert profile["model"].tolist() == [untuned] * 3 + ["SimCSE"] * 3 + ["APINCSE"] * 3  # layers 0-2
     assert profile["mean_cos_to_last"].astype(float).iloc[2] == pytest.approx(1.0)
-    texts = "".join("".join(o.get("text", "")) for o in outputs(notebook, "stream"))
+    texts = printed(notebook)
     assert "runs choosing the most similar layer per sentence (no fixed M) are left out: apincse-s1" in texts
 
 

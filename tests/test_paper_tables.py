@@ -69,7 +69,8 @@ def test_summary_beside_the_published_rows(tmp_path):
     assert summary.loc["GS-InfoNCE", ("Avg.", "mean")] == pytest.approx(75.15)
     table = comparison_table(summary, published_frame("gs_infonce", "Table 2", backbone="bert-base-uncased",
                                                       variants=list(groups), index="variant", numeric=False))
-    assert list(table["source"]) == ["cselab (2 seeds)", "cselab (2 seeds)", "published, GS-InfoNCE Table 2",
+    # † : these runs predate select_by, so their checkpoints were chosen on STS-B dev
+    assert list(table["source"]) == ["cselab (2 seeds)†", "cselab (2 seeds)†", "published, GS-InfoNCE Table 2",
                                      "published, GS-InfoNCE Table 2"]
     assert table.iloc[0]["STS12"] == "70.15 ± 0.07" and table.iloc[3]["STS-B"] == "79.70"
     assert list(table.index) == ["SimCSE", "GS-InfoNCE", "SimCSE", "GS-InfoNCE"]
@@ -171,5 +172,49 @@ def test_by_profile():
 
     assert by_profile("cpu", None, cpu=[], gpu=["MR"]) == [] and by_profile("gpu", None, cpu=[], gpu=["MR"]) == ["MR"]
     assert by_profile("cpu", ["CR"], cpu=[], gpu=["MR"]) == ["CR"]       # a given value wins
+    assert by_profile("smoke", None, cpu=[], gpu=["MR"]) == []            # the smoke profile: the cpu sizes
     with pytest.raises(ValueError, match="profile must be one of"):
         by_profile("tpu", None, 1, 2)
+
+
+def test_paired_comparison_cell_adjusts_and_bootstraps_single_seed_variants(tmp_path, monkeypatch, capsys):
+    import numpy as np
+
+    import cselab.analysis.compare as compare
+    from cselab.workbench import paired_comparison_cell
+    from cselab.stats import bootstrap_spearman_difference, holm
+
+    runs = {f"simcse-s{s}": make_run(tmp_path, f"simcse-s{s}", seed=s) for s in (1, 2, 3)}
+    runs.update({f"mixcse-s{s}": make_run(tmp_path, f"mixcse-s{s}", seed=s, method=("mixcse",), base=70.5 + s / 20)
+                 for s in (1, 2, 3)})
+    runs.update({f"clusterns-s{s}": make_run(tmp_path, f"clusterns-s{s}", seed=s, method=("clusterns",),
+                                             base=70.0 + (0.3, -0.1, 0.1)[s - 1]) for s in (1, 2, 3)})
+    runs["gs-s1"] = make_run(tmp_path, "gs-s1", seed=1, method=("gs_infonce",), base=71.0)
+    groups = variant_runs(runs, {"SimCSE": "simcse", "MixCSE": "mixcse", "ClusterNS": "clusterns", "GS": "gs"})
+    rng = np.random.default_rng(0)
+    gold = rng.uniform(0, 5, 50)
+    pairs = {"simcse-s1": gold + rng.normal(0, 1, 50), "gs-s1": gold + rng.normal(0, 0.5, 50)}
+    asked = []
+
+    def pair_scores(chosen, tasks, data_dir):        # stands in for the cached per-pair STS evaluation
+        asked.append((sorted(chosen), list(tasks)))
+        return {label: {"STSBenchmark": (pairs[label], gold)} for label in chosen}
+
+    monkeypatch.setattr(compare, "sts_pair_scores", pair_scores)
+    table = paired_comparison_cell(results_of(runs), groups, tmp_path / "tables", ["STSBenchmark"], None,
+                                   bootstrap_resamples=300)
+    assert asked == [(["gs-s1", "simcse-s1"], ["STSBenchmark"])]           # only the single-seed comparison
+    # on the average, MixCSE: d = 0.55, 0.60, 0.65 (detected); ClusterNS: d = 0.3, −0.1, 0.1 (not)
+    raw = table.loc[["MixCSE", "ClusterNS"], "p (paired t)"].astype(float)
+    assert table.loc["ClusterNS", "p (Holm)"] == f"{holm(raw.tolist())[1]:.3f}"
+    assert table.loc["ClusterNS", "reading"].startswith("no detectable effect (MDE ")
+    assert table.loc["MixCSE", "reading"] == "detected (higher)"
+    assert table.loc[["MixCSE", "ClusterNS", "GS"], "Holm family"].tolist() == [
+        "Holm over 2 variants vs SimCSE on avg"] * 2 + [""]
+    expected = bootstrap_spearman_difference(pairs["gs-s1"], pairs["simcse-s1"], gold, 300, 0)
+    assert table.loc["GS", "Δ, 95% test-pair bootstrap (1 seed)"] == (
+        f"{expected['diff']:+.2f} [{expected['ci_low']:.2f}, {expected['ci_high']:.2f}]")
+    assert table.loc["MixCSE", "Δ, 95% test-pair bootstrap (1 seed)"] == ""
+    assert (tmp_path / "tables" / "sts_vs_simcse.md").read_text().startswith("|")
+    assert paired_comparison_cell(results_of(runs), {"MixCSE": groups["MixCSE"]}, tmp_path / "none") is None
+    assert capsys.readouterr().out.strip() == "no SimCSE runs to compare with" and not (tmp_path / "none").exists()

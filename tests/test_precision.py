@@ -19,16 +19,18 @@ from cselab.utils import precision_name, resolve_precision
 CPU, CUDA, MPS = torch.device("cpu"), torch.device("cuda"), torch.device("mps")
 
 
-def test_auto_is_bf16_where_it_is_faster(monkeypatch):
-    """Training: on any CPU with native bf16; evaluation (autocast inference): only with AMX."""
-    for native, amx, train_dtype, eval_dtype in ((True, True, torch.bfloat16, torch.bfloat16),
-                                                 (True, False, torch.bfloat16, None),
-                                                 (False, False, None, None)):
+def test_auto_is_bf16_where_the_cpu_has_native_bf16(monkeypatch):
+    """Training (autocast) and evaluation (bf16 weights) alike: on any CPU with native bf16, AMX
+    or AVX-512 BF16 alone; fp32 on a CPU without it and on MPS."""
+    for native, amx, dtype in ((True, True, torch.bfloat16), (True, False, torch.bfloat16), (False, False, None)):
         monkeypatch.setattr(utils, "cpu_supports_bf16", lambda: native)
         monkeypatch.setattr(utils, "cpu_has_amx", lambda: amx)
-        assert resolve_precision("auto", CPU) is train_dtype
-        assert resolve_precision("auto", CPU, evaluation=True) is eval_dtype
+        assert resolve_precision("auto", CPU) is dtype
+        assert resolve_precision("auto", CPU, evaluation=True) is dtype
         assert resolve_precision("auto", MPS) is None and resolve_precision("auto", MPS, evaluation=True) is None
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+        assert utils.native_bf16() == ("amx" if amx else "avx512_bf16" if native else "none")
+        monkeypatch.undo()
     assert resolve_precision("bf16", CPU) is torch.bfloat16     # explicit: emulated where not native
     assert resolve_precision("bf16", CPU, evaluation=True) is torch.bfloat16
     assert resolve_precision("fp32", CUDA) is None
@@ -44,13 +46,17 @@ def test_native_bf16_detection_follows_what_torch_reports():
                                                  and torch.cpu._is_avx512_bf16_supported()))
 
 
-def test_eval_precision_switches_the_autocast_of_every_evaluation_pass(tiny_model, monkeypatch):
+def test_eval_precision_runs_bf16_weights_without_autocast(tiny_model, monkeypatch):
+    """bf16 evaluation multiplies bf16 weights (no autocast: no casts of the activations); the
+    pooler sees fp32 states, the vectors are fp32 and close to the fp32 ones."""
     seen = []
     forward_eval = SentenceEncoder.forward_eval
 
     def recording(self, inputs, output_hidden_states=False):
-        seen.append(torch.get_autocast_dtype("cpu") if torch.is_autocast_enabled("cpu") else None)
-        return forward_eval(self, inputs, output_hidden_states)
+        out = forward_eval(self, inputs, output_hidden_states)
+        seen.append((torch.is_autocast_enabled("cpu"), self.backbone.embeddings.word_embeddings.weight.dtype,
+                     out.backbone.last_hidden_state.dtype, out.pooled.dtype))
+        return out
 
     monkeypatch.setattr(SentenceEncoder, "forward_eval", recording)
     encoder = SentenceEncoder.from_pretrained(tiny_model, pooler="avg")
@@ -59,10 +65,58 @@ def test_eval_precision_switches_the_autocast_of_every_evaluation_pass(tiny_mode
     full = encoder.encode(sentences)
     encoder.eval_precision = "bf16"
     half = encoder.encode(sentences)
-    assert seen == [None, torch.bfloat16]
+    assert seen == [(False, torch.float32, torch.float32, torch.float32),
+                    (False, torch.bfloat16, torch.float32, torch.float32)]
     assert half.dtype == np.float32 and not np.array_equal(full, half)
     assert np.abs(full - half).max() < 0.05 * np.abs(full).max()   # bf16 keeps ~3 significant digits
     assert encoder.resolved_eval_precision() == "bf16"
+    assert encoder.backbone.embeddings.word_embeddings.weight.dtype == torch.float32   # the encoder's own, back
+
+
+def test_bf16_evaluation_leaves_the_fp32_masters_untouched(tiny_model, data_dir):
+    """An evaluation in bf16 weights between optimizer steps: the encoder's weights stay fp32 and
+    bit-identical, training continues from them exactly as without the evaluation, and the next
+    evaluation sees the updated weights (the cached bf16 copy is rebuilt after a step)."""
+    from cselab.evaluate import evaluate_sts
+
+    def step(encoder, optimizer, batch):
+        inputs = encoder.training_inputs(batch, 16)
+        z = encoder(inputs).embeddings
+        loss = (1 - torch.nn.functional.cosine_similarity(z[:2], z[2:])).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    batch = ["a cat sits on the mat", "the sky is blue today"]
+    sentences = ["a dog runs", "a man plays a guitar", "two men ride bikes"]
+    models = []
+    for evaluate in (False, True):
+        torch.manual_seed(0)
+        encoder = SentenceEncoder.from_pretrained(tiny_model, pooler="avg", dropout=0.0)
+        encoder.eval_precision = "bf16"
+        optimizer = torch.optim.AdamW(encoder.parameters(), lr=1e-2)
+        step(encoder, optimizer, batch)
+        if evaluate:
+            before = {k: v.clone() for k, v in encoder.state_dict().items()}
+            first = encoder.encode(sentences)
+            assert all(torch.equal(before[k], v) for k, v in encoder.state_dict().items())
+            assert all(p.dtype == torch.float32 for p in encoder.parameters())
+            assert np.array_equal(encoder.encode(sentences), first)   # the cached copy, same weights
+        step(encoder, optimizer, batch)
+        if evaluate:
+            assert not np.array_equal(encoder.encode(sentences), first)   # a step later: a fresh copy
+        models.append(encoder)
+    plain, evaluated = models
+    for (name, a), b in zip(plain.state_dict().items(), evaluated.state_dict().values()):
+        assert torch.equal(a, b), name
+
+    # the scores of a whole suite agree with fp32's on the tiny model
+    evaluated.eval_precision = "fp32"
+    full = evaluate_sts(evaluated, data_dir=data_dir, tasks=["STS16"])
+    evaluated.eval_precision = "bf16"
+    half = evaluate_sts(evaluated, data_dir=data_dir, tasks=["STS16"])
+    assert abs(full["scores"]["STS16"] - half["scores"]["STS16"]) < 1.0
+    assert full["scores"]["STS16"] != half["scores"]["STS16"]
 
 
 def test_cli_eval_records_the_precision(tiny_model, data_dir, tmp_path, capsys):
@@ -80,6 +134,7 @@ def test_results_and_checkpoint_record_the_precisions(tiny_config, data_dir):
                              "eval_every": 2}), data_dir=data_dir, progress=False)
     results = json.loads((run / "results.json").read_text())
     assert (results["precision"], results["eval_precision"], results["world_size"]) == ("bf16", "fp32", 1)
+    assert results["native_bf16"] == utils.native_bf16()   # what auto was resolved against
     from cselab.rundir import RunDir
 
     assert RunDir(run).load_checkpoint_state()["precision"] == {"precision": "bf16", "eval_precision": "fp32"}

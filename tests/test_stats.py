@@ -1,10 +1,14 @@
-"""Seed statistics against hand computations: the t interval and the paired t-test."""
+"""Statistics against hand computations and direct computations: the t interval, the paired t-test,
+the Holm adjustment, the minimum detectable difference and the paired bootstrap over test pairs."""
 from __future__ import annotations
 
 import math
+import warnings
 
+import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as scipy_stats
 
 from cselab.stats import compare_to_baseline, format_comparison, mean_ci, paired_test
 
@@ -48,3 +52,166 @@ def test_compare_to_baseline_pairs_by_seed():
         compare_to_baseline(frame, "sts/avg", baseline="bert")
     with pytest.raises(ValueError, match="two runs of method='simcse' with seed=1\\b"):
         compare_to_baseline(pd.concat([frame, frame.iloc[:1]]), "sts/avg")
+
+
+# ------------------------------------------------------------------- multiplicity and power
+def test_holm_by_hand_and_against_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    from cselab.stats import holm
+
+    # sorted 0.01, 0.03, 0.04 → 3·0.01 = 0.03, 2·0.03 = 0.06, max(1·0.04, 0.06) = 0.06; NaN is no member
+    out = holm([0.04, 0.01, float("nan"), 0.03])
+    assert out[[0, 1, 3]].tolist() == pytest.approx([0.06, 0.03, 0.06]) and math.isnan(out[2])
+    assert holm([0.5, 0.9]).tolist() == pytest.approx([1.0, 1.0])            # capped at 1
+    rng = np.random.default_rng(4)
+    p = rng.uniform(0, 0.2, 9)
+    assert holm(p).tolist() == pytest.approx(multipletests(p, method="holm")[1].tolist())
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        holm([0.2, 1.5])
+
+
+def test_minimum_detectable_difference_has_the_stated_power():
+    from cselab.stats import minimum_detectable_difference
+
+    sd, n = 0.25, 3
+    mde = minimum_detectable_difference(sd, n)
+    # power of the two-sided paired t-test at a true difference δ: the noncentral t with n − 1 df and
+    # noncentrality δ√n / sd beyond ±t_{0.975, n−1}; at δ = MDE it must be 0.8
+    crit = scipy_stats.t.ppf(0.975, n - 1)
+    nc = mde * math.sqrt(n) / sd
+    power = scipy_stats.nct.sf(crit, n - 1, nc) + scipy_stats.nct.cdf(-crit, n - 1, nc)
+    assert power == pytest.approx(0.8, abs=1e-6)
+    assert mde == pytest.approx(3.2640 * sd, abs=1e-3)                      # effect size 3.264 sd at n = 3
+    assert minimum_detectable_difference(sd, 10) < mde                       # more seeds, smaller MDE
+    assert math.isnan(minimum_detectable_difference(sd, 1))
+
+
+def test_compare_to_baseline_adjusts_over_the_methods_and_states_the_family():
+    from cselab.stats import holm, minimum_detectable_difference
+
+    frame = pd.DataFrame({
+        "method": ["simcse"] * 3 + ["mixcse"] * 3 + ["clusterns"] * 3 + ["apincse"],
+        "seed": [1, 2, 3] * 3 + [1],
+        "avg": [75.0, 75.5, 76.0, 76.0, 77.0, 78.5, 75.1, 75.4, 76.2, 80.0]})
+    table = compare_to_baseline(frame, "avg").set_index("method")
+    raw = [paired_test([76.0, 77.0, 78.5], [75.0, 75.5, 76.0])["p"],
+           paired_test([75.1, 75.4, 76.2], [75.0, 75.5, 76.0])["p"]]
+    assert table.loc[["mixcse", "clusterns"], "p"].tolist() == pytest.approx(raw)
+    assert table.loc[["mixcse", "clusterns"], "p_holm"].tolist() == pytest.approx(holm(raw).tolist())
+    assert math.isnan(table.loc["apincse", "p_holm"])                     # one seed: no member of the family
+    assert table.loc[["mixcse", "clusterns", "apincse"], "family"].tolist() == [
+        "Holm over 2 methods vs simcse on avg"] * 2 + [""]                  # named on the members only
+    # clusterns: d = 0.1, −0.1, 0.2 → sd 0.1528; MDE = 3.264 · sd
+    assert table.loc["clusterns", "mde"] == pytest.approx(minimum_detectable_difference(math.sqrt(0.07 / 3), 3))
+    assert table.loc["clusterns", "reading"] == f"no detectable effect (MDE {table.loc['clusterns', 'mde']:.2f})"
+    assert table.loc["apincse", "reading"] == "no test (n 1)"
+    text = format_comparison(table.reset_index())
+    assert list(text.columns) == ["seeds", "mean ± std", "95% CI", "Δ vs baseline", "Δ 95% CI", "p (paired t)",
+                                  "p (Holm)", "reading", "Holm family"]
+    assert text.loc["clusterns", "p (Holm)"] == f"{holm(raw)[1]:.3f}" and text.loc["apincse", "p (Holm)"] == "–"
+    strong = compare_to_baseline(frame.assign(avg=frame["avg"] + [0, 0, 0, 5, 5.1, 5.3, 0, 0, 0, 0]), "avg")
+    assert strong.set_index("method").loc["mixcse", "reading"] == "detected (higher)"
+
+
+# ------------------------------------------------------------------- paired bootstrap over test pairs
+def direct_bootstrap(a, b, gold, n_resamples, seed):
+    """The paired bootstrap written out: one resample of the pairs at a time, scipy's Spearman."""
+    rng = np.random.default_rng(seed)
+    n, diffs = len(gold), []
+    for _ in range(n_resamples):
+        i = rng.integers(0, n, size=n)
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            diffs.append(100 * (scipy_stats.spearmanr(a[i], gold[i]).statistic
+                                - scipy_stats.spearmanr(b[i], gold[i]).statistic))
+    diffs = np.array(diffs)
+    return diffs[~np.isnan(diffs)]
+
+
+def sts_like(n, seed=0):
+    rng = np.random.default_rng(seed)
+    gold = np.round(rng.uniform(0, 5, n) * 2) / 2                       # STS gold: 0–5 in halves, many ties
+    a = gold + rng.normal(0, 1.0, n)
+    b = gold + rng.normal(0, 1.5, n)
+    return a, b, gold
+
+
+def test_bootstrap_matches_a_direct_resampling_loop():
+    from cselab.stats import bootstrap_spearman_difference
+
+    a, b, gold = sts_like(120)
+    out = bootstrap_spearman_difference(a, b, gold, n_resamples=300, seed=7)
+    point = 100 * (scipy_stats.spearmanr(a, gold).statistic - scipy_stats.spearmanr(b, gold).statistic)
+    assert out["diff"] == pytest.approx(point, abs=1e-9)
+    loop = direct_bootstrap(a, b, gold, 300, 7)
+    assert [out["ci_low"], out["ci_high"]] == pytest.approx(np.quantile(loop, [0.025, 0.975]).tolist(), abs=1e-9)
+    assert out["ci_low"] < out["diff"] < out["ci_high"] and out["n_pairs"] == 120
+    assert "test-set uncertainty, not training-seed variance" in out["interval"]
+    other = bootstrap_spearman_difference(a, b, gold, n_resamples=300, seed=8)
+    assert other["ci_low"] != out["ci_low"]                                # the seed draws the resamples
+
+
+def test_bootstrap_of_identical_systems_is_exactly_zero_and_constant_resamples_are_left_out():
+    from cselab.stats import bootstrap_average_spearman_difference, bootstrap_spearman_difference
+
+    a, b, gold = sts_like(120)
+    same = bootstrap_spearman_difference(a, a.copy(), gold, n_resamples=200, seed=1)
+    assert (same["diff"], same["ci_low"], same["ci_high"]) == (0.0, 0.0, 0.0)
+    # four pairs: many resamples repeat one pair, so a correlation is undefined on them
+    tiny_a, tiny_b, tiny_gold = np.array([0.1, 0.4, 0.3, 0.9]), np.array([0.2, 0.1, 0.5, 0.7]), np.array([1., 2, 3, 4])
+    same_tiny = bootstrap_spearman_difference(tiny_a, tiny_a, tiny_gold, n_resamples=500, seed=0)
+    assert (same_tiny["diff"], same_tiny["ci_low"], same_tiny["ci_high"]) == (0.0, 0.0, 0.0)
+    differ = bootstrap_spearman_difference(tiny_a, tiny_b, tiny_gold, n_resamples=500, seed=0)
+    loop = direct_bootstrap(tiny_a, tiny_b, tiny_gold, 500, 0)
+    assert differ["undefined_resamples"] == 500 - len(loop) > 0
+    assert [differ["ci_low"], differ["ci_high"]] == pytest.approx(np.quantile(loop, [0.025, 0.975]).tolist())
+    average = bootstrap_average_spearman_difference({"x": (a, a, gold), "y": (tiny_a, tiny_a, tiny_gold)}, 100, 3)
+    assert (average["diff"], average["ci_low"], average["ci_high"]) == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="gold scores are constant"):
+        bootstrap_spearman_difference(tiny_a, tiny_b, np.ones(4))
+    with pytest.raises(ValueError, match="aligned"):
+        bootstrap_spearman_difference(tiny_a, tiny_b[:3], tiny_gold)
+
+
+def test_bootstrap_of_an_average_resamples_each_task_in_turn():
+    from cselab.stats import bootstrap_average_spearman_difference
+
+    first, second = sts_like(80, 1), sts_like(50, 2)
+    out = bootstrap_average_spearman_difference({"t1": first, "t2": second}, n_resamples=200, seed=5)
+    rng = np.random.default_rng(5)
+    draws = []
+    for a, b, gold in (first, second):                   # task 1's 200 resamples, then task 2's, one generator
+        per = []
+        for _ in range(200):
+            i = rng.integers(0, len(gold), size=len(gold))
+            per.append(100 * (scipy_stats.spearmanr(a[i], gold[i]).statistic
+                              - scipy_stats.spearmanr(b[i], gold[i]).statistic))
+        draws.append(per)
+    expected = np.quantile(np.mean(draws, axis=0), [0.025, 0.975])
+    assert [out["ci_low"], out["ci_high"]] == pytest.approx(expected.tolist(), abs=1e-9)
+    points = [100 * (scipy_stats.spearmanr(a, g).statistic - scipy_stats.spearmanr(b, g).statistic)
+              for a, b, g in (first, second)]
+    assert out["diff"] == pytest.approx(np.mean(points)) and out["n_pairs"] == 130
+
+
+def test_cpu_compare_document_quotes_what_its_script_computes(capsys):
+    """docs/cpu-compare.md's Holm and MDE tables are the output of docs/cpu_compare_stats.py on the
+    numbers the document records (so a changed number or adjustment cannot go unnoticed)."""
+    import importlib.util
+
+    from conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("cpu_compare_stats", REPO / "docs" / "cpu_compare_stats.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main()
+    printed = capsys.readouterr().out
+    lines = [line for line in printed.splitlines() if line.startswith("|")]
+    document = (REPO / "docs" / "cpu-compare.md").read_text(encoding="utf-8")
+    assert len(lines) == 12 and [line for line in lines if line not in document] == []
+    # MixCSE on the average: p 0.004, the smallest of 4 → Holm 4 · 0.004; GS-InfoNCE: sd from the CI
+    assert "| MixCSE     | +0.47   | [0.34, 0.59]  | 0.004          | 0.016 " in printed
+    sd = (0.29 + 0.34) / 2 * math.sqrt(3) / scipy_stats.t.ppf(0.975, 2)
+    assert f"| {sd:.2f}      | {3.264 * sd:.2f}  | no detectable effect (MDE {3.264 * sd:.2f})" in printed
+    assert "MixCSE: STS13, STS14, Avg.; APINCSE: STS13" in printed

@@ -68,6 +68,19 @@ def test_suite_on_real_data_with_a_toy_encoder(data_dir, tmp_path):
     assert "STS-B" in table and "SICK-R" in table and f"{res['avg']:.2f}" in table
 
 
+def test_pairs_give_each_task_score_back(data_dir):
+    """per_pair=True keeps every pair's cosine beside its gold, in the order each task's Spearman is
+    taken over, so the scores can be recomputed (and bootstrapped) from them."""
+    from scipy.stats import spearmanr
+
+    res = evaluate_sts(HashedBagOfWords(), tasks=["STS13", "SICKRelatedness"], data_dir=data_dir, per_pair=True)
+    assert list(res["per_pair"]) == ["STS13", "SICKRelatedness"]
+    for task, pairs in res["per_pair"].items():
+        assert len(pairs["pred"]) == len(pairs["gold"]) == res["details"][task]["pairs"]
+        assert 100 * spearmanr(pairs["pred"], pairs["gold"]).statistic == pytest.approx(res["scores"][task], abs=1e-9)
+    assert "per_pair" not in evaluate_sts(HashedBagOfWords(), tasks=["STS13"], data_dir=data_dir)
+
+
 def test_bad_arguments(data_dir):
     with pytest.raises(ValueError, match="aggregate"):
         evaluate_sts(HashedBagOfWords(), data_dir=data_dir, aggregate="median")

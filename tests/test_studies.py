@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import struct
 from pathlib import Path
 
@@ -117,6 +118,19 @@ def test_two_run_study_runs_end_to_end_then_reuses_its_runs(two_runs, tiny_model
     assert "all runs and notebooks succeeded" in index
     for run in summary["runs"]:
         assert f"| {run['best_stsb_dev']:.2f} " in index
+    # the time split: each run's training (results.json) inside its notebook's cells, inside its total;
+    # its dev evaluations encoded in the kernel; the summary notebook encodes and fits nothing
+    for run in summary["runs"]:
+        split = run["time_split"]
+        assert run["train_seconds"] == read_json(Path(run["run_dir"]) / "results.json")["train_seconds"]
+        assert 0 < run["train_seconds"] < split["cells"] < split["total"] <= run["seconds"]
+        assert split["kernel"] == pytest.approx(split["total"] - split["cells"])
+        assert 0 < split["encode"] < split["cells"] and split["fit"] == 0.0   # the dev evaluation and probes
+        assert re.search(rf"\| run {run['label']} +\| {run['seconds']:.1f} +\| {split['kernel']:.1f} +\| "
+                         rf"{run['train_seconds']:.1f} +\|", index)
+    nb_split = summary["notebooks"][0]["time_split"]
+    assert (nb_split["encode"], nb_split["fit"]) == (0.0, 0.0) and 0 < nb_split["cells"] < nb_split["total"]
+    assert "## Time" in index and re.search(r"\| notebook summary +\|", index)
 
     # second invocation: both runs reused (no training: metrics and executed train notebooks untouched)
     run_dirs = [Path(r["run_dir"]) for r in summary["runs"]]
@@ -280,7 +294,7 @@ def test_notebook_validation_errors(tiny_model, tmp_path, notebook, message):
 
 def test_study_level_errors(tiny_model, tmp_path, capsys):
     study = write_study(tmp_path / "s.yaml", tiny_model, runs=[{"label": "ok"}])
-    with pytest.raises(StudyError, match=r"s\.yaml: profiles: no profile 'gpu' \(the study's profiles: cpu\)"):
+    with pytest.raises(StudyError, match=r"s\.yaml: profiles: no profile 'gpu' \(the study's profiles: cpu, smoke\)"):
         load_study(study, profile="gpu")
     with pytest.raises(StudyError, match="no such study file or shipped study"):
         load_study(tmp_path / "missing.yaml")

@@ -1,4 +1,7 @@
-"""ClusterNS Table 10: what the clusters of a trained ClusterNS run contain.
+"""ClusterNS Table 10: what the clusters of a trained ClusterNS run contain; and which runs draw Fig. 5.
+
+**Fig. 5** (the start threshold σ): the mean similarity of the hard-negative pairs over training,
+one curve per σ, all with the BML loss. :func:`threshold_curves` picks those runs and labels them.
 
 The run's last checkpoint holds the K-means centroids (a buffer of the ClusterNS component, saved
 with the loss state in ``last/``). Sentences are embedded the way ClusterNS clusters them during
@@ -15,21 +18,40 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import torch
 
+from ..config import load_config
 from ..evaluate.geometry import normalize_rows
+from ..methods import build_loss
 from ..methods.clusterns import ClusterNS
+from ..rundir import RunDir
 
 PICKS = ("random", "nearest")
 
 
+def clusterns_from_run(run_dir: str | os.PathLike) -> ClusterNS:
+    """The ClusterNS component of a run, its state (centroids, start step) as saved in the
+    run's last checkpoint ``last/`` (here, not in the component: a loss component does not read runs)."""
+    run = RunDir(run_dir)
+    cfg = load_config(run.read_config())
+    if "clusterns" not in cfg.method:
+        raise ValueError(f"{run.path}: not a ClusterNS run (method: {cfg.method})")
+    loss = build_loss(cfg)
+    index = [c.name for c in loss.components].index("clusterns")
+    prefix = f"components.{index}."
+    saved = run.load_checkpoint_state()["loss"]
+    component = loss.components[index]
+    component.load_state_dict({k[len(prefix):]: v for k, v in saved.items() if k.startswith(prefix)})
+    return component
+
+
 def load_run_centroids(run_dir: str | os.PathLike) -> np.ndarray:
     """The K×D centroids of a ClusterNS run, as saved in its last checkpoint."""
-    return ClusterNS.from_run(run_dir).centroids().float().cpu().numpy()
+    return clusterns_from_run(run_dir).centroids().float().cpu().numpy()
 
 
 def training_embeddings(encoder, sentences: Sequence[str], batch_size: int = 128, max_length: int | None = 32) -> np.ndarray:
@@ -76,3 +98,17 @@ def run_case_study(run_dir: str | os.PathLike, sentences: Sequence[str], n_clust
     encoder = SentenceEncoder.from_pretrained(Path(run_dir) / "last")
     embeddings = training_embeddings(encoder, list(sentences), batch_size, max_length)
     return cluster_case_study(embeddings, list(sentences), centroids, n_clusters, per_cluster, pick, seed)
+
+
+def threshold_curves(runs: Mapping[str, str | os.PathLike]) -> dict[str, Path]:
+    """ClusterNS Fig. 5's curves: of the ``runs`` trained with the BML loss (``false_negatives:
+    bml``), the first run of each start threshold σ, labelled ``σ = 0.4``, in σ order (runs without
+    BML belong to Table 3's "σ wo. L_bml" row, not to the figure)."""
+    from ..rundir import read_config
+
+    by_sigma: dict[float, tuple[str, Path]] = {}
+    for label, path in runs.items():
+        settings = read_config(path).get("clusterns") or {}
+        if settings.get("false_negatives", "bml") == "bml" and "start_threshold" in settings:
+            by_sigma.setdefault(float(settings["start_threshold"]), (label, Path(path)))
+    return {f"σ = {sigma:g}": path for sigma, (_, path) in sorted(by_sigma.items())}

@@ -3,7 +3,13 @@
 * :func:`run_groups` — which group (method, or any config keys) and seed each run belongs to;
 * :func:`sts_results` — each run's STS result: the final table of ``results.json`` when it has the
   tasks asked for, else an evaluation cached in the run directory;
-* :func:`per_task_comparison` — the paired t-test against the baseline for every task;
+* :func:`paired_tests` — the paired t-test against the baseline for every group and task, raw and
+  Holm-adjusted p over a stated family, the minimum detectable difference;
+* :func:`sts_pair_scores`, :func:`single_seed_bootstrap` — each run's per-pair STS similarities
+  (cached) and, for a group sharing one seed with the baseline, the paired bootstrap over the test
+  pairs (test-set uncertainty, not seed variance);
+* :func:`per_task_comparison`, :func:`difference_panels` — those as a text table and as the input
+  of :func:`cselab.plots.plot_paired_differences`;
 * :func:`label_variants` — ablation variants from run labels (label prefix → variant name);
 * :func:`sweep_frame` — a metric against a swept config key, one row per run;
 * :func:`clustering_metric_frame` — one clustering metric (accuracy, NMI, AMI) per run and set.
@@ -17,13 +23,17 @@ Example::
 from __future__ import annotations
 
 import os
+import math
 from typing import Iterable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..evaluate.runs import evaluate_run
+from ..evaluate.sts import STS_TASKS
 from ..rundir import Runs, labelled_runs, read_config, read_results
-from ..stats import compare_to_baseline
+from ..stats import (ALPHA, BOOTSTRAP_RESAMPLES, POWER, bootstrap_average_spearman_difference,
+                     bootstrap_spearman_difference, compare_to_baseline, describe_difference, holm)
 from .runs import method_name
 
 # Display names of the methods as the papers name them (config method → name); any other group
@@ -132,27 +142,163 @@ def sts_results(runs: Runs, tasks: Sequence[str] | None = None, data_dir: str | 
 
 
 # ------------------------------------------------------------------- paired tests per task
-def per_task_comparison(frame: pd.DataFrame, tasks: Sequence[str], group: str = "group", baseline: str = "SimCSE",
-                        pair_on: str = "seed", decimals: int = 2) -> pd.DataFrame:
-    """Each group's mean difference from ``baseline`` per task, with the paired t-test's p-value:
-    cells ``+0.52 (p 0.031)``; ``(baseline)`` for the baseline's row, ``+0.52 (n 1)`` when only
-    one seed is shared (no test possible). Rows: groups in order; columns: ``tasks``."""
-    rows = {}
+# Which tests form one Holm family when every group is tested on every task:
+FAMILIES = {"group": "each group's tasks together (a claim about one method on every task)",
+            "task": "each task's groups together (which methods beat the baseline on that task)",
+            "all": "every group and task at once"}
+TEST_COLUMNS = ["paired_n", "diff", "diff_ci_low", "diff_ci_high", "diff_std", "t", "p", "p_holm", "family", "mde",
+                "reading"]
+
+
+def paired_tests(frame: pd.DataFrame, tasks: Sequence[str], group: str = "group", baseline: str = "SimCSE",
+                 pair_on: str = "seed", family: str = "group", alpha: float = ALPHA,
+                 power: float = POWER) -> pd.DataFrame:
+    """One row per group other than the baseline and per task: the paired t-test over the seeds both
+    share (:func:`cselab.stats.compare_to_baseline`: ``diff``, its 95 % t-interval, ``p``), the
+    Holm-adjusted ``p_holm`` over the ``family`` (:data:`FAMILIES`; the default, ``group``, adjusts
+    each group's tests over its tasks), the family in words (``family`` column), the minimum
+    detectable difference ``mde`` (power ``power`` at ``alpha``) and the ``reading`` (detected, or
+    no detectable effect with its MDE)."""
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {list(FAMILIES)}, got {family!r}")
+    parts = []
     for task in tasks:
-        table = compare_to_baseline(frame, task, group=group, baseline=baseline, pair_on=pair_on)
-        for _, r in table.iterrows():
-            if r[group] == baseline:
-                cell = "(baseline)"
-            elif pd.isna(r.get("diff")):
-                cell = "–"
-            elif pd.isna(r.get("p")):
-                cell = f"{r['diff']:+.{decimals}f} (n {int(r['paired_n'])})"
-            else:
-                cell = f"{r['diff']:+.{decimals}f} (p {r['p']:.3f})"
-            rows.setdefault(r[group], {})[task] = cell
-    out = pd.DataFrame.from_dict(rows, orient="index")[list(tasks)]
+        table = compare_to_baseline(frame, task, group=group, baseline=baseline, pair_on=pair_on, alpha=alpha,
+                                    power=power)
+        if "p" in table:
+            parts.append(table[table[group] != baseline].assign(task=task))
+    if not parts:
+        return pd.DataFrame(columns=[group, "task", *TEST_COLUMNS])
+    tests = pd.concat(parts, ignore_index=True)
+    key = {"group": tests[group], "task": tests["task"], "all": pd.Series("all", index=tests.index)}[family]
+    tests["p_holm"], tests["family"] = math.nan, ""
+    for value, index in tests.groupby(key, sort=False).groups.items():
+        tests.loc[index, "p_holm"] = holm(tests.loc[index, "p"].to_numpy())
+        members = int(tests.loc[index, "p"].notna().sum())
+        words = {"group": f"Holm over {value}'s {members} scores", "task": f"Holm over {members} {group}s on {value}",
+                 "all": f"Holm over all {members} tests"}[family]
+        tests.loc[[i for i in index if not pd.isna(tests.loc[i, "p"])], "family"] = words
+    tests["reading"] = [describe_difference(r["diff"], r["p_holm"], r["mde"], r["paired_n"], alpha)
+                        for _, r in tests.iterrows()]
+    return tests[[group, "task", *TEST_COLUMNS]]
+
+
+def sts_pair_scores(runs: Runs, tasks: Sequence[str] | None = None, data_dir: str | os.PathLike | None = None,
+                    model: str = "best") -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """``{label: {task: (predicted similarities, gold)}}``: every test pair of the STS ``tasks``
+    (None: the seven) scored by each run's model, evaluated once and cached in the run directory
+    (:func:`cselab.evaluate.runs.evaluate_run` with ``per_pair=True``)."""
+    tasks = list(tasks or STS_TASKS)
+    out = {}
+    for label, path in labelled_runs(runs).items():
+        pairs = evaluate_run(path, "sts", model, data_dir, tasks=tasks, per_pair=True)["per_pair"]
+        out[label] = {task: (np.asarray(p["pred"]), np.asarray(p["gold"])) for task, p in pairs.items()}
+    return out
+
+
+def single_seed_runs(frame: pd.DataFrame, group: str = "group", baseline: str = "SimCSE",
+                     pair_on: str = "seed") -> list[str]:
+    """The runs :func:`single_seed_bootstrap` needs (``frame``'s ``run`` labels): for every group
+    sharing exactly one seed with the baseline, its run and the baseline's run of that seed."""
+    base = frame[frame[group] == baseline].set_index(pair_on)["run"]
+    needed = []
+    for _, part in frame[frame[group] != baseline].groupby(group, sort=False):
+        shared = sorted(set(part[pair_on]) & set(base.index))
+        if len(shared) == 1:
+            needed += [part.set_index(pair_on).loc[shared[0], "run"], base.loc[shared[0]]]
+    return list(dict.fromkeys(needed))
+
+
+def single_seed_bootstrap(frame: pd.DataFrame, pair_scores: Mapping[str, Mapping[str, tuple]], tasks: Sequence[str],
+                          group: str = "group", baseline: str = "SimCSE", pair_on: str = "seed", average: str = "avg",
+                          n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> pd.DataFrame:
+    """For each group sharing exactly one seed with the baseline (no t-test possible): per task, the
+    difference of Spearman ×100 between its run and the baseline's run of that seed with the 95 %
+    interval of a **paired bootstrap over the test pairs** (:func:`cselab.stats.bootstrap_spearman_difference`;
+    the ``average`` column: every task of ``pair_scores`` resampled, the differences averaged). The
+    interval is test-set uncertainty, not training-seed variance. ``frame`` needs a ``run`` column
+    (labels of ``pair_scores``, e.g. from :func:`sts_pair_scores`)."""
+    missing = [c for c in ("run", group, pair_on) if c not in frame]
+    if missing:
+        raise ValueError(f"single_seed_bootstrap: missing column(s) {missing}; columns: {list(frame.columns)}")
+    base = frame[frame[group] == baseline].set_index(pair_on)["run"]
+    rows = []
+    for name, part in frame[frame[group] != baseline].groupby(group, sort=False):
+        shared = sorted(set(part[pair_on]) & set(base.index))
+        if len(shared) != 1:
+            continue
+        ours, theirs = part.set_index(pair_on).loc[shared[0], "run"], base.loc[shared[0]]
+        for label in (ours, theirs):
+            if label not in pair_scores:
+                raise ValueError(f"single_seed_bootstrap: no per-pair scores for run {label!r}")
+        for task in tasks:
+            names = list(pair_scores[ours]) if task == average else [task]
+            sets = {}
+            for t in names:
+                (a, gold_a), (b, gold_b) = pair_scores[ours][t], pair_scores[theirs][t]
+                if len(gold_a) != len(gold_b) or not np.array_equal(gold_a, gold_b):
+                    raise ValueError(f"single_seed_bootstrap: {ours} and {theirs} scored different {t} test pairs")
+                sets[t] = (a, b, gold_a)
+            result = (bootstrap_average_spearman_difference(sets, n_resamples, seed) if task == average
+                      else bootstrap_spearman_difference(*sets[task], n_resamples=n_resamples, seed=seed))
+            rows.append({group: name, "task": task, "run": ours, "baseline_run": theirs,
+                         **{k: result[k] for k in ("diff", "ci_low", "ci_high", "n_pairs", "n_resamples",
+                                                   "interval")}})
+    return pd.DataFrame(rows, columns=[group, "task", "run", "baseline_run", "diff", "ci_low", "ci_high", "n_pairs",
+                                       "n_resamples", "interval"])
+
+
+def per_task_comparison(frame: pd.DataFrame, tasks: Sequence[str], group: str = "group", baseline: str = "SimCSE",
+                        pair_on: str = "seed", decimals: int = 2, family: str = "group",
+                        bootstrap: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Each group's mean difference from ``baseline`` per task, with the paired t-test's raw p and
+    its Holm-adjusted p over ``family`` (:func:`paired_tests`): cells ``+0.52 (p 0.031, Holm 0.124)``,
+    followed by ``: no detectable effect (MDE 0.61)`` when the adjusted p is not below 0.05;
+    ``(baseline)`` for the baseline's row; ``+0.50 (n 3, no spread)`` when the differences are all
+    equal. One shared seed: ``+0.52 (n 1)``, or with ``bootstrap`` (:func:`single_seed_bootstrap`)
+    ``+0.48 [−0.31, 1.20] (n 1; test pairs)``, the paired bootstrap's interval over the test pairs.
+    Rows: groups in order; columns: ``tasks``, then ``Holm family``."""
+    tests = paired_tests(frame, tasks, group, baseline, pair_on, family)
+    boot = {} if bootstrap is None else {(r[group], r["task"]): r for _, r in bootstrap.iterrows()}
+    rows = {name: {task: "(baseline)" for task in tasks} if name == baseline else {}
+            for name in dict.fromkeys(frame[group])}
+    for _, r in tests.iterrows():
+        if pd.isna(r["diff"]):
+            cell = "–"
+        elif not pd.isna(r["p"]):
+            cell = f"{r['diff']:+.{decimals}f} (p {r['p']:.3f}, Holm {r['p_holm']:.3f})"
+            if r["p_holm"] >= ALPHA:
+                cell += f": no detectable effect (MDE {r['mde']:.{decimals}f})"
+        elif r["paired_n"] == 1 and (r[group], r["task"]) in boot:
+            b = boot[(r[group], r["task"])]
+            cell = (f"{b['diff']:+.{decimals}f} [{b['ci_low']:.{decimals}f}, {b['ci_high']:.{decimals}f}] "
+                    "(n 1; test pairs)")
+        else:
+            cell = f"{r['diff']:+.{decimals}f} (n {int(r['paired_n'])}{', no spread' if r['paired_n'] > 1 else ''})"
+        rows[r[group]][r["task"]] = cell
+    out = pd.DataFrame.from_dict(rows, orient="index").reindex(columns=list(tasks)).fillna("–")
+    families = tests.groupby(group, sort=False)["family"].agg(lambda f: "; ".join(x for x in dict.fromkeys(f) if x))
+    out["Holm family"] = [families.get(name, "") for name in out.index]
     out.index.name = group
     return out
+
+
+def difference_panels(tests: pd.DataFrame, bootstrap: pd.DataFrame | None = None,
+                      names: Mapping[str, str] | None = None, group: str = "group") -> dict[str, pd.DataFrame]:
+    """Input of :func:`cselab.plots.plot_paired_differences` from :func:`paired_tests` (and
+    :func:`single_seed_bootstrap`): ``{task words: frame}``, one row per group with its difference,
+    interval, raw and Holm-adjusted p and ``interval`` (``t over seeds``, or ``bootstrap over test
+    pairs`` for a single shared seed, whose difference and interval the bootstrap gives)."""
+    panels = {}
+    for task, part in tests.groupby("task", sort=False):
+        part = part.assign(interval=["t over seeds" if n > 1 else "" for n in part["paired_n"]]).reset_index(drop=True)
+        if bootstrap is not None:
+            for _, b in bootstrap[bootstrap["task"] == task].iterrows():
+                at = part.index[part[group] == b[group]]
+                part.loc[at, ["diff", "diff_ci_low", "diff_ci_high", "interval"]] = [
+                    b["diff"], b["ci_low"], b["ci_high"], "bootstrap over test pairs"]
+        panels[(names or {}).get(task, task)] = part
+    return panels
 
 
 # ------------------------------------------------------------------- ablations and sweeps

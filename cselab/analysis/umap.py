@@ -20,6 +20,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..timing import timed
+
 METHODS = ("auto", "umap", "pca")
 MIN_UMAP_POINTS = 100
 
@@ -37,7 +39,8 @@ def project_2d(embeddings: np.ndarray, method: str = "auto", seed: int = 0, n_ne
     if method == "pca":
         from sklearn.decomposition import PCA
 
-        return PCA(n_components=2, svd_solver="full").fit_transform(x), "pca"
+        with timed("fit"):
+            return PCA(n_components=2, svd_solver="full").fit_transform(x), "pca"
     if n_neighbors >= len(x):
         raise ValueError(f"n_neighbors ({n_neighbors}) must be smaller than the number of points ({len(x)})")
     import umap
@@ -45,7 +48,8 @@ def project_2d(embeddings: np.ndarray, method: str = "auto", seed: int = 0, n_ne
     # A seeded UMAP runs single-threaded anyway; saying so keeps umap-learn from warning about it.
     reducer = umap.UMAP(n_components=2, n_neighbors=n_neighbors, min_dist=min_dist, metric=metric,
                         random_state=seed, n_jobs=1)
-    return np.asarray(reducer.fit_transform(x), dtype=np.float64), "umap"
+    with timed("fit"):
+        return np.asarray(reducer.fit_transform(x), dtype=np.float64), "umap"
 
 
 def umap_frame(model, sentences: Sequence[str], labels: Sequence, method: str = "auto", seed: int = 0,

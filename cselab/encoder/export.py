@@ -31,12 +31,11 @@ What is added to the folder:
 * For ``cls`` on a backbone whose own pooler has the head's shape (BERT, RoBERTa: dense + tanh over
   [CLS]), the saved pooler weights are SimCSE's trained head, as SimCSE's own export script does, so
   ``pooler_output`` is head([CLS]); nothing in cselab reads the backbone's pooler.
-* ``README.md``: the model card (:mod:`cselab.encoder.model_card`).
+* ``README.md``: the model card (:mod:`cselab.encoder.model_card`, written by ``save``).
 """
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import re
 import shutil
@@ -48,8 +47,6 @@ from safetensors.torch import save_file
 from torch import nn
 
 from ..io import atomic_write_json, read_json
-
-logger = logging.getLogger(__name__)
 
 ST_TRANSFORMER = "sentence_transformers.models.Transformer"
 ST_POOLING = "sentence_transformers.models.Pooling"
@@ -227,48 +224,8 @@ def write_embedding_recipe(encoder, path: str | os.PathLike) -> dict:
     return config[RECIPE_KEY]
 
 
-def write_interop_files(encoder, path: str | os.PathLike, run_dir: str | os.PathLike | None = None) -> None:
-    """Everything this module adds to a folder the encoder has just been saved into."""
-    from .model_card import write_model_card
-
+def write_interop_files(encoder, path: str | os.PathLike) -> None:
+    """Everything this module adds to a folder the encoder has just been saved into (the model
+    card is written beside it by :meth:`SentenceEncoder.save`)."""
     write_sentence_transformers_files(encoder, path)
     write_embedding_recipe(encoder, path)
-    write_model_card(path, run_dir)
-
-
-# ---------------------------------------------------------------------- cselab export
-def run_directory(path: str | os.PathLike) -> Path | None:
-    """``path`` when it is a run directory (config.json, metrics.jsonl and best/), else None."""
-    path = Path(path)
-    if (path / "config.json").is_file() and (path / "metrics.jsonl").exists() and (path / "best").is_dir():
-        return path
-    return None
-
-
-def export_model(source: str | os.PathLike, out: str | os.PathLike, pooler: str | None = None,
-                 overwrite: bool = False) -> Path:
-    """``cselab export``: write ``source`` — a run directory (its ``best/`` model; the card gets the
-    run's config and STS table), a saved cselab folder, an alias or a Hugging Face id (``pooler``
-    default ``cls_before_pooler``, as ``cselab eval``) — as a new folder ``out`` that
-    sentence-transformers, transformers and cselab load. ``out`` is written whole or not at all and
-    an existing non-empty ``out`` is replaced only with ``overwrite``."""
-    from ..io import staged_dir
-    from .model import CONFIG_NAME, SentenceEncoder
-
-    out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
-        raise FileExistsError(f"{out}: already exists; choose another folder or pass --overwrite")
-    run = run_directory(source)
-    model_path = run / "best" if run is not None else source
-    saved_file = Path(os.fspath(model_path)) / CONFIG_NAME
-    saved = read_json(saved_file) if saved_file.is_file() else None
-    encoder = SentenceEncoder.from_pretrained(model_path, pooler=pooler or (None if saved else "cls_before_pooler"))
-    # The saved step and dev score describe the saved pooler only.
-    same_model = saved is not None and encoder.pooler_name == saved["pooler"]
-    extra = {k: v for k, v in saved.items() if k in ("step", "stsb_dev")} if same_model else {}
-    if not same_model:
-        run = None   # a different pooler is not the run's evaluated model: no run results in the card
-    with staged_dir(out) as tmp:
-        encoder.save(tmp, extra=extra, run_dir=run)
-    logger.info("exported %s (pooler %s) to %s", source, encoder.pooler_name, out)
-    return out

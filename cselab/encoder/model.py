@@ -10,10 +10,11 @@ Two paths, as in SimCSE:
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -22,10 +23,14 @@ from torch import nn
 
 from ..io import atomic_write_json, read_json, read_safetensors
 from ..progress import progress_bar
-from ..utils import autocast, precision_name, resolve_precision
+from ..timing import timed
+from ..utils import precision_name, resolve_precision
 from .backbone import DEFAULT_BACKBONE, load_backbone, quiet_hf
 from .interop import EvaluatorMetrics, cosine_matrix, note_ignored_kwargs, resolve_prompt
 from .pooling import BackboneOutput, MLPHead, build_pooler
+
+if TYPE_CHECKING:
+    from .model_card import RunFacts
 
 CONFIG_NAME = "cselab.json"
 MODULES_NAME = "cselab_modules.safetensors"
@@ -76,9 +81,12 @@ class SentenceEncoder(nn.Module):
         self.mlp_only_train = mlp_only_train
         self.backbone_name = backbone_name
         self.pooler_options = dict(pooler_options or {})
-        # Autocast of every evaluation-path pass (encode, the suites, dev evaluation): auto | fp32 |
-        # bf16 | fp16, resolved per pass on the encoder's device (cselab.utils.resolve_precision).
+        # Precision of every evaluation-path pass (encode, the suites, dev evaluation, probes): auto |
+        # fp32 | bf16 | fp16, resolved per pass on the encoder's device (cselab.utils.resolve_precision);
+        # a low precision runs a copy of the backbone in that dtype (eval_weights).
         self.eval_precision = "auto"
+        self._cast_outputs = False   # inside eval_weights: the backbone's states come back to fp32
+        self._eval_copy: tuple | None = None   # (key, backbone copy), in a tuple so nn.Module does not register it
         cfg = backbone.config
         self.pooler = build_pooler(pooler, cfg.hidden_size, cfg.num_hidden_layers, self.pooler_options)
         self.head = (MLPHead(cfg.hidden_size, getattr(cfg, "initializer_range", 0.02)) if self.pooler.uses_mlp_head
@@ -112,13 +120,14 @@ class SentenceEncoder(nn.Module):
             enc.load_state_dict(loadable, strict=False)
         return enc
 
-    def save(self, path: str | os.PathLike, extra: dict | None = None,
-             run_dir: str | os.PathLike | None = None) -> Path:
+    def save(self, path: str | os.PathLike, extra: dict | None = None, card: "RunFacts | None" = None) -> Path:
         """A standard Hugging Face folder (``AutoModel.from_pretrained`` loads the backbone)
         plus ``cselab.json`` and the head/pooler weights in ``cselab_modules.safetensors``; it is
-        also a sentence-transformers model and carries a model card (:mod:`cselab.encoder.export`;
-        ``run_dir``: the run the model comes from, for the card)."""
+        also a sentence-transformers model (:mod:`cselab.encoder.export`) and carries a model card
+        (:mod:`cselab.encoder.model_card`; ``card``: facts of the run the model comes from, as
+        :func:`cselab.export.run_facts` reads them)."""
         from .export import head_in_backbone_pooler, write_interop_files
+        from .model_card import write_model_card
 
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
@@ -135,7 +144,8 @@ class SentenceEncoder(nn.Module):
             "pooler_options": self.pooler_options,
             **(extra or {}),
         })
-        write_interop_files(self, path, run_dir)
+        write_interop_files(self, path)
+        write_model_card(path, card)
         return path
 
     def extra_state_dict(self) -> dict[str, torch.Tensor]:
@@ -179,8 +189,11 @@ class SentenceEncoder(nn.Module):
         inputs = {k: v.to(self.device) for k, v in inputs.items()}
         want_all = output_hidden_states or self.pooler.needs_hidden_states
         out = self.backbone(**inputs, output_hidden_states=want_all, return_dict=True)
-        return BackboneOutput(out.last_hidden_state, inputs["attention_mask"],
-                              out.hidden_states if want_all else None, inputs.get("input_ids"))
+        last, hidden = out.last_hidden_state, out.hidden_states if want_all else None
+        if self._cast_outputs:   # low-precision weights: pooling, heads and cosines stay in fp32
+            last = last.float()
+            hidden = None if hidden is None else tuple(h.float() for h in hidden)
+        return BackboneOutput(last, inputs["attention_mask"], hidden, inputs.get("input_ids"))
 
     def forward(self, inputs, output_hidden_states: bool = False) -> EncoderOutput:
         """Training path: the pooler, then the MLP head when the pooler uses one."""
@@ -213,6 +226,46 @@ class SentenceEncoder(nn.Module):
     @property
     def can_project_cls(self) -> bool:
         return self.head is not None or self.pooler.projects_cls
+
+    # ------------------------------------------------------------------ low-precision evaluation
+    def _backbone_copy(self, dtype: torch.dtype) -> nn.Module:
+        """The backbone with its floating-point weights in ``dtype`` (no gradients), made once and
+        kept while the fp32 weights are unchanged: the key holds every tensor's storage, device and
+        version counter, which an optimizer step, ``load_state_dict`` or ``.to()`` changes."""
+        tensors = [*self.backbone.parameters(), *self.backbone.buffers()]
+        key = (dtype, tuple((id(t), t.data_ptr(), t.device, t._version) for t in tensors))
+        if self._eval_copy is not None and self._eval_copy[0] == key:
+            return self._eval_copy[1]
+        self._eval_copy = None   # free the stale copy before making the new one
+        # The memo hands deepcopy the cast tensors, so the fp32 weights are never copied whole.
+        memo = {}
+        for name, t in [*self.backbone.named_parameters(remove_duplicate=False),
+                        *self.backbone.named_buffers(remove_duplicate=False)]:
+            if id(t) not in memo:
+                cast = t.detach().to(dtype) if t.is_floating_point() else t.detach().clone()
+                memo[id(t)] = nn.Parameter(cast, requires_grad=False) if isinstance(t, nn.Parameter) else cast
+        backbone = copy.deepcopy(self.backbone, memo)
+        self._eval_copy = (key, backbone)
+        return backbone
+
+    @contextlib.contextmanager
+    def eval_weights(self, dtype: torch.dtype | None):
+        """Inside the block the encoder's backbone is a copy with its weights in ``dtype`` (bf16,
+        fp16), without autocast: a bf16 product needs no casts of the activations. The backbone's
+        states are cast back to fp32 before the pooler, so pooling, the head and every cosine run
+        in fp32 on the encoder's own (fp32) pooler and head. The encoder's fp32 weights, which
+        training updates, are never touched. ``None``: the fp32 encoder as it is."""
+        if dtype is None:
+            yield self
+            return
+        original = self._modules["backbone"]
+        self._modules["backbone"] = self._backbone_copy(dtype).train(original.training)   # dropout as the encoder's
+        self._cast_outputs = True
+        try:
+            yield self
+        finally:
+            self._modules["backbone"] = original
+            self._cast_outputs = False
 
     # ------------------------------------------------------------------ batched passes
     @contextlib.contextmanager
@@ -251,12 +304,12 @@ class SentenceEncoder(nn.Module):
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         sentences = list(sentences)
         starts = range(0, len(sentences), batch_size)
-        # The evaluation path runs in eval_precision; the training path in the caller's autocast.
-        amp_dtype = resolve_precision(self.eval_precision, self.device, evaluation=True) if path == "eval" else None
+        # The evaluation path runs in eval_precision's weights; the training path in the caller's autocast.
+        weights = resolve_precision(self.eval_precision, self.device, evaluation=True) if path == "eval" else None
         with self.dropout_mode(dropout, seed):
             for start in progress_bar(starts, total=len(starts), desc=desc, unit="batch", enabled=progress, leave=False):
                 chunk = sentences[start:start + batch_size]
-                with torch.no_grad(), autocast(self.device, amp_dtype):   # not around the yield
+                with timed("encode"), torch.no_grad(), self.eval_weights(weights):   # not around the yield
                     if path == "eval":
                         out = self.forward_eval(self.tokenize(chunk, max_length), output_hidden_states)
                     else:

@@ -1,16 +1,19 @@
 """The model card (``README.md``) of a saved model folder: method, configuration, data, the STS
 table when the run has one, and how to load the folder with sentence-transformers, cselab and
-transformers' ``AutoModel``. Everything is read from the folder itself (``cselab.json``,
-``config.json``, ``modules.json``) and, for a trained model, from its run directory
-(``config.json``, ``results.json``), so the card can be rewritten whenever the run learns more
-(the trainer does after its final STS evaluation)."""
+transformers' ``AutoModel``. What the model is comes from the folder itself (``cselab.json``,
+``config.json``, ``modules.json``); what the run was comes as :class:`RunFacts`, handed in by the
+layer that reads run directories (:func:`cselab.export.run_facts`): the encoder knows model folders,
+not runs or training configs. The card can be rewritten whenever the run learns more (the trainer
+does after its final STS evaluation)."""
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..io import atomic_write_text, read_json
+from .export import CSELAB_MODULE, RECIPE_KEY
 
 CARD_NAME = "README.md"
 # Backbone aliases whose Hugging Face id is known (for the card's base_model).
@@ -28,6 +31,22 @@ TRAINING_KEYS = ("method", "corpus", "max_sentences", "max_len", "batch_size", "
                  "temperature", "dropout", "seed")
 
 
+@dataclass(frozen=True)
+class RunFacts:
+    """What a model card says about the training run a model comes from."""
+
+    name: str                         # the run's name (its folder)
+    config: dict | None = None        # the run's training config (``TrainConfig.to_dict()``), None: not recorded
+    config_hash: str = "?"
+    identity: dict | None = None      # the part of ``config`` that determines the result
+    has_results: bool = False         # whether the run has written its results
+    steps: int | None = None          # steps done and the step of the best STS-B dev score
+    best_step: int | None = None
+    select_by: str | None = None      # what chose best/ (config select_by: stsb_dev, last, heldout_infonce)
+    lockfile: dict | None = None      # config.json's lockfile record (file, sha256, matches, differences)
+    sts_table: str | None = None      # the run's final STS table (Markdown), None: not evaluated yet
+
+
 def _read_optional(path: Path) -> dict | None:
     return read_json(path) if path.is_file() else None
 
@@ -41,25 +60,28 @@ def _pooler_sentence(saved: dict) -> str:
     return words
 
 
+def _selection_sentence(select_by: str) -> str:
+    """The card's words for ``select_by`` (cselab.train.selection), saved in ``cselab.json``."""
+    return {"stsb_dev": "`stsb_dev`: the best STS-B dev Spearman (the papers' protocol; the STS numbers below "
+                        "are therefore not free of STS labels)",
+            "last": "`last`: the model at the end of training (no selection)",
+            "heldout_infonce": "`heldout_infonce`: the lowest InfoNCE on a held-out slice of the training corpus "
+                               "(no STS data)"}.get(select_by, f"`{select_by}`")
+
+
 def _is_hub_id(name: str) -> bool:
     return bool(name) and not name.startswith((".", "/", "~")) and name.count("/") <= 1 and not Path(name).exists()
 
 
-def model_card(folder: str | os.PathLike, run_dir: str | os.PathLike | None = None) -> str:
-    """The Markdown card of ``folder`` (saved by :meth:`SentenceEncoder.save`)."""
-    from ..config import NON_IDENTITY_KEYS
-    from ..evaluate.sts import format_sts_table
-    from .export import CSELAB_MODULE, RECIPE_KEY
-
+def model_card(folder: str | os.PathLike, run: RunFacts | None = None) -> str:
+    """The Markdown card of ``folder`` (saved by :meth:`SentenceEncoder.save`); ``run``: the run
+    the model comes from, when it has one."""
     folder = Path(folder)
     saved = read_json(folder / "cselab.json")
     hf_config = read_json(folder / "config.json")
     modules = _read_optional(folder / "modules.json") or []
     recipe = hf_config.get(RECIPE_KEY, {})
-    run = Path(run_dir) if run_dir is not None else None
-    run_config = _read_optional(run / "config.json") if run else None
-    results = _read_optional(run / "results.json") if run else None
-    config = run_config["config"] if run_config else None
+    config = run.config if run else None
     custom = any(m.get("type") == CSELAB_MODULE for m in modules)
 
     backbone = saved.get("backbone_name") or hf_config.get("_name_or_path", "")
@@ -78,7 +100,7 @@ def model_card(folder: str | os.PathLike, run_dir: str | os.PathLike | None = No
     if config:
         lines.append(f"Trained with cselab by unsupervised contrastive learning "
                      f"(method: `{'`, `'.join(methods)}`; run `{run.name}`, config hash "
-                     f"`{run_config.get('config_hash', '?')}`).")
+                     f"`{run.config_hash}`).")
     else:
         lines.append("Saved by cselab; no training run is attached to this folder.")
     lines += ["", "| | |", "|---|---|",
@@ -90,6 +112,7 @@ def model_card(folder: str | os.PathLike, run_dir: str | os.PathLike | None = No
         lines.append(f"| saved at step | {saved['step']} |")
     if "stsb_dev" in saved:
         lines.append(f"| STS-B dev (Spearman ×100) at that step | {saved['stsb_dev']:.2f} |")
+        lines.append(f"| checkpoint chosen by | {_selection_sentence(saved.get('select_by', 'stsb_dev'))} |")
     if config:
         lines += ["", "## Training", "",
                   f"Data: `{config['corpus']}`" + (f", its first {config['max_sentences']} sentences"
@@ -97,16 +120,23 @@ def model_card(folder: str | os.PathLike, run_dir: str | os.PathLike | None = No
                   + " (unlabelled text, one sentence a line).", "",
                   "| setting | value |", "|---|---|",
                   *[f"| {k} | `{json.dumps(config[k])}` |" for k in TRAINING_KEYS if k in config]]
-        if results:
-            lines.append(f"| steps done | {results.get('steps')} (best STS-B dev at step {results.get('best_step')}) |")
+        if run.has_results:
+            lines.append(f"| steps done | {run.steps} (best/ from step {run.best_step}, chosen by "
+                         f"`{run.select_by or 'stsb_dev'}`) |")
+        lock = run.lockfile
+        if lock:   # the environment: the tested lockfile and whether the training one matched it
+            state = "the installed packages matched it" if lock.get("matches") else \
+                f"{lock.get('differences')} installed packages differed from it"
+            lines.append(f"| environment | lockfile `{lock.get('file')}` (sha256 `{lock.get('sha256', '')[:16]}…`); "
+                         f"{state} |")
         # The keys that determine the result (no output folders or devices of the training machine).
-        identity = {k: v for k, v in config.items() if k not in NON_IDENTITY_KEYS}
         lines += ["", "<details><summary>full configuration</summary>", "", "```json",
-                  json.dumps(identity, indent=2), "```", "", "</details>"]
+                  json.dumps(run.identity if run.identity is not None else config, indent=2), "```", "",
+                  "</details>"]
     lines += ["", "## Evaluation", ""]
-    if results and "sts" in results:
+    if run and run.sts_table is not None:
         lines += ["STS (SimCSE's protocol: Spearman ×100 of cosine similarities; STS12–16 over all subsets, "
-                  "STS-B and SICK-R test):", "", format_sts_table({run.name: results["sts"]})]
+                  "STS-B and SICK-R test):", "", run.sts_table]
     else:
         lines.append(("No STS table yet: the run's final evaluation (`final_eval`) writes it here. " if run else "")
                      + "`cselab eval path/to/this/folder` computes one.")
@@ -159,6 +189,6 @@ def _automodel_usage(recipe: dict) -> list[str]:
     return [*head, *body, "```"]
 
 
-def write_model_card(folder: str | os.PathLike, run_dir: str | os.PathLike | None = None) -> Path:
+def write_model_card(folder: str | os.PathLike, run: RunFacts | None = None) -> Path:
     """Write (or rewrite) ``folder/README.md``."""
-    return atomic_write_text(Path(folder) / CARD_NAME, model_card(folder, run_dir))
+    return atomic_write_text(Path(folder) / CARD_NAME, model_card(folder, run))

@@ -1,12 +1,31 @@
-"""Evaluation: STS (SimCSE's protocol), SentEval transfer tasks, clustering, embedding geometry."""
-from .clustering import CLUSTERING_TASKS, cluster_embeddings, evaluate_clustering, hungarian_accuracy
-from .geometry import (alignment, evaluate_alignment_uniformity, largest_angle, mean_pairwise_cosine,
-                       uniformity)
-from .sts import AGGREGATES, aggregate_subsets, cosine_scores, evaluate_pairs, evaluate_sts, format_sts_table
-from .transfer import evaluate_transfer
-from .runs import evaluate_run, evaluate_runs, evaluation_frame  # noqa: E402  (needs the suites above)
+"""Evaluation: STS (SimCSE's protocol), SentEval transfer tasks, clustering, embedding geometry.
 
-__all__ = ["AGGREGATES", "aggregate_subsets", "cosine_scores", "evaluate_pairs", "evaluate_sts", "format_sts_table",
-           "CLUSTERING_TASKS", "alignment", "cluster_embeddings", "evaluate_alignment_uniformity",
-           "evaluate_clustering", "evaluate_transfer", "hungarian_accuracy", "largest_angle",
-           "mean_pairwise_cosine", "uniformity", "evaluate_run", "evaluate_runs", "evaluation_frame"]
+The names below are imported from their modules on first use (PEP 562): a training kernel that
+needs only the STS suite does not pay for scikit-learn's clustering and the transfer tasks'
+classifiers (docs/performance.md, "The demo's time")."""
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "sts": ("AGGREGATES", "aggregate_subsets", "cosine_scores", "evaluate_pairs", "evaluate_sts", "format_sts_table"),
+    "clustering": ("CLUSTERING_TASKS", "cluster_embeddings", "evaluate_clustering", "hungarian_accuracy"),
+    "geometry": ("alignment", "evaluate_alignment_uniformity", "largest_angle", "mean_pairwise_cosine", "uniformity"),
+    "transfer": ("evaluate_transfer",),
+    "runs": ("evaluate_run", "evaluate_runs", "evaluation_frame"),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = list(_MODULE_OF)
+
+
+def __getattr__(name: str):
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value   # the next lookup is an ordinary one
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -29,6 +29,7 @@ from sklearn.metrics.cluster import contingency_matrix
 from ..data.clustering import SHORT_TEXT_SETS, ClusteringData, load_clustering_task
 from ..io import atomic_write_json
 from ..progress import progress_bar
+from ..timing import timed
 from .geometry import normalize_rows
 from .sts import Encodes
 
@@ -59,7 +60,8 @@ def cluster_scores(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
 def kmeans_labels(x: np.ndarray, n_clusters: int, seed: int, n_init: int = 1) -> np.ndarray:
     if not 1 <= n_clusters <= len(x):
         raise ValueError(f"n_clusters must be in [1, {len(x)}] (the number of samples), got {n_clusters}")
-    return KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed).fit_predict(x)
+    with timed("fit"):
+        return KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed).fit_predict(x)
 
 
 def cluster_embeddings(x: np.ndarray, labels: np.ndarray, n_clusters: int | None = None,

@@ -18,30 +18,22 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Mapping
 
 import pandas as pd
 from tqdm.auto import tqdm
 
 from ..io import atomic_write_json, read_json
 from ..rundir import Runs, labelled_runs, read_config
+from .suites import GEOMETRY_KEYS, get_suite
 
-SUITES = ("sts", "transfer", "clustering", "geometry")
 MODELS = ("best", "last")   # or "step-<N>": the model snapshot at step N (snapshot_every; step-0 = before training)
-GEOMETRY_KEYS = ("alignment", "uniformity", "mean_cos", "largest_angle")
-
-
-def _suite_function(suite: str) -> Callable[..., dict]:
-    from . import evaluate_alignment_uniformity, evaluate_clustering, evaluate_sts, evaluate_transfer
-
-    return {"sts": evaluate_sts, "transfer": evaluate_transfer, "clustering": evaluate_clustering,
-            "geometry": evaluate_alignment_uniformity}[suite]
 
 
 def options_key(options: Mapping) -> str:
     """A stable short hash of the evaluation options (lists and tuples alike)."""
     blob = json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in sorted(options.items())},
-                      sort_keys=True, separators=(",", ":"))
+                      sort_keys=True, separators=(",", ":"), default=str)   # default: Path options
     return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
@@ -68,8 +60,7 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = "b
     ``options`` go to the suite's function (``tasks``, ``fast``, ``seeds``, ``batch_size``, ...)
     and name the cache entry; ``refresh`` recomputes it. The result carries ``options`` and
     ``model``."""
-    if suite not in SUITES:
-        raise ValueError(f"suite must be one of {SUITES}, got {suite!r}")
+    run = get_suite(suite).run
     run_dir = Path(run_dir)
     folder = _model_folder(run_dir, model)
     if not folder.is_dir():
@@ -79,17 +70,27 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = "b
         final = read_json(run_dir / "results.json").get("sts")
         if final is not None:
             return {**final, "options": {}, "model": model}
-    cached = evaluation_file(run_dir, suite, model, **options)
+    cached = evaluation_file(run_dir, suite, model, **options, **_file_hashes(options))
     if cached.is_file() and not refresh:
         return read_json(cached)
     from ..encoder import SentenceEncoder
     from ..utils import resolve_device
 
     encoder = SentenceEncoder.from_pretrained(folder).to(resolve_device("auto"))
-    result = _suite_function(suite)(encoder, data_dir=data_dir, **options)
+    result = run(encoder, data_dir=data_dir, **options)
     result = {**result, "options": dict(options), "model": model}
     atomic_write_json(cached, result)
     return result
+
+
+def _file_hashes(options: Mapping) -> dict:
+    """The content hash of each custom pairs file, so that an edited file is scored again."""
+    if not options.get("pairs"):
+        return {}
+    from ..data.custom import pair_files
+
+    return {"pairs_sha256": {name: hashlib.sha256(Path(path).read_bytes()).hexdigest()
+                             for name, path in pair_files(options["pairs"]).items()}}
 
 
 def evaluate_runs(runs: Runs, suite: str = "sts", model: str = "best", data_dir: str | os.PathLike | None = None,
@@ -117,6 +118,7 @@ def evaluation_frame(results: Mapping[str, dict], runs: Runs | None = None,
                 value = config.get(section, {}).get(name) if name else config.get(key)
                 row[key] = "+".join(value) if isinstance(value, list) else value
         row.update(result.get("scores", {}))
+        row.update(result.get("custom", {}).get("scores", {}))   # your own pairs (evaluate_sts(pairs=...))
         row.update({k: result[k] for k in ("avg", "short_text_avg", *GEOMETRY_KEYS) if k in result})
         rows.append(row)
     return pd.DataFrame(rows)

@@ -48,6 +48,13 @@ def cosine_scores(emb1: np.ndarray, emb2: np.ndarray) -> np.ndarray:
 
 
 def spearman(pred: np.ndarray, gold: np.ndarray) -> float:
+    """Spearman's ρ; NaN when either side is constant or not finite (a collapsed or diverged model:
+    every pair scored alike). That case is answered here instead of by scipy, whose
+    ConstantInputWarning would otherwise be the first line a user sees, before cselab's own error
+    about the NaN dev score."""
+    pred, gold = np.asarray(pred, dtype=float), np.asarray(gold, dtype=float)
+    if not (np.isfinite(pred).all() and np.isfinite(gold).all()) or np.ptp(pred) == 0 or np.ptp(gold) == 0:
+        return float("nan")
     return float(spearmanr(pred, gold).statistic)
 
 
@@ -64,11 +71,23 @@ def aggregate_subsets(preds: dict[str, np.ndarray], golds: dict[str, np.ndarray]
 
 
 def evaluate_sts(model: Encodes, tasks: Sequence[str] = STS_TASKS, data_dir: str | os.PathLike | None = None,
-                 aggregate: str = "all", batch_size: int = 128, output: str | os.PathLike | None = None) -> dict:
+                 aggregate: str = "all", batch_size: int = 128, output: str | os.PathLike | None = None,
+                 pairs=None, per_pair: bool = False) -> dict:
     """Evaluate any model with ``encode(sentences, batch_size)`` on the STS tasks.
 
     Returns ``{"scores": {task: x100}, "avg": x100, "details": {...}, "aggregate": ..., "seconds": ...}``.
+    ``pairs``: your own scored pairs (a TSV path, a list of them or ``{name: path}``; format in
+    :mod:`cselab.data.custom`), scored the same way (Spearman ×100 of cosines) in the same encoding
+    pass and reported under ``"custom"`` (``{"scores": {name: x100}, "details": {name: {file, pairs}}}``),
+    outside ``avg`` (which stays the standard tasks' average, comparable with the papers').
+    ``per_pair=True`` adds ``"per_pair": {task: {"pred": [...], "gold": [...]}}``: the cosine of every
+    scored pair beside its gold score, in the order the task's Spearman is taken over (STS12–16:
+    the subsets concatenated, as ``aggregate="all"``; STS-B and SICK-R: the test split), for a
+    paired bootstrap over the test pairs (:func:`cselab.stats.bootstrap_spearman_difference`).
     """
+    from ..data.custom import load_pairs_file, pair_files
+
+    custom = {name: load_pairs_file(path, name) for name, path in pair_files(pairs).items()}
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
     unknown = [t for t in tasks if t not in STS_TASKS]
@@ -82,10 +101,11 @@ def evaluate_sts(model: Encodes, tasks: Sequence[str] = STS_TASKS, data_dir: str
             subsets = {EVAL_SPLIT[task]: subsets[EVAL_SPLIT[task]]}
         selected[task] = subsets
     flat = [(task, name, p) for task, subsets in selected.items() for name, p in subsets.items()]
-    predictions, n_sentences = predict_pairs(model, [p for _, _, p in flat], batch_size)
+    predictions, n_sentences = predict_pairs(model, [p for _, _, p in flat] + list(custom.values()), batch_size)
     by_task: dict[str, dict[str, np.ndarray]] = {task: {} for task in selected}
     for (task, name, _), pred in zip(flat, predictions):
         by_task[task][name] = pred
+    custom_preds = dict(zip(custom, predictions[len(flat):]))
 
     scores, details = {}, {}
     for task, subsets in selected.items():
@@ -103,12 +123,20 @@ def evaluate_sts(model: Encodes, tasks: Sequence[str] = STS_TASKS, data_dir: str
             details[task] = {split: scores[task], "pairs": len(golds[split])}
     result = {
         "scores": scores,
-        "avg": float(np.mean(list(scores.values()))),
+        "avg": float(np.mean(list(scores.values()))) if scores else float("nan"),
         "aggregate": aggregate,
         "details": details,
         "sentences_encoded": n_sentences,
         "seconds": time.perf_counter() - start,
     }
+    if per_pair:
+        result["per_pair"] = {task: {"pred": np.concatenate(list(by_task[task].values())).astype(float).tolist(),
+                                  "gold": np.concatenate([p.scores for p in subsets.values()]).astype(float).tolist()}
+                           for task, subsets in selected.items()}
+    if custom:
+        result["custom"] = {"scores": {n: 100 * spearman(custom_preds[n], p.scores) for n, p in custom.items()},
+                            "details": {n: {"file": str(pair_files(pairs)[n]), "pairs": len(p)}
+                                        for n, p in custom.items()}}
     logger.info("STS (%s): average %.2f over %d tasks; %d unique sentences encoded, %.1f s", aggregate,
                 result["avg"], len(scores), n_sentences, result["seconds"])
     if output is not None:

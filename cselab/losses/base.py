@@ -126,18 +126,22 @@ class Component(nn.Module):
     uses_reverse_direction: bool = False
 
     @classmethod
-    def check_config(cls, params, cfg) -> None:
-        """Checks of the hyper-parameters against the whole training config (batch size, ...),
-        run when the config is loaded, long before step 0. Raise ValueError naming the key."""
+    def check_config(cls, params) -> None:
+        """Checks of the hyper-parameters against other training options, run when the config is
+        loaded, long before step 0. Raise ValueError naming the key. A component knows only its own
+        parameters: an option it needs is a keyword-only parameter named after the config key
+        (``def check_config(cls, params, *, batch_size: int)``) and :mod:`cselab.config` passes that
+        value and no other."""
 
     @classmethod
-    def check_gradient_cache(cls, params, cfg) -> None:
+    def check_gradient_cache(cls, params) -> None:
         """Raise ValueError when gradient caching (``mini_batch_size``, :mod:`cselab.train.step`)
         cannot compute this component's gradients exactly. The cache keeps, for the loss, the
         embeddings of both views and — when ``needs_hidden_states`` — each layer's [CLS] vector
         (``EncoderOutput.layer_cls()``), all as leaves whose gradients are pushed back through the
         encoder. A component that reads anything else of the encoder's output, or runs the encoder
-        itself inside the loss, must refuse here; by default components that read hidden states do."""
+        itself inside the loss, must refuse here; by default components that read hidden states do.
+        Other options it needs are keyword-only parameters, as for :meth:`check_config`."""
         if cls.needs_hidden_states:
             raise ValueError(f"{cls.name} reads hidden states, which the gradient cache does not keep")
 

@@ -26,7 +26,7 @@ import torch
 from ..distributed import broadcast_from_first_process
 from ..losses.base import Component, ContrastiveBatch, Contribution, NegativeBlock
 from ..losses.infonce import cosine_matrix
-from . import register_method
+from .registry import register_method
 
 
 @dataclass

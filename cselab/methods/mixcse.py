@@ -27,7 +27,7 @@ import torch
 
 from ..losses.base import Component, ContrastiveBatch, Contribution, NegativeBlock
 from ..losses.infonce import cosine_matrix
-from . import register_method
+from .registry import register_method
 
 VARIANTS = ("paper", "official")
 

@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from ..encoder.backbone import quiet_hf, resolve_backbone
 from ..losses.base import Component, ContrastiveBatch, Contribution
 from ..utils import autocast
-from . import register_method
+from .registry import register_method
 
 HEAD_INITS = ("random", "pretrained")
 IGNORE = -100
@@ -83,7 +83,7 @@ class MaskedLMTerm(Component):
     stat_labels = {"accuracy": "masked-token accuracy"}
 
     @classmethod
-    def check_gradient_cache(cls, params, cfg) -> None:
+    def check_gradient_cache(cls, params) -> None:
         raise ValueError("mlm runs its own backbone pass over the whole batch inside the loss, which the gradient "
                          "cache cannot split into chunks")
 

@@ -5,7 +5,7 @@ function               paper figures / tables
 =====================  ==========================================================================
 plot_sweep             ClusterNS Fig. 8–9 (batch size, K), GS-InfoNCE Table 3 (M), APINCSE Fig. 4
                        and Tables 4–5 (k, queue size L, layer M): a metric against a setting,
-                       mean ± std over seeds
+                       mean and 95 % t-interval over seeds
 plot_ablation_bars     APINCSE Fig. 2: one group of bars per STS task, a bar per variant
 plot_top4_curve        GS-InfoNCE Fig. 1: mean of the top-4 negative cosines against batch size
 plot_cap_geometry      MixCSE Knowl 3: mean and variance of cos θ on a spherical cap against d
@@ -22,9 +22,13 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .core import color, distinct_colors, legend_if_several, new_figure
-from .labels import readable
-from .panels import legend_outside
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FixedLocator
+from scipy.stats import t as t_dist
+
+from .core import color, distinct_colors, new_figure, styled
+from .labels import display_name, readable, task_name
+from .style import integer_ticks, legend_beside, log2_ticks, place_legend, separate_coincident, series_styles
 
 
 def _need_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
@@ -37,115 +41,237 @@ def _as_frames(data: pd.DataFrame | Mapping[str, pd.DataFrame]) -> dict[str, pd.
     return {"": data} if isinstance(data, pd.DataFrame) else dict(data)
 
 
+def t_interval(values) -> tuple[float, float, int]:
+    """Mean and the half-width of its 95 % t-interval over ``values`` (NaN half-width for n < 2)."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    n = len(values)
+    if n < 2:
+        return (float(values.mean()) if n else float("nan")), float("nan"), n
+    half = float(t_dist.ppf(0.975, n - 1) * values.std(ddof=1) / np.sqrt(n))
+    return float(values.mean()), half, n
+
+
+def _n_words(counts) -> str:
+    counts = sorted({int(c) for c in counts})
+    return f"n = {counts[0]}" if len(counts) == 1 else f"n = {counts[0]}–{counts[-1]}"
+
+
+def _whisker():
+    """A legend handle for error bars (a proxy: not drawn in the axes)."""
+    return Line2D([], [], color="grey", marker="|", markersize=8, linestyle="none")
+
+
+def _interval_handle(ax, n_text: str, over: str = "seeds"):
+    """A legend entry saying what the error bars are (95 % t-interval) and over what n."""
+    return _whisker(), f"95 % t-interval over {over} ({n_text})"
+
+
+def _need_values(values, what: str, setting: str) -> None:
+    distinct = sorted({float(v) for v in values if pd.notna(v)})
+    if len(distinct) < 2:
+        shown = ", ".join(f"{v:g}" for v in distinct) or "none"
+        raise ValueError(f"{what}: the {setting} has {len(distinct)} value ({shown}); "
+                         "a sweep or trend needs at least 2 values")
+
+
+def _setting_ticks(ax, values, log2: bool | None, axis: str = "x") -> None:
+    """Ticks for a swept setting: a log₂ axis for batch sizes (or ``log2=True``), ticks at the
+    swept values when they are whole numbers (K, k, L, layers), none between them."""
+    values = sorted({float(v) for v in values if pd.notna(v)})
+    whole = all(float(v).is_integer() for v in values)
+    powers = whole and all(v > 0 and (int(v) & (int(v) - 1)) == 0 for v in values)
+    if log2 or (log2 is None and powers and values[-1] / values[0] >= 8):
+        log2_ticks(ax, values, axis)
+    elif whole:
+        if len(values) <= 10:
+            (ax.xaxis if axis == "x" else ax.yaxis).set_major_locator(FixedLocator(values))
+        else:
+            integer_ticks(ax.xaxis if axis == "x" else ax.yaxis)
+
+
+@styled
 def plot_sweep(results: pd.DataFrame, x: str, y: str, hue: str | None = None, seed: str | None = "seed",
-               logx: bool = False, title: str | None = None, xlabel: str | None = None,
+               logx: bool | None = None, title: str | None = None, xlabel: str | None = None,
                ylabel: str | None = None) -> Figure:
-    """``y`` against the swept setting ``x``: the mean over the rows sharing (hue, x) — e.g. seeds —
-    with ± one standard deviation as error bars when there is more than one. Axis labels are the
-    columns in words (:mod:`cselab.plots.labels`) unless ``xlabel``/``ylabel`` are given."""
+    """``y`` against the swept setting ``x``: the mean over the rows sharing (hue, x) — seeds —
+    with its 95 % t-interval as error bars where there are at least 2 (the legend says so and over
+    what n). Axis labels are the columns in words (:mod:`cselab.plots.labels`) unless
+    ``xlabel``/``ylabel`` are given. A sweep of fewer than 2 values of ``x`` is an error (one dot
+    is no trend). ``logx``: a log₂ axis; ``None`` chooses it for powers of two spanning ≥ 8×
+    (batch sizes); whole-number settings get ticks at their values."""
     _need_columns(results, [x, y] + ([hue] if hue else []), "plot_sweep")
+    _need_values(results[x], f"plot_sweep of {y!r} against {x!r}", f"sweep of {x!r}")
     fig, (ax,) = new_figure()
-    groups = results.groupby(hue, sort=False) if hue else [("", results)]
-    for i, (name, group) in enumerate(groups):
-        stats = group.groupby(x)[y].agg(["mean", "std", "count"]).sort_index()
-        err = stats["std"].where(stats["count"] > 1).fillna(0.0)
-        ax.errorbar(stats.index, stats["mean"], yerr=err, marker="o", markersize=3, capsize=2, color=color(i),
-                    label=str(name) if hue else None)
-    if logx:
-        ax.set_xscale("log", base=2)
+    groups = list(results.groupby(hue, sort=False)) if hue else [("", results)]
+    names = [display_name(name) if hue else "" for name, _ in groups]
+    styles = series_styles(names)
+    counts = []
+    for shown, (name, group) in zip(names, groups):
+        stats = pd.DataFrame([t_interval(part) for _, part in group.groupby(x)[y]],
+                             index=sorted(group[x].dropna().unique()), columns=["mean", "half", "n"])
+        style = styles[shown]
+        ax.plot(stats.index, stats["mean"], marker=style.get("marker", "o"), markersize=3.5, label=shown or None,
+                **{k: v for k, v in style.items() if k not in ("marker", "markersize")})
+        several = stats[stats["n"] >= 2]
+        if len(several):
+            ax.errorbar(several.index, several["mean"], yerr=several["half"], fmt="none", ecolor=style["color"],
+                        capsize=2, elinewidth=1)
+            counts += list(several["n"])
+    _setting_ticks(ax, results[x], logx)
     ax.set_xlabel(xlabel or readable(x))
     ax.set_ylabel(ylabel or readable(y))
-    if hue:
-        legend_if_several(ax, title=readable(hue))
+    separate_coincident([ax])
+    handles, labels = ax.get_legend_handles_labels()
+    if counts:
+        handle, text = _interval_handle(ax, _n_words(counts))
+        handles, labels = handles + [handle], labels + [text]
+    place_legend(ax, handles, labels, title=readable(hue) if hue and len(groups) > 1 else None,
+                 min_entries=1 if counts else 2)
     if title:
         ax.set_title(title)
     return fig
 
 
+@styled
 def plot_ablation_bars(scores: pd.DataFrame, tasks: Sequence[str] | None = None, variant: str = "variant",
                        ylim: tuple[float, float] | None = None, title: str | None = None) -> Figure:
-    """Grouped bars: one group per task (column), one bar per variant (row; the ``variant``
-    column or the index). Several rows of one variant (seeds) give mean bars with std whiskers."""
+    """Grouped bars from zero: one group per task (column), one bar per variant (row; the
+    ``variant`` column or the index). Several rows of one variant (seeds) give mean bars with their
+    95 % t-interval as whiskers (the legend says so, with n); one row gives a bar without whiskers.
+    ``ylim`` may raise the top; bars always start at 0 (a truncated bar exaggerates differences)."""
     frame = scores.reset_index() if variant not in scores else scores
     if variant not in frame:
         frame = frame.rename(columns={frame.columns[0]: variant})
     tasks = list(tasks) if tasks is not None else [c for c in frame.columns if c != variant and
                                                    pd.api.types.is_numeric_dtype(frame[c])]
     _need_columns(frame, [variant, *tasks], "plot_ablation_bars")
+    if ylim is not None and ylim[0] != 0:
+        raise ValueError(f"plot_ablation_bars: bars start at 0, got ylim={ylim} (draw points with intervals "
+                         "to show small differences)")
     grouped = frame.groupby(variant, sort=False)[tasks]
-    means, stds = grouped.mean(), grouped.std().fillna(0.0)
-    fig, (ax,) = new_figure(panel_size=(max(3.3, 0.55 * len(tasks) * max(1, len(means)) / 1.5), 2.6))
+    means, counts = grouped.mean(), grouped.count()
+    halves = grouped.agg(lambda s: t_interval(s)[1])
+    # wide enough for a tick label per task (about half an inch each) and the bars of every variant
+    fig, (ax,) = new_figure(panel_size=(max(3.3, 0.8 + len(tasks) * max(0.5, 0.22 * len(means))), 2.6))
     width = 0.8 / len(means)
     positions = np.arange(len(tasks))
-    for i, name in enumerate(means.index):
-        ax.bar(positions + (i - (len(means) - 1) / 2) * width, means.loc[name], width, yerr=stds.loc[name],
-               capsize=1.5, color=color(i), label=str(name))
-    ax.set_xticks(positions, tasks)
-    if ylim is not None:
-        ax.set_ylim(*ylim)
-    else:
-        low = float(np.nanmin(means.to_numpy()))
-        ax.set_ylim(max(0.0, low - 5), None)
-    legend_if_several(ax)
-    legend_outside(fig)   # beside the bars: a legend of several variants inside would cover or squeeze them
+    names = [display_name(name) for name in means.index]
+    styles = series_styles(names)
+    n_seen = []
+    for i, (name, shown) in enumerate(zip(means.index, names)):
+        has = (counts.loc[name] >= 2).to_numpy()
+        ax.bar(positions + (i - (len(means) - 1) / 2) * width, means.loc[name], width, color=styles[shown]["color"],
+               label=shown, hatch=None if styles[shown]["linestyle"] == "-" else "//", edgecolor="white", linewidth=0.5)
+        if has.any():
+            ax.errorbar((positions + (i - (len(means) - 1) / 2) * width)[has], means.loc[name].to_numpy()[has],
+                        yerr=halves.loc[name].to_numpy()[has], fmt="none", ecolor="black", capsize=1.5, elinewidth=0.8)
+            n_seen += list(counts.loc[name].to_numpy()[has])
+    ax.set_xticks(positions, [task_name(t) for t in tasks])
+    ax.set_ylim(0, ylim[1] if ylim is not None else None)
     ax.set_ylabel("score")
+    handles, labels = ax.get_legend_handles_labels()
+    if n_seen:
+        handle, text = _interval_handle(ax, _n_words(n_seen))
+        handles, labels = handles + [handle], labels + [text]
+    if len(names) > 1 or n_seen:
+        # beside the bars: a legend of several variants inside would cover or squeeze them
+        legend_beside(fig, handles, labels)
     if title:
         ax.set_title(title)
     return fig
 
 
+@styled
 def plot_top4_curve(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: str | None = None) -> Figure:
     """Mean of the top-k negative-pair cosines against batch size (frames from
-    :func:`cselab.analysis.gs_infonce.top4_curve`; a mapping gives one line per model)."""
+    :func:`cselab.analysis.gs_infonce.top4_curve`; a mapping gives one line per model). The
+    whiskers, when the frames have ``std``, are ± one standard deviation over the random batches
+    (the legend says over how many, from ``n_batches`` when given). Fewer than 2 batch sizes are
+    an error."""
+    frames = _as_frames(curves)
+    sizes = [b for frame in frames.values() for b in frame.get("batch_size", [])]
     fig, (ax,) = new_figure()
-    for i, (name, frame) in enumerate(_as_frames(curves).items()):
+    names = [display_name(name) for name in frames]
+    styles = series_styles(names)
+    spread = []
+    for shown, (name, frame) in zip(names, frames.items()):
         _need_columns(frame, ["batch_size", "top_k_mean"], "plot_top4_curve")
+        _need_values(frame["batch_size"], f"plot_top4_curve of {name or 'the model'!r}", "batch size")
         frame = frame.sort_values("batch_size")
-        ax.errorbar(frame["batch_size"], frame["top_k_mean"], yerr=frame.get("std"), marker="o", markersize=3,
-                    capsize=2, color=color(i), label=name or None)
-    ax.set_xscale("log", base=2)
+        style = styles[shown]
+        ax.plot(frame["batch_size"], frame["top_k_mean"], marker=style.get("marker", "o"), markersize=3.5,
+                label=shown or None, **{k: v for k, v in style.items() if k not in ("marker", "markersize")})
+        if "std" in frame and (frame["std"] > 0).any():
+            ax.errorbar(frame["batch_size"], frame["top_k_mean"], yerr=frame["std"], fmt="none",
+                        ecolor=style["color"], capsize=2, elinewidth=1)
+            spread.append(int(frame["n_batches"].iloc[0]) if "n_batches" in frame else None)
+    log2_ticks(ax, sizes)
     ax.set_xlabel("batch size")
     k = int(frame["k"].iloc[0]) if "k" in frame else 4
     ax.set_ylabel(f"mean of top-{k} negative cosines")
-    legend_if_several(ax)
+    separate_coincident([ax])
+    handles, labels = ax.get_legend_handles_labels()
+    if spread:
+        counts = sorted({n for n in spread if n})
+        handles.append(_whisker())
+        labels.append("± 1 std over random batches" + (f" (n = {counts[0]})" if len(counts) == 1 else ""))
+    place_legend(ax, handles, labels, min_entries=1 if spread else 2)
     if title:
         ax.set_title(title)
     return fig
 
 
+@styled
 def plot_cap_geometry(table: pd.DataFrame, title: str | None = None) -> Figure:
     """Two panels against the dimension d, one line per cap radius ω: mean and variance of cos θ
-    (:func:`cselab.analysis.mixcse.cap_geometry_table`)."""
+    (:func:`cselab.analysis.mixcse.cap_geometry_table`). Radii whose curves coincide (ω = 120° and
+    180° both give a mean of 0) get their own dashes and markers, and the legend says so."""
     _need_columns(table, ["d", "omega_deg", "mean_cos", "var_cos"], "plot_cap_geometry")
+    _need_values(table["d"], "plot_cap_geometry", "dimension d")
     fig, axes = new_figure(2)
-    for i, (omega, group) in enumerate(table.groupby("omega_deg", sort=True)):
+    omegas = sorted(table["omega_deg"].unique())
+    styles = {o: {"color": color(i)} for i, o in enumerate(omegas)}
+    for omega, group in table.groupby("omega_deg", sort=True):
         group = group.sort_values("d")
         for ax, key in zip(axes, ("mean_cos", "var_cos")):
-            ax.plot(group["d"], group[key], marker="o", markersize=3, color=color(i), label=f"ω = {omega:g}°")
+            ax.plot(group["d"], group[key], marker="o", markersize=3, label=f"ω = {omega:g}°", **styles[omega])
     axes[0].set_ylabel("mean of cos θ")
     axes[1].set_ylabel("variance of cos θ")
     axes[1].set_yscale("log")
     for ax in axes:
-        ax.set_xscale("log", base=2)
+        log2_ticks(ax, table["d"])
         ax.set_xlabel("dimension d")
-    legend_if_several(axes[0])
+    separate_coincident(axes)
+    handles, labels = axes[0].get_legend_handles_labels()
+    if len(handles) > 1:
+        legend_beside(fig, handles, labels)
     if title:
         fig.suptitle(title)
     return fig
 
 
+@styled
 def plot_lambda_bound(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: str | None = None) -> Figure:
     """Share of mixed negatives closer to the anchor than its positive, against λ
-    (:func:`cselab.analysis.mixcse.lambda_bound_curve`; a mapping: one line per model)."""
+    (:func:`cselab.analysis.mixcse.lambda_bound_curve`; a mapping: one line per model). Fewer than
+    2 values of λ are an error."""
     fig, (ax,) = new_figure()
-    for i, (name, frame) in enumerate(_as_frames(curves).items()):
+    frames = _as_frames(curves)
+    names = [display_name(name) for name in frames]
+    styles = series_styles(names)
+    for shown, (name, frame) in zip(names, frames.items()):
         _need_columns(frame, ["lambda", "closer_share"], "plot_lambda_bound")
+        _need_values(frame["lambda"], f"plot_lambda_bound of {name or 'the model'!r}", "λ")
         frame = frame.sort_values("lambda")
-        ax.plot(frame["lambda"], frame["closer_share"], marker="o", markersize=3, color=color(i), label=name or None)
+        style = styles[shown]
+        ax.plot(frame["lambda"], frame["closer_share"], marker=style.get("marker", "o"), markersize=3.5,
+                label=shown or None, **{k: v for k, v in style.items() if k not in ("marker", "markersize")})
     ax.set_xlabel("λ (weight of the positive in the mixture)")
     ax.set_ylabel("share closer than the positive")
     ax.set_ylim(-0.02, 1.02)
-    legend_if_several(ax)
+    separate_coincident([ax])
+    place_legend(ax)
     if title:
         ax.set_title(title)
     return fig
@@ -154,6 +280,7 @@ def plot_lambda_bound(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: 
 UMAP_TITLE_WIDTH = 28   # characters per title line of a 3-inch panel
 
 
+@styled
 def plot_umap_panels(frames: pd.DataFrame | Mapping[str, pd.DataFrame], max_legend: int = 12,
                      title: str | None = None) -> Figure:
     """One scatter panel per frame (columns x, y, label; :func:`cselab.analysis.umap.umap_frames`),
@@ -174,8 +301,9 @@ def plot_umap_panels(frames: pd.DataFrame | Mapping[str, pd.DataFrame], max_lege
         ax.set_xticks([])
         ax.set_yticks([])
         ax.grid(False)
-    if len(labels) <= max_legend:
-        legend_if_several(axes[-1], markerscale=2, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    if 1 < len(labels) <= max_legend:
+        handles, names = axes[-1].get_legend_handles_labels()
+        legend_beside(fig, handles, names, markerscale=2)
     if title and len(axes) == 1:
         axes[0].set_title(title)   # one panel: its title is the figure's, never both
     elif title:

@@ -7,6 +7,8 @@ producer/software version), so re-drawing a figure from the same data gives iden
 """
 from __future__ import annotations
 
+import functools
+import logging
 import os
 from pathlib import Path
 from typing import Iterable
@@ -14,36 +16,32 @@ from typing import Iterable
 import matplotlib
 from matplotlib.figure import Figure
 
+from .rc import STYLE, style   # the rc settings (also what the checker draws with)
+
 FORMATS = ("png", "pdf")
 # One column of a two-column paper is ~3.3 in wide: a single-panel figure is drawn at that width,
 # so it is printed at 100 % and its 8–9 pt text stays 8–9 pt.
 COLUMN_WIDTH = 3.3
-# Applied while drawing and while saving: fonts and sizes fixed here, not by the user's matplotlibrc.
-STYLE = {
-    "font.family": "DejaVu Sans",
-    "font.size": 9,
-    "axes.titlesize": 9,
-    "axes.labelsize": 9,
-    "legend.fontsize": 8,
-    "xtick.labelsize": 8,
-    "ytick.labelsize": 8,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "lines.linewidth": 1.5,
-    "pdf.fonttype": 42,          # TrueType: text stays editable in the PDF
-    "path.simplify": True,
-}
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+# Series that are not methods (statistics, ω, steps): colour-blind-safe colours in order (Okabe &
+# Ito, 2008, without black and yellow, then Tol's muted scheme). Methods take theirs from
+# cselab.plots.style.method_color, so a method keeps its colour in every figure.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#332288", "#44AA99", "#999933",
+           "#882255")
+LEGEND_CHAR_WIDTH = 0.065   # inches per character of an 8-pt legend label
 # Keys matplotlib would fill with a version or a timestamp.
 PNG_METADATA = {"Software": None}
 PDF_METADATA = {"Creator": None, "Producer": None, "CreationDate": None}
 
 
-def style():
-    """Context manager with cselab's figure style."""
-    return matplotlib.rc_context(STYLE)
+def styled(function):
+    """Run a plotting function inside :func:`style`: titles, labels and legends take their sizes
+    from the rc settings when they are created, so a legend made outside it would be 10 pt and a
+    title 12 pt, whatever STYLE says."""
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        with style():
+            return function(*args, **kwargs)
+    return wrapper
 
 
 def new_figure(n_panels: int = 1, panel_size: tuple[float, float] = (COLUMN_WIDTH, 2.5), ncols: int | None = None,
@@ -76,15 +74,34 @@ def legend_if_several(ax, **kwargs) -> None:
         ax.get_legend().remove()
 
 
-def save_figure(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = FORMATS, dpi: int = 200) -> list[Path]:
+PROBLEMS_SUFFIX = ".problems.json"
+log = logging.getLogger("cselab.plots")
+
+
+def problems_path(path: str | os.PathLike) -> Path:
+    """Where :func:`save_figure` records the checker's problems of the figure saved as ``path``
+    (``figures/x.png`` → ``figures/x.problems.json``)."""
+    path = Path(path)
+    return path.with_name(path.with_suffix("").name + PROBLEMS_SUFFIX)
+
+
+def save_figure(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = FORMATS, dpi: int = 200,
+                check: bool = True) -> list[Path]:
     """Save ``fig`` as ``path`` with each suffix in ``formats`` (``path``'s own suffix is replaced);
-    returns the files written. Same figure → same bytes (no dates, no software versions)."""
+    returns the files written. Same figure → same bytes (no dates, no software versions).
+
+    With ``check`` the figure checker (:func:`cselab.plots.check.check_figure`) runs first: each
+    problem is logged as a warning and all are recorded in ``<path>.problems.json`` next to the
+    figure (a study's index lists them beside it); a sound figure leaves no such file (an earlier
+    one, about the figure this one replaces, is removed)."""
     path = Path(path)
     formats = list(formats)
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
         raise ValueError(f"formats must be a non-empty subset of {FORMATS}, got {formats}")
     path.parent.mkdir(parents=True, exist_ok=True)
+    if check:
+        record_problems(fig, path)
     written = []
     with style():
         for fmt in formats:
@@ -93,6 +110,23 @@ def save_figure(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = F
             fig.savefig(target, format=fmt, dpi=dpi, metadata=metadata)
             written.append(target)
     return written
+
+
+def record_problems(fig: Figure, path: str | os.PathLike) -> list[str]:
+    """Run the figure checker on ``fig`` (to be saved as ``path``): log each problem as a warning,
+    write them to :func:`problems_path` (atomically) or remove a stale record; returns them."""
+    from ..io import atomic_write_json
+    from .check import check_figure
+
+    problems = check_figure(fig)
+    record = problems_path(path)
+    for problem in problems:
+        log.warning("figure %s: %s", Path(path).with_suffix("").name, problem)
+    if problems:
+        atomic_write_json(record, {"figure": Path(path).with_suffix("").name, "problems": problems})
+    elif record.exists():
+        record.unlink()
+    return problems
 
 
 def distinct_colors(n: int) -> list[str]:

@@ -14,6 +14,7 @@ plot_layer_profile             APINCSE Fig. 3 (per-layer [CLS] similarity to the
 """
 from __future__ import annotations
 
+import textwrap
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -24,8 +25,14 @@ from matplotlib.ticker import MaxNLocator
 from ..analysis.mixcse import SCORE_LABELS
 from ..methods import stat_labels
 from ..rundir import Runs, labelled_runs, read_config, read_metrics
-from .core import color, legend_if_several, new_figure
-from .labels import readable
+from .core import COLUMN_WIDTH, color, new_figure, styled
+from .labels import display_name, readable
+from .style import (SEED_ALPHA, SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_below, legend_beside, method_key, place_legend,
+                    run_groups,
+                    separate_coincident, series_styles)
+
+TITLE_WIDTH = 32   # characters per title line of a 3.3-inch panel (9-pt titles)
+
 
 def stat_label_words() -> dict[str, str]:
     """Words for the statistic keys: the core's and the methods' (:func:`cselab.methods.stat_labels`,
@@ -42,6 +49,12 @@ def _frame(data: Runs | pd.DataFrame, kind: str) -> pd.DataFrame:
     return read_metrics(data, kind)
 
 
+def _groups(data) -> dict[str, dict] | None:
+    """Runs grouped by setting (seeds together) when ``data`` are run directories; a frame has no
+    configs, so each of its runs is a series of its own."""
+    return None if isinstance(data, pd.DataFrame) else run_groups(labelled_runs(data))
+
+
 def _require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
     missing = [c for c in columns if c not in frame or frame[c].isna().all()]
     if missing:
@@ -50,10 +63,15 @@ def _require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
 
 
 def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str], panels: str, ylabel: str,
-            title: str | None, ncols: int | None = None) -> Figure:
+            title: str | None, ncols: int | None = None, groups: Mapping[str, dict] | None = None,
+            what: str = "curve") -> Figure:
     """Lines over training steps: a panel per key (a line per run) or a panel per run (a line per
     key). A single panel carries ``title`` itself (no figure title above it); several panels get
-    their own titles and ``title`` above them. Legends only where a panel has several lines."""
+    their own titles and ``title`` above them. Legends only where there are several lines.
+
+    ``groups`` (:func:`cselab.plots.style.run_groups`): with ``panels="key"``, runs that differ
+    only in their seed are one series — faint seed lines under their mean, one legend entry, the
+    method's colour."""
     if panels not in ("key", "run"):
         raise ValueError(f"panels must be 'key' or 'run', got {panels!r}")
 
@@ -61,18 +79,36 @@ def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str],
         return labels.get(key) or readable(key)
 
     runs = list(dict.fromkeys(frame["run"]))
-    outer, inner = (keys, runs) if panels == "key" else (runs, keys)
+    steps = frame.loc[frame[list(keys)].notna().any(axis=1), "step"].dropna().unique()
+    if len(steps) < 2:
+        raise ValueError(f"{what}: the runs recorded {list(keys)} at {len(steps)} step(s) "
+                         f"({', '.join(f'{s:g}' for s in steps) or 'none'}); a curve over training needs at least 2")
+    if groups is None and panels == "key":
+        groups = frame_groups(runs)
+    if panels == "run":
+        groups = {run: {"method": None, "runs": [run]} for run in runs}
+    outer = keys if panels == "key" else runs
     fig, axes = new_figure(len(outer), sharey=True, ncols=ncols)
+    if panels == "key":
+        names = list(groups)
+        styles = series_styles([display_name(n) for n in names],
+                               {display_name(n): g["method"] for n, g in groups.items()})
+    else:
+        styles = {words(k): {"color": color(i)} for i, k in enumerate(keys)}
     for ax, o in zip(axes, outer):
-        for i, n in enumerate(inner):
-            run, key = (n, o) if panels == "key" else (o, n)
-            part = frame.loc[frame["run"] == run, ["step", key]].dropna()   # every key exists: _require
-            if len(part):
-                name = run if panels == "key" else words(key)
-                ax.plot(part["step"], part[key], color=color(i), label=name or None)
+        if panels == "key":
+            for name, group in groups.items():
+                shown = display_name(name)
+                _group_line(ax, frame, o, group["runs"], group_label(shown, len(group["runs"])), styles[shown])
+        else:
+            for key in keys:
+                part = frame.loc[frame["run"] == o, ["step", key]].dropna()   # every key exists: _require
+                if len(part):
+                    ax.plot(part["step"], part[key], label=words(key), **styles[words(key)])
         ax.set_xlabel("training step")
-        legend_if_several(ax)
-    panel_titles = [words(o) if panels == "key" else o for o in outer]
+        integer_ticks(ax.xaxis)
+    # wrapped: a long run name must not run past its panel (or into the neighbour's title)
+    panel_titles = [textwrap.fill(words(o) if panels == "key" else display_name(o), TITLE_WIDTH) for o in outer]
     if len(axes) == 1:
         # A single key's words are the y label already; a single run's name is a fair title.
         axes[0].set_title(title or ("" if panels == "key" else panel_titles[0]))
@@ -83,9 +119,46 @@ def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str],
             fig.suptitle(title)
     for ax in axes[::min(len(axes), ncols or len(axes))]:   # the first column
         ax.set_ylabel(ylabel)
+    separate_coincident(axes)
+    seeds = panels == "key" and any(len(g["runs"]) > 1 for g in groups.values())
+    figure_legend(fig, axes, title=SEEDS_NOTE if seeds else None)
     return fig
 
 
+def _group_line(ax, frame: pd.DataFrame, key: str, runs: Sequence[str], label: str, style: dict) -> None:
+    """One series: a run's line, or for several seeds a faint line each and their mean (over the
+    steps every seed recorded) in the series' style."""
+    parts = [frame.loc[frame["run"] == run, ["step", key]].dropna() for run in runs]
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return
+    if len(parts) == 1:
+        ax.plot(parts[0]["step"], parts[0][key], label=label or None, **style)
+        return
+    for part in parts:
+        ax.plot(part["step"], part[key], color=style["color"], alpha=SEED_ALPHA, linewidth=0.8)
+    mean = pd.concat([p.groupby("step")[key].mean() for p in parts], axis=1).dropna().mean(axis=1)
+    ax.plot(mean.index, mean.to_numpy(), label=f"{label}", **style)
+
+
+def figure_legend(fig: Figure, axes, title: str | None = None) -> None:
+    """One legend for the figure's labelled series (each label once): placed inside the single
+    panel where it covers no data, else beside the panels."""
+    handles: dict[str, object] = {}
+    for ax in axes:
+        for handle, name in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(name, handle)
+    if len(handles) < 2:
+        return
+    if len(axes) == 1:
+        place_legend(axes[0], list(handles.values()), list(handles), title=title)
+    elif fig.get_figwidth() <= COLUMN_WIDTH + 0.01:
+        legend_below(fig, list(handles.values()), list(handles), title=title)   # stacked for one column: stay one
+    else:
+        legend_beside(fig, list(handles.values()), list(handles), title=title)
+
+
+@styled
 def plot_similarity_dynamics(data: Runs | pd.DataFrame, stats: Sequence[str] = ("pos_cos", "neg_cos"),
                              per_temperature: bool = False, panels: str = "key", ylabel: str | None = None,
                              title: str | None = None, ncols: int | None = None) -> Figure:
@@ -111,89 +184,151 @@ def plot_similarity_dynamics(data: Runs | pd.DataFrame, stats: Sequence[str] = (
                     frame[s] = frame[s] / tau
     _require(frame, stats, "plot_similarity_dynamics")
     ylabel = ylabel or ("cos / τ" if per_temperature else "mean cosine")
-    return _curves(frame, stats, stat_label_words(), panels, ylabel, title, ncols)
+    return _curves(frame, stats, stat_label_words(), panels, ylabel, title, ncols, _groups(data),
+                   "plot_similarity_dynamics")
 
 
+@styled
 def plot_training_curves(data: Runs | pd.DataFrame, keys: Sequence[str] = ("loss",), kind: str = "train",
                          panels: str = "key", title: str | None = None, ncols: int | None = None) -> Figure:
     """Any numeric keys of the ``kind`` records over training (``loss``, ``loss/info_nce``,
     ``stsb_dev`` with ``kind="eval"``, ...), labelled in words (:mod:`cselab.plots.labels`)."""
     frame = _frame(data, kind)
     _require(frame, keys, "plot_training_curves")
-    return _curves(frame, keys, {}, panels, readable(keys[0]) if len(keys) == 1 else "", title, ncols)
+    return _curves(frame, keys, {}, panels, readable(keys[0]) if len(keys) == 1 else "", title, ncols,
+                   _groups(data), "plot_training_curves")
 
 
+@styled
 def plot_largest_angle(data: Runs | pd.DataFrame, title: str | None = None) -> Figure:
     """MixCSE's largest angle between any two probe embeddings (degrees) over training."""
     frame = _frame(data, "probe")
     _require(frame, ["largest_angle"], "plot_largest_angle (enable probes: probe_every)")
-    return _curves(frame, ["largest_angle"], {}, "key", readable("largest_angle"), title)
+    return _curves(frame, ["largest_angle"], {}, "key", readable("largest_angle"), title, None, _groups(data),
+                   "plot_largest_angle")
 
 
+@styled
 def plot_grad_norm(data: Runs | pd.DataFrame, keys: Sequence[str] = ("grad/z1_norm", "grad/z2_norm"),
                    title: str | None = None) -> Figure:
     """MixCSE Knowl 2: mean ‖∂L/∂z‖₂ per step (train records with ``log_embedding_grad_norm``)."""
     frame = _frame(data, "train")
     _require(frame, keys, "plot_grad_norm (enable log_embedding_grad_norm)")
     labels = {"grad/z1_norm": "view 1 (anchors)", "grad/z2_norm": "view 2 (positives)"}
-    return _curves(frame, keys, labels, "key", "mean ‖∂L/∂z‖", title)
+    return _curves(frame, keys, labels, "key", "mean ‖∂L/∂z‖", title, None, _groups(data), "plot_grad_norm")
 
 
+@styled
 def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", color_by: str | None = None,
                               trajectory: str | None = None, title: str | None = None) -> Figure:
     """ℓ_align against ℓ_uniform (lower-left is better).
 
     ``points`` has columns ``alignment`` and ``uniformity``; ``label`` names each point (e.g. the
-    model), ``color_by`` a numeric column shown as colour (e.g. ``sts_avg``, ClusterNS Fig. 6),
-    ``trajectory`` a column whose groups are joined in ``step`` order (probe records of several
-    runs: ``read_metrics(runs, "probe")`` with ``trajectory="run"``, ``color_by="step"``)."""
+    model; labels are placed where they overlap no other label), ``color_by`` a numeric column
+    shown as colour (e.g. ``sts_avg``, ClusterNS Fig. 6), ``trajectory`` a column whose groups are
+    joined in ``step`` order (probe records of several runs: ``read_metrics(runs, "probe")`` with
+    ``trajectory="run"``, ``color_by="step"``), each in its method's colour."""
     _require(points, ["alignment", "uniformity"], "plot_alignment_uniformity")
     fig, (ax,) = new_figure(panel_size=(3.3, 2.9))
     if trajectory is not None:
-        for i, (name, group) in enumerate(points.groupby(trajectory, sort=False)):
-            group = group.sort_values("step") if "step" in group else group
-            ax.plot(group["uniformity"], group["alignment"], color=color(i), alpha=0.6, label=str(name))
-            ax.annotate("", xy=(group["uniformity"].iloc[-1], group["alignment"].iloc[-1]),
-                        xytext=(group["uniformity"].iloc[max(len(group) - 2, 0)], group["alignment"].iloc[max(len(group) - 2, 0)]),
-                        arrowprops={"arrowstyle": "->", "color": color(i)})
-        legend_if_several(ax)
+        paths = dict(list(points.groupby(trajectory, sort=False)))
+        # runs that differ only in their seed: one colour and one legend entry (frame_groups)
+        groups = frame_groups(list(paths))
+        names = {name: display_name(name) for name in groups}
+        styles = series_styles(list(names.values()), {names[n]: g["method"] for n, g in groups.items()})
+        for name, group in groups.items():
+            style = styles[names[name]]
+            for i, run in enumerate(group["runs"]):
+                path = paths[run].sort_values("step") if "step" in paths[run] else paths[run]
+                n = len(group["runs"])   # a path per seed (no mean of paths): "SimCSE (3 seeds)"
+                label = (f"{names[name]} ({n} seeds)" if n > 1 else names[name]) if i == 0 else None
+                ax.plot(path["uniformity"], path["alignment"], alpha=0.7, label=label,
+                        **{k: v for k, v in style.items() if k != "markersize"})
+                if len(path) >= 2:
+                    ax.annotate("", xy=(path["uniformity"].iloc[-1], path["alignment"].iloc[-1]),
+                                xytext=(path["uniformity"].iloc[-2], path["alignment"].iloc[-2]),
+                                arrowprops={"arrowstyle": "->", "color": style["color"]})
+        separate_coincident([ax])
     if color_by is not None:
         _require(points, [color_by], "plot_alignment_uniformity")
         sc = ax.scatter(points["uniformity"], points["alignment"], c=points[color_by], cmap="viridis", s=28, zorder=3)
-        fig.colorbar(sc, ax=ax, label=readable(color_by))
+        fig.colorbar(sc, ax=ax, label=readable(color_by), shrink=0.9, aspect=25)
+        if color_by == "step":
+            integer_ticks(sc.colorbar.ax.yaxis)
     else:
         ax.scatter(points["uniformity"], points["alignment"], color=color(0), s=28, zorder=3)
-    if label is not None and label in points and trajectory is None:
-        for _, row in points.iterrows():
-            ax.annotate(str(row[label]), (row["uniformity"], row["alignment"]), textcoords="offset points",
-                        xytext=(4, 4), fontsize=7)
     ax.set_xlabel(r"$\ell_{uniform}$")
     ax.set_ylabel(r"$\ell_{align}$")
     if title:
         ax.set_title(title)
+    if trajectory is not None:
+        place_legend(ax)
+    if label is not None and label in points and trajectory is None:
+        _label_points(ax, points["uniformity"], points["alignment"], [display_name(v) for v in points[label]])
     return fig
 
 
+# Offsets (points) tried in turn for a point label: above right first, then around the point.
+_LABEL_OFFSETS = [(4, 4, "left", "bottom"), (4, -4, "left", "top"), (-4, 4, "right", "bottom"),
+                  (-4, -4, "right", "top"), (0, 7, "center", "bottom"), (0, -7, "center", "top"),
+                  (6, 0, "left", "center"), (-6, 0, "right", "center")]
+
+
+def _label_points(ax, xs, ys, texts) -> None:
+    """Name each point with a text placed at the first offset around it where it overlaps no label
+    placed before and stays inside the panel (several nearby models would otherwise write over
+    each other)."""
+    from .check import _draw
+
+    fig = ax.get_figure()
+    renderer = _draw(fig)
+    placed = []
+    for x, y, text in zip(xs, ys, texts):
+        best = None
+        for dx, dy, ha, va in _LABEL_OFFSETS:
+            note = ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx, dy), fontsize=7, ha=ha, va=va)
+            box = note.get_window_extent(renderer)
+            free = not any(box.overlaps(other) for other in placed) and ax.bbox.contains(box.x0, box.y0) and \
+                ax.bbox.contains(box.x1, box.y1)
+            if free:
+                best = box
+                break
+            note.remove()
+        if best is None:   # nowhere free: above right, and the checker will say it collides
+            note = ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+            best = note.get_window_extent(renderer)
+        placed.append(best)
+
+
+@styled
 def plot_layer_profile(profiles: Mapping[str, Sequence[float]] | Runs, title: str | None = None) -> Figure:
-    """Mean cos(h^a_CLS, h^L_CLS) for every layer a (0 = embeddings), one line per model.
+    """Mean cos(h^a_CLS, h^L_CLS) for every layer a (0 = embeddings), one line per model in its
+    method's colour; profiles that coincide get their own dashes and markers (the legend says so).
 
     ``profiles``: ``{name: per-layer means}`` (e.g. ``layer_cls_similarity(...).mean``), or run
     directories, whose last probe record's ``layer_cls_sim`` is used."""
+    methods = {}
     if isinstance(profiles, Mapping) and all(not isinstance(v, (str, bytes)) and hasattr(v, "__len__")
                                              for v in profiles.values()):
         curves = {name: np.asarray(v, dtype=float) for name, v in profiles.items()}
     else:
-        frame = read_metrics(profiles, "probe")
+        runs = labelled_runs(profiles)
+        frame = read_metrics(runs, "probe")
         _require(frame, ["layer_cls_sim"], "plot_layer_profile (enable probes: probe_every)")
         curves = {run: np.asarray(group["layer_cls_sim"].dropna().iloc[-1], dtype=float)
                   for run, group in frame.groupby("run", sort=False)}
+        methods = {display_name(run): method_key(read_config(runs[run]).get("method")) for run in curves}
     fig, (ax,) = new_figure()
-    for i, (name, values) in enumerate(curves.items()):
-        ax.plot(np.arange(len(values)), values, marker="o", markersize=3, color=color(i), label=name)
+    names = [display_name(name) for name in curves]
+    styles = series_styles(names, methods)
+    for shown, values in zip(names, curves.values()):
+        style = {"marker": "o", "markersize": 3, **styles[shown]}
+        ax.plot(np.arange(len(values)), values, label=shown, **style)
     ax.set_xlabel("layer (0 = embeddings)")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    integer_ticks(ax.xaxis)
     ax.set_ylabel("cos to last-layer [CLS]")
-    legend_if_several(ax)
+    separate_coincident([ax])
+    place_legend(ax)
     if title:
         ax.set_title(title)
     return fig

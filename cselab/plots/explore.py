@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .core import color, new_figure
+from .core import color, new_figure, styled
 
 
 def _label_colors(n: int) -> list:
@@ -33,6 +33,7 @@ def _short(sentence: str, width: int) -> str:
     return textwrap.shorten(sentence, width=width, placeholder="…")
 
 
+@styled
 def plot_similarity_heatmap(matrix: np.ndarray, sentences: Sequence[str], title: str | None = None,
                             label_width: int = 32, annotate: bool = True) -> Figure:
     """The n × n cosine matrix of ``sentences`` (:func:`cselab.explore.similarity_matrix`) as a
@@ -43,7 +44,8 @@ def plot_similarity_heatmap(matrix: np.ndarray, sentences: Sequence[str], title:
     if matrix.shape != (n, n):
         raise ValueError(f"plot_similarity_heatmap: a {matrix.shape} matrix for {n} sentences")
     side = max(2.4, 0.42 * n + 1.2)
-    fig, (ax,) = new_figure(panel_size=(side + 0.055 * label_width + 0.9, side))
+    # square cells: the width is the square, the sentences (~0.075 in a character at 8 pt) and the colour bar
+    fig, (ax,) = new_figure(panel_size=(side + 0.075 * label_width + 1.3, side))
     image = ax.imshow(matrix, cmap="viridis", vmin=min(0.0, float(matrix.min())), vmax=1.0)
     ax.set_xticks(range(n), [str(i + 1) for i in range(n)])
     ax.set_yticks(range(n), [f"{i + 1}. {_short(s, label_width)}" for i, s in enumerate(sentences)])
@@ -59,6 +61,7 @@ def plot_similarity_heatmap(matrix: np.ndarray, sentences: Sequence[str], title:
     return fig
 
 
+@styled
 def plot_projection_grid(frames: Mapping[str, pd.DataFrame], ncols: int = 3, max_legend: int = 14,
                          title: str | None = None) -> Figure:
     """One scatter panel per frame (columns x, y, label; :func:`cselab.explore.snapshot_projections`)

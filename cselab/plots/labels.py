@@ -6,6 +6,9 @@ labels; this mapping covers everything else and :func:`readable` turns any other
 """
 from __future__ import annotations
 
+import re
+from typing import Sequence
+
 KEY_LABELS = {
     # metrics records (cselab.train.loop, cselab.analysis.probes)
     "loss": "training loss",
@@ -60,3 +63,72 @@ def _words(key: str) -> str:
     for separator in ("/", ".", "_"):
         key = key.replace(separator, " ")
     return " ".join(key.split())
+
+
+# Display names of the methods (config ``method`` keys and their combinations).
+METHOD_NAMES = {
+    "simcse": "SimCSE",
+    "mixcse": "MixCSE",
+    "gs_infonce": "GS-InfoNCE",
+    "clusterns": "ClusterNS",
+    "apincse": "APINCSE",
+    "augmented_positive": "APINCSE augmented positive (l_P)",
+    "interlayer_negative": "APINCSE interlayer negative (l_N)",
+    "mlm": "masked-LM term",
+    "bert": "BERT",
+}
+# STS tasks as the papers' tables head them.
+TASK_NAMES = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R", "avg": "Avg.", "sts_avg": "Avg."}
+
+
+def method_name(key: str | None) -> str:
+    """The display name of a method key (``gs_infonce`` → "GS-InfoNCE"); other keys in words."""
+    if key is None:
+        return ""
+    return METHOD_NAMES.get(key) or " + ".join(METHOD_NAMES.get(k, _words(k)) for k in key.split("+"))
+
+
+def display_name(name) -> str:
+    """A series name as a figure shows it: a raw method key becomes its display name
+    (``interlayer_negative`` → "APINCSE interlayer negative (l_N)"), another raw key
+    (lower case, ``_``/``.`` separated, no spaces) becomes words, anything else stays as it is."""
+    text = str(name)
+    if text in METHOD_NAMES:
+        return METHOD_NAMES[text]
+    parts = text.split("+")
+    if len(parts) > 1 and all(p in METHOD_NAMES for p in parts):   # a run's methods as read_results joins them
+        return method_name(method_key(parts))
+    if re.fullmatch(r"[a-z0-9]+(?:[_.][a-z0-9]+)+", text):
+        return _words(text)
+    return text
+
+
+def task_name(task: str) -> str:
+    """An STS task as the papers head it: ``STSBenchmark`` → "STS-B", ``sts/STS12`` → "STS12"."""
+    task = str(task).removeprefix("sts/")
+    return TASK_NAMES.get(task, task)
+
+
+# Spellings of the methods in run labels and display names ("SimCSE", "simcse-s1", "gs-infonce").
+_ALIASES = [("gsinfonce", "gs_infonce"), ("clusterns", "clusterns"), ("mixcse", "mixcse"), ("apincse", "apincse"),
+            ("augmentedpositive", "augmented_positive"), ("interlayernegative", "interlayer_negative"),
+            ("simcse", "simcse"), ("bert", "bert")]
+
+
+def method_key(name: str | Sequence[str] | None) -> str | None:
+    """The method a run label, display name or config ``method`` list stands for (``None`` when it
+    names none): ``["augmented_positive", "interlayer_negative"]`` → ``apincse``."""
+    if name is None:
+        return None
+    if not isinstance(name, str):
+        methods = sorted(str(m) for m in name if m != "mlm")
+        if set(methods) == {"augmented_positive", "interlayer_negative"}:
+            return "apincse"
+        return methods[0] if len(methods) == 1 else ("+".join(methods) or None)
+    flat = re.sub(r"[^a-z0-9]", "", name.lower())
+    if "augmentedpositive" in flat and "interlayernegative" in flat:
+        return "apincse"
+    for alias, key in _ALIASES:
+        if alias in flat:
+            return key
+    return None

@@ -4,7 +4,7 @@
 function                   what it shows
 =========================  ======================================================================
 plot_paired_differences    each method's mean per-seed difference from the baseline with its 95 %
-                           t-interval and the paired t-test's p, one panel per metric (the
+                           t-interval and the paired t-test's Holm-adjusted p, one panel per metric (the
                            ``compare`` notebook; none of the four papers gave intervals)
 =========================  ======================================================================
 """
@@ -17,17 +17,40 @@ from typing import Mapping
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .core import color, new_figure
+from .core import color, new_figure, styled
 
 TITLE_WIDTH = 28
 
 
+def _p_note(row: pd.Series) -> str:
+    """The p written beside a row: the Holm-adjusted p when the frame has it (the one a reader may
+    act on), else the raw p; without a test, n (and "test pairs" when the interval is the paired
+    bootstrap over the test pairs of a single seed)."""
+    n = int(row["paired_n"])
+    adjusted = row.get("p_holm", math.nan)
+    if not pd.isna(adjusted):
+        return f"Holm p {adjusted:.3f}, n {n}"
+    if not math.isnan(row["p"]):
+        return f"p {row['p']:.3f}, n {n}"
+    if _is_bootstrap(row):
+        return f"n {n}, test pairs"
+    return f"n {n}: no interval"
+
+
+def _is_bootstrap(row: pd.Series) -> bool:
+    return row.get("interval") == "bootstrap over test pairs"
+
+
+@styled
 def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str = "group",
                             baseline: str | None = None, xlabel: str | None = None, ncols: int = 4,
                             title: str | None = None) -> Figure:
     """One panel per metric (``{metric words: compare_to_baseline(...) frame}``), one row per group
-    other than the baseline: the mean difference (dot) with its 95 % t-interval (bar) and, at the
-    right, ``p`` of the paired t-test (``n = 1`` when only one seed is shared: no interval, no test).
+    other than the baseline: the mean difference (dot) with its 95 % interval (bar: the t-interval over
+    seeds, or for a single shared seed the paired bootstrap over test pairs of
+    :func:`cselab.analysis.compare.difference_panels`) and, at the right, the Holm-adjusted p of the
+    paired t-test when the frame has ``p_holm`` (else the raw p; ``n 1`` when only one seed is shared:
+    no test).
     A vertical line marks no difference; the x-axis reads "difference from <baseline>". Panels
     wrap after ``ncols``."""
     if not comparisons:
@@ -39,6 +62,10 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
             raise ValueError(f"plot_paired_differences: {name}: missing column(s) {missing} "
                              "(pass cselab.stats.compare_to_baseline frames)")
         tables[name] = table[table["diff"].notna()].reset_index(drop=True)
+    if not any(((t["paired_n"] >= 2) | t["diff_ci_low"].notna()).any() for t in tables.values()):
+        raise ValueError("plot_paired_differences: every group shares one seed with the baseline (n = 1): no "
+                         "interval or test to draw (for one seed, a paired bootstrap over the test pairs says "
+                         "how uncertain a difference is)")
     rows = max(len(t) for t in tables.values())
     fig, axes = new_figure(len(tables), panel_size=(3.0, 0.9 + 0.32 * max(rows, 1)), ncols=ncols, sharey=True)
     for ax, (name, table) in zip(axes, tables.items()):
@@ -47,8 +74,8 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
             has_ci = not (math.isnan(r["diff_ci_low"]) or math.isnan(r["diff_ci_high"]))
             if has_ci:
                 ax.plot([r["diff_ci_low"], r["diff_ci_high"]], [y, y], color=color(0), linewidth=2, alpha=0.6)
-            ax.plot([r["diff"]], [y], "o", color=color(0), markersize=4)
-            note = f"p {r['p']:.3f}" if not math.isnan(r["p"]) else f"n {int(r['paired_n'])}"
+            ax.plot([r["diff"]], [y], "o" if has_ci else "x", color=color(0), markersize=4)
+            note = _p_note(r)
             ax.annotate(note, (1.0, y), xycoords=("axes fraction", "data"), xytext=(3, 0),
                         textcoords="offset points", va="center", fontsize=7)
         ax.axvline(0.0, color="grey", linestyle=":", linewidth=1)
@@ -57,6 +84,13 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
         ax.set_title(textwrap.fill(str(name), TITLE_WIDTH))
         ax.set_xlabel(xlabel or f"difference from {baseline or 'the baseline'}")
         ax.grid(axis="y", visible=False)
+    # what the bars are, under the panels (the per-row n is written beside each row)
+    note = "dot: mean paired difference; bar: its 95 % t-interval over seeds; p: paired t-test; n: seeds"
+    if any(_is_bootstrap(r) for t in tables.values() for _, r in t.iterrows()):
+        note += "; with n 1, the bar is the 95 % paired bootstrap over the test pairs (test-set uncertainty)"
+    note = textwrap.fill(note, int(fig.get_figwidth() * 15))   # ~15 characters an inch at 7 pt
+    fig.supxlabel(note, fontsize=7)
+    fig.set_figheight(fig.get_figheight() + 0.13 * (note.count("\n") + 1))   # its room: the panels keep theirs
     if title:
         fig.suptitle(title)
     return fig

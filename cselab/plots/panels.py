@@ -24,14 +24,14 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
-from ..rundir import Runs, read_metrics
-from .core import color, new_figure
-from .dynamics import stat_label_words
+from ..rundir import Runs, labelled_runs, read_metrics
+from .core import LEGEND_CHAR_WIDTH, color, new_figure, styled
+from .dynamics import _group_line, stat_label_words
+from .labels import display_name
+from .style import SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_beside, run_groups, separate_coincident, series_styles
 
 TITLE_WIDTH = 22   # characters per title line at a panel width of 2.4 in (9-pt titles)
-LEGEND_CHAR_WIDTH = 0.065   # inches per character of an 8-pt legend label
 
 # Words for the record keys that are not statistics of a method (those come from the methods).
 KEY_WORDS = {
@@ -66,6 +66,7 @@ def key_words(key: str) -> str:
     return key
 
 
+@styled
 def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str = "train", ncols: int = 3,
                      labels: Mapping[str, str] | None = None, title: str | None = None) -> Figure:
     """One panel per key of the ``kind`` records (titled in words, :func:`key_words` or
@@ -84,32 +85,46 @@ def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str =
     if missing:
         available = sorted(c for c in frame.columns if c not in ("run", "kind", "step"))
         raise ValueError(f"plot_metric_grid: no values for {missing}; available: {available}")
+    steps = frame.loc[frame[keys].notna().any(axis=1), "step"].dropna().unique()
+    if len(steps) < 2:
+        raise ValueError(f"plot_metric_grid: {keys} recorded at {len(steps)} step(s); a curve over training "
+                         "needs at least 2")
     words = {**{k: key_words(k) for k in keys}, **(labels or {})}
     runs = list(dict.fromkeys(frame["run"]))
+    groups = (run_groups(labelled_runs(data)) if not isinstance(data, pd.DataFrame)
+              else frame_groups(runs))
+    shown = {name: display_name(name) for name in groups}
+    styles = series_styles(list(shown.values()), {shown[n]: g["method"] for n, g in groups.items()})
     fig, axes = new_figure(len(keys), panel_size=(2.4, 1.9), ncols=min(ncols, len(keys)))
     for ax, key in zip(axes, keys):
-        for i, run in enumerate(runs):
-            part = frame.loc[frame["run"] == run, ["step", key]].dropna()
-            if len(part):
-                ax.plot(part["step"], part[key], color=color(i), label=run or None)
+        for name, group in groups.items():
+            _group_line(ax, frame, key, group["runs"], group_label(shown[name], len(group["runs"])), styles[shown[name]])
         ax.set_title(textwrap.fill(words[key], TITLE_WIDTH))
         ax.set_xlabel("training step")
-    if len(runs) > 1:
-        handles = {}
-        for ax in axes:
-            for handle, name in zip(*ax.get_legend_handles_labels()):
-                handles.setdefault(name, handle)
-        names = [r for r in runs if r in handles]
-        # as many legend columns as fit the figure's width (more were cut off at its edges)
+        integer_ticks(ax.xaxis)
+    separate_coincident(axes, {ax: words[key] for ax, key in zip(axes, keys)})
+    handles = {}
+    for ax in axes:
+        for handle, name in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(name, handle)
+    if len(handles) > 1:
+        names = list(handles)
+        seeds = SEEDS_NOTE if any(len(g["runs"]) > 1 for g in groups.values()) else None
+        # below the panels when one row holds it, else beside them (rows below squeeze the panels)
         column = 0.5 + LEGEND_CHAR_WIDTH * max(len(str(n)) for n in names)
-        fitting = max(1, int(fig.get_figwidth() // column))
-        fig.legend([handles[n] for n in names], names, loc="outside lower center",
-                   ncols=min(len(names), 4, fitting), frameon=False)
+        if len(names) * column <= fig.get_figwidth() and len(names) <= 4:
+            fig.legend([handles[n] for n in names], names, loc="outside lower center", ncols=len(names),
+                       frameon=False, title=seeds)
+            # room for it: a legend row (and its title) below must not squeeze the panels
+            fig.set_figheight(fig.get_figheight() + 0.35 + (0.2 if seeds else 0))
+        else:
+            legend_beside(fig, [handles[n] for n in names], names, title=seeds)
     if title:
         fig.suptitle(title)
     return fig
 
 
+@styled
 def legend_outside(fig: Figure, ncols: int = 1) -> Figure:
     """Replace the legends of ``fig``'s panels by one legend to the right of the figure (each label
     once, in order of appearance): for curves with many labelled lines, where legends inside the
@@ -124,13 +139,11 @@ def legend_outside(fig: Figure, ncols: int = 1) -> Figure:
             handles.setdefault(name, handle)
         legend.remove()
     if handles:
-        fig.legend(list(handles.values()), list(handles), loc="outside right center", frameon=False, ncols=ncols)
-        # widen the figure by about the legend's width so that the panels keep theirs
-        longest = max(len(str(name)) for name in handles)
-        fig.set_figwidth(fig.get_figwidth() + ncols * (0.5 + LEGEND_CHAR_WIDTH * longest))
+        legend_beside(fig, list(handles.values()), list(handles), max_rows=-(-len(handles) // ncols))
     return fig
 
 
+@styled
 def plot_profile_grid(panels: Mapping[str, Mapping[str, Sequence[float]]], ncols: int = 3,
                       xlabel: str = "layer (0 = embeddings)", ylabel: str = "cos to last-layer [CLS]",
                       title: str | None = None) -> Figure:
@@ -146,18 +159,19 @@ def plot_profile_grid(panels: Mapping[str, Mapping[str, Sequence[float]]], ncols
         for name, values in profiles.items():
             ax.plot(range(len(values)), values, marker="o", markersize=2.5, color=color(names.index(name)),
                     label=name)
-        ax.set_title(textwrap.fill(str(panel), TITLE_WIDTH))
+        ax.set_title(textwrap.fill(display_name(panel), TITLE_WIDTH))
         ax.set_xlabel(xlabel)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        integer_ticks(ax.xaxis)
+    separate_coincident(axes)
     for i, ax in enumerate(axes):
         if i % min(ncols, len(panels)) == 0:
             ax.set_ylabel(ylabel)
-    if len(names) > 1:
-        handles = {}
-        for ax in axes:
-            for handle, name in zip(*ax.get_legend_handles_labels()):
-                handles.setdefault(name, handle)
-        fig.legend([handles[n] for n in names], names, loc="outside lower center", ncols=min(len(names), 4),
+    handles = {}
+    for ax in axes:
+        for handle, name in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(name, handle)
+    if len(handles) > 1:
+        fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=min(len(handles), 4),
                    frameon=False)
     if title:
         fig.suptitle(title)

@@ -17,6 +17,7 @@ from filelock import FileLock, Timeout
 
 from ..config import TrainConfig
 from ..io import atomic_write_json, atomic_write_text, read_json, read_jsonl, recover_dir, remove_dir
+from ..lockfile import lockfile_info
 from .state import load_state
 
 OVERWRITE_SUFFIX = ".overwrite"
@@ -112,6 +113,26 @@ class RunDir:
         """Finish a replacement whose final swap a crash interrupted (see :func:`cselab.io.recover_dir`)."""
         recover_dir(self.path, OVERWRITE_SUFFIX)
 
+    def is_run(self) -> bool:
+        """Whether the folder is a run directory: a run's ``config.json`` (a saved model has
+        ``cselab.json`` beside its config.json) and metrics, ``best/`` or ``last/``."""
+        return self.config_file.is_file() and not (self.path / "cselab.json").is_file() and (
+            self.metrics_file.exists() or self.best_dir.is_dir() or self.last_dir.is_dir())
+
+    def best_model(self) -> Path:
+        """The run's ``best/`` model, or an error saying what the run has instead (and how to use it)."""
+        from ..io import recorded_step
+
+        if self.best_dir.is_dir():
+            return self.best_dir
+        if self.last_dir.is_dir():
+            step = recorded_step(self.last_dir)
+            at = f" of step {step}" if step != float("-inf") else ""
+            hint = f"it has last/, the checkpoint{at}: evaluate that with `cselab eval {self.last_dir}`"
+        else:
+            hint = "nor a last/ checkpoint: it has not reached its first evaluation"
+        raise FileNotFoundError(f"{self.path}: this run has no best/ model yet ({hint})")
+
     def has_content(self) -> bool:
         """Whether the folder holds anything a run produced (more than its config.json and an
         empty metrics file): a folder with nothing more is a start that never trained."""
@@ -165,6 +186,7 @@ class RunDir:
                 "config": cfg.to_dict(),
                 "config_hash": cfg.config_hash(),
                 "versions": package_versions(),
+                "lockfile": lockfile_info(),   # the tested environment's pins and whether this one matches
                 "git_commit": git_commit(),
                 "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             })

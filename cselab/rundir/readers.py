@@ -60,9 +60,20 @@ def read_metrics(runs: Runs, kind: str | None = "train") -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def run_select_by(path, results: dict | None = None, config: dict | None = None) -> str:
+    """How a run's ``best/`` was chosen: ``results.json`` → ``select_by``, else the config's, else
+    ``stsb_dev`` (every run made before the option existed)."""
+    path = Path(path)
+    if results is None and (path / "results.json").is_file():
+        results = read_json(path / "results.json")
+    if config is None and (path / "config.json").is_file():
+        config = read_config(path)
+    return (results or {}).get("select_by") or (config or {}).get("select_by") or "stsb_dev"
+
+
 def read_results(runs: Runs, config_keys: Iterable[str] = ("method", "seed", "batch_size")) -> pd.DataFrame:
     """One row per finished run: ``run``, the chosen config keys (a method list joined by ``+``,
-    a method's hyper-parameter as ``section.key``), ``best_stsb_dev``, ``best_step`` and every
+    a method's hyper-parameter as ``section.key``), ``select_by`` (how ``best/`` was chosen), ``best_stsb_dev``, ``best_step`` and every
     score of ``results.json`` (STS tasks and ``avg`` under ``sts/``; transfer and clustering
     scores under ``transfer/`` and ``clustering/`` when present)."""
     rows = []
@@ -75,6 +86,7 @@ def read_results(runs: Runs, config_keys: Iterable[str] = ("method", "seed", "ba
             section, _, name = key.partition(".")
             value = config.get(section, {}).get(name) if name else config.get(key)
             row[key] = "+".join(value) if isinstance(value, list) else value
+        row["select_by"] = run_select_by(path, results, config)
         row["best_stsb_dev"] = results.get("best_stsb_dev")
         row["best_step"] = results.get("best_step")
         for suite in ("sts", "transfer", "clustering"):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..io import read_json
-from .status import RESULTS, checkpoint_step
+from .status import RESULTS, checkpoint_step, run_status
 
 KERNEL = "python3"
 # Kernel managers of the notebooks this process is executing. jupyter_client starts kernels in their
@@ -61,6 +61,51 @@ def _zmq_has_curve() -> bool:
     return bool(zmq.has("curve"))
 
 
+def _kernel_manager_class(extra_env: dict[str, str] | None):
+    """The tracked kernel manager, starting its kernel with ``extra_env`` added to this process's
+    environment (per notebook: notebooks of one study may run in parallel threads)."""
+    base = _tracked_kernel_manager_class()
+    if not extra_env:
+        return base
+
+    class KernelManagerWithEnv(base):
+        async def _async_pre_start_kernel(self, **kw):
+            kw["env"] = {**kw.get("env", os.environ), **extra_env}
+            return await super()._async_pre_start_kernel(**kw)
+
+    return KernelManagerWithEnv
+
+
+@dataclass
+class TimeSplit:
+    """Where one executed notebook's seconds went: its cells (of which encoding sentences and
+    fitting K-means/UMAP, as cselab.timing measured them in the kernel) and the rest — starting the
+    kernel, saving the notebook — as ``total − cells``."""
+    total: float
+    cells: float | None = None
+    encode: float | None = None
+    fit: float | None = None
+
+    @property
+    def kernel(self) -> float | None:
+        return None if self.cells is None else max(0.0, self.total - self.cells)
+
+    def to_dict(self) -> dict:
+        return {"total": self.total, "kernel": self.kernel, "cells": self.cells, "encode": self.encode,
+                "fit": self.fit}
+
+
+def cell_seconds(executed: str | os.PathLike) -> float | None:
+    """The sum of papermill's per-cell durations in an executed notebook (None when unreadable)."""
+    import json
+
+    try:
+        cells = json.loads(Path(executed).read_text())["cells"]
+        return float(sum((c.get("metadata", {}).get("papermill", {}).get("duration") or 0.0) for c in cells))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def signal_kernels(signum: int = signal.SIGINT) -> int:
     """Send ``signum`` to every notebook kernel this process is running (SIGINT = Jupyter's
     "interrupt": the running cell raises KeyboardInterrupt). Returns how many were signalled."""
@@ -86,6 +131,7 @@ class RunTask:
     cwd: str                  # working directory of the kernel (relative paths resolve from here)
     threads: int = 0          # torch CPU threads in the kernel (0: torch's default)
     estimate_seconds: float | None = None
+    lock_file: str | None = None   # the run's lock (cselab/rundir/layout.py): another process may hold it
 
 
 @dataclass
@@ -97,6 +143,9 @@ class RunOutcome:
     best_stsb_dev: float | None = None
     steps: int | None = None
     error: str | None = None
+    train_seconds: float | None = None    # the training itself (results.json), of ``seconds``
+    split: TimeSplit | None = None
+    note: str | None = None   # e.g. another process trained it while this study waited for its lock
 
     @property
     def ok(self) -> bool:
@@ -104,7 +153,12 @@ class RunOutcome:
 
 
 class NotebookFailed(RuntimeError):
-    """A notebook stopped with an error; the message names the notebook, cell and exception."""
+    """A notebook stopped with an error; the message names the notebook, cell and exception
+    (``ename``: the exception's class name, None when the notebook did not get to run a cell)."""
+
+    def __init__(self, message: str, ename: str | None = None):
+        super().__init__(message)
+        self.ename = ename
 
 
 def describe_failure(error: Exception, notebook: str | os.PathLike) -> str:
@@ -120,44 +174,101 @@ def describe_failure(error: Exception, notebook: str | os.PathLike) -> str:
 
 
 def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, parameters: dict,
-                     cwd: str | os.PathLike | None = None) -> Path:
+                     cwd: str | os.PathLike | None = None, split: TimeSplit | None = None) -> Path:
     """Execute a jupytext ``.py`` (or ``.ipynb``) notebook with papermill into ``output``; raises
     :class:`NotebookFailed` with the failing cell. papermill saves the executed notebook after each
-    cell, so a failed one keeps its outputs up to the error."""
-    import jupytext
+    cell, so a failed one keeps its outputs up to the error. ``split``: filled with where the time
+    went (also when the notebook fails)."""
+    import tempfile
+
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
+    from ..timing import ENV, KINDS
+    from .spec import read_notebook
+
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        papermill.execute_notebook(jupytext.read(source), str(output), parameters=parameters, kernel_name=KERNEL,
-                                   progress_bar=False, cwd=str(cwd) if cwd else None,
-                                   kernel_manager_class=_tracked_kernel_manager_class())
-    except PapermillExecutionError as e:
-        raise NotebookFailed(describe_failure(e, output)) from None
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="cselab-timing-") as tmp:
+        timings = Path(tmp, "timings.json")
+        try:
+            papermill.execute_notebook(read_notebook(Path(source)), str(output), parameters=parameters,
+                                       kernel_name=KERNEL, progress_bar=False, cwd=str(cwd) if cwd else None,
+                                       kernel_manager_class=_kernel_manager_class({ENV: str(timings)}))
+        except PapermillExecutionError as e:
+            raise NotebookFailed(describe_failure(e, output), e.ename) from None
+        finally:
+            if split is not None:
+                split.total = time.perf_counter() - started
+                split.cells = cell_seconds(output)
+                measured = read_json(timings) if timings.is_file() else {}
+                split.encode, split.fit = (measured.get(k) for k in KINDS)
     return output
 
 
-def execute_run(task: RunTask) -> RunOutcome:
-    """Train (or resume) one run through the train notebook; never raises for a failed run."""
+# How often a run whose lock another process took (between this study's wait and its kernel's start)
+# is waited for again before it counts as failed.
+LOCK_RETRIES = 5
+
+
+def wait_for_run_lock(lock_file: Path) -> float | None:
+    """Block until no process holds the run's lock (another ``cselab reproduce`` or ``cselab train``
+    training it); returns the seconds waited, None when it was free. The lock is released at once:
+    the kernel takes it."""
+    from filelock import FileLock, Timeout
+
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with FileLock(lock_file, timeout=0):
+            return None
+    except Timeout:
+        pass
     started = time.perf_counter()
-    resumed_from = checkpoint_step(Path(task.cwd, task.run_dir)) if task.resume else 0
-    parameters = {"config": task.config, "resume": task.resume, "data_dir": task.data_dir,
-                  "threads": task.threads, "progress": False}
+    with FileLock(lock_file, timeout=-1):
+        return time.perf_counter() - started
+
+
+def execute_run(task: RunTask) -> RunOutcome:
+    """Train (or resume) one run through the train notebook; never raises for a failed run. A run
+    another process holds (a concurrent study or ``cselab train``) is waited for, then reused when
+    that process finished it, resumed when it left it partial."""
+    started = time.perf_counter()
+    run_dir = Path(task.cwd, task.run_dir)
+    waited: float | None = None   # seconds spent waiting for another process's lock; None: never held
 
     def outcome(status: str, **kw) -> RunOutcome:
+        if waited is not None and "note" not in kw:
+            kw["note"] = f"waited {waited:.0f} s for another process that held the run's lock"
         return RunOutcome(task.label, task.run_dir, status, time.perf_counter() - started, **kw)
 
-    try:
-        execute_notebook(task.notebook, task.output, parameters, task.cwd)
-    except NotebookFailed as e:
-        return outcome("failed", error=str(e))
-    except Exception as e:  # the kernel died, papermill could not start it, ...
-        return outcome("failed", error=describe_failure(e, task.output))
-    results_file = Path(task.cwd, task.run_dir, RESULTS)
+    for attempt in range(LOCK_RETRIES + 1):
+        if task.lock_file is not None:
+            seconds = wait_for_run_lock(Path(task.cwd, task.lock_file))
+            waited = waited if seconds is None else (waited or 0.0) + seconds
+        status = run_status(run_dir)
+        if status.kind == "finished":   # another process finished it meanwhile
+            when = ("after this study planned it" if waited is None else
+                    f"while this study waited {waited:.0f} s for its lock")
+            return outcome("reused", best_stsb_dev=status.best_stsb_dev, steps=status.steps_done,
+                           note=f"trained by another process {when}")
+        resume = status.kind == "partial"
+        resumed_from = checkpoint_step(run_dir) if resume else 0
+        parameters = {"config": task.config, "resume": resume, "data_dir": task.data_dir,
+                      "threads": task.threads, "progress": False}
+        try:
+            split = TimeSplit(0.0)
+            execute_notebook(task.notebook, task.output, parameters, task.cwd, split)
+        except NotebookFailed as e:
+            if e.ename == "RunLockedError" and task.lock_file is not None and attempt < LOCK_RETRIES:
+                continue   # taken by another process just before this kernel: wait for it again
+            return outcome("failed", error=str(e))
+        except Exception as e:  # the kernel died, papermill could not start it, ...
+            return outcome("failed", error=describe_failure(e, task.output))
+        break
+    results_file = run_dir / RESULTS
     if not results_file.is_file():
         return outcome("failed", error=f"{task.output}: the notebook finished but {results_file} is missing")
     results = read_json(results_file)
     return outcome("resumed" if resumed_from else "trained", best_stsb_dev=results.get("best_stsb_dev"),
-                   steps=results.get("steps"))
+                   steps=results.get("steps"), train_seconds=results.get("train_seconds"), split=split)

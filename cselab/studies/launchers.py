@@ -35,6 +35,9 @@ class LocalLauncher:
     def __init__(self, jobs: int = 1):
         self.jobs = max(1, jobs)
 
+    def check_available(self) -> None:
+        """Threads of this process are always available."""
+
     def run(self, tasks: list[RunTask]) -> Iterator[RunOutcome]:
         if not tasks:
             return
@@ -73,6 +76,17 @@ class SubmititLauncher:
         import submitit
 
         return submitit.AutoExecutor(folder=folder, cluster=self.cluster)
+
+    def check_available(self) -> None:
+        """SLURM is there (submitit's own test: ``srun`` on PATH), checked before any run starts or
+        any report is written; the local cluster always is."""
+        if self.cluster != "slurm":
+            return
+        from submitit.slurm.slurm import SlurmExecutor
+
+        if SlurmExecutor.affinity() <= 0:
+            raise StudyError("--launcher slurm: SLURM is not available here (`srun` is not on PATH); run "
+                             "`cselab reproduce` on a SLURM login node, or use --launcher local")
 
     def job_parameters(self, task: RunTask) -> dict:
         return {"name": f"cselab-{task.label}", "timeout_min": job_timeout_min(task), **self.parameters}

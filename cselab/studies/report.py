@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -10,9 +11,10 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from ..config import STS_SELECTED_MARK, STS_SELECTED_NOTE, uses_sts
 from ..io import atomic_write_json, atomic_write_text
 from .cost import Estimate, assumptions, format_seconds
-from .execute import RunOutcome
+from .execute import RunOutcome, TimeSplit
 from .spec import NotebookSpec, RunSpec, Study
 from .status import RunStatus
 
@@ -33,6 +35,7 @@ class NotebookResult:
     output: Path | None = None
     seconds: float = 0.0
     note: str | None = None
+    split: TimeSplit | None = None
 
 
 @dataclass
@@ -47,6 +50,7 @@ class StudyReport:
     notebooks: list[NotebookResult] = field(default_factory=list)
     wall_seconds: float = 0.0
     interrupted: bool = False
+    threads: int = 0               # intra-op threads per run (0: each SLURM job's own)
 
     @property
     def failures(self) -> int:
@@ -98,6 +102,8 @@ def run_line(outcome: RunOutcome, same_as: str | None = None, notes: list[str] =
     line = f"run {outcome.label}: {status}  {outcome.seconds:.1f} s  {dev}  {outcome.run_dir}"
     if outcome.error:
         line += f"\n    {outcome.error}"
+    if outcome.note:
+        line += f"\n    note: {outcome.note}"
     return line + "".join(f"\n    note: {note}" for note in notes)
 
 
@@ -144,6 +150,25 @@ def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+# cselab.plots.core.PROBLEMS_SUFFIX (not imported: the study engine does not load matplotlib)
+FIGURE_PROBLEMS_SUFFIX = ".problems.json"
+
+
+def _figure_lines(png: Path, figures_dir: Path, here: Path) -> list[str]:
+    """A figure's image line, then the figure checker's problems that ``save_figure`` recorded
+    beside it (``<name>.problems.json``), so that a defect is seen where the figure is."""
+    lines = [f"![{png.relative_to(figures_dir).as_posix()}]({_link(png, here)})"]
+    record = png.with_name(png.stem + FIGURE_PROBLEMS_SUFFIX)
+    if record.is_file():
+        try:
+            problems = json.loads(record.read_text())["problems"]
+        except (ValueError, KeyError, TypeError) as error:
+            problems = [f"unreadable problems record {record.name}: {error}"]
+        lines += ["", f"**Figure check: {len(problems)} problem(s) in `{png.name}`:**", ""]
+        lines += [f"- {_cell(p)}" for p in problems] + [""]
+    return lines
+
+
 def index_markdown(report: StudyReport) -> str:
     study, here = report.study, report.report_dir
     state = ("interrupted (run the same command again to resume)" if report.interrupted
@@ -151,7 +176,9 @@ def index_markdown(report: StudyReport) -> str:
     lines = [f"# Study `{study.name}`", ""]
     if study.description:
         lines += [study.description.strip(), ""]
-    lines += [f"- profile: `{study.profile}`; launcher: `{report.launcher}`, {report.jobs} job(s) at a time",
+    threads = (f"{report.threads} intra-op thread(s) per run" if report.threads else
+               "intra-op threads per run: each job's own")
+    lines += [f"- profile: `{study.profile}`; launcher: `{report.launcher}`, {report.jobs} job(s) at a time, {threads}",
               f"- study file: `{study.path.name}`",
               f"- wall time: {format_seconds(report.wall_seconds)} "
               f"(finished {datetime.datetime.now().astimezone().isoformat(timespec='seconds')})",
@@ -165,11 +192,15 @@ def index_markdown(report: StudyReport) -> str:
         executed = here / "runs" / f"{p.spec.label}.ipynb"
         label = f"[{p.spec.label}]({_link(executed, here)})" if executed.is_file() else p.spec.label
         dev = f"{o.best_stsb_dev:.2f}" if o and o.best_stsb_dev is not None else "—"
-        rows.append([label, p.spec.method, p.spec.seed, status, dev,
+        chosen = p.spec.config.select_by + (STS_SELECTED_MARK if uses_sts(p.spec.config.select_by) else "")
+        rows.append([label, p.spec.method, p.spec.seed, status, dev, chosen,
                      f"[{p.spec.run_dir.name}]({_link(p.spec.run_dir, here)})"])
-    lines += [tabulate(rows, headers=["label", "method", "seed", "status", "best STS-B dev", "run dir"],
-                       tablefmt="github", disable_numparse=True), ""]
+    lines += [tabulate(rows, headers=["label", "method", "seed", "status", "best STS-B dev", "best/ chosen by",
+                                      "run dir"], tablefmt="github", disable_numparse=True), ""]
+    if any(uses_sts(p.spec.config.select_by) for p in report.plan):
+        lines += [STS_SELECTED_NOTE, ""]
     notes = [f"- {p.spec.label}: {_cell(note)}" for p in report.plan for note in p.notes]
+    notes += [f"- {o.label}: {_cell(o.note)}" for o in report.outcomes.values() if o.note]
     if notes:
         lines += ["Notes:", ""] + notes + [""]
     lines += ["## Notebooks", ""]
@@ -179,9 +210,10 @@ def index_markdown(report: StudyReport) -> str:
         name = f"[{nb.spec.name}]({_link(nb.output, here)})" if nb.output and nb.output.is_file() else nb.spec.name
         extra = f": {_cell(nb.note)}" if nb.note else ""
         lines.append(f"- {name} — {nb.status} ({nb.seconds:.1f} s) on {len(nb.spec.runs)} runs{extra}")
+    lines += ["", "## Time", ""] + time_split_lines(report)
     lines += ["", "## Figures", ""]
     figures = sorted(report.figures_dir.rglob("*.png")) if report.figures_dir.is_dir() else []
-    lines += [f"![{p.relative_to(report.figures_dir).as_posix()}]({_link(p, here)})" for p in figures] or ["(none)"]
+    lines += [line for p in figures for line in _figure_lines(p, report.figures_dir, here)] or ["(none)"]
     lines += ["", "## Tables", ""]
     tables_dir = here / "tables"
     tables = sorted(tables_dir.glob("*.md")) if tables_dir.is_dir() else []
@@ -200,6 +232,49 @@ def index_markdown(report: StudyReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _seconds(x: float | None) -> str:
+    return "—" if x is None else f"{x:.1f}"
+
+
+def time_split_lines(report: StudyReport) -> list[str]:
+    """Where the wall time went, per trained run and per notebook: kernel start-up and saving
+    (total − the cells' own seconds), a run's training loop (``results.json``'s ``train_seconds``:
+    up to its last step, the dev evaluations and probes before it included, which *encode* counts
+    too), the notebook's encoding and K-means/UMAP fits, and the other cells (imports, model
+    loading, for a run its last evaluation and saving, statistics, drawing)."""
+    rows, totals = [], {"kernel": 0.0, "encode": 0.0, "fit": 0.0}
+
+    def other(s: TimeSplit, inside: float) -> float | None:
+        return None if s.cells is None else max(0.0, s.cells - inside)
+
+    for label, o in report.outcomes.items():
+        if o.status in ("trained", "resumed") and o.split is not None:
+            s = o.split
+            rows.append([f"run {label}", _seconds(o.seconds), _seconds(s.kernel), _seconds(o.train_seconds),
+                         _seconds(s.encode), _seconds(s.fit), _seconds(other(s, (o.train_seconds or 0.0)))])
+    for nb in report.notebooks:
+        if nb.split is not None:
+            s = nb.split
+            rows.append([f"notebook {nb.spec.name}", _seconds(nb.seconds), _seconds(s.kernel), "",
+                         _seconds(s.encode), _seconds(s.fit), _seconds(other(s, (s.encode or 0.0) + (s.fit or 0.0)))])
+    if not rows:
+        return ["(nothing executed)"]
+    for x in [*report.outcomes.values(), *report.notebooks]:
+        if x.split is not None:
+            totals["kernel"] += x.split.kernel or 0.0
+            totals["encode"] += x.split.encode or 0.0
+            totals["fit"] += x.split.fit or 0.0
+    runs = sum(o.seconds for o in report.outcomes.values() if o.status in ("trained", "resumed"))
+    notebooks = sum(nb.seconds for nb in report.notebooks)
+    table = tabulate(rows, headers=["part", "seconds", "kernel start + save", "training", "encode", "fits",
+                                    "other cells"], tablefmt="github", disable_numparse=True)
+    return [f"Runs {format_seconds(runs)}, notebooks {format_seconds(notebooks)} of the wall time "
+            f"{format_seconds(report.wall_seconds)}; in them {format_seconds(totals['kernel'])} starting kernels and "
+            f"saving notebooks, {format_seconds(totals['encode'])} encoding sentences, "
+            f"{format_seconds(totals['fit'])} in K-means/UMAP fits. A run's encode seconds (dev evaluation, probes) "
+            "overlap its training seconds.", "", table]
+
+
 def summary(report: StudyReport) -> dict:
     runs = []
     for p in report.plan:
@@ -207,11 +282,16 @@ def summary(report: StudyReport) -> dict:
         runs.append({"label": p.spec.label, "method": p.spec.method, "seed": p.spec.seed,
                      "run_dir": str(p.spec.run_dir), "same_as": p.same_as, "notes": p.notes,
                      "status": o.status if o else "interrupted" if report.interrupted else "not run", "seconds": o.seconds if o else None,
-                     "best_stsb_dev": o.best_stsb_dev if o else None, "error": o.error if o else None})
+                     "best_stsb_dev": o.best_stsb_dev if o else None, "select_by": p.spec.config.select_by,
+                     "error": o.error if o else None,
+                     "train_seconds": o.train_seconds if o else None, "note": o.note if o else None,
+                     "time_split": o.split.to_dict() if o and o.split else None})
     notebooks = [{"name": nb.spec.name, "notebook": str(nb.spec.path), "runs": nb.spec.runs, "status": nb.status,
-                  "output": str(nb.output) if nb.output else None, "seconds": nb.seconds, "note": nb.note}
+                  "output": str(nb.output) if nb.output else None, "seconds": nb.seconds, "note": nb.note,
+                  "time_split": nb.split.to_dict() if nb.split else None}
                  for nb in report.notebooks]
     return {"study": report.study.name, "profile": report.study.profile, "ok": report.ok,
+            "launcher": report.launcher, "jobs": report.jobs, "threads_per_run": report.threads,
             "interrupted": report.interrupted, "wall_seconds": report.wall_seconds, "runs": runs,
             "notebooks": notebooks}
 

@@ -19,11 +19,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from .cost import estimate_run, format_seconds
-from .execute import NotebookFailed, RunOutcome, RunTask, execute_notebook, signal_kernels
+from ..io import check_folder_location, first_line
+from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_notebook, signal_kernels
 from .launchers import make_launcher
 from .report import NotebookResult, PlannedRun, Progress, StudyReport, format_plan, run_line, write_report
-from .spec import NOTEBOOKS_DIR, TRAIN_NOTEBOOK, Study, load_study
-from .status import observation_differences, run_status
+from .spec import NOTEBOOKS_DIR, TRAIN_NOTEBOOK, Study, StudyError, load_study
+from .status import execution_differences, observation_differences, recorded_execution, run_status
 
 
 def require_notebook_tools() -> None:
@@ -38,28 +39,91 @@ def require_notebook_tools() -> None:
         raise ImportError(f"cselab reproduce needs {', '.join(missing)}: pip install 'cselab[notebooks]'")
 
 
-def make_plan(study: Study, data_dir: str | None = None) -> list[PlannedRun]:
-    """Each run's status and cost; labels whose config another label already has share its run."""
+def threads_per_run(jobs: int, launcher: str) -> int:
+    """Intra-op threads each run gets: this machine's (torch's default here, what ``cselab train``
+    would use: the physical cores, or OMP_NUM_THREADS) divided by ``jobs``, at least 1; 0 on SLURM,
+    where each job's allocation decides (the run records what it got)."""
+    if launcher == "slurm":
+        return 0
+    import torch
+
+    return max(1, torch.get_num_threads() // jobs)
+
+
+def expected_execution(cfg, threads: int, launcher: str) -> dict:
+    """The execution settings a run trained by this study gets (cselab/train/execution.py): on SLURM
+    only the process count is known here."""
+    if launcher == "slurm":
+        return {"world_size": 1}
+    from ..utils import precision_name, resolve_device, resolve_precision
+
+    device = resolve_device(cfg.device)
+    return {"device": device.type, "threads": threads, "world_size": 1,
+            "precision": precision_name(resolve_precision(cfg.precision, device)),
+            "eval_precision": precision_name(resolve_precision(cfg.eval_precision, device, evaluation=True))}
+
+
+def make_plan(study: Study, data_dir: str | None = None, threads: int | None = None,
+              launcher: str = "local") -> list[PlannedRun]:
+    """Each run's status and cost; labels whose config another label already has share its run. With
+    ``threads`` (per run), a run that exists already and was trained under other execution settings
+    than this study's gets a note saying so."""
     plan, first = [], {}
     for spec in study.runs:
         status = run_status(spec.run_dir)
         estimate = estimate_run(spec.config, study.profile, status.steps_done, status.kind == "finished", data_dir)
         notes = observation_differences(spec.run_dir, spec.config) if status.kind != "new" else []
+        if status.kind != "new" and threads is not None and first.get(spec.run_dir) is None:
+            own = resume_threads(spec.run_dir, threads) if status.kind == "partial" else threads
+            if own != threads:
+                notes.append(f"resumes with threads={own}, as its checkpoint was written (this study gives a run "
+                             f"threads={threads})")
+            notes += execution_differences(spec.run_dir, expected_execution(spec.config, own, launcher))
         plan.append(PlannedRun(spec, status, estimate, first.get(spec.run_dir), notes))
         first.setdefault(spec.run_dir, spec.label)
     return plan
 
 
+def resume_threads(run_dir: Path, threads: int) -> int:
+    """A partial run resumes with the thread count its checkpoint was written with (the trainer
+    refuses any other on a CPU: the resumed run stays one numeric history)."""
+    recorded = recorded_execution(run_dir)
+    if recorded and recorded.get("device") == "cpu" and isinstance(recorded.get("threads"), int):
+        return recorded["threads"]
+    return threads
+
+
 def run_tasks(study: Study, plan: list[PlannedRun], report_dir: Path, data_dir: str | None, jobs: int,
-              launcher: str) -> list[RunTask]:
+              launcher: str, threads: int | None = None) -> list[RunTask]:
     """A task for every distinct run that is not finished."""
-    threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 and launcher != "slurm" else 0
+    from ..rundir import RunDir
+
+    threads = threads_per_run(jobs, launcher) if threads is None else threads
     cwd = os.getcwd()
     return [RunTask(label=p.spec.label, run_dir=str(p.spec.run_dir), config=p.spec.config.to_dict(),
                     resume=p.status.kind == "partial", notebook=str(NOTEBOOKS_DIR / f"{TRAIN_NOTEBOOK}.py"),
                     output=str(report_dir / "runs" / f"{p.spec.label}.ipynb"), data_dir=data_dir, cwd=cwd,
-                    threads=threads, estimate_seconds=p.estimate.seconds)
+                    threads=resume_threads(Path(cwd, p.spec.run_dir), threads) if p.status.kind == "partial"
+                    else threads, estimate_seconds=p.estimate.seconds,
+                    lock_file=str(RunDir(p.spec.run_dir).lock_file))
             for p in plan if p.same_as is None and p.status.kind != "finished"]
+
+
+def check_output_folders(study: Study, folders: dict[str, Path], figures_root: Path) -> None:
+    """Before anything runs (``--dry-run`` too): the roots are folders (or can become ones), and no
+    notebook's figures folder — which the engine empties before the notebook runs — is a link or a
+    file (the engine never deletes through a link)."""
+    for option, folder in folders.items():
+        check_folder_location(folder, option)
+    for nb in study.notebooks:
+        figures = figures_root / nb.name
+        if figures.is_symlink():
+            raise StudyError(f"{figures}: the figures folder of notebook {nb.name!r} is a symbolic link (to "
+                             f"{os.readlink(figures)}); the study empties this folder before the notebook runs and "
+                             "does not delete through links: remove the link or choose another --figures-dir")
+        if figures.exists() and not figures.is_dir():
+            raise StudyError(f"{figures}: the figures folder of notebook {nb.name!r} is a file; remove it or choose "
+                             "another --figures-dir")
 
 
 def notebook_parameters(study: Study, nb, report: StudyReport, data_dir: str | None) -> dict:
@@ -101,21 +165,33 @@ def execute_notebooks(study: Study, report: StudyReport, progress: Progress, dat
             result = NotebookResult(nb, "skipped", note=f"skipped: its runs {', '.join(failed)} failed")
         else:
             figures = report.figures_dir / nb.name
-            if figures.is_dir():  # the notebook's own output folder: stale figures must not be listed
+            if figures.is_dir() and not figures.is_symlink():  # its own output folder: no stale figures listed
                 shutil.rmtree(figures)
             output = report.report_dir / f"{nb.name}.ipynb"
             started = time.perf_counter()
+            split = TimeSplit(0.0)
             try:
                 # in a worker thread, like the runs: the main thread stays free to forward Ctrl-C to the kernel
                 with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cselab-notebook") as pool:
                     pool.submit(execute_notebook, nb.path, output, notebook_parameters(study, nb, report, data_dir),
-                                os.getcwd()).result()
-                result = NotebookResult(nb, "ok", output, time.perf_counter() - started)
+                                os.getcwd(), split).result()
+                result = NotebookResult(nb, "ok", output, time.perf_counter() - started, split=split)
             except NotebookFailed as e:
-                result = NotebookResult(nb, "failed", output, time.perf_counter() - started, note=str(e))
+                result = NotebookResult(nb, "failed", output, time.perf_counter() - started, note=str(e), split=split)
         report.notebooks.append(result)
         progress.line(f"notebook {nb.name}: {result.status}  {result.seconds:.1f} s  "
                       f"{result.output or ''}" + (f"\n    {result.note}" if result.note else ""))
+
+
+@contextlib.contextmanager
+def notebooks_lock(report_dir: Path):
+    """One study's notebooks run in one process at a time: a second ``cselab reproduce`` of the same
+    study waits here instead of emptying figures folders the first one's notebooks are writing."""
+    from filelock import FileLock
+
+    report_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(report_dir / ".notebooks.lock", timeout=-1):
+        yield
 
 
 def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry_run: bool = False,
@@ -126,22 +202,30 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
     failed (the rest still ran), 130 when interrupted. Invalid studies raise StudyError first."""
     out = stream or sys.stdout
     require_notebook_tools()
+    for option, folder in (("--runs-dir", runs_dir), ("--reports-dir", reports_dir), ("--figures-dir", figures_dir)):
+        check_folder_location(folder, option)
     spec = load_study(study, profile, runs_dir)
     if jobs < 1:
         raise ValueError(f"--jobs: expected at least 1, got {jobs}")
     report_dir = Path(reports_dir) / spec.name
+    check_output_folders(spec, {"--reports-dir": report_dir, "--figures-dir": Path(figures_dir) / spec.name},
+                         Path(figures_dir) / spec.name)
     run_launcher = make_launcher(launcher, jobs, report_dir / "submitit", {**spec.slurm, **(slurm or {})},
                                  f"{spec.path}: slurm")
-    plan = make_plan(spec, data_dir)
+    threads = threads_per_run(jobs, launcher)
+    plan = make_plan(spec, data_dir, threads, launcher)
     if dry_run:
         print(format_plan(spec, plan), file=out)
         return 0
+    run_launcher.check_available()   # e.g. no SLURM here: one line, before any report is written
 
-    report = StudyReport(spec, launcher, jobs, plan, report_dir, Path(figures_dir) / spec.name)
-    tasks = run_tasks(spec, plan, report_dir, data_dir, jobs, launcher)
+    report = StudyReport(spec, launcher, jobs, plan, report_dir, Path(figures_dir) / spec.name, threads=threads)
+    tasks = run_tasks(spec, plan, report_dir, data_dir, jobs, launcher, threads)
     estimate = sum(t.estimate_seconds or 0 for t in tasks)
+    per_run = f", {threads} thread(s) each" if threads else ""
     print(f"study {spec.name} (profile {profile}): {len(plan)} runs, {len(tasks)} to train or resume "
-          f"(estimated {format_seconds(estimate)}), {len(spec.notebooks)} notebooks", file=out, flush=True)
+          f"(estimated {format_seconds(estimate)}; {jobs} at a time{per_run}), {len(spec.notebooks)} notebooks",
+          file=out, flush=True)
     notes = {p.spec.label: p.notes for p in plan}
     aliases: dict[str, list[str]] = {}
     for p in plan:
@@ -163,10 +247,17 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
                 if p.same_as is None and p.status.kind == "finished":
                     record(RunOutcome(p.spec.label, str(p.spec.run_dir), "reused", 0.0, p.status.best_stsb_dev,
                                       p.status.steps_done))
-            for outcome in run_launcher.run(tasks):
-                record(outcome)
+            try:
+                for outcome in run_launcher.run(tasks):
+                    record(outcome)
+            except Exception as e:   # the launcher itself broke (submission refused, ...): its runs failed
+                for task in tasks:
+                    if task.label not in report.outcomes:
+                        record(RunOutcome(task.label, task.run_dir, "failed",
+                                          error=f"--launcher {launcher}: {type(e).__name__}: {first_line(e)}"))
             bar.close()
-            execute_notebooks(spec, report, bar, data_dir)
+            with notebooks_lock(report_dir):
+                execute_notebooks(spec, report, bar, data_dir)
     except KeyboardInterrupt:
         report.interrupted = True
     finally:

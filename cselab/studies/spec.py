@@ -20,9 +20,20 @@ import yaml
 
 from ..config import ConfigError, TrainConfig, load_config, presets
 from ..methods import METHODS
+from .smoke import NOTEBOOK_PARAMETERS, SMOKE, smoke_overrides
 
 STUDY_DIR = Path(__file__).parent                           # shipped studies: cselab/studies/<name>.yaml
-NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"   # notebooks/<name>.py of the source tree
+
+
+def _notebooks_dir() -> Path:
+    """Where the notebooks are: installed from a wheel, the copy it carries (``cselab/notebooks/``,
+    copied from the top-level ``notebooks/`` at build time by setup.py); in a clone or an editable
+    install, ``notebooks/`` of the source tree itself, so edits there take effect at once."""
+    packaged = Path(__file__).resolve().parents[1] / "notebooks"
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parents[2] / "notebooks"
+
+
+NOTEBOOKS_DIR = _notebooks_dir()   # notebooks/<name>.py
 TRAIN_NOTEBOOK = "train"
 # Parameters the engine fills in for every analysis notebook (those the notebook declares).
 ENGINE_PARAMETERS = ("runs", "figures_dir", "tables_dir", "data_dir", "profile")
@@ -33,6 +44,8 @@ STUDY_KEYS = ("name", "description", "profiles", "runs", "notebooks", "slurm")
 GROUP_KEYS = ("label", "config", "set", "grid", "seeds", "profiles")
 NOTEBOOK_KEYS = ("notebook", "name", "runs", "parameters", "profiles")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=-]*$")
+# The kernel of every notebook the engine executes (a jupytext script without a header gets it).
+KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 
 
 class StudyError(ValueError):
@@ -111,7 +124,12 @@ def _item_lines(text: str, key: str) -> list[int]:
 
 
 def _read_yaml(path: Path) -> tuple[dict, str]:
-    text = path.read_text(encoding="utf-8")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise StudyError(f"{path}:{line}: not valid UTF-8 (byte {e.start} of the file); save it as UTF-8") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
@@ -186,9 +204,11 @@ def _config_source(where: str, value: Any, study_dir: Path) -> str | None:
                      f"(presets: {', '.join(presets())})")
 
 
-def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root: Path) -> list[RunSpec]:
+def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root: Path,
+                 smoke: bool = False) -> list[RunSpec]:
     """The runs of one group: its config source, then the profile's settings, then ``set``, then one
-    point of ``grid``, then one of ``seeds``; each config validated by :func:`load_config`."""
+    point of ``grid``, then one of ``seeds``; each config validated by :func:`load_config`. With
+    ``smoke`` the smoke settings (:mod:`.smoke`) come last."""
     label = group.get("label")
     if not isinstance(label, str) or not NAME_PATTERN.match(label):
         raise StudyError(f"{where}: label: expected a name of letters, digits and ._+=- , got {label!r}")
@@ -222,8 +242,12 @@ def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root
                 run_label += f"-s{seed}"
                 overrides["seed"] = seed
             overrides.update(output_dir=str(runs_root), run_name=None)
+            check_file_name(f"{where} ({run_label[:60]}{'…' if len(run_label) > 60 else ''})", "the label", run_label,
+                            ".ipynb", runs_root)
             try:
                 cfg = load_config(source, overrides)
+                if smoke:
+                    cfg = load_config(source, {**overrides, **smoke_overrides(cfg)})
             except ConfigError as e:
                 raise StudyError(f"{where} ({run_label}): {e}") from None
             runs.append(RunSpec(run_label, label, cfg, runs_root / cfg.default_run_name()))
@@ -232,10 +256,27 @@ def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root
 
 # ------------------------------------------------------------------- notebooks
 def read_notebook(path: Path):
-    """A notebook source as an nbformat node (jupytext ``.py`` or ``.ipynb``)."""
+    """A notebook source as an nbformat node (jupytext ``.py`` or ``.ipynb``). A jupytext script
+    without a header names no kernel: it gets the python3 kernel every study notebook runs in."""
     import jupytext
 
-    return jupytext.read(path)
+    notebook = jupytext.read(path)
+    if not notebook.metadata.get("kernelspec", {}).get("name"):
+        notebook.metadata["kernelspec"] = dict(KERNELSPEC)
+    return notebook
+
+
+def check_file_name(where: str, what: str, name: str, suffix: str, folder: Path) -> None:
+    """A label or name the engine turns into a file or folder name (``<name><suffix>``) must be one
+    the file system accepts: checked when the study is validated (``--dry-run`` included), not when
+    every run fails."""
+    from ..io import name_max, path_component_problem
+
+    limit = name_max(folder) - len(suffix)
+    problem = path_component_problem(name, limit)
+    if problem is not None:
+        room = f" (the file system's {limit + len(suffix)} bytes minus {suffix})" if suffix else ""
+        raise StudyError(f"{where}: {what} {problem}{room}; shorten it")
 
 
 def notebook_parameters(path: Path) -> set[str]:
@@ -294,8 +335,15 @@ def parse_notebook(entry: dict, where: str, study_dir: Path, labels: list[str],
     parameters = entry.get("parameters") or {}
     if not isinstance(parameters, dict):
         raise StudyError(f"{where}: parameters: expected a mapping, got {parameters!r}")
+    check_file_name(where, "the notebook name", name, ".ipynb", study_dir)
     if path not in declared_cache:
-        declared_cache[path] = notebook_parameters(path)
+        try:
+            declared_cache[path] = notebook_parameters(path)
+        except Exception as e:   # nbformat / papermill: one line naming the notebook and the study line
+            from ..io import first_line
+
+            raise StudyError(f"{where}: {path}: cannot read its parameters ({type(e).__name__}: {first_line(e)})") \
+                from None
     declared = declared_cache[path]
     if "runs" not in declared:
         raise StudyError(f"{where}: {path.name} declares no `runs` parameter in its parameters cell, so it "
@@ -337,13 +385,16 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
     name = data.get("name", path.stem)
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
         raise StudyError(f"{path}: name: expected a name of letters, digits and ._+=- , got {name!r}")
+    check_file_name(str(path), "the study name", name, "", Path(runs_root))
     description = data.get("description") or ""
     profiles = data.get("profiles") or {}
     if not isinstance(profiles, dict) or not profiles:
         raise StudyError(f"{path}: profiles: expected a mapping of profile name → base config, e.g. {{cpu: {{...}}}}")
-    if profile not in profiles:
-        raise StudyError(f"{path}: profiles: no profile {profile!r} (the study's profiles: {', '.join(profiles)})")
-    base = profiles[profile] or {}
+    smoke = profile == SMOKE and SMOKE not in profiles   # every study has it: its first profile, shrunk
+    if profile not in profiles and not smoke:
+        raise StudyError(f"{path}: profiles: no profile {profile!r} (the study's profiles: "
+                         f"{', '.join([*profiles, SMOKE])})")
+    base = profiles[next(iter(profiles)) if smoke else profile] or {}
     if not isinstance(base, dict):
         raise StudyError(f"{path}: profiles: {profile}: expected a mapping of config keys, got {base!r}")
     base = flatten(base)
@@ -366,9 +417,9 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
         where = f"{path}:{lines[i]}" if i < len(lines) else f"{path}: runs[{i}]"
         _check_keys(where, group, GROUP_KEYS, "a run group")
         chosen = _profiles_of(where, group, list(profiles))
-        if chosen is not None and profile not in chosen:
+        if chosen is not None and (next(iter(profiles)) if smoke else profile) not in chosen:
             continue
-        for run in expand_group(group, where, base, study_dir, runs_root):
+        for run in expand_group(group, where, base, study_dir, runs_root, smoke):
             if run.label in seen:
                 raise StudyError(f"{where}: run {run.label!r}: the label is used twice (also at {seen[run.label]})")
             seen[run.label] = where
@@ -387,9 +438,11 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
         where = f"{path}:{lines[i]}" if i < len(lines) else f"{path}: notebooks[{i}]"
         _check_keys(where, entry, NOTEBOOK_KEYS, "a notebook")
         chosen = _profiles_of(where, entry, list(profiles))
-        if chosen is not None and profile not in chosen:
+        if chosen is not None and (next(iter(profiles)) if smoke else profile) not in chosen:
             continue
         spec = parse_notebook(entry, where, study_dir, labels, cache)
+        if smoke:
+            spec.parameters.update({k: v for k, v in NOTEBOOK_PARAMETERS.items() if k in spec.parameters})
         if any(n.name == spec.name for n in notebooks):
             raise StudyError(f"{where}: notebook {spec.name!r} is listed twice; give one a `name:`")
         notebooks.append(spec)

@@ -63,3 +63,44 @@ def observation_differences(run_dir: str | os.PathLike, cfg: TrainConfig) -> lis
     wanted = cfg.to_dict()
     return [f"recorded with {key}={saved.get(key)!r}, the study asks {wanted[key]!r}"
             for key in OBSERVATION_KEYS if key in saved and saved[key] != wanted[key]]
+
+
+# Execution settings (cselab/train/execution.py): recorded by every run, not part of its name.
+EXECUTION = "execution"
+
+
+def recorded_execution(run_dir: str | os.PathLike) -> dict | None:
+    """The execution settings a run recorded: ``results.json``'s for a finished run, its last
+    checkpoint's for a partial one; None when it recorded none (trained by an older cselab, or
+    stopped before its first checkpoint)."""
+    run_dir = Path(run_dir)
+    try:
+        if (run_dir / RESULTS).is_file():
+            found = read_json(run_dir / RESULTS).get(EXECUTION)
+        else:
+            found = load_plain_entry(run_dir / CHECKPOINT, EXECUTION)
+    except (OSError, KeyError, ValueError, AttributeError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _describe(settings: dict, keys) -> str:
+    return ", ".join(f"{k}={settings[k]}" for k in keys)
+
+
+def execution_differences(run_dir: str | os.PathLike, expected: dict) -> list[str]:
+    """What a study must say about reusing (or resuming) a run trained under other execution
+    settings than the study's ``expected`` ones (the keys the study knows; ``threads`` only on a
+    CPU): its numbers are not those a run trained here would have, byte for byte."""
+    if not (Path(run_dir) / RESULTS).is_file() and not (Path(run_dir) / CHECKPOINT).is_dir():
+        return []
+    recorded = recorded_execution(run_dir)
+    if recorded is None:
+        return ["its execution settings (threads, processes, device) were not recorded (trained by an older "
+                "cselab): it may not be byte-identical to a run trained here"]
+    keys = [k for k in expected if k in recorded and recorded[k] != expected[k]
+            and not (k == "threads" and "cpu" not in (recorded.get("device"), expected.get("device")))]
+    if not keys:
+        return []
+    return [f"trained with {_describe(recorded, keys)}; this study trains with {_describe(expected, keys)}: "
+            "the same config, but not byte-identical numbers (see README, Run directories)"]

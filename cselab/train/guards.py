@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
@@ -20,6 +20,7 @@ from ..config import TrainConfig
 from ..data import load_corpus, load_stsb
 from ..data.corpus import resolve_corpus
 from ..data.errors import DataError
+from .selection import split_heldout
 
 logger = logging.getLogger("cselab.train")
 
@@ -73,13 +74,22 @@ def check_weights(tensors: Iterable[torch.Tensor], step: int, last_dir: Path, ch
 class TrainingData:
     corpus: list[str]
     dev_pairs: list
+    heldout: list[str] = field(default_factory=list)   # select_by: heldout_infonce (left out of corpus)
 
 
 def load_training_data(cfg: TrainConfig, data_dir: str | None) -> TrainingData:
     """The corpus and STS-B dev, checked before the run directory exists (a data error then
     leaves nothing behind). A corpus needs 2 sentences (in-batch negatives); a final batch of one
     sentence per epoch is dropped with a note (its loss would be 0 and its negatives empty)."""
-    corpus = load_corpus(cfg.corpus, cfg.max_sentences, data_dir)
+    heldout_n = cfg.heldout_sentences if cfg.select_by == "heldout_infonce" else 0
+    # the held-out slice is read on top of max_sentences, so training still sees max_sentences sentences
+    corpus = load_corpus(cfg.corpus, cfg.max_sentences and cfg.max_sentences + heldout_n, data_dir)
+    heldout: list[str] = []
+    if heldout_n:
+        try:
+            corpus, heldout = split_heldout(corpus, cfg.heldout_sentences)
+        except ValueError as e:
+            raise DataError(resolve_corpus(cfg.corpus, data_dir), str(e)) from None
     if len(corpus) < 2:
         raise DataError(resolve_corpus(cfg.corpus, data_dir),
                         f"the corpus has {len(corpus)} sentence; contrastive training needs at least 2 "
@@ -90,4 +100,4 @@ def load_training_data(cfg: TrainConfig, data_dir: str | None) -> TrainingData:
         logger.warning("note: %d sentences = %d batches of %d + 1; the final 1-sentence batch of each epoch is "
                        "dropped (a batch needs 2 sentences for in-batch negatives)",
                        len(corpus), len(corpus) // cfg.batch_size, cfg.batch_size)
-    return TrainingData(corpus, load_stsb(data_dir)["dev"])
+    return TrainingData(corpus, load_stsb(data_dir)["dev"], heldout)

@@ -30,17 +30,20 @@ from transformers import get_linear_schedule_with_warmup
 from ..config import TrainConfig, load_config
 from ..encoder import SentenceEncoder
 from ..encoder.model_card import write_model_card
+from ..export import run_facts
 from ..evaluate.sts import evaluate_pairs, evaluate_sts
-from ..io import atomic_write_json, remove_dir, replace_dir, staged_dir
+from ..io import atomic_write_json, ensure_folder, remove_dir, replace_dir, staged_dir
 from ..methods import build_loss
 from ..progress import progress_bar
 from ..rundir import RunDir, load_state, save_state
-from ..utils import precision_name, resolve_precision, rng_state, seed_everything, set_rng_state
-from . import ddp
+from ..utils import native_bf16, precision_name, resolve_precision, rng_state, seed_everything, set_rng_state
+from . import ddp, execution
+from .batches import batches_per_epoch, epoch_batches, epoch_order  # noqa: F401 (epoch_order: API)
 from .guards import (NonFiniteLossError, TrainingData, check_dev_score, check_weights, checkpoint_tensors,
                      load_training_data, stop_message)
 from .probes import embedding_grad_norms, probe_record, stsb_probe_set
 from .reporting import RunReporter
+from .selection import heldout_infonce, selection_score
 from .step import training_loss
 
 logger = logging.getLogger(__name__)
@@ -51,23 +54,16 @@ class TrainState:
     step: int = 0                 # optimizer steps done
     epoch: int = 0
     batch_in_epoch: int = 0       # batches of ``epoch`` already consumed
-    best_score: float = -math.inf
+    best_score: float = -math.inf  # the select_by score of best/ (higher is better)
     best_step: int = -1
+    best_stsb_dev: float | None = None   # STS-B dev of best/ (None in checkpoints older than select_by)
     evals_without_improvement: int = 0
     stopped_early: bool = False
     train_seconds: float = 0.0
 
-
-def epoch_order(n: int, seed: int, epoch: int, shuffle: bool) -> list[int]:
-    """The corpus order of one epoch, from its own generator so that resuming reproduces it."""
-    if not shuffle:
-        return list(range(n))
-    return torch.randperm(n, generator=torch.Generator().manual_seed(seed + epoch)).tolist()
-
-
-def batches_per_epoch(n: int, batch_size: int, drop_last: bool) -> int:
-    """Batches in one epoch; a final batch of 1 sentence is always dropped (no in-batch negative)."""
-    return n // batch_size if drop_last or n % batch_size == 1 else math.ceil(n / batch_size)
+    def __post_init__(self):
+        if self.best_stsb_dev is None:   # before select_by, best/ was always chosen on STS-B dev
+            self.best_stsb_dev = self.best_score
 
 
 def trainable_parameters(*modules: torch.nn.Module) -> list[torch.nn.Parameter]:
@@ -107,6 +103,8 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
     processes = ddp.setup(cfg.device)   # torchrun's process group, or this process alone
     processes.check_config(cfg)
     final = RunDir.for_config(cfg)
+    if processes.is_main:
+        ensure_folder(cfg.output_dir, "output_dir")   # a file there is one line, not an errno
     # Process 0 owns the run directory (lock, recovery, staging); the others only train.
     with final.locked() if processes.is_main else contextlib.nullcontext():
         if processes.is_main:
@@ -137,6 +135,7 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
     amp_dtype = resolve_precision(cfg.precision, device)
     precisions = {"precision": precision_name(amp_dtype),
                   "eval_precision": precision_name(resolve_precision(cfg.eval_precision, device, evaluation=True))}
+    settings = execution.execution_settings(device, processes.world_size, precisions)
     seed_everything(cfg.seed)   # the same seed on every process (what must agree is broadcast)
 
     # ---- data
@@ -172,6 +171,7 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
         state = TrainState(**saved["train_state"])
         check_resumed_setting(saved, "precision", precisions, run.last_dir)
         check_resumed_setting(saved, "world_size", {"world_size": processes.world_size}, run.last_dir)
+        execution.check_resume(saved.get(execution.KEY), settings, run.last_dir)
         set_rng_state(processes.scatter_rng_states(saved["rng_per_process"]) if "rng_per_process" in saved
                       else saved["rng"])
         if processes.is_main:
@@ -189,11 +189,12 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
         if not processes.is_main:
             return
         with staged_dir(run.last_dir, {"step": state.step}) as tmp:
-            encoder.save(tmp, run_dir=run.path)
+            encoder.save(tmp, card=run_facts(run.path))
             save_state({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
                         "scaler": scaler.state_dict(), "loss": loss_fn.state_dict(),
                         "train_state": dataclasses.asdict(state), "rng": rngs[0], "rng_per_process": rngs,
-                        "precision": precisions, "world_size": {"world_size": processes.world_size}}, tmp)
+                        "precision": precisions, "world_size": {"world_size": processes.world_size},
+                        execution.KEY: settings}, tmp)
 
     def save_snapshot() -> None:
         """A model-only folder (no optimizer state) for analyses over training (the explorer)."""
@@ -209,21 +210,30 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
             if processes.is_main else 0.0
         score = processes.broadcast(score)
         check_dev_score(score, state.step, run.last_dir, checkpoint_step)
-        improved = score > state.best_score
+        extra = {}   # the select_by score when it is not STS-B dev (cselab.train.selection)
+        if data.heldout:
+            loss = heldout_infonce(encoder, data.heldout, cfg.batch_size, cfg.temperature, cfg.max_len) \
+                if processes.is_main else 0.0
+            extra["heldout_infonce"] = processes.broadcast(loss)
+        selected = selection_score(cfg.select_by, state.step, score, extra.get("heldout_infonce"))
+        improved = selected > state.best_score
         if improved:
-            state.best_score, state.best_step, state.evals_without_improvement = score, state.step, 0
+            state.best_score, state.best_step, state.evals_without_improvement = selected, state.step, 0
+            state.best_stsb_dev = score
             if processes.is_main:
                 with staged_dir(run.best_dir, {"step": state.step}) as tmp:
-                    encoder.save(tmp, extra={"step": state.step, "stsb_dev": score}, run_dir=run.path)
-                logger.info("step %d: STS-B dev %.2f, the best so far: saved to %s", state.step, score,
-                            run.best_dir)
+                    encoder.save(tmp, extra={"step": state.step, "stsb_dev": score, "select_by": cfg.select_by,
+                                             **extra}, card=run_facts(run.path))
+                logger.info("step %d: STS-B dev %.2f%s, the best by %s so far: saved to %s", state.step, score,
+                            "".join(f", {k} {v:.4f}" for k, v in extra.items()), cfg.select_by, run.best_dir)
         else:
             state.evals_without_improvement += 1
             patience = cfg.early_stopping_patience
             state.stopped_early = patience is not None and state.evals_without_improvement >= patience
-            logger.info("step %d: STS-B dev %.2f (best %.2f at step %d)%s", state.step, score, state.best_score,
-                        state.best_step, "; stopping early" if state.stopped_early else "")
-        return {"kind": "eval", "step": state.step, "stsb_dev": score, "best_stsb_dev": state.best_score,
+            logger.info("step %d: STS-B dev %.2f%s (best by %s at step %d)%s", state.step, score,
+                        "".join(f", {k} {v:.4f}" for k, v in extra.items()), cfg.select_by, state.best_step,
+                        "; stopping early" if state.stopped_early else "")
+        return {"kind": "eval", "step": state.step, "stsb_dev": score, **extra, "best_stsb_dev": state.best_stsb_dev,
                 "improved": improved}
 
     # ---- the loop
@@ -233,9 +243,10 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
     if cfg.snapshot_every and state.step == 0 and processes.is_main:
         save_snapshot()   # the model before training, the first frame of every snapshot series
     while state.step < total_steps and not state.stopped_early:
-        order = epoch_order(len(corpus), cfg.seed, state.epoch, cfg.shuffle)
-        for b in range(state.batch_in_epoch, per_epoch):
-            sentences = [corpus[i] for i in order[b * cfg.batch_size:(b + 1) * cfg.batch_size]]
+        batches = epoch_batches(corpus, cfg.seed, state.epoch, cfg.batch_size, cfg.shuffle, cfg.drop_last,
+                                cfg.no_duplicates)
+        for b in range(state.batch_in_epoch, len(batches)):
+            sentences = [corpus[i] for i in batches[b]]
             log_now = (state.step + 1) % cfg.log_every == 0 or state.step == 0 or state.step + 1 == total_steps
             log_grad_norm = cfg.log_embedding_grad_norm and log_now  # ∂L/∂z of both views (MixCSE's dynamics)
             step = training_loss(model, encoder, loss_fn, processes.local_slice(sentences), step=state.step,
@@ -271,7 +282,7 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
                           **{f"loss/{k}": v.item() for k, v in result.parts.items()},
                           **{f"sim/{k}": v for k, v in result.stats.items()}, **grad_norms}
                 reporter.log(record)
-                bar.set_postfix(loss=f"{record['loss']:.4f}", dev=f"{state.best_score:.2f}", refresh=False)
+                bar.set_postfix(loss=f"{record['loss']:.4f}", dev=f"{state.best_stsb_dev:.2f}", refresh=False)
             if probe_set is not None and state.step % cfg.probe_every == 0 and processes.is_main:
                 reporter.log(probe_record(encoder, probe_set, state.step, cfg.eval_batch_size))
             if cfg.snapshot_every and state.step % cfg.snapshot_every == 0 and processes.is_main:
@@ -298,9 +309,11 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
     if not processes.is_main:
         return run.path
     results = {"steps": state.step, "total_steps": total_steps, "best_step": state.best_step,
-               "best_stsb_dev": state.best_score, "stopped_early": state.stopped_early,
-               "train_seconds": state.train_seconds, **precisions, "world_size": processes.world_size,
-               "mini_batch_size": cfg.mini_batch_size}
+               "select_by": cfg.select_by, "best_stsb_dev": state.best_stsb_dev, "stopped_early": state.stopped_early,
+               "train_seconds": state.train_seconds, **precisions, "native_bf16": native_bf16(),
+               "world_size": processes.world_size, "mini_batch_size": cfg.mini_batch_size, execution.KEY: settings}
+    if data.heldout:
+        results["best_heldout_infonce"] = -state.best_score
     if cfg.final_eval and run.best_dir.is_dir():
         best = SentenceEncoder.from_pretrained(run.best_dir).to(device)
         best.eval_precision = cfg.eval_precision
@@ -308,18 +321,20 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
         results["sts"] = {"scores": sts["scores"], "avg": sts["avg"], "details": sts["details"]}
     atomic_write_json(run.results_file, results)
     if run.best_dir.is_dir():
-        write_model_card(run.best_dir, run.path)   # now with the STS table
-    logger.info("finished %s: best STS-B dev %.2f at step %d%s", run.path, state.best_score, state.best_step,
+        write_model_card(run.best_dir, run_facts(run.path))   # now with the STS table
+    logger.info("finished %s: best/ by %s at step %d (STS-B dev %.2f)%s", run.path, cfg.select_by, state.best_step,
+                state.best_stsb_dev,
                 f"; STS avg {results['sts']['avg']:.2f}" if "sts" in results else "")
 
 
 def check_resumed_setting(saved: dict, key: str, now: dict, last_dir: Path) -> None:
     """Resuming is exact only with what the checkpoint was written with: the resolved precisions
     (``precision: auto`` means bf16 on one machine and fp32 on another) and the number of processes
-    (each has its own dropout stream). A difference is an error naming both."""
+    (each has its own dropout stream). A difference is an error naming both and what to do."""
     before = saved.get(key)
     if before is not None and before != now:
+        how = (f"resume it with torchrun --nproc_per_node {before['world_size']}" if key == "world_size" and
+               before.get("world_size", 1) > 1 else "resume it in one process" if key == "world_size" else
+               "resume it on a machine where the config resolves the same way")
         raise ValueError(f"{last_dir}: the checkpoint was written with {before}, this run would continue with {now}; "
-                         "a resumed run is exact only with the same setting (resume it on a machine where the "
-                         "config resolves the same way, or start a new run)")
-
+                         f"a resumed run is exact only with the same setting ({how}, or start a new run)")

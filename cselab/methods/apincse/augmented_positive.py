@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from ...distributed import all_gather, is_distributed, rank
 from ...losses.base import Component, ContrastiveBatch, Contribution
 from ...losses.infonce import aligned_positive_mask, cosine_matrix, info_nce
-from .. import register_method
+from ..registry import register_method
 from .queue import EmbeddingQueue
 
 
@@ -108,9 +108,9 @@ class AugmentedPositive(Component):
                    "queue_fill": "queue fill"}
 
     @classmethod
-    def check_config(cls, params: AugmentedPositiveParams, cfg) -> None:
-        if params.queue_size < cfg.batch_size:
-            raise ValueError(f"queue_size={params.queue_size} is smaller than batch_size={cfg.batch_size}: "
+    def check_config(cls, params: AugmentedPositiveParams, *, batch_size: int) -> None:
+        if params.queue_size < batch_size:
+            raise ValueError(f"queue_size={params.queue_size} is smaller than batch_size={batch_size}: "
                              "the queue must hold at least one batch")
 
     def __init__(self, params: AugmentedPositiveParams):

@@ -33,7 +33,7 @@ from ...distributed import gather_with_local_grad, is_distributed
 from ...losses.base import Component, ContrastiveBatch, Contribution
 from ...losses.infonce import aligned_positive_mask, cosine_matrix, info_nce
 from ...utils import autocast
-from .. import register_method
+from ..registry import register_method
 
 MOST_SIMILAR = "most_similar"
 
@@ -121,14 +121,14 @@ class InterlayerNegative(Component):
     stat_labels = {"neg_cos": "interlayer negative"}
 
     @classmethod
-    def check_gradient_cache(cls, params: InterlayerNegativeParams, cfg) -> None:
+    def check_gradient_cache(cls, params: InterlayerNegativeParams, *, pooler: str) -> None:
         # The cache keeps every layer's [CLS] (all eq. 16-19 read), but not the token states that a
         # pooler's own projection reads (layer_attention's eq. 6-7 attend over every layer's tokens).
         from ...encoder.pooling import POOLERS
 
-        pooler = POOLERS.get(cfg.pooler)
-        if params.project_negative and pooler is not None and not pooler.uses_mlp_head and pooler.projects_cls:
-            raise ValueError(f"interlayer_negative.project_negative with pooler {cfg.pooler}: the projection reads "
+        spec = POOLERS.get(pooler)
+        if params.project_negative and spec is not None and not spec.uses_mlp_head and spec.projects_cls:
+            raise ValueError(f"interlayer_negative.project_negative with pooler {pooler}: the projection reads "
                              "every layer's token states, which the gradient cache does not keep")
 
     def __init__(self, params: InterlayerNegativeParams):

@@ -31,7 +31,7 @@ import torch
 
 from ...losses.base import Component, ContrastiveBatch, Contribution, NegativeBlock
 from ...losses.infonce import aligned_positive_mask, cosine_matrix
-from .. import register_method
+from ..registry import register_method
 from .bml import REDUCTIONS, bml_loss
 from ...distributed import broadcast_from_first_process
 from .kmeans import UPDATES, ClusterState, greedy_init, kmeans_centroids, same_cluster
@@ -124,30 +124,10 @@ class ClusterNS(Component):
                    "batch_cos": "batch mean cosine"}
 
     @classmethod
-    def check_config(cls, params: ClusterNSParams, cfg) -> None:
-        if params.init == "batch" and params.num_clusters > cfg.batch_size:
-            raise ValueError(f"num_clusters={params.num_clusters} exceeds batch_size={cfg.batch_size}: the centroids "
+    def check_config(cls, params: ClusterNSParams, *, batch_size: int) -> None:
+        if params.init == "batch" and params.num_clusters > batch_size:
+            raise ValueError(f"num_clusters={params.num_clusters} exceeds batch_size={batch_size}: the centroids "
                              "are initialised from the samples of one batch (or use init: global)")
-
-    @classmethod
-    def from_run(cls, run_dir) -> "ClusterNS":
-        """The ClusterNS component of a run, its state (centroids, start step) as saved in the
-        run's last checkpoint ``last/``."""
-        from ...config import load_config
-        from ...rundir import RunDir
-        from .. import build_loss
-
-        run = RunDir(run_dir)
-        cfg = load_config(run.read_config())
-        if "clusterns" not in cfg.method:
-            raise ValueError(f"{run.path}: not a ClusterNS run (method: {cfg.method})")
-        loss = build_loss(cfg)
-        index = [c.name for c in loss.components].index("clusterns")
-        prefix = f"components.{index}."
-        saved = run.load_checkpoint_state()["loss"]
-        component = loss.components[index]
-        component.load_state_dict({k[len(prefix):]: v for k, v in saved.items() if k.startswith(prefix)})
-        return component
 
     def centroids(self) -> torch.Tensor:
         """The K×D centroids; an error before clustering has started."""

@@ -1,0 +1,98 @@
+"""The evaluation suites as a registry, as methods and poolers are (modelled on sentence-transformers'
+evaluators): a suite has a name, a function that scores any model with ``encode(sentences,
+batch_size)`` and returns a results dict, the options ``cselab eval``'s arguments give it, its
+primary metric and the table ``cselab eval`` prints. ``cselab eval --suite`` and the evaluation
+cache (:func:`cselab.evaluate.runs.evaluate_run`) read :data:`SUITES`; a new suite is its function
+in its own module and one :func:`register_suite` below.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from tabulate import tabulate
+
+from ..data.sts import STS_TASKS
+from ..data.transfer import TRANSFER_TASKS
+from .clustering import CLUSTERING_TASKS, DEFAULT_SEEDS, evaluate_clustering
+from .geometry import evaluate_alignment_uniformity
+from .sts import evaluate_sts, format_sts_table
+from .transfer import evaluate_transfer
+
+GEOMETRY_KEYS = ("alignment", "uniformity", "mean_cos", "largest_angle")
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    run: Callable[..., dict]               # run(model, data_dir=..., batch_size=..., **options) -> results
+    summary: str
+    primary: str                           # the results key of the primary metric
+    higher_is_better: bool
+    cli_options: Callable[[Any], dict]     # `cselab eval`'s parsed arguments -> the suite's options
+    table: Callable[[dict, str], str]      # results and the model's label -> the table `cselab eval` prints
+
+    def primary_metric(self, result: dict) -> float:
+        return result[self.primary]
+
+
+SUITES: dict[str, Suite] = {}
+
+
+def register_suite(suite: Suite) -> Suite:
+    if suite.name in SUITES:
+        raise ValueError(f"suite {suite.name!r} is registered twice")
+    SUITES[suite.name] = suite
+    return suite
+
+
+def get_suite(name: str) -> Suite:
+    if name not in SUITES:
+        raise ValueError(f"suite must be one of {tuple(SUITES)}, got {name!r}")
+    return SUITES[name]
+
+
+def _sts_table(r: dict, label: str) -> str:
+    table = format_sts_table({label: r})
+    if "custom" in r:   # the user's own pairs, beside (never inside) the standard average
+        custom = r["custom"]
+        table += "\n\n" + tabulate([[name, d["pairs"], custom["scores"][name], d["file"]]
+                                    for name, d in custom["details"].items()],
+                                   headers=["your pairs", "pairs", "Spearman ×100", "file"], tablefmt="github",
+                                   floatfmt=".2f")
+    return (table + "\n" + f"{r['sentences_encoded']} unique sentences in {r['seconds']:.1f}s; "
+            f"aggregate={r['aggregate']}; precision={r['precision']}")
+
+
+def _transfer_table(r: dict, label: str) -> str:
+    rows = [[t, d["acc"], d.get("f1", ""), d["seconds"]] for t, d in r["details"].items()]
+    rows.append(["Avg.", r["avg"], "", r["seconds"]])
+    return tabulate(rows, headers=["task", f"acc ({r['kfold']}-fold)", "F1", "seconds"], tablefmt="github",
+                    floatfmt=".2f")
+
+
+def _clustering_table(r: dict, label: str) -> str:
+    rows = [[t, r["metric"][t], 100 * d[r["metric"][t]]["mean"], 100 * d[r["metric"][t]]["std"],
+             100 * d["nmi"]["mean"], d["seconds"]] for t, d in r["details"].items()]
+    return tabulate(rows, headers=["task", "metric", "mean ×100", f"std ({len(r['seeds'])} seeds)", "NMI ×100",
+                                   "seconds"], tablefmt="github", floatfmt=".2f")
+
+
+def _geometry_table(r: dict, label: str) -> str:
+    return tabulate([[k, r[k]] for k in GEOMETRY_KEYS], headers=["STS-B " + r["split"], "value"],
+                    tablefmt="github", floatfmt=".4f")
+
+
+register_suite(Suite(
+    "sts", evaluate_sts, "STS12-16, STS-B and SICK-R test: Spearman ×100 of cosine similarities (SimCSE's protocol)",
+    "avg", True, lambda a: {"tasks": a.tasks or STS_TASKS, "aggregate": a.aggregate, "pairs": a.pairs}, _sts_table))
+register_suite(Suite(
+    "transfer", evaluate_transfer, "SentEval's 7 transfer tasks: logistic-regression accuracy ×100",
+    "avg", True, lambda a: {"tasks": a.tasks or TRANSFER_TASKS, "fast": a.fast, "probe": a.probe}, _transfer_table))
+register_suite(Suite(
+    "clustering", evaluate_clustering, "DBpedia AMI and 8 short-text sets' Hungarian accuracy, over K-means seeds",
+    "short_text_avg", True, lambda a: {"tasks": a.tasks or CLUSTERING_TASKS, "seeds": a.seeds or list(DEFAULT_SEEDS)},
+    _clustering_table))
+register_suite(Suite(
+    "geometry", evaluate_alignment_uniformity, "alignment and uniformity (Wang & Isola) on STS-B",
+    "uniformity", False, lambda a: {"split": a.split}, _geometry_table))

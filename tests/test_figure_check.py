@@ -1,0 +1,257 @@
+"""The figure checker: each defect planted in a small figure is found, and its problem names the
+panel and the artist; well-made figures give no problem."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cselab.plots import check_figure, new_figure, save_figure
+
+X = np.arange(10)
+
+
+def _one(problems: list[str], *words: str) -> str:
+    """The single problem of ``problems`` that contains every one of ``words``."""
+    found = [p for p in problems if all(w in p for w in words)]
+    assert len(found) == 1, problems
+    return found[0]
+
+
+def clean_figure():
+    fig, (ax,) = new_figure()
+    ax.plot(X, X / 10, label="rising")
+    ax.plot(X, 1 - X / 20, label="falling")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    ax.set_title("two curves")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("mean cosine")
+    return fig
+
+
+def test_a_well_made_figure_passes():
+    assert check_figure(clean_figure()) == []
+    fig, axes = new_figure(2)
+    for i, ax in enumerate(axes):
+        ax.errorbar([1, 2, 4], [0.2, 0.5, 0.4], yerr=[0.05, 0.1, 0.02], marker="o", label="with intervals")
+        ax.bar([6, 7], [0.3, 0.6], label="bars")
+        ax.set_title(f"panel {i}")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2, frameon=False)
+    assert check_figure(fig) == []
+
+
+def test_overlapping_tick_labels_are_found_once_per_axis():
+    fig, (ax,) = new_figure()
+    ax.plot(X, X)
+    ax.set_xticks(X, [f"a long tick label {i}" for i in X])
+    ax.set_title("crowded ticks")
+    problem = _one(check_figure(fig), "x tick labels of panel 'crowded ticks' collide")
+    assert "'a long tick label 0'" in problem and "'a long tick label 1'" in problem
+
+
+def test_point_labels_on_each_other_are_found():
+    fig, (ax,) = new_figure()
+    ax.scatter([0.0, 0.01, 1.0], [0.0, 0.01, 1.0])
+    ax.annotate("SimCSE unsupervised", (0.0, 0.0))
+    ax.annotate("MixCSE unsupervised", (0.01, 0.01))
+    ax.set_title("points")
+    problem = _one(check_figure(fig), "text overlaps text")
+    assert "'SimCSE unsupervised' in panel 'points'" in problem and "'MixCSE unsupervised'" in problem
+
+
+def test_a_title_on_a_neighbouring_title_is_found():
+    fig, axes = new_figure(2, panel_size=(1.5, 1.5))
+    for ax, name in zip(axes, ("a title too long for its panel", "the neighbour's title")):
+        ax.plot(X, X)
+        ax.set_title(name)
+    problem = _one(check_figure(fig), "text overlaps text", "the title of panel")
+    assert "'a title too long for its panel'" in problem and "the neighbour's title" in problem
+
+
+def test_legend_entries_on_colour_bar_labels_are_found():
+    fig, (ax,) = new_figure()
+    points = ax.scatter(X, X, c=X)
+    fig.colorbar(points, ax=ax, label="STS average")
+    legend = ax.legend([points], ["a legend entry laid over the colour bar"], loc="center left",
+                       bbox_to_anchor=(1.0, 0.5))
+    legend.set_in_layout(False)   # the layout leaves it where it is: over the colour bar
+    ax.set_title("coloured")
+    problems = check_figure(fig)
+    assert any("legend entry 'a legend entry laid over the colour bar'" in p and "colour bar 'STS average'" in p
+               for p in problems), problems
+
+
+def test_a_layout_that_collapses_or_squeezes_a_panel_is_found():
+    fig, (ax,) = new_figure()
+    ax.plot(X, X)
+    ax.set_title("squeezed")
+    ax.set_ylabel("a y label\nof\nmany\nlines\nthat\ntake\nthe\nwhole\nheight\nof\nit")
+    ax.legend(["a legend laid beside the panel, so long it leaves no room"], loc="center left",
+              bbox_to_anchor=(1.0, 0.5))
+    problems = check_figure(fig)
+    assert any("squeezed" in p for p in problems), problems
+
+
+def test_text_leaving_the_canvas_is_found():
+    fig = clean_figure()
+    fig.text(0.9, 0.5, "a note that runs off the right edge")
+    problem = _one(check_figure(fig), "text leaves the canvas")
+    assert "(right edge)" in problem and "'a note that runs off the right edge'" in problem
+
+
+def test_a_legend_on_lines_is_found_and_named():
+    fig, (ax,) = new_figure()
+    ax.plot(X, X, label="SimCSE")
+    ax.plot(X, 9 - X, label="MixCSE")
+    ax.legend(loc="center")
+    ax.set_title("crossing")
+    problem = _one(check_figure(fig), "covers data")
+    assert problem == "the legend of panel 'crossing' covers data of panel 'crossing': 'SimCSE', 'MixCSE'"
+
+
+def test_a_legend_on_a_segment_between_vertices_is_found():
+    """Two vertices far apart: the line crosses the legend with no vertex inside it."""
+    fig, (ax,) = new_figure()
+    ax.plot([0, 10], [5, 5], label="flat")
+    ax.plot([0, 10], [0, 10], label="rising")
+    ax.set_ylim(0, 10)
+    ax.legend(loc="center")
+    ax.set_title("segments")
+    assert "'flat'" in _one(check_figure(fig), "covers data")
+
+
+@pytest.mark.parametrize("kind", ["bars", "error bars", "markers", "band"])
+def test_a_legend_on_bars_error_bars_markers_or_bands_is_found(kind):
+    fig, (ax,) = new_figure()
+    ax.plot([0, 1], [9, 9], label="a line at the top")
+    if kind == "bars":
+        ax.bar([4, 5], [5.5, 5.5], width=0.9, label="bars")
+    elif kind == "error bars":
+        ax.errorbar([4.5], [5], yerr=[1.0], fmt="none", label="error bars")
+    elif kind == "markers":
+        ax.scatter([4.5], [5], label="markers")
+    else:
+        ax.fill_between([3, 6], [4.5, 4.5], [5.5, 5.5], label="band")
+    ax.set_xlim(0, 9)
+    ax.set_ylim(0, 10)
+    ax.legend(loc="center")
+    ax.set_title(kind)
+    assert f"covers data of panel '{kind}'" in _one(check_figure(fig), "covers data")
+
+
+def test_a_figure_legend_over_a_panel_is_found():
+    fig, axes = new_figure(2)
+    for ax in axes:
+        ax.plot(X, X, label="SimCSE")
+        ax.plot(X, 9 - X, label="MixCSE")
+    axes[0].set_title("left")
+    axes[1].set_title("right")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="center", bbox_to_anchor=(0.3, 0.55))
+    problems = check_figure(fig)
+    assert "the figure legend covers data of panel 'left': 'SimCSE', 'MixCSE'" in problems
+
+
+def test_a_series_under_another_is_found_and_a_distinct_style_passes():
+    fig, (ax,) = new_figure()
+    ax.plot(X, X ** 0.5, label="mixed negatives")
+    ax.plot(X, X ** 0.5, label="mixed negatives (reverse)")
+    ax.legend(loc="lower right", frameon=False)
+    ax.set_title("similarity")
+    problem = _one(check_figure(fig), "cannot be seen")
+    assert "'mixed negatives' of panel 'similarity' lies under 'mixed negatives (reverse)'" in problem
+    ax.lines[1].set_linestyle("--")
+    ax.lines[1].set_marker("o")
+    assert check_figure(fig) == []
+
+
+def test_a_sweep_of_one_point_is_found():
+    fig, (ax,) = new_figure()
+    ax.errorbar([0.2], [75.3], marker="o")
+    ax.set_title("λ sweep")
+    problem = _one(check_figure(fig), "one x value")
+    assert problem.startswith("panel 'λ sweep' draws all its data at one x value (0.2)")
+    fig, (ax,) = new_figure()
+    ax.plot([0.1, 0.2], [75.3, 75.9], marker="o")
+    ax.axvline(0.2, color="grey")    # a reference line spans the axes: it is not data at one x
+    assert check_figure(fig) == []
+
+
+def test_zero_length_error_bars_are_found():
+    fig, (ax,) = new_figure()
+    ax.errorbar([1, 2, 3], [5.0, 6.0, 5.5], yerr=[0.0, 0.4, 0.0], marker="o", label="SimCSE")
+    ax.set_title("scores")
+    problem = _one(check_figure(fig), "zero length")
+    assert problem.startswith("panel 'scores': 2 of the 3 error bars of 'SimCSE' have zero length")
+    fig, (ax,) = new_figure()
+    ax.bar([0, 1], [70.0, 72.0], yerr=[0.0, 0.0])
+    ax.set_ylabel("score")
+    assert "panel with y label 'score': 2 of the 2 error bars" in _one(check_figure(fig), "zero length")
+
+
+def test_the_checker_draws_a_pyplot_free_figure_and_leaves_it_savable(tmp_path):
+    from cselab.plots import save_figure
+
+    fig = clean_figure()
+    assert check_figure(fig) == check_figure(fig) == []   # twice: the same answer
+    (png, ) = save_figure(fig, tmp_path / "clean", formats=["png"])
+    assert png.read_bytes().startswith(b"\x89PNG")
+
+
+# ------------------------------------------------------------------ saving, notebooks, study index
+def legend_on_lines():
+    fig, (ax,) = new_figure()
+    ax.plot(X, X, label="SimCSE")
+    ax.plot(X, 9 - X, label="MixCSE")
+    ax.legend(loc="center")
+    ax.set_title("crossing")
+    return fig
+
+
+def test_save_figure_logs_and_records_the_problems_and_clears_them_when_fixed(tmp_path, caplog):
+    import json
+
+    from cselab.plots.core import problems_path
+
+    with caplog.at_level("WARNING", logger="cselab.plots"):
+        written = save_figure(legend_on_lines(), tmp_path / "figs" / "crossing")
+    assert [p.name for p in written] == ["crossing.png", "crossing.pdf"]          # the figure files, as before
+    record = tmp_path / "figs" / "crossing.problems.json"
+    assert problems_path(tmp_path / "figs" / "crossing.png") == record
+    expected = "the legend of panel 'crossing' covers data of panel 'crossing': 'SimCSE', 'MixCSE'"
+    assert json.loads(record.read_text()) == {"figure": "crossing", "problems": [expected]}
+    assert [r.getMessage() for r in caplog.records] == [f"figure crossing: {expected}"]
+    save_figure(clean_figure(), tmp_path / "figs" / "crossing")                  # fixed: the record goes
+    assert not record.exists()
+    save_figure(legend_on_lines(), tmp_path / "figs" / "unchecked", check=False)
+    assert not (tmp_path / "figs" / "unchecked.problems.json").exists()
+
+
+def test_workbench_show_runs_the_checker(tmp_path, caplog):
+    from cselab import workbench
+
+    with caplog.at_level("WARNING", logger="cselab.plots"):
+        workbench.show(legend_on_lines(), tmp_path / "crossing")
+    assert (tmp_path / "crossing.problems.json").is_file() and "covers data" in caplog.text
+
+
+def test_the_study_index_lists_problems_beside_their_figure(tmp_path):
+    from types import SimpleNamespace
+
+    from cselab.plots.core import PROBLEMS_SUFFIX
+    from cselab.studies.report import FIGURE_PROBLEMS_SUFFIX, StudyReport, index_markdown
+
+    assert FIGURE_PROBLEMS_SUFFIX == PROBLEMS_SUFFIX
+    figures = tmp_path / "report" / "figures"
+    save_figure(legend_on_lines(), figures / "dynamics" / "crossing", formats=["png"])
+    save_figure(clean_figure(), figures / "dynamics" / "clean", formats=["png"])
+    study = SimpleNamespace(name="demo", description="", profile="cpu", path=tmp_path / "demo.yaml")
+    report = StudyReport(study=study, launcher="local", jobs=1, plan=[], report_dir=tmp_path / "report",
+                         figures_dir=figures)
+    section = index_markdown(report).split("## Figures")[1].split("## Tables")[0]
+    assert section.strip().splitlines() == [
+        "![dynamics/clean.png](figures/dynamics/clean.png)",
+        "![dynamics/crossing.png](figures/dynamics/crossing.png)",
+        "",
+        "**Figure check: 1 problem(s) in `crossing.png`:**",
+        "",
+        "- the legend of panel 'crossing' covers data of panel 'crossing': 'SimCSE', 'MixCSE'",
+    ]

@@ -1,0 +1,155 @@
+"""The layer contract (pyproject.toml [tool.importlinter], docs/architecture.md "Layers") and the
+import graph: the contract catches an upward import planted in a copy of the package, and the
+graph — lazy imports inside functions and TYPE_CHECKING imports included — has no circle."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+GRAPH = ("import grimp, json; g = grimp.build_graph('cselab', cache_dir=None); "
+         "print(json.dumps({m: sorted(g.find_modules_directly_imported_by(m)) for m in g.modules}))")
+
+
+def _copy_package(tmp_path: Path) -> Path:
+    root = tmp_path / "copy"
+    shutil.copytree(REPO / "cselab", root / "cselab", ignore=shutil.ignore_patterns("__pycache__"))
+    # The contract exactly as pyproject.toml declares it, in a config file of the copy.
+    linter = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+    lines = ["[importlinter]", f"root_package = {linter['root_package']}",
+             f"exclude_type_checking_imports = {linter['exclude_type_checking_imports']}"]
+    for i, contract in enumerate(linter["contracts"]):
+        lines += ["", f"[importlinter:contract:{i}]", f"name = {contract['name']}", f"type = {contract['type']}",
+                  "containers =", *[f"    {c}" for c in contract["containers"]],
+                  f"exhaustive = {contract['exhaustive']}", "layers =", *[f"    {layer}" for layer in contract["layers"]]]
+    (root / ".importlinter").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def _plant(root: Path, module: str, code: str) -> None:
+    path = root / (module.replace(".", "/") + ".py")
+    path.write_text(path.read_text() + "\n\n" + code + "\n")
+
+
+def _lint(root: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; "
+                           "sys.argv = ['lint-imports', '--no-cache']; lint_imports_command()"],
+                          cwd=root, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True)
+
+
+def _import_graph(root: Path) -> dict[str, list[str]]:
+    out = subprocess.run([sys.executable, "-c", GRAPH], cwd=root, env={"PYTHONPATH": str(root)},
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def circles(graph: dict[str, list[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan): each is an import circle."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, []):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_the_contract_is_kept_by_the_package_as_it_is(tmp_path):
+    result = _lint(_copy_package(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "cselab layers KEPT" in result.stdout
+
+
+@pytest.mark.parametrize("module, code, importer, imported", [
+    # a lazy import inside a function: the encoder reaching up to the training config
+    ("cselab.encoder.pooling", "def _planted():\n    from ..config import TrainConfig\n    return TrainConfig",
+     "cselab.encoder.pooling", "cselab.config"),
+    # a type-only import: methods naming the run directory
+    ("cselab.methods.mixcse", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..rundir import RunDir",
+     "cselab.methods.mixcse", "cselab.rundir"),
+    # an import between independent siblings at module level: data importing the encoder
+    ("cselab.data.corpus", "from ..encoder import pooling", "cselab.data.corpus", "cselab.encoder"),
+])
+def test_an_upward_import_breaks_the_contract(tmp_path, module, code, importer, imported):
+    root = _copy_package(tmp_path)
+    _plant(root, module, code)
+    result = _lint(root)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "cselab layers BROKEN" in result.stdout
+    assert f"{importer} -> {imported}" in result.stdout
+
+
+def test_the_import_graph_has_no_circle(tmp_path):
+    graph = _import_graph(REPO)
+    assert "cselab.cli" in graph and len(graph) > 80
+    # lazy imports are edges: cselab.config imports the method registry inside a function
+    assert "cselab.methods" in graph["cselab.config"]
+    assert circles(graph) == []
+
+
+def test_a_planted_circle_is_found(tmp_path):
+    root = _copy_package(tmp_path)
+    _plant(root, "cselab.io", "def _planted():\n    from . import cli\n    return cli")
+    found = circles(_import_graph(root))
+    assert len(found) == 1 and {"cselab.io", "cselab.cli"} <= set(found[0])
+
+
+def test_the_circle_finder_on_a_hand_made_graph():
+    graph = {"a": ["b"], "b": ["c"], "c": ["a", "d"], "d": ["e"], "e": ["d"], "f": ["a"]}
+    assert sorted(circles(graph)) == [["a", "b", "c"], ["d", "e"]]
+
+
+def test_reading_the_config_module_needs_no_torch():
+    code = ("import sys, cselab.config; assert 'torch' not in sys.modules, 'torch imported'; "
+            "from cselab.config import load_config; cfg = load_config({'method': 'mixcse', 'batch_size': 8}); "
+            "assert 'torch' in sys.modules; print(cfg.config_hash())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env={"PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"},
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert len(out.stdout.strip()) == 10
+
+
+def test_a_method_check_gets_only_the_config_values_it_names():
+    from cselab.config import load_config, run_method_check
+
+    seen = {}
+
+    def check(params, *, batch_size, pooler):
+        seen.update(params=params, batch_size=batch_size, pooler=pooler)
+
+    cfg = load_config({"batch_size": 8, "pooler": "avg"})
+    run_method_check(check, "the params", cfg)
+    assert seen == {"params": "the params", "batch_size": 8, "pooler": "avg"}
+
+    def misspelt(params, *, batchsize):
+        raise AssertionError("not called")
+
+    with pytest.raises(TypeError, match="misspelt asks for 'batchsize', which is not a training config key"):
+        run_method_check(misspelt, None, cfg)

@@ -1,0 +1,251 @@
+"""Every public plot function, drawn from synthetic runs and frames in the cases studies produce —
+one seed and several, one sweep value and several, long labels, many runs — passes the figure
+checker (``check_figure(fig) == []``): no text on text, no legend on data, no hidden series, no
+one-point sweep, no zero-length interval. Degenerate input is refused with one clear line."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from synthetic_runs import make_many_runs, make_run, make_runs
+
+from cselab.plots import (check_figure, legend_outside, method_color, plot_ablation_bars, plot_alignment_uniformity,
+                          plot_cap_geometry, plot_grad_norm, plot_lambda_bound, plot_largest_angle,
+                          plot_layer_profile, plot_metric_grid, plot_paired_differences, plot_profile_grid,
+                          plot_similarity_dynamics, plot_sweep, plot_top4_curve, plot_training_curves,
+                          plot_umap_panels, save_figure)
+from cselab.plots.explore import plot_projection_grid, plot_similarity_heatmap
+from cselab.rundir import read_metrics, read_results
+from cselab.stats import compare_to_baseline
+
+LONG = "ClusterNS with a long descriptive name, batch 128"
+
+
+@pytest.fixture(scope="module")
+def run_sets(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    return {
+        "one run": {"SimCSE": make_run(root / "one" / "simcse", ["simcse"])},
+        "two methods × two seeds": make_runs(root / "four"),
+        "15 runs": make_many_runs(root / "many"),
+        "long labels": make_many_runs(root / "long", seeds=1, long_labels=True),
+    }
+
+
+CURVES = {
+    "similarity_dynamics": lambda r: plot_similarity_dynamics(r, ("pos_cos", "neg_cos", "mixcse.mixed_cos")),
+    "similarity_one_panel": lambda r: plot_similarity_dynamics(r, ("neg_cos",)),
+    "similarity_per_run": lambda r: plot_similarity_dynamics(dict(list(r.items())[:1]),
+                                                             ("pos_cos", "neg_cos", "mixcse.mixed_cos"),
+                                                             per_temperature=True, panels="run"),
+    "training_curves": lambda r: plot_training_curves(r, ("stsb_dev",), kind="eval"),
+    "largest_angle": lambda r: plot_largest_angle(r),
+    "grad_norm": lambda r: plot_grad_norm(r),
+    "metric_grid": lambda r: plot_metric_grid(r, ["loss", "loss/info_nce", "sim/pos_cos", "grad/z1_norm"]),
+    "probe_grid": lambda r: plot_metric_grid(read_metrics(r, "probe"), ["mean_cos", "largest_angle"], ncols=2),
+    "trajectory": lambda r: legend_outside(plot_alignment_uniformity(read_metrics(r, "probe"), trajectory="run",
+                                                                     color_by="step")),
+    "layer_profile_runs": lambda r: plot_layer_profile(r),
+    "ablation_from_runs": lambda r: plot_ablation_bars(
+        read_results(r, config_keys=("method",)).rename(columns=lambda c: c.removeprefix("sts/")), tasks=["STS12", "STS13", "STSBenchmark", "SICKRelatedness",
+                                                              "avg"], variant="method"),
+}
+
+
+@pytest.mark.parametrize("case", ["one run", "two methods × two seeds", "15 runs", "long labels"])
+@pytest.mark.parametrize("kind", list(CURVES))
+def test_every_curve_figure_is_sound(kind, case, run_sets, tmp_path):
+    fig = CURVES[kind](run_sets[case])
+    assert check_figure(fig) == []
+    if case == "15 runs" and kind in ("similarity_dynamics", "metric_grid", "ablation_from_runs"):
+        save_figure(fig, tmp_path / kind, formats=["png"])   # looked at by eye while writing these tests
+
+
+def legend_texts(fig) -> list[str]:
+    """The entries of the figure's legends and its panels' legends, wrapped lines joined."""
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    return [" ".join(t.get_text().split()) for legend in legends for t in legend.get_texts()]
+
+
+def test_many_runs_are_grouped_one_entry_and_one_colour_per_method(run_sets):
+    fig = plot_similarity_dynamics(run_sets["15 runs"], ("neg_cos",))
+    (legend,) = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    assert legend_texts(fig) == [
+        "SimCSE (mean, 3 seeds)", "MixCSE (mean, 3 seeds)", "GS-InfoNCE (mean, 3 seeds)", "ClusterNS (mean, 3 seeds)", "APINCSE (mean, 3 seeds)"]
+    assert legend.get_title().get_text() == "faint: each seed"
+    ax = fig.axes[0]
+    faint = [line for line in ax.lines if line.get_alpha() is not None and line.get_alpha() < 1]
+    assert len(faint) == 15 and len(ax.lines) == 20                      # 15 seeds + 5 means
+    means = [line for line in ax.lines if line.get_label() == "MixCSE (mean, 3 seeds)"]
+    assert means[0].get_color() == method_color("mixcse") == "#D55E00"
+    seeds = read_metrics(run_sets["15 runs"], "train")
+    expected = seeds[seeds["run"].str.startswith("mixcse-")].groupby("step")["sim/neg_cos"].mean()
+    assert np.allclose(means[0].get_ydata(), expected)
+    # one colour per method in every figure: the trajectories of the same runs
+    paths = plot_alignment_uniformity(read_metrics(run_sets["15 runs"], "probe"), trajectory="run")
+    (mixcse,) = [line for line in paths.axes[0].lines if line.get_label() == "MixCSE (3 seeds)"]
+    assert mixcse.get_color() == "#D55E00"
+    assert legend_texts(paths)[:2] == ["SimCSE (3 seeds)", "MixCSE (3 seeds)"]     # a legend entry per method
+
+
+def test_method_keys_become_display_names(run_sets):
+    fig = CURVES["ablation_from_runs"](run_sets["15 runs"])
+    assert legend_texts(fig) == ["SimCSE", "MixCSE", "GS-InfoNCE", "ClusterNS", "APINCSE",
+                                 "95 % t-interval over seeds (n = 3)"]
+    (bars,) = [c for c in fig.axes[0].containers if c.get_label() == "APINCSE"]   # its colour in every figure
+    assert bars.patches[0].get_facecolor()[:3] == pytest.approx((0xE6 / 255, 0x9F / 255, 0x00 / 255))
+
+
+def test_coincident_series_get_their_own_style_and_say_so(run_sets):
+    fig = plot_similarity_dynamics(run_sets["two methods × two seeds"], ("pos_cos", "neg_cos"))
+    # the synthetic methods share their positive-pair curve: MixCSE's lies on SimCSE's in that panel
+    assert legend_texts(fig) == ["SimCSE (mean, 2 seeds)", "MixCSE (mean, 2 seeds) (= SimCSE in 'positive pairs')"]
+    hidden = [line for line in fig.axes[0].lines if line.get_label().startswith("MixCSE")]
+    assert hidden[0].get_linestyle() == "--" and hidden[0].get_marker() == "o"
+    profile = plot_layer_profile({"BERT": [0.1, 0.5, 1.0], "SimCSE": [0.1, 0.5, 1.0], "MixCSE": [0.2, 0.6, 1.0]})
+    assert legend_texts(profile) == ["BERT", "SimCSE (= BERT)", "MixCSE"]
+    assert check_figure(profile) == []
+
+
+def test_integer_quantities_get_integer_ticks(run_sets):
+    fig = plot_training_curves(run_sets["one run"], ("loss",))
+    ticks = fig.axes[0].get_xticks()
+    assert len(ticks) and all(float(t).is_integer() for t in ticks)      # steps: never 17.5
+    sweep = plot_sweep(_sweep(["simcse"], [32, 64, 128, 256], 2), "batch_size", "sts_avg")
+    ax = sweep.axes[0]
+    assert ax.get_xscale() == "log" and list(ax.get_xticks()) == [32, 64, 128, 256]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["32", "64", "128", "256"]
+    clusters = plot_sweep(_sweep(["clusterns"], [16, 32, 48], 1), "clusterns.num_clusters", "sts_avg").axes[0]
+    assert clusters.get_xscale() == "linear" and list(clusters.get_xticks()) == [16, 32, 48]
+
+
+def _sweep(methods, values, seeds) -> pd.DataFrame:
+    rows = [{"method": m, "seed": s, "batch_size": v, "clusterns.num_clusters": v, "mixcse.mix_lambda": v,
+             "sts_avg": 70 + i + 0.4 * j + 0.3 * s}
+            for i, m in enumerate(methods) for j, v in enumerate(values) for s in range(1, seeds + 1)]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("seeds", [1, 3])
+@pytest.mark.parametrize("methods", [["simcse"], ["simcse", "clusterns"], ["simcse", "mixcse", "gs_infonce",
+                                                                          "clusterns", "apincse", LONG]])
+def test_sweeps_are_sound_with_one_seed_or_several(methods, seeds):
+    frame = _sweep(methods, [32, 64, 128], seeds)
+    fig = plot_sweep(frame, "batch_size", "sts_avg", hue="method")
+    assert check_figure(fig) == []
+    texts = legend_texts(fig)
+    if seeds == 1:
+        assert not fig.axes[0].containers                                 # no whiskers from one seed
+        assert not any("interval" in t for t in texts)
+    else:
+        assert "95 % t-interval over seeds (n = 3)" in texts
+        # the whisker is the t-interval: t(0.975, 2) · std / √3 of the three seeds 70.3, 70.6, 70.9
+        (bars,) = fig.axes[0].containers[0].lines[2]
+        low, high = bars.get_segments()[0][:, 1]
+        assert (high - low) / 2 == pytest.approx(4.302653 * 0.3 / np.sqrt(3), rel=1e-5)
+    if len(methods) > 1:
+        assert "SimCSE" in texts and "ClusterNS" in texts                 # display names, not keys
+
+
+def test_a_sweep_of_one_value_is_refused_in_one_line():
+    with pytest.raises(ValueError, match=r"^plot_sweep of 'sts_avg' against 'mixcse.mix_lambda': the sweep of "
+                                         r"'mixcse.mix_lambda' has 1 value \(0.2\); a sweep or trend needs at least 2"):
+        plot_sweep(_sweep(["mixcse"], [0.2], 3), "mixcse.mix_lambda", "sts_avg", hue="method")
+    with pytest.raises(ValueError, match="plot_top4_curve .*batch size has 1 value"):
+        plot_top4_curve(pd.DataFrame({"batch_size": [64], "top_k_mean": [0.7]}))
+    with pytest.raises(ValueError, match="plot_lambda_bound .*λ has 1 value"):
+        plot_lambda_bound(pd.DataFrame({"lambda": [0.5], "closer_share": [0.1]}))
+    with pytest.raises(ValueError, match="plot_cap_geometry: the dimension d has 1 value"):
+        plot_cap_geometry(pd.DataFrame({"d": [16], "omega_deg": [60], "mean_cos": [0.5], "var_cos": [0.1]}))
+
+
+def test_a_curve_of_one_recorded_step_is_refused(tmp_path):
+    one = make_run(tmp_path / "one-step", ["simcse"], steps=5)            # a single train record, at step 5
+    with pytest.raises(ValueError, match=r"plot_training_curves: .* at 1 step\(s\) \(5\); a curve over training "
+                                         "needs at least 2"):
+        plot_training_curves({"SimCSE": one}, ("loss",))
+
+
+def _scores(variants, seeds, tasks) -> pd.DataFrame:
+    rows = [{"variant": v, "seed": s, **{t: 60 + 2 * i + j + 0.5 * s for j, t in enumerate(tasks)}}
+            for i, v in enumerate(variants) for s in range(1, seeds + 1)]
+    return pd.DataFrame(rows).drop(columns="seed")
+
+
+TASKS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "avg"]
+
+
+@pytest.mark.parametrize("seeds", [1, 2])
+@pytest.mark.parametrize("variants", [["APINCSE"], ["APINCSE", "w/o l_P", "w/o l_N"],
+                                      ["simcse", "mixcse", "gs_infonce", "clusterns", "augmented_positive",
+                                       "interlayer_negative"]])
+def test_ablation_bars_start_at_zero_and_whiskers_need_two_seeds(variants, seeds):
+    fig = plot_ablation_bars(_scores(variants, seeds, TASKS), TASKS)
+    ax = fig.axes[0]
+    assert check_figure(fig) == []
+    assert ax.get_ylim()[0] == 0                                          # bars from zero, never truncated
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["STS12", "STS13", "STS14", "STS15", "STS16", "STS-B",
+                                                            "SICK-R", "Avg."]
+    texts = legend_texts(fig)
+    assert bool(ax.containers[len(variants):]) == (seeds > 1)             # whiskers only with 2 seeds
+    assert ("95 % t-interval over seeds (n = 2)" in texts) == (seeds > 1)
+    assert "interlayer_negative" not in texts and "interlayer negative" not in " ".join(texts) or \
+        "APINCSE interlayer negative (l_N)" in texts
+    with pytest.raises(ValueError, match="bars start at 0"):
+        plot_ablation_bars(_scores(variants, seeds, TASKS), TASKS, ylim=(50, 90))
+
+
+def test_point_labels_do_not_overlap():
+    names = [f"{m} unsupervised, seed {s}" for m in ("SimCSE", "MixCSE", "ClusterNS") for s in (1, 2)]
+    points = pd.DataFrame({"model": names, "alignment": [0.25, 0.251, 0.252, 0.24, 0.241, 0.26],
+                           "uniformity": [-2.3, -2.31, -2.29, -2.5, -2.49, -1.2],
+                           "sts_avg": [76.3, 76.1, 76.8, 77.6, 77.2, 70.0]})
+    for color_by in (None, "sts_avg"):
+        assert check_figure(plot_alignment_uniformity(points, label="model", color_by=color_by)) == []
+
+
+def test_other_figure_kinds_are_sound():
+    top4 = {"SimCSE": pd.DataFrame({"batch_size": [16, 64, 256, 1024], "top_k_mean": [0.6, 0.7, 0.8, 0.85],
+                                    "std": [0.05, 0.04, 0.02, 0.01], "k": 4, "n_batches": 8}),
+            "BERT": pd.DataFrame({"batch_size": [16, 64, 256, 1024], "top_k_mean": [0.8, 0.85, 0.9, 0.92],
+                                  "std": [0.03, 0.02, 0.01, 0.01], "k": 4, "n_batches": 8})}
+    figures = {
+        "top4 one model": plot_top4_curve(top4["SimCSE"]),
+        "top4 two models": plot_top4_curve(top4),
+        # ω = 120° and 180° both have mean 0: they coincide and must stay visible
+        "cap": plot_cap_geometry(pd.DataFrame({"d": [16, 64, 256] * 3, "omega_deg": [60] * 3 + [120] * 3 + [180] * 3,
+                                               "mean_cos": [0.6, 0.55, 0.52] + [0.0] * 6,
+                                               "var_cos": [0.02, 0.005, 0.001, 0.05, 0.012, 0.003, 0.06, 0.015,
+                                                           0.004]})),
+        "lambda bound": plot_lambda_bound({"SimCSE": pd.DataFrame({"lambda": [0.1, 0.5, 0.9],
+                                                                   "closer_share": [0.0, 0.1, 0.7]}),
+                                           "MixCSE": pd.DataFrame({"lambda": [0.1, 0.5, 0.9],
+                                                                   "closer_share": [0.0, 0.2, 0.8]})}),
+        "umap": plot_umap_panels({name: pd.DataFrame({"x": np.random.default_rng(i).normal(size=42),
+                                                      "y": np.random.default_rng(i + 9).normal(size=42),
+                                                      "label": [f"class {c}" for c in range(14)] * 3})
+                                  for i, name in enumerate(("before: all-minilm-l6 (cls)", LONG))}, max_legend=20),
+        "profile grid": plot_profile_grid({f"{m}-s1": {"step 0": [0.2, 0.5, 1.0], "step 30": [0.4, 0.7, 1.0]}
+                                           for m in ("simcse", "mixcse", "apincse", "clusterns")}),
+        "heatmap": plot_similarity_heatmap(np.eye(5) * 0.5 + 0.5, [f"sentence number {i} about a long topic"
+                                                                   for i in range(5)]),
+        "projection grid": plot_projection_grid({f"step {s}": pd.DataFrame({"x": np.arange(6.0) + s, "y": np.arange(6.0),
+                                                                            "label": list("ab") * 3})
+                                                 for s in (0, 10, 20, 30)}, ncols=2),
+    }
+    for name, fig in figures.items():
+        assert check_figure(fig) == [], name
+    assert legend_texts(figures["cap"]) == ["ω = 60°", "ω = 120°", "ω = 180° (= ω = 120° in 'mean of cos θ')"]
+
+
+def test_paired_differences_need_two_seeds_and_say_what_the_bars_are():
+    frame = pd.DataFrame({"group": ["SimCSE"] * 3 + ["MixCSE"] * 3 + ["ClusterNS"], "seed": [1, 2, 3, 1, 2, 3, 1],
+                          "A": [70.0, 71.0, 72.0, 71.0, 73.0, 75.0, 69.5]})
+    fig = plot_paired_differences({"STS avg.": compare_to_baseline(frame, "A", "group", "SimCSE")}, baseline="SimCSE")
+    assert check_figure(fig) == []
+    assert " ".join(fig._supxlabel.get_text().split()).startswith(
+        "dot: mean paired difference; bar: its 95 % t-interval over seeds")
+    assert [t.get_text() for t in fig.axes[0].texts] == ["p 0.074, n 3", "n 1: no interval"]
+    single = frame[frame["seed"] == 1]
+    with pytest.raises(ValueError, match=r"plot_paired_differences: every group shares one seed .* \(n = 1\)"):
+        plot_paired_differences({"STS avg.": compare_to_baseline(single, "A", "group", "SimCSE")})

@@ -1,0 +1,53 @@
+"""The smoke profile (cselab/studies/smoke.py): every paper study's grid on a tiny random BERT for
+2 steps. The default run checks every smoke plan (each config resolved and validated, the tiny
+stand-ins built); the slow tests execute each study's smoke profile end to end (runs + notebooks)."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from cselab.studies import load_study, reproduce
+from test_paper_studies import STUDIES
+
+
+@pytest.fixture
+def smoke_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("CSELAB_SMOKE_DIR", str(tmp_path / "smoke"))
+    return tmp_path / "smoke"
+
+
+@pytest.mark.parametrize("study", list(STUDIES))
+def test_every_run_of_the_grid_becomes_a_two_step_tiny_run(study, smoke_dir, tmp_path):
+    gpu = load_study(study, "gpu", runs_root=tmp_path / "runs", notebooks=False)
+    smoke = load_study(study, "smoke", runs_root=tmp_path / "runs", notebooks=False)
+    assert [r.label for r in smoke.runs] == [r.label for r in gpu.runs]   # the whole grid, same labels
+    for real, tiny in zip(gpu.runs, smoke.runs):
+        cfg = tiny.config
+        assert cfg.model == str(smoke_dir / real.config.model.split("/")[-1])   # one stand-in per backbone
+        assert (cfg.max_steps, cfg.corpus, cfg.max_sentences) == (2, "wiki1m-head", 2 * cfg.batch_size)
+        clusterns = real.config.method_params.get("clusterns")
+        centroids_from_a_batch = clusterns.num_clusters if clusterns and clusterns.init == "batch" else 0
+        eighth = real.config.batch_size // 8
+        assert cfg.batch_size == (eighth if eighth >= centroids_from_a_batch else centroids_from_a_batch + eighth)
+        assert cfg.method == real.config.method and cfg.seed == real.config.seed
+        assert cfg.method_params == real.config.method_params   # every swept hyper-parameter survives
+        assert (cfg.snapshot_every is None) == (real.config.snapshot_every is None)
+    assert len({r.run_dir for r in smoke.runs}) == len({r.run_dir for r in gpu.runs})   # no two runs merge
+    assert json.loads((smoke_dir / "bert-base-uncased" / "config.json").read_text())["hidden_size"] == 32
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("study", list(STUDIES))
+def test_the_smoke_profile_runs_the_whole_study(study, smoke_dir, data_dir, tmp_path):
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code = reproduce(study, profile="smoke", runs_dir=tmp_path / "runs", data_dir=str(data_dir),
+                         reports_dir=tmp_path / "reports", figures_dir=tmp_path / "figures", progress="lines")
+    finally:
+        os.chdir(old)
+    summary = json.loads((tmp_path / "reports" / study / "study.json").read_text())
+    assert code == 0 and summary["ok"], [r for r in summary["runs"] if r["error"]] or summary["notebooks"]
+    assert all(nb["status"] == "ok" for nb in summary["notebooks"]), summary["notebooks"]
