@@ -104,7 +104,8 @@ def lab_project(tmp_path_factory, tiny_runs, tiny_model) -> Path:
     notebooks = root / "notebooks"
     notebooks.mkdir()
     small = {
-        "quickstart": {"model": repr(str(tiny_model)), "max_steps": "4", "batch_size": "16", "eval_every": "2"},
+        "quickstart": {"model": repr(str(tiny_model)), "max_steps": "4", "batch_size": "16", "eval_every": "2",
+                       "sts_tasks": '["STSBenchmark"]'},
         "dynamics": {"score_sentences": "32", "score_batch_size": "16", "top4_batch_sizes": "[8, 16]",
                      "top4_batches": "2", "top4_sentences": "64"},
         "explorer": {"corpus_size": "200", "labelled_size": "42", "neighbours": "3"},
