@@ -59,7 +59,7 @@ from cselab.analysis.mixcse import mixcse_score_series
 from cselab.analysis.runs import base_encoders, logged_keys, logged_statistics, pick_runs, runs_logging
 from cselab.data import load_corpus, load_stsb
 from cselab.encoder import SentenceEncoder
-from cselab.plots import (legend_outside, plot_grad_norm, plot_metric_grid, plot_similarity_dynamics,
+from cselab.plots import (TooFewPoints, legend_outside, plot_grad_norm, plot_metric_grid, plot_similarity_dynamics,
                           plot_top4_curve, plot_training_curves)
 from cselab.plots.coincident import mark_coincident
 from cselab.rundir import RunDir
@@ -196,4 +196,9 @@ else:
 # ## STS-B dev during training
 
 # %%
-workbench.show(legend_outside(plot_training_curves(runs, ("stsb_dev",), kind="eval")), f"{figures_dir}/stsb_dev");
+try:   # a curve needs two evaluations: runs shorter than 2 × eval_every have one point
+    dev_curves = plot_training_curves(runs, ("stsb_dev",), kind="eval")
+except TooFewPoints as e:
+    print(e)
+else:
+    workbench.show(legend_outside(dev_curves), f"{figures_dir}/stsb_dev");

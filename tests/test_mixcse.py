@@ -257,6 +257,7 @@ class OneHotEncoder(nn.Module):
 
     iter_batches = SentenceEncoder.iter_batches
     dropout_mode = SentenceEncoder.dropout_mode
+    eval_weights = SentenceEncoder.eval_weights
     device = torch.device("cpu")
 
     def __init__(self, sentences):

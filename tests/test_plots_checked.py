@@ -245,7 +245,7 @@ def test_paired_differences_need_two_seeds_and_say_what_the_bars_are():
     assert check_figure(fig) == []
     assert " ".join(fig._supxlabel.get_text().split()).startswith(
         "dot: mean paired difference; bar: its 95 % t-interval over seeds")
-    assert [t.get_text() for t in fig.axes[0].texts] == ["p 0.074, n 3", "n 1: no interval"]
+    assert [t.get_text() for t in fig.axes[0].texts] == ["Holm p 0.074, n 3", "n 1: no interval"]   # a family of one: Holm p = p
     single = frame[frame["seed"] == 1]
     with pytest.raises(ValueError, match=r"plot_paired_differences: every group shares one seed .* \(n = 1\)"):
         plot_paired_differences({"STS avg.": compare_to_baseline(single, "A", "group", "SimCSE")})

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cselab.cli import build_parser, main
+from cselab.cli import build_parser, check_suite_options, main
 from cselab.data.transfer import TRANSFER_TASKS
 from cselab.evaluate.clustering import DEFAULT_SEEDS
 from cselab.evaluate.runs import evaluate_run
@@ -18,10 +18,11 @@ def test_the_four_suites_and_what_cselab_eval_hands_each():
 
     def options(*argv):
         args = build_parser().parse_args(["eval", "model", *argv])
+        check_suite_options(args)          # as cmd_eval: refuse inapplicable options, fill the defaults
         return get_suite(args.suite).cli_options(args)
 
-    assert options()["aggregate"] == "all" and len(options()["tasks"]) == 7
-    assert options("--suite", "transfer", "--fast") == {"tasks": TRANSFER_TASKS, "fast": True}
+    assert options()["aggregate"] == "all" and len(options()["tasks"]) == 7 and options()["pairs"] is None
+    assert options("--suite", "transfer", "--fast") == {"tasks": TRANSFER_TASKS, "fast": True, "probe": "sklearn"}
     assert options("--suite", "clustering", "--tasks", "DBpedia") == {"tasks": ["DBpedia"], "seeds": list(DEFAULT_SEEDS)}
     assert options("--suite", "geometry", "--split", "dev") == {"split": "dev"}
     assert [SUITES[s].primary for s in SUITES] == ["avg", "avg", "short_text_avg", "uniformity"]

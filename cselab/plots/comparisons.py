@@ -26,7 +26,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator
 from scipy.stats import t as t_dist
 
-from .core import color, distinct_colors, new_figure, styled
+from .core import TooFewPoints, color, distinct_colors, new_figure, styled
 from .labels import display_name, readable, task_name
 from .style import integer_ticks, legend_beside, log2_ticks, place_legend, separate_coincident, series_styles
 
@@ -71,7 +71,7 @@ def _need_values(values, what: str, setting: str) -> None:
     distinct = sorted({float(v) for v in values if pd.notna(v)})
     if len(distinct) < 2:
         shown = ", ".join(f"{v:g}" for v in distinct) or "none"
-        raise ValueError(f"{what}: the {setting} has {len(distinct)} value ({shown}); "
+        raise TooFewPoints(f"{what}: the {setting} has {len(distinct)} value ({shown}); "
                          "a sweep or trend needs at least 2 values")
 
 

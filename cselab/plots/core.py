@@ -19,6 +19,12 @@ from matplotlib.figure import Figure
 from .rc import STYLE, style   # the rc settings (also what the checker draws with)
 
 FORMATS = ("png", "pdf")
+
+
+class TooFewPoints(ValueError):
+    """A sweep, trend or curve over training asked for with fewer than 2 x values: one point is
+    not a figure. Notebooks catch it and print its one line instead of drawing."""
+
 # One column of a two-column paper is ~3.3 in wide: a single-panel figure is drawn at that width,
 # so it is printed at 100 % and its 8–9 pt text stays 8–9 pt.
 COLUMN_WIDTH = 3.3

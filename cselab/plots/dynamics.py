@@ -25,7 +25,7 @@ from matplotlib.ticker import MaxNLocator
 from ..analysis.mixcse import SCORE_LABELS
 from ..methods import stat_labels
 from ..rundir import Runs, labelled_runs, read_config, read_metrics
-from .core import COLUMN_WIDTH, color, new_figure, styled
+from .core import TooFewPoints, COLUMN_WIDTH, color, new_figure, styled
 from .labels import display_name, readable
 from .style import (SEED_ALPHA, SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_below, legend_beside, method_key, place_legend,
                     run_groups,
@@ -81,7 +81,7 @@ def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str],
     runs = list(dict.fromkeys(frame["run"]))
     steps = frame.loc[frame[list(keys)].notna().any(axis=1), "step"].dropna().unique()
     if len(steps) < 2:
-        raise ValueError(f"{what}: the runs recorded {list(keys)} at {len(steps)} step(s) "
+        raise TooFewPoints(f"{what}: the runs recorded {list(keys)} at {len(steps)} step(s) "
                          f"({', '.join(f'{s:g}' for s in steps) or 'none'}); a curve over training needs at least 2")
     if groups is None and panels == "key":
         groups = frame_groups(runs)

@@ -67,7 +67,8 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
                          "interval or test to draw (for one seed, a paired bootstrap over the test pairs says "
                          "how uncertain a difference is)")
     rows = max(len(t) for t in tables.values())
-    fig, axes = new_figure(len(tables), panel_size=(3.0, 0.9 + 0.32 * max(rows, 1)), ncols=ncols, sharey=True)
+    # 1.2 in besides the rows: the title, the x label and ticks leave a single-row panel room to be read
+    fig, axes = new_figure(len(tables), panel_size=(3.0, 1.2 + 0.32 * max(rows, 1)), ncols=ncols, sharey=True)
     for ax, (name, table) in zip(axes, tables.items()):
         positions = list(range(len(table)))[::-1]             # first group on top
         for y, (_, r) in zip(positions, table.iterrows()):

@@ -26,7 +26,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ..rundir import Runs, labelled_runs, read_metrics
-from .core import LEGEND_CHAR_WIDTH, color, new_figure, styled
+from .core import TooFewPoints, LEGEND_CHAR_WIDTH, color, new_figure, styled
 from .dynamics import _group_line, stat_label_words
 from .labels import display_name
 from .style import SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_beside, run_groups, separate_coincident, series_styles
@@ -87,7 +87,7 @@ def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str =
         raise ValueError(f"plot_metric_grid: no values for {missing}; available: {available}")
     steps = frame.loc[frame[keys].notna().any(axis=1), "step"].dropna().unique()
     if len(steps) < 2:
-        raise ValueError(f"plot_metric_grid: {keys} recorded at {len(steps)} step(s); a curve over training "
+        raise TooFewPoints(f"plot_metric_grid: {keys} recorded at {len(steps)} step(s); a curve over training "
                          "needs at least 2")
     words = {**{k: key_words(k) for k in keys}, **(labels or {})}
     runs = list(dict.fromkeys(frame["run"]))
