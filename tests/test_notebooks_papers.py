@@ -252,6 +252,9 @@ def test_explorer_static(runs, small_data, tmp_path, monkeypatch):
     assert table["rank"].tolist() == ["1", "2", "3"] * 2
 
 
+# Slow: under papermill the widget cells of interactive mode hung once on a fresh clone (kernel idle,
+# nbclient waiting); interactive mode is driven in a real JupyterLab by tests/browser/test_lab.py.
+@pytest.mark.slow
 def test_explorer_interactive_executes_headless(runs, small_data, tmp_path, monkeypatch):
     chosen = {k: str(runs[k]) for k in ("simcse-s1", "mixcse-s1")}
     notebook, figures, tables = execute(
