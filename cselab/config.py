@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from .options import ConfigError, build_dataclass, check_type, field_types, parse_key_values, unknown_key_error
+from .io import read_utf8
 
 PRESET_DIR = Path(__file__).parent / "configs"
 
@@ -303,12 +304,7 @@ def read_config_file(path: str | os.PathLike) -> dict:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such config file")
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
-        raise ConfigError(f"{path}:{line}: not valid UTF-8 (byte {e.start} of the file); save it as UTF-8") from None
+    text = read_utf8(path, ConfigError)
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as e:

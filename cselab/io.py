@@ -294,3 +294,13 @@ def ensure_folder(path: str | os.PathLike, what: str) -> Path:
     except OSError as e:
         raise WriteError(f"{what}: cannot create the folder {path} ({write_failure(e) or e})", e.errno) from e
     return path
+
+
+def read_utf8(path: Path, error: type[Exception] = ValueError) -> str:
+    """The text of ``path``; invalid UTF-8 raises ``error`` naming the file, line and byte."""
+    raw = Path(path).read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise error(f"{path}:{line}: not valid UTF-8 (byte {e.start} of the file); save it as UTF-8") from None

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from ..io import read_utf8
 from ..config import ConfigError, TrainConfig, load_config, presets
 from ..methods import METHODS
 from .smoke import NOTEBOOK_PARAMETERS, SMOKE, smoke_overrides
@@ -124,12 +125,7 @@ def _item_lines(text: str, key: str) -> list[int]:
 
 
 def _read_yaml(path: Path) -> tuple[dict, str]:
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
-        raise StudyError(f"{path}:{line}: not valid UTF-8 (byte {e.start} of the file); save it as UTF-8") from None
+    text = read_utf8(path, StudyError)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
