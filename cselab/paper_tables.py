@@ -76,7 +76,7 @@ def identity_without_seed(run_dir: str | os.PathLike) -> dict:
         config.pop(key, None)
     for key, default in LATER_KEYS.items():   # a run made before the key existed is the same variant
         if config.get(key) == default:
-            config.pop(key)
+            config.pop(key, None)
     return config
 
 def _first_difference(a: dict, b: dict, prefix: str = "") -> str:

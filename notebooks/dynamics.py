@@ -61,7 +61,6 @@ from cselab.data import load_corpus, load_stsb
 from cselab.encoder import SentenceEncoder
 from cselab.plots import (TooFewPoints, legend_outside, plot_grad_norm, plot_metric_grid, plot_similarity_dynamics,
                           plot_top4_curve, plot_training_curves)
-from cselab.plots.coincident import mark_coincident
 from cselab.rundir import RunDir
 
 workbench.setup()
@@ -104,7 +103,7 @@ workbench.show(legend_outside(plot_similarity_dynamics(runs, shared)), f"{figure
 # %%
 for label, path in runs.items():
     own = [s for s in statistics["similarity"] if runs_logging({label: path}, f"sim/{s}")]
-    fig = legend_outside(mark_coincident(plot_similarity_dynamics({label: path}, own, panels="run")))
+    fig = legend_outside(plot_similarity_dynamics({label: path}, own, panels="run"))
     workbench.show(fig, f"{figures_dir}/similarity_{label}")
 
 # %% [markdown]

@@ -53,7 +53,6 @@ from cselab.data import load_stsb
 from cselab.evaluate.runs import evaluate_runs, evaluation_frame
 from cselab.plots import (legend_outside, plot_alignment_uniformity, plot_layer_profile, plot_metric_grid,
                           plot_profile_grid)
-from cselab.plots.coincident import mark_coincident
 from cselab.rundir import read_config, read_metrics
 
 workbench.setup()
@@ -88,14 +87,16 @@ table
 # ## Trajectories over training (probe records)
 #
 # Each run's probe set (the first `probe_sentences` distinct STS-B dev sentences) measured every
-# `probe_every` steps; the first point is the model the run started from (when `start_probes`).
+# `probe_every` steps; the first point is the model the run started from (the trainer probes it at
+# step 0; for older runs it is measured here when `start_probes`).
 
 # %%
 probed = runs_logging(runs, "alignment", kind="probe")
 if probed:
     probes = read_metrics(probed, "probe")
-    if start_probes:
-        probes = pd.concat([start_probe_records(probed, data_dir), probes], ignore_index=True)
+    start = start_probe_records(probed, data_dir) if start_probes else None   # runs made before the step-0 probe
+    if start is not None and len(start):
+        probes = pd.concat([start, probes], ignore_index=True)
     fig = legend_outside(plot_alignment_uniformity(probes, trajectory="run", color_by="step"))
     workbench.show(fig, f"{figures_dir}/alignment_uniformity_trajectories");
 else:
@@ -129,7 +130,7 @@ sentences = list(dict.fromkeys([*split.sentences1, *split.sentences2]))[:layer_s
 backbones = dict.fromkeys(read_config(path)["model"] for path in runs.values())
 layers = {f"base: {backbone_name(model)}": layer_cls_similarity(model, sentences) for model in backbones}
 layers.update({label: layer_cls_similarity(path / "best", sentences) for label, path in runs.items()})
-fig = legend_outside(mark_coincident(plot_layer_profile({name: result.mean for name, result in layers.items()})))
+fig = legend_outside(plot_layer_profile({name: result.mean for name, result in layers.items()}))
 workbench.show(fig, f"{figures_dir}/layer_cls_similarity");
 
 # %%

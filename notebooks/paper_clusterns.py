@@ -61,6 +61,7 @@ clustering_max_texts = None  # texts per clustering set, a seeded sample (None: 
 transfer_tasks = None  # Table 8 (None: gpu all 7, cpu none); [] skips it
 transfer_fast = True  # 5-fold cross-validation (SimCSE's fasttest) instead of SentEval's 10
 geometry_split = None  # STS-B split for alignment and uniformity (Fig. 6): all, train, dev or test (None: gpu all, cpu dev)
+geometry_max_pairs = None  # a seeded sample of this many pairs of that split (None: all of them, the protocol)
 case_corpus = None  # corpus of the Table 10 case study, name or file (None: gpu wiki1m, cpu wiki1m-head)
 case_sentences = 5000  # sentences of it to cluster
 case_clusters = 2  # clusters shown (the most populated)
@@ -256,15 +257,17 @@ else:
 # versions) at (ℓ_uniform, ℓ_align) on STS-B (pairs scored above 4 are the positives), coloured by
 # its STS average: ClusterNS improves the weaker of the two metrics at some cost to the stronger
 # (SimCSE: good uniformity, weaker alignment; ClusterNS improves alignment). **Ours**: the same
-# points for our trained models and the untuned backbone (snapshot 0), on the split `geometry_split`.
+# points for our trained models and the untuned backbone (snapshot 0), on the split `geometry_split`
+# (with `geometry_max_pairs`, a seeded sample of its pairs: cheaper, noisier).
 
 # %%
 reps = pt.representatives(groups, ["SimCSE", "ClusterNS", "PromptBERT", "ClusterNS (prompt)"])
-geometry = evaluate_runs({name: path for name, path in reps.items()}, "geometry", data_dir=data_dir, split=geometry_split)
+geometry_options = {"split": geometry_split, **({"max_pairs": geometry_max_pairs} if geometry_max_pairs else {})}
+geometry = evaluate_runs({name: path for name, path in reps.items()}, "geometry", data_dir=data_dir, **geometry_options)
 points = evaluation_frame(geometry).rename(columns={"run": "model"})
 points[f"STS {average}"] = [sts[label]["avg"] for label in (next(iter(groups[name])) for name in reps)]
 rep_groups = {name: groups[name] for name in reps}
-geometry_before, untuned = pt.untuned(rep_groups, "geometry", data_dir, split=geometry_split)
+geometry_before, untuned = pt.untuned(rep_groups, "geometry", data_dir, **geometry_options)
 sts_before, _ = pt.untuned(rep_groups, "sts", data_dir, **pt.sts_options(sts_tasks))
 for name, members in untuned.items():
     key = next(iter(members))

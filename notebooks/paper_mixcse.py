@@ -185,8 +185,8 @@ if not with_snapshots:
 # widens the cap the embeddings fill (its angular radius ω) faster and ends at a larger angle,
 # easing BERT's anisotropy. **Ours**: the largest angle among each run's probe sentences (the first
 # `probe_sentences` distinct STS-B dev sentences) at every probe, **from step 0** — the model the
-# run started from (its step-0 snapshot), measured on the same sentences, since the trainer's first
-# probe comes after `probe_every` steps and the expansion is relative to the untrained model.
+# run started from, which the trainer probes before its first step (for runs made before it did,
+# its step-0 snapshot is measured here on the same sentences): the expansion is relative to it.
 
 # %%
 curves = pt.representatives(groups)

@@ -316,14 +316,30 @@ def test_snapshot_series_and_mixcse_scores(tiny_runs, tmp_path):
         snapshot_series({"bare": bare}, lambda e, c: {})
 
 
-def test_start_probe_records_measure_the_starting_model(tiny_runs, data_dir):
+def test_step_0_probe_is_the_starting_model_and_older_runs_get_it_measured(tiny_runs, data_dir, tmp_path):
+    import shutil
+
     from cselab.data import load_stsb
+    from cselab.rundir import read_metrics
     from cselab.train.probes import probe_record, stsb_probe_set
 
     run = tiny_runs["simcse-s1"]
-    frame = start_probe_records({"simcse-s1": run}, data_dir)
     expected = probe_record(base_encoder(run), stsb_probe_set(load_stsb(data_dir)["dev"], 32), 0)
-    assert frame["run"].tolist() == ["simcse-s1"] and frame["step"].tolist() == [0]
+    recorded = read_metrics({"simcse-s1": run}, "probe")
+    assert recorded["step"].tolist() == [0, 3, 6]                 # the trainer probes before its first step
+    first = recorded.iloc[0]
+    for key in ("alignment", "uniformity", "mean_cos", "largest_angle"):
+        assert first[key] == pytest.approx(expected[key], rel=1e-5)
+    assert start_probe_records({"simcse-s1": run}, data_dir).empty   # nothing left to measure
+
+    # a run made before the trainer probed at step 0: its starting model is measured here
+    old = tmp_path / "old-run"
+    shutil.copytree(run, old)
+    lines = (old / "metrics.jsonl").read_text().splitlines()
+    kept = [line for line in lines if not (json.loads(line)["kind"] == "probe" and json.loads(line)["step"] == 0)]
+    (old / "metrics.jsonl").write_text("\n".join(kept) + "\n")
+    frame = start_probe_records({"old": old}, data_dir)
+    assert frame["run"].tolist() == ["old"] and frame["step"].tolist() == [0]
     for key in ("alignment", "uniformity", "mean_cos", "largest_angle"):
         assert frame[key].iloc[0] == pytest.approx(expected[key])
     assert frame["layer_cls_sim"].iloc[0] == pytest.approx(expected["layer_cls_sim"])

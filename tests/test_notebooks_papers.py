@@ -129,7 +129,7 @@ def test_paper_notebooks_declare_their_parameters():
                              "top4_models"},
         "paper_clusterns": {"threshold_sweep", "batch_sweep", "k_sweep", "clustering_tasks", "clustering_seeds",
                             "clustering_max_length", "clustering_max_texts", "transfer_tasks", "transfer_fast",
-                            "geometry_split",
+                            "geometry_split", "geometry_max_pairs",
                             "case_corpus", "case_sentences", "case_clusters", "case_per_cluster"},
         "paper_apincse": {"topk_sweep", "layer_sweep", "queue_sweep", "transfer_tasks", "transfer_fast",
                           "layer_sentences"},

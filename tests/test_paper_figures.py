@@ -13,7 +13,8 @@ from synthetic_runs import make_run
 from cselab import paper_tables as pt
 from cselab.analysis.clusterns import threshold_curves
 from cselab.plots import new_figure, plot_similarity_dynamics
-from cselab.plots.coincident import coincident_pairs, mark_coincident
+from cselab.plots import check_figure
+from cselab.plots.style import place_legend, separate_coincident
 
 
 # ------------------------------------------------------------------- fewer values → a message, no figure
@@ -90,24 +91,28 @@ def three_lines(gap: float):
     ax.plot(steps, 0.7 - 0.02 * steps, label="mixed negatives")
     ax.plot(steps, 0.7 - 0.02 * steps + gap, label="mixed negatives (reverse)")
     ax.plot(steps, 0.3 - 0.01 * steps, label="in-batch negatives")
-    ax.legend()
     return fig, ax
 
 
-def test_a_line_on_another_gets_dashes_and_markers():
-    fig, ax = three_lines(gap=0.001)       # 0.001 of a 0.5 span: well under a line's width
+def test_a_line_on_another_gets_dashes_markers_and_says_so():
+    fig, ax = three_lines(gap=0.001)       # 0.001 of a 0.5 span: well under a line's width as drawn
     first, second, third = ax.get_lines()
-    assert coincident_pairs(ax) == [(first, second)]
-    mark_coincident(fig)
+    assert separate_coincident([ax]) == [("mixed negatives (reverse)", "mixed negatives")]
     assert first.get_linestyle() == "-" and first.get_marker() in ("None", None, "")
-    assert second.get_linestyle() == "--" and second.get_marker() == "s"
+    assert second.get_linestyle() == "--" and second.get_marker() == "o"
+    assert second.get_label() == "mixed negatives (reverse) (= mixed negatives)"
     assert third.get_linestyle() == "-"
-    legend_lines = ax.get_legend().get_lines()            # the legend shows the new style
-    assert [ln.get_linestyle() for ln in legend_lines] == ["-", "--", "-"]
+    place_legend(ax)
+    assert check_figure(fig) == []
+
+
+def test_close_in_data_but_not_as_drawn_is_coincident_too():
+    # 0.4 % of the span: more than 1e-3 of the data, yet under a line's width on a 2.5-inch panel
+    fig, ax = three_lines(gap=0.002)
+    assert [pair[0] for pair in separate_coincident([ax])] == ["mixed negatives (reverse)"]
 
 
 def test_lines_apart_are_left_alone():
     fig, ax = three_lines(gap=0.05)        # 10 % of the span: clearly two lines
-    assert coincident_pairs(ax) == []
-    mark_coincident(fig)
+    assert separate_coincident([ax]) == []
     assert [ln.get_linestyle() for ln in ax.get_lines()] == ["-", "-", "-"]

@@ -108,7 +108,7 @@ def test_training_with_probes_and_grad_norms(tiny_config, data_dir, tmp_path):
     assert observed_cfg.config_hash() == load_config(base).config_hash()   # observation keys: not identity
     observed = train(observed_cfg, data_dir=data_dir, progress=False)
     probes = _records(observed, "probe")
-    assert [r["step"] for r in probes] == [1, 2]
+    assert [r["step"] for r in probes] == [0, 1, 2]   # step 0: the model before training
     for r in probes:
         assert {"alignment", "uniformity", "mean_cos", "largest_angle", "layer_cls_sim", "seconds"} <= set(r)
         assert r["sentences"] == 24 and len(r["layer_cls_sim"]) == 3

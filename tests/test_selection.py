@@ -42,6 +42,27 @@ def test_heldout_split_is_fixed_disjoint_and_keeps_file_order():
         split_heldout(corpus, 49)
 
 
+def test_dev_sample_is_fixed_in_file_order_and_out_of_the_hash_when_unset():
+    import numpy as np
+
+    from cselab.data import STSPairs
+    from cselab.train.guards import dev_sample
+
+    dev = STSPairs("dev", tuple(f"a{i}" for i in range(40)), tuple(f"b{i}" for i in range(40)),
+                   np.arange(40, dtype=float))
+    sample = dev_sample(dev, 12)
+    assert len(sample) == 12 and sample.sentences1 == dev_sample(dev, 12).sentences1
+    kept = [int(s[1:]) for s in sample.sentences1]
+    assert kept == sorted(kept) and len(set(kept)) == 12            # file order, no repeats
+    assert [int(s[1:]) for s in sample.sentences2] == kept and sample.scores.tolist() == kept   # pairs kept whole
+    assert dev_sample(dev, None) is dev and dev_sample(dev, 40) is dev
+    default = load_config(None).config_hash()
+    assert load_config(None, ["dev_max_pairs=null"]).config_hash() == default
+    assert load_config(None, ["dev_max_pairs=500"]).config_hash() != default
+    with pytest.raises(ConfigError, match="dev_max_pairs: must be >= 10"):
+        load_config(None, ["dev_max_pairs=5"])
+
+
 def _evals(run):
     return [r for r in read_jsonl(run / "metrics.jsonl") if r["kind"] == "eval"]
 
@@ -52,13 +73,14 @@ def test_the_loop_honours_and_records_select_by(tiny_config, data_dir, tmp_path)
     base = {**tiny_config, "max_steps": 6, "eval_every": 2, "lr": 3e-4}
     dev_run = train(load_config(base), data_dir=data_dir, progress=False)
     last_run = train(load_config({**base, "select_by": "last"}), data_dir=data_dir, progress=False)
-    held_run = train(load_config({**base, "select_by": "heldout_infonce", "heldout_sentences": 32}),
-                     data_dir=data_dir, progress=False)
+    held_run = train(load_config({**base, "select_by": "heldout_infonce", "heldout_sentences": 32,
+                                  "dev_max_pairs": 100}), data_dir=data_dir, progress=False)
 
     evals = _evals(dev_run)
     best = max(evals, key=lambda r: r["stsb_dev"])
     results = json.loads((dev_run / "results.json").read_text())
     assert results["select_by"] == "stsb_dev" and results["best_step"] == best["step"]
+    assert results["stsb_dev_pairs"] == 1500   # all of STS-B dev unless dev_max_pairs
 
     # last: best/ is the final model; selection never touches training (same train records)
     results = json.loads((last_run / "results.json").read_text())
@@ -74,6 +96,7 @@ def test_the_loop_honours_and_records_select_by(tiny_config, data_dir, tmp_path)
     best = min(evals, key=lambda r: r["heldout_infonce"])
     results = json.loads((held_run / "results.json").read_text())
     assert results["select_by"] == "heldout_infonce" and results["best_step"] == best["step"]
+    assert results["stsb_dev_pairs"] == 100
     assert results["best_stsb_dev"] == best["stsb_dev"] and results["best_heldout_infonce"] == best["heldout_infonce"]
     saved = json.loads((held_run / "best" / "cselab.json").read_text())
     assert saved["step"] == best["step"] and saved["heldout_infonce"] == best["heldout_infonce"]

@@ -227,11 +227,10 @@ def mixcse_score_series(runs, sentences: list[str], batch_size: int = 64, max_le
 # --------------------------------------------------------------------------- largest angle (Knowl 10.2)
 def largest_angle_series(runs, data_dir=None, batch_size: int = 128) -> pd.DataFrame:
     """MixCSE Knowl 10.2's curve: the largest angle between two probe embeddings over training, one
-    row per (run, step) with ``largest_angle`` in degrees, **from step 0**. The trainer's first
-    probe comes after ``probe_every`` steps, but the paper's claim is about how far training widens
-    the cap the untrained backbone's embeddings fill, so the model each run started from (its step-0
-    snapshot) is measured on the run's own probe set
-    (:func:`cselab.analysis.runs.start_probe_records`) and put first."""
+    row per (run, step) with ``largest_angle`` in degrees, **from step 0**: the paper's claim is
+    about how far training widens the cap the untrained backbone's embeddings fill. The trainer
+    probes the model it starts from; for runs made before it did, that model is measured here on
+    the run's own probe set (:func:`cselab.analysis.runs.start_probe_records`) and put first."""
     from ..rundir import read_metrics
     from .runs import start_probe_records
 
@@ -239,7 +238,8 @@ def largest_angle_series(runs, data_dir=None, batch_size: int = 128) -> pd.DataF
     if "largest_angle" not in probes or probes["largest_angle"].isna().all():
         raise ValueError("largest_angle_series: the runs hold no probe records (train with probe_every)")
     start = start_probe_records(runs, data_dir, batch_size)
-    frame = pd.concat([start, probes], ignore_index=True)[["run", "step", "largest_angle"]].dropna()
+    frame = (pd.concat([start, probes], ignore_index=True) if len(start) else probes)[["run", "step", "largest_angle"]]
+    frame = frame.dropna()
     order = {label: i for i, label in enumerate(dict.fromkeys(probes["run"]))}
     return (frame.assign(_order=frame["run"].map(order)).sort_values(["_order", "step"], kind="stable")
             .drop(columns="_order").drop_duplicates(["run", "step"]).reset_index(drop=True))

@@ -174,8 +174,8 @@ def snapshot_series(runs: Runs, measure: Callable[[object, dict], Mapping[str, f
 def start_probe_records(runs: Runs, data_dir: str | os.PathLike | None = None, batch_size: int = 128) -> pd.DataFrame:
     """Probe records at step 0 for the runs that probed (``probe_every``): the model each run started
     from (:func:`base_encoder`) measured on the run's own probe set (its ``probe_sentences`` of STS-B
-    dev), i.e. the point before training that the trainer does not record (its first probe comes
-    after ``probe_every`` steps). Same columns as ``read_metrics(runs, "probe")``."""
+    dev), i.e. the point before training, for runs whose trainer did not record it (made before it
+    probed at step 0); runs that hold it get no row. Same columns as ``read_metrics(runs, "probe")``."""
     from ..data import load_stsb
     from ..train.probes import probe_record, stsb_probe_set
 
@@ -185,6 +185,9 @@ def start_probe_records(runs: Runs, data_dir: str | os.PathLike | None = None, b
         config = read_config(path)
         if not config.get("probe_every"):
             continue
+        recorded = read_metrics({label: path}, "probe")
+        if "step" in recorded and (recorded["step"] == 0).any():
+            continue   # the trainer recorded it (runs made since it probes at step 0)
         dev = dev if dev is not None else load_stsb(data_dir)["dev"]
         probe_set = stsb_probe_set(dev, config.get("probe_sentences", 256))
         rows.append({"run": label, **probe_record(base_encoder(path), probe_set, 0, batch_size)})

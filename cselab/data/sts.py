@@ -44,6 +44,12 @@ class STSPairs:
     def __len__(self) -> int:
         return len(self.scores)
 
+    def subset(self, indices) -> "STSPairs":
+        """The pairs at ``indices``, in that order."""
+        indices = list(indices)
+        return STSPairs(self.name, tuple(self.sentences1[i] for i in indices),
+                        tuple(self.sentences2[i] for i in indices), self.scores[indices])
+
 
 def _sts_dir(root: Path, year_task: str) -> Path:
     return root / "downstream" / "STS" / f"{year_task}-en-test"

@@ -133,6 +133,10 @@ def plot_sweep(results: pd.DataFrame, x: str, y: str, hue: str | None = None, se
     return fig
 
 
+# bars that share a colour are told apart by hatching, one per dash style of series_styles
+HATCHES = {"-": None, "--": "//", ":": "..", "-.": "xx"}
+
+
 @styled
 def plot_ablation_bars(scores: pd.DataFrame, tasks: Sequence[str] | None = None, variant: str = "variant",
                        ylim: tuple[float, float] | None = None, title: str | None = None) -> Figure:
@@ -162,7 +166,7 @@ def plot_ablation_bars(scores: pd.DataFrame, tasks: Sequence[str] | None = None,
     for i, (name, shown) in enumerate(zip(means.index, names)):
         has = (counts.loc[name] >= 2).to_numpy()
         ax.bar(positions + (i - (len(means) - 1) / 2) * width, means.loc[name], width, color=styles[shown]["color"],
-               label=shown, hatch=None if styles[shown]["linestyle"] == "-" else "//", edgecolor="white", linewidth=0.5)
+               label=shown, hatch=HATCHES[styles[shown]["linestyle"]], edgecolor="white", linewidth=0.5)
         if has.any():
             ax.errorbar((positions + (i - (len(means) - 1) / 2) * width)[has], means.loc[name].to_numpy()[has],
                         yerr=halves.loc[name].to_numpy()[has], fmt="none", ecolor="black", capsize=1.5, elinewidth=0.8)

@@ -88,13 +88,32 @@ def method_name(key: str | None) -> str:
     return METHOD_NAMES.get(key) or " + ".join(METHOD_NAMES.get(k, _words(k)) for k in key.split("+"))
 
 
+# A method made of parts, and the abbreviations its paper uses for them: a run label
+# ``<method>-no_<part>`` is that method without the part, shown as the paper writes it (APINCSE's
+# ablations "APINCSE-AP", "APINCSE-IN", Sec. 4.4) and coloured as the part that remains.
+METHOD_PARTS = {"apincse": {"ap": "augmented_positive", "in": "interlayer_negative"}}
+_ABLATION = re.compile(r"(?P<method>[a-z0-9_]+)-no_(?P<part>[a-z0-9]+)")
+
+
+def _ablation(text: str) -> tuple[str, str] | None:
+    """(method, removed part) of an ablation label ``apincse-no_ap``, else ``None``."""
+    match = _ABLATION.fullmatch(text.strip().lower())
+    if match and match["part"] in METHOD_PARTS.get(match["method"], {}):
+        return match["method"], match["part"]
+    return None
+
+
 def display_name(name) -> str:
     """A series name as a figure shows it: a raw method key becomes its display name
-    (``interlayer_negative`` → "APINCSE interlayer negative (l_N)"), another raw key
-    (lower case, ``_``/``.`` separated, no spaces) becomes words, anything else stays as it is."""
+    (``interlayer_negative`` → "APINCSE interlayer negative (l_N)"), an ablation label its paper's
+    name (``apincse-no_ap`` → "APINCSE-AP"), another raw key (lower case, ``_``/``.`` separated,
+    no spaces) becomes words, anything else stays as it is."""
     text = str(name)
     if text in METHOD_NAMES:
         return METHOD_NAMES[text]
+    ablation = _ablation(text)
+    if ablation:
+        return f"{METHOD_NAMES[ablation[0]]}-{ablation[1].upper()}"
     parts = text.split("+")
     if len(parts) > 1 and all(p in METHOD_NAMES for p in parts):   # a run's methods as read_results joins them
         return method_name(method_key(parts))
@@ -125,6 +144,11 @@ def method_key(name: str | Sequence[str] | None) -> str | None:
         if set(methods) == {"augmented_positive", "interlayer_negative"}:
             return "apincse"
         return methods[0] if len(methods) == 1 else ("+".join(methods) or None)
+    ablation = _ablation(name) or _ablation(name.replace("-", "-no_", 1))   # apincse-no_ap or APINCSE-AP
+    if ablation:
+        parts = METHOD_PARTS[ablation[0]]
+        remaining = [key for part, key in parts.items() if part != ablation[1]]
+        return remaining[0] if len(remaining) == 1 else "+".join(sorted(remaining))
     flat = re.sub(r"[^a-z0-9]", "", name.lower())
     if "augmentedpositive" in flat and "interlayernegative" in flat:
         return "apincse"

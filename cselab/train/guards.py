@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -101,3 +102,15 @@ def load_training_data(cfg: TrainConfig, data_dir: str | None) -> TrainingData:
                        "dropped (a batch needs 2 sentences for in-batch negatives)",
                        len(corpus), len(corpus) // cfg.batch_size, cfg.batch_size)
     return TrainingData(corpus, load_stsb(data_dir)["dev"], heldout)
+
+
+DEV_SAMPLE_SEED = 0   # the same dev pairs for every run, whatever its own seed
+
+
+def dev_sample(dev, max_pairs: int | None):
+    """STS-B dev, or a fixed sample of ``max_pairs`` of its pairs (seeded, in their file order:
+    the file is sorted by genre, so its head would score captions only)."""
+    if max_pairs is None or max_pairs >= len(dev):
+        return dev
+    keep = sorted(random.Random(DEV_SAMPLE_SEED).sample(range(len(dev)), max_pairs))
+    return dev.subset(keep)

@@ -40,7 +40,7 @@ from ..utils import native_bf16, precision_name, resolve_precision, rng_state, s
 from . import ddp, execution
 from .batches import batches_per_epoch, epoch_batches, epoch_order  # noqa: F401 (epoch_order: API)
 from .guards import (NonFiniteLossError, TrainingData, check_dev_score, check_weights, checkpoint_tensors,
-                     load_training_data, stop_message)
+                     dev_sample, load_training_data, stop_message)
 from .probes import embedding_grad_norms, probe_record, stsb_probe_set
 from .reporting import RunReporter
 from .selection import heldout_infonce, selection_score
@@ -139,8 +139,8 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
     seed_everything(cfg.seed)   # the same seed on every process (what must agree is broadcast)
 
     # ---- data
-    corpus, dev_pairs = data.corpus, data.dev_pairs
-    probe_set = stsb_probe_set(dev_pairs, cfg.probe_sentences) if cfg.probe_every else None
+    corpus, dev_pairs = data.corpus, dev_sample(data.dev_pairs, cfg.dev_max_pairs)
+    probe_set = stsb_probe_set(data.dev_pairs, cfg.probe_sentences) if cfg.probe_every else None
     per_epoch = batches_per_epoch(len(corpus), cfg.batch_size, cfg.drop_last)
     total_steps = cfg.max_steps or cfg.epochs * per_epoch
 
@@ -242,6 +242,9 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
     started = time.perf_counter() - state.train_seconds
     if cfg.snapshot_every and state.step == 0 and processes.is_main:
         save_snapshot()   # the model before training, the first frame of every snapshot series
+    if probe_set is not None and state.step == 0 and processes.is_main:
+        # the model before training: the first point of every probe trajectory (eval mode, no RNG drawn)
+        reporter.log(probe_record(encoder, probe_set, 0, cfg.eval_batch_size))
     while state.step < total_steps and not state.stopped_early:
         batches = epoch_batches(corpus, cfg.seed, state.epoch, cfg.batch_size, cfg.shuffle, cfg.drop_last,
                                 cfg.no_duplicates)
@@ -309,8 +312,8 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
     if not processes.is_main:
         return run.path
     results = {"steps": state.step, "total_steps": total_steps, "best_step": state.best_step,
-               "select_by": cfg.select_by, "best_stsb_dev": state.best_stsb_dev, "stopped_early": state.stopped_early,
-               "train_seconds": state.train_seconds, **precisions, "native_bf16": native_bf16(),
+               "select_by": cfg.select_by, "best_stsb_dev": state.best_stsb_dev, "stsb_dev_pairs": len(dev_pairs),
+               "stopped_early": state.stopped_early, "train_seconds": state.train_seconds, **precisions, "native_bf16": native_bf16(),
                "world_size": processes.world_size, "mini_batch_size": cfg.mini_batch_size, execution.KEY: settings}
     if data.heldout:
         results["best_heldout_infonce"] = -state.best_score
