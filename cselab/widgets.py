@@ -1,5 +1,5 @@
-"""The ``explorer`` notebook's widgets (ipywidgets): the computations are :mod:`cselab.explore`'s,
-the figures :mod:`cselab.plots.explore`'s; this module only wires them.
+"""The ``explorer`` notebook's widgets (ipywidgets): the computations are :mod:`cselab.neighbours`'s,
+the figures :mod:`cselab.plots.similarity`'s; this module only wires them.
 
 * :class:`SimilarityExplorer` — choose a run and a checkpoint (best/, last/ or a snapshot), type
   sentences (one a line) → their cosine heat-map and each one's nearest neighbours in a corpus sample.
@@ -17,9 +17,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .explore import (checkpoint_folders, encode, nearest_neighbours, similarity_matrix, snapshot_folders,
+from .neighbours import (checkpoint_folders, encode, nearest_neighbours, similarity_matrix, snapshot_folders,
                       snapshot_projections)
-from .plots.explore import plot_projection_grid, plot_similarity_heatmap
+from .plots.similarity import plot_projection_grid, plot_similarity_heatmap
 
 
 def _widgets():
