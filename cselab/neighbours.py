@@ -48,10 +48,7 @@ def checkpoint_folders(run_dir: str | os.PathLike) -> dict[str, Path]:
     checkpoint), then the snapshots (``step 0`` is the model before training)."""
     from .rundir import RunDir
 
-    run = RunDir(Path(run_dir))
-    if not run.config_file.is_file():
-        raise FileNotFoundError(f"{run_dir}: not a run directory (no {run.config_file.name})")
-    found = run.saved_models()
+    found = RunDir(Path(run_dir)).check_is_run().saved_models()
     found.update(snapshot_folders(run_dir))
     if not found:
         raise FileNotFoundError(f"{run_dir}: no model folder yet (best/, last/ or snapshots/)")

@@ -84,3 +84,32 @@ def test_no_layout_name_outside_its_owner():
         found += [f"cselab/{relative}:{line}: {name!r}" for line, name in spellings(path.read_text(encoding="utf-8"))]
     assert not found, ("spelled outside its owner (ask RunDir, cselab/rundir/layout.py, or the model-folder "
                        "functions of cselab/encoder/backbone.py):\n" + "\n".join(found))
+
+
+def test_rundir_answers_what_the_others_used_to_spell(tmp_path):
+    from synthetic_runs import make_run
+
+    from cselab.encoder.backbone import is_model_folder, is_saved_encoder
+    from cselab.rundir import RunDir, label_matches
+
+    run = RunDir(make_run(tmp_path / "simcse-s1", ["simcse"]))
+    assert run.is_run() and run.not_a_run() is None and run.results()["best_step"] == 40
+    assert run.model_dir("best") == run.best_dir and run.model_dir("step-50") == run.snapshot_dir(50)
+    with pytest.raises(ValueError, match=r"step-<N>"):
+        run.model_dir("first")
+    assert run.evaluation_file("sts", "best", "abc").relative_to(run.path).as_posix() == "evaluations/sts-best-abc.json"
+    assert run.saved_models() == {}
+    run.best_dir.mkdir()
+    run.best_dir.joinpath("config.json").write_text("{}")
+    assert run.saved_models() == {"best": run.best_dir} and is_model_folder(run.best_dir)
+    assert not is_saved_encoder(run.best_dir)
+
+    assert RunDir(tmp_path / "gone").not_a_run() == "no config.json"
+    with pytest.raises(FileNotFoundError, match=r"gone: not a run directory \(no config.json\)"):
+        RunDir(tmp_path / "gone").check_is_run()
+    run.best_dir.joinpath("cselab.json").write_text("{}")
+    assert RunDir(run.best_dir).not_a_run() == "a saved model, not a run"
+    assert RunDir(tmp_path / "simcse-s1").results_file.is_file()
+
+    assert label_matches("simcse-s1", "simcse") and label_matches("simcse", "simcse")
+    assert not label_matches("simcse2-s1", "simcse")
