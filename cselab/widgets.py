@@ -18,8 +18,9 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .neighbours import (checkpoint_folders, encode, nearest_neighbours, similarity_matrix, snapshot_folders,
-                      snapshot_projections)
+                         snapshot_projections)
 from .plots.similarity import plot_projection_grid, plot_similarity_heatmap
+from .rundir import BEST
 
 
 def _widgets():
@@ -43,7 +44,7 @@ class SimilarityExplorer:
     """Run + checkpoint + sentences → similarity heat-map and nearest neighbours in ``corpus``."""
 
     def __init__(self, runs: Mapping[str, Path], corpus: Sequence[str], sentences: Sequence[str], k: int = 5,
-                 run: str | None = None, checkpoint: str = "best"):
+                 run: str | None = None, checkpoint: str = BEST):
         w = _widgets()
         if not runs:
             raise ValueError("SimilarityExplorer: no runs")

@@ -55,7 +55,7 @@ from IPython.display import display
 
 from cselab import workbench
 from cselab.neighbours import (checkpoint_folders, corpus_sample, labelled_sample, nearest_neighbours,
-                            similarity_matrix, snapshot_folders, snapshot_projections)
+                               similarity_matrix, snapshot_folders, snapshot_projections)
 from cselab.plots.similarity import plot_projection_grid, plot_similarity_heatmap
 
 workbench.setup()

@@ -20,8 +20,8 @@ from cselab.analysis.compare import (clustering_detail_frame, clustering_metric_
                                      paired_tests, per_task_comparison, single_seed_bootstrap,
                                      resolve_baseline, run_groups, sts_results, sweep_frame, with_groups)
 from cselab.analysis.logged import (base_encoder, base_groups, is_similarity, logged_keys, logged_statistics,
-                                  pick_runs, probe_layer_profiles, run_methods, runs_logging, snapshot_series,
-                                  start_probe_records)
+                                    pick_runs, probe_layer_profiles, run_methods, runs_logging, snapshot_series,
+                                    start_probe_records)
 from cselab.data.clustering import ClusteringData, load_dbpedia
 from cselab.evaluate import evaluate_clustering
 from cselab.plots import (key_words, legend_outside, plot_metric_grid, plot_paired_differences, plot_profile_grid,

@@ -7,7 +7,7 @@ import pytest
 from toy_encoders import LookupEncoder
 
 from cselab.neighbours import (checkpoint_folders, corpus_sample, labelled_sample, nearest_neighbours, over_snapshots,
-                            procrustes_align, project_snapshots, similarity_matrix, snapshot_projections)
+                               procrustes_align, project_snapshots, similarity_matrix, snapshot_projections)
 from cselab.plots import save_figure
 from cselab.plots.similarity import plot_projection_grid, plot_similarity_heatmap
 
