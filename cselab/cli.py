@@ -186,6 +186,8 @@ def cmd_data(args) -> int:
 
 def cmd_train(args) -> int:
     from .config import load_config
+    from .io import read_json
+    from .rundir import RunDir
     from .train import train
 
     cfg = load_config(args.config, args.overrides)
@@ -195,7 +197,7 @@ def cmd_train(args) -> int:
     run = train(cfg, resume=args.resume, overwrite=args.overwrite, data_dir=args.data_dir)
     if int(os.environ.get("RANK", "0")) != 0:   # torchrun: process 0 writes results.json and reports
         return 0
-    results = json.loads((run / "results.json").read_text())
+    results = read_json(RunDir(run).results_file)
     print(f"run: {run}")
     print(f"best/ chosen by {results.get('select_by', 'stsb_dev')}: step {results['best_step']} "
           f"(STS-B dev {results['best_stsb_dev']:.2f})")
@@ -216,7 +218,7 @@ def resolve_model_path(model: str) -> str:
 
 def cmd_eval(args) -> int:
     from .encoder import SentenceEncoder
-    from .encoder.model import CONFIG_NAME
+    from .encoder.backbone import is_saved_encoder
     from .evaluate.suites import get_suite
     from .utils import resolve_device
 
@@ -225,7 +227,7 @@ def cmd_eval(args) -> int:
         raise ValueError(f"--batch-size: must be >= 1, got {args.batch_size}")
     check_suite_options(args)
     path = resolve_model_path(args.model)
-    saved = (Path(path) / CONFIG_NAME).is_file()
+    saved = is_saved_encoder(path)
     pooler = args.pooler or (None if saved else "cls_before_pooler")
     encoder = SentenceEncoder.from_pretrained(path, pooler=pooler).to(resolve_device(args.device))
     encoder.eval_precision = args.precision
@@ -271,12 +273,14 @@ def cmd_reproduce(args) -> int:
                      runs_dir=args.runs_dir, data_dir=args.data_dir, reports_dir=args.reports_dir,
                      figures_dir=args.figures_dir, slurm=parse_key_values(args.slurm, "--slurm"))
 def cmd_export(args) -> int:
+    from .encoder.backbone import read_model_config
+    from .encoder.export import RECIPE_KEY
     from .encoder.model_card import CARD_NAME
     from .export import export_model
     from .io import read_json
 
     out = export_model(args.model, args.output, pooler=args.pooler, overwrite=args.overwrite)
-    recipe = read_json(out / "config.json")["sentence_embedding"]
+    recipe = read_model_config(out)[RECIPE_KEY]
     print(f"exported: {out}")
     print(f"pooler: {recipe['pooler']}; model card: {out / CARD_NAME}")
     custom = any(m["type"].startswith("cselab.") for m in read_json(out / "modules.json"))

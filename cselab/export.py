@@ -12,7 +12,8 @@ import os
 from pathlib import Path
 
 from .config import NON_IDENTITY_KEYS
-from .encoder.model import CONFIG_NAME, SentenceEncoder
+from .encoder.backbone import SAVED_ENCODER, is_saved_encoder
+from .encoder.model import SentenceEncoder
 from .encoder.model_card import RunFacts
 from .evaluate.sts import format_sts_table
 from .io import read_json, staged_dir
@@ -57,7 +58,7 @@ def export_model(source: str | os.PathLike, out: str | os.PathLike, pooler: str 
     out = Path(out)
     run, model_path = _export_source(source)
     _check_export_target(out, _protected_folders(source, run, model_path), overwrite)
-    saved_file = Path(os.fspath(model_path)) / CONFIG_NAME
+    saved_file = Path(os.fspath(model_path)) / SAVED_ENCODER
     saved = read_json(saved_file) if saved_file.is_file() else None
     encoder = SentenceEncoder.from_pretrained(model_path, pooler=pooler or (None if saved else "cls_before_pooler"))
     # The saved step and dev score describe the saved pooler only.
@@ -164,7 +165,7 @@ def _check_replaceable(out: Path) -> None:
     if (out / "trainer_state.json").exists():
         raise ExportTargetError(f"{out}: is a training checkpoint; --overwrite replaces only a model folder "
                                 "`cselab export` wrote: choose another folder")
-    if not (out / "cselab.json").is_file():
+    if not is_saved_encoder(out):
         raise ExportTargetError(f"{out}: not a cselab model folder (no cselab.json); --overwrite replaces only a "
                                 "model folder `cselab export` wrote: choose another folder")
     try:

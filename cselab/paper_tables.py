@@ -2,7 +2,7 @@
 which backbone they start from, our numbers beside the published ones, sweeps over a config key.
 
 The paper notebooks (notebooks/paper_*.py) call these; the numbers come from
-:mod:`cselab.evaluate.runs` (cached evaluations), the published ones from :mod:`cselab.published`.
+:mod:`cselab.evaluate.cache` (cached evaluations), the published ones from :mod:`cselab.published`.
 
 **Variants by label prefix.** A notebook maps the paper's variant names to run-label prefixes,
 e.g. ``{"APINCSE": "apincse", "-AP": "apincse-no_ap"}``. A run belongs to the variant whose prefix
@@ -26,10 +26,11 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from .config import LATER_KEYS, NON_IDENTITY_KEYS, uses_sts
-from .evaluate.runs import evaluation_frame
+from .evaluate.cache import evaluation_frame
 from .evaluate.sts import STS_TASKS, TASK_LABELS
 from .published import BACKBONES, paper_backbone
-from .rundir import read_config, read_metrics, run_select_by
+from .io import read_jsonl
+from .rundir import RunDir, label_matches, read_config, read_metrics, run_select_by
 from .tables import STS_SELECTED_MARK, STS_SELECTED_NOTE, format_table, scores_table
 
 VariantSpec = Mapping[str, "str | Sequence[str]"]
@@ -49,17 +50,13 @@ def _prefixes(variants: VariantSpec) -> list[tuple[str, str]]:
             raise ValueError(f"variants: the prefix {prefix!r} is given to both {seen[prefix]!r} and {variant!r}")
     return pairs
 
-def matches(label: str, prefix: str) -> bool:
-    """The study engine's selection rule: the label itself, or the prefix followed by ``-``."""
-    return label == prefix or label.startswith(prefix + "-")
-
 def assign_variants(labels: Sequence[str], variants: VariantSpec) -> dict[str, list[str]]:
     """``{variant: [labels]}`` in the order of ``variants`` (variants without runs left out); each
     label goes to the variant of the longest prefix it matches, labels matching none are left out."""
     pairs = _prefixes(variants)
     out: dict[str, list[str]] = {v: [] for v in variants}
     for label in labels:
-        matched = [(len(p), v) for p, v in pairs if matches(label, p)]
+        matched = [(len(p), v) for p, v in pairs if label_matches(label, p)]
         if matched:
             out[max(matched)[1]].append(label)
     return {v: labels for v, labels in out.items() if labels}
@@ -165,10 +162,8 @@ def used_runs(*groupings: Mapping[str, Mapping[str, Path]]) -> dict[str, Path]:
 def runs_with(runs: Mapping[str, Path], key: str, kind: str = "train") -> dict[str, Path]:
     """The runs whose ``kind`` records hold ``key`` (e.g. ``largest_angle`` in probe records, which
     only runs trained with ``probe_every`` have)."""
-    from .io import read_jsonl
-
     return {label: Path(path) for label, path in runs.items()
-            if any(r.get("kind") == kind and r.get(key) is not None for r in read_jsonl(Path(path) / "metrics.jsonl"))}
+            if any(r.get("kind") == kind and r.get(key) is not None for r in read_jsonl(RunDir(Path(path)).metrics_file))}
 
 
 # ------------------------------------------------------------------- backbones
@@ -196,19 +191,17 @@ def one_per_backbone(runs: Mapping[str, Path]) -> dict[str, tuple[str, Path]]:
         out.setdefault(run_model(path), (label, Path(path)))
     return out
 
-def backbone_name(model: str) -> str:
+def backbone_label(model: str) -> str:
     """How to write a backbone in a label: the papers' name (``BERT-base``) or the folder's name."""
     backbone = paper_backbone(model)
     return BACKBONES[backbone] if backbone else Path(model).name
 
 def num_layers(run_dir: str | os.PathLike) -> int:
     """Transformer layers of a run's backbone (``num_hidden_layers`` of its saved model)."""
-    from .io import read_json
+    from .encoder.backbone import read_model_config
 
-    for folder in ("best", "last"):
-        config = Path(run_dir) / folder / "config.json"
-        if config.is_file():
-            return int(read_json(config)["num_hidden_layers"])
+    for folder in RunDir(Path(run_dir)).saved_models().values():
+        return int(read_model_config(folder)["num_hidden_layers"])
     raise FileNotFoundError(f"{run_dir}: no saved model (best/ or last/) to read the number of layers from")
 
 def interlayer_index(values: Sequence, runs: Mapping[str, Path], labels: Sequence[str]) -> list[float]:
@@ -382,7 +375,7 @@ def averages_summary(groups: Mapping[str, Mapping[str, Path]],
 
 def variant_frame(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]],
                   config_keys: Sequence[str] = ("seed",)) -> pd.DataFrame:
-    """One row per run (:func:`cselab.evaluate.runs.evaluation_frame`) with its ``variant``:
+    """One row per run (:func:`cselab.evaluate.cache.evaluation_frame`) with its ``variant``:
     the input of :func:`cselab.stats.compare_to_baseline` (``group="variant"``)."""
     runs = {label: path for members in groups.values() for label, path in members.items() if label in results}
     frame = evaluation_frame({label: results[label] for label in runs}, runs, tuple(config_keys))
@@ -433,15 +426,15 @@ def untuned(groups: Mapping[str, Mapping[str, Path]], suite: str, data_dir: str 
     the ``suite`` result of its snapshot 0 (the model before training, cached in the run like any
     evaluation). Returns ``(results, groups)`` keyed ``<label>@step-0`` and ``untuned <backbone>``,
     to merge with the trained groups' results and groups."""
-    from .evaluate.runs import evaluate_run
-    from .explore import snapshot_folders
+    from .evaluate.cache import evaluate_run
+    from .neighbours import snapshot_folders
 
     with_snapshots = {label: p for members in groups.values() for label, p in members.items() if snapshot_folders(p)}
     results, extra = {}, {}
     for model, (label, path) in one_per_backbone(with_snapshots).items():
         key = f"{label}@step-0"
         results[key] = evaluate_run(path, suite, model="step-0", data_dir=data_dir, **options)
-        extra[f"untuned {backbone_name(model)}"] = {key: path}
+        extra[f"untuned {backbone_label(model)}"] = {key: path}
     return results, extra
 
 
@@ -455,7 +448,7 @@ def sweep_runs(sweep: Mapping[str, Path], *defaults: Mapping[str, Path]) -> dict
         {run_model(next(iter(pooled.values())))} if pooled else set())
     return {**{label: p for label, p in pooled.items() if run_model(p) in models}, **{k: Path(v) for k, v in sweep.items()}}
 
-def sweep_frame(results: Mapping[str, dict], runs: Mapping[str, Path], key: str, default=None,
+def sweep_results(results: Mapping[str, dict], runs: Mapping[str, Path], key: str, default=None,
                 name: str | None = None) -> pd.DataFrame:
     """One row per run: ``run``, ``seed``, the swept config ``key`` (renamed ``name``), and every
     score of the result. Runs without the key (e.g. SimCSE in a GS-InfoNCE M sweep, whose config

@@ -220,9 +220,17 @@ def load_runs(runs: RunsParameter | None, study: str | os.PathLike = DEFAULT_STU
     twice = sorted({label for label in labels if labels.count(label) > 1})
     if twice:
         raise BadParameter(f"runs: the label(s) {twice} name more than one run; pass a mapping {{label: path}}")
-    missing = [f"{label}: {path}" for label, path in pairs if not (path / "config.json").is_file()]
+    from .rundir.layout import CONFIG, RunDir
+
+    reasons = {label: RunDir(path).not_a_run() for label, path in pairs}   # RunDir's one test
+    missing = [(label, path, reasons[label]) for label, path in pairs if reasons[label] is not None]
+    usual = f"no {CONFIG}"   # a wrong path: said once for all of them
+    if missing and all(reason == usual for _, _, reason in missing):
+        raise RunsNotFound(f"runs: not a run directory ({usual}): "
+                           + "; ".join(f"{label}: {path}" for label, path, _ in missing))
     if missing:
-        raise RunsNotFound("runs: not a run directory (no config.json): " + "; ".join(missing))
+        raise RunsNotFound("runs: not a run directory: "
+                           + "; ".join(f"{label}: {path} ({reason})" for label, path, reason in missing))
     return dict(pairs)
 
 

@@ -54,9 +54,9 @@ from cselab import workbench
 from cselab.analysis.clusterns import run_case_study
 from cselab.analysis.compare import (clustering_detail_frame, clustering_metric_frame, grouped_table, run_groups,
                                     with_groups)
-from cselab.analysis.runs import pick_runs, run_methods
+from cselab.analysis.logged import pick_runs, run_methods
 from cselab.data import load_corpus
-from cselab.evaluate.runs import evaluate_runs, evaluation_frame
+from cselab.evaluate.cache import evaluate_runs, evaluation_frame
 from cselab.plots import plot_ablation_bars
 from cselab.tables import CLUSTERING_COLUMNS
 

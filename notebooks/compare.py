@@ -67,7 +67,7 @@ from cselab.analysis.compare import (FAMILIES, describe_sts_average, difference_
                                      label_variants, paired_tests, per_task_comparison, resolve_baseline, run_groups,
                                      single_seed_bootstrap, single_seed_runs, sts_pair_scores, sts_results,
                                      sweep_frame, with_groups)
-from cselab.evaluate.runs import evaluate_runs, evaluation_frame
+from cselab.evaluate.cache import evaluate_runs, evaluation_frame
 from cselab.paper_tables import TREND_MIN_VALUES
 from cselab.plots import plot_ablation_bars, plot_paired_differences, plot_sweep
 from cselab.stats import ALPHA, POWER, compare_to_baseline, format_comparison

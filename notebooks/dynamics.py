@@ -56,7 +56,7 @@ from IPython.display import display
 from cselab import workbench
 from cselab.analysis.gs_infonce import top4_curve
 from cselab.analysis.mixcse import mixcse_score_series
-from cselab.analysis.runs import base_encoders, logged_keys, logged_statistics, pick_runs, runs_logging
+from cselab.analysis.logged import base_encoders, logged_keys, logged_statistics, pick_runs, runs_logging
 from cselab.data import load_corpus, load_stsb
 from cselab.encoder import SentenceEncoder
 from cselab.plots import (TooFewPoints, legend_outside, plot_grad_norm, plot_metric_grid, plot_similarity_dynamics,

@@ -54,9 +54,9 @@ tables_dir = "reports/explorer/tables"  # where the neighbour table goes (Markdo
 from IPython.display import display
 
 from cselab import workbench
-from cselab.explore import (checkpoint_folders, corpus_sample, labelled_sample, nearest_neighbours,
-                            similarity_matrix, snapshot_folders, snapshot_projections)
-from cselab.plots.explore import plot_projection_grid, plot_similarity_heatmap
+from cselab.neighbours import (checkpoint_folders, corpus_sample, labelled_sample, nearest_neighbours,
+                               similarity_matrix, snapshot_folders, snapshot_projections)
+from cselab.plots.similarity import plot_projection_grid, plot_similarity_heatmap
 
 workbench.setup()
 runs = workbench.load_runs(runs)
@@ -73,7 +73,7 @@ print(f"{len(runs)} runs; {len(pool)} corpus sentences; {len(texts)} {labelled_s
 
 # %%
 if interactive:
-    from cselab.explore_widgets import SimilarityExplorer
+    from cselab.widgets import SimilarityExplorer
 
     similarity = SimilarityExplorer(runs, pool, sentences, k=neighbours, run=run, checkpoint=checkpoint)
     display(similarity.widget)
@@ -95,7 +95,7 @@ with_snapshots = {label: path for label, path in runs.items() if snapshot_folder
 if not with_snapshots:
     print("none of the runs has snapshots: train with snapshot_every (the cpu-demo study does)")
 elif interactive:
-    from cselab.explore_widgets import SnapshotExplorer
+    from cselab.widgets import SnapshotExplorer
 
     first = run if run in with_snapshots else next(iter(with_snapshots))
     slider = SnapshotExplorer(with_snapshots, texts, labels, run=first, method=projection, align=align)

@@ -48,9 +48,9 @@ import pandas as pd
 from cselab import workbench
 from cselab.analysis.apincse import layer_cls_similarity
 from cselab.analysis.compare import describe_sts_average, run_groups, sts_results, with_groups
-from cselab.analysis.runs import backbone_name, probe_layer_profiles, runs_logging, start_probe_records
+from cselab.analysis.logged import backbone_name, probe_layer_profiles, runs_logging, start_probe_records
 from cselab.data import load_stsb
-from cselab.evaluate.runs import evaluate_runs, evaluation_frame
+from cselab.evaluate.cache import evaluate_runs, evaluation_frame
 from cselab.plots import (legend_outside, plot_alignment_uniformity, plot_layer_profile, plot_metric_grid,
                           plot_profile_grid)
 from cselab.rundir import read_config, read_metrics

@@ -60,9 +60,9 @@ from cselab import paper_tables as pt
 from cselab import workbench
 from cselab.analysis.apincse import layer_cls_similarity
 from cselab.data import load_stsb
-from cselab.evaluate.runs import evaluate_runs
+from cselab.evaluate.cache import evaluate_runs
 from cselab.evaluate.sts import TASK_LABELS
-from cselab.explore import snapshot_folders
+from cselab.neighbours import snapshot_folders
 from cselab.plots import plot_ablation_bars, plot_layer_profile, plot_sweep
 from cselab.published import APINCSE_CLAIMS, BACKBONES
 from cselab.tables import summarise
@@ -133,7 +133,7 @@ profile_text = list(dict.fromkeys([*test.sentences1, *test.sentences2]))[:layer_
 profiles = {}
 for name, path in pt.representatives(groups, ["APINCSE", "SimCSE"]).items():
     folders = snapshot_folders(path)
-    label = f"untuned {pt.backbone_name(pt.run_model(path))}"
+    label = f"untuned {pt.backbone_label(pt.run_model(path))}"
     if "step 0" in folders and label not in profiles:
         profiles[label] = layer_cls_similarity(folders["step 0"], profile_text)
     profiles[name] = layer_cls_similarity(path / "best", profile_text)
@@ -167,7 +167,7 @@ for name, key, label, output in (("k sweep", "augmented_positive.top_k", "k (nei
     if not points:
         print(f"{output}: no APINCSE runs")
         continue
-    frame = pt.sweep_frame(sts, points, key, name=label).rename(columns={"avg": average})
+    frame = pt.sweep_results(sts, points, key, name=label).rename(columns={"avg": average})
     if key.startswith("interlayer"):
         frame[label] = pt.interlayer_index(frame[label], points, frame["run"])
         if frame[label].isna().any():

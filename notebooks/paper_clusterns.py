@@ -80,7 +80,7 @@ from cselab.analysis.clusterns import run_case_study, threshold_curves
 from cselab.data import load_corpus
 from cselab.data.transfer import TRANSFER_TASKS
 from cselab.evaluate.clustering import CLUSTERING_TASKS
-from cselab.evaluate.runs import evaluate_runs, evaluation_frame
+from cselab.evaluate.cache import evaluate_runs, evaluation_frame
 from cselab.plots import plot_alignment_uniformity, plot_similarity_dynamics, plot_sweep
 from cselab.rundir import read_config
 from cselab.tables import summarise
@@ -139,7 +139,7 @@ for number, names in (("2", ["ClusterNS", "w/o false negative", "w/o hard negati
 sigma_runs = pt.sweep_runs(swept["σ sweep"], found.get("ClusterNS", {}),   # σ = 0.4 with and without BML
                            found.get("w/o false negative", {}))
 if sigma_runs:
-    frame = pt.sweep_frame(sts, sigma_runs, "clusterns.start_threshold", name="σ")
+    frame = pt.sweep_results(sts, sigma_runs, "clusterns.start_threshold", name="σ")
     frame["L_bml"] = frame["run"].map(lambda r: read_config(sigma_runs[r])["clusterns"]["false_negatives"] == "bml")
     last = pt.last_values(sigma_runs, ["sim/clusterns.hard_neg_cos"])["sim/clusterns.hard_neg_cos"]
     frame["hard negative similarity"] = frame["run"].map(last).astype(float)
@@ -295,7 +295,7 @@ for name, key, label, figure in (("batch sweep", "batch_size", "batch size", "fi
     if not points_runs:
         print(f"no runs for {figure}")
         continue
-    frame = pt.sweep_frame(sts, points_runs, key, name=label).rename(columns={"avg": f"STS {average}"})
+    frame = pt.sweep_results(sts, points_runs, key, name=label).rename(columns={"avg": f"STS {average}"})
     if pt.enough_values(frame[label], f"{figure} ({label})", "paper-clusterns"):
         workbench.show(plot_sweep(frame, x=label, y=f"STS {average}", logx=True), f"{figures_dir}/{figure}")
     table = pt.comparison_table(summarise(frame.sort_values(label), label, [f"STS {average}"]))

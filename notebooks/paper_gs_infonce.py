@@ -60,8 +60,8 @@ from cselab import workbench
 from cselab.analysis.gs_infonce import top4_curve
 from cselab.data import load_corpus
 from cselab.encoder import SentenceEncoder
-from cselab.evaluate.runs import evaluate_runs
-from cselab.explore import load_encoder, snapshot_folders
+from cselab.evaluate.cache import evaluate_runs
+from cselab.neighbours import load_encoder, snapshot_folders
 from cselab.plots import plot_similarity_dynamics, plot_sweep, plot_top4_curve
 from cselab.published import published_frame
 from cselab.rundir import read_config
@@ -119,11 +119,11 @@ workbench.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
 
 # %%
 metric = f"STS {pt.average_label(sts_tasks)}"
-frame = pt.sweep_frame(sts, sweep, "gs_infonce.noise_ratio", name="M / batch size")
+frame = pt.sweep_results(sts, sweep, "gs_infonce.noise_ratio", name="M / batch size")
 if 0.0 not in set(frame["M / batch size"]):   # no 0× run of GS-InfoNCE's own settings: SimCSE stands for 0×
     zero = {k: p for k, p in pt.sweep_runs(sweep, found.get("SimCSE", {})).items() if k not in sweep}
     sweep = {**zero, **sweep}
-    frame = pt.sweep_frame(sts, sweep, "gs_infonce.noise_ratio", default=0.0, name="M / batch size")
+    frame = pt.sweep_results(sts, sweep, "gs_infonce.noise_ratio", default=0.0, name="M / batch size")
 frame = frame.rename(columns={"avg": metric}).sort_values("M / batch size")
 table3 = pt.comparison_table(summarise(frame, "M / batch size", [metric]))
 comparable = {pt.paper_backbone(pt.run_model(p)) for p in sweep.values()} == {"bert-base-uncased"} \
@@ -161,8 +161,8 @@ models = {}
 first = pt.representatives(groups)
 for name, path in first.items():
     folders = snapshot_folders(path)
-    if "step 0" in folders and f"untuned {pt.backbone_name(pt.run_model(path))}" not in models:
-        models[f"untuned {pt.backbone_name(pt.run_model(path))}"] = load_encoder(folders["step 0"])
+    if "step 0" in folders and f"untuned {pt.backbone_label(pt.run_model(path))}" not in models:
+        models[f"untuned {pt.backbone_label(pt.run_model(path))}"] = load_encoder(folders["step 0"])
     models[name] = load_encoder(path / "best")
 for name, model in top4_models.items():
     models[name] = SentenceEncoder.from_pretrained(model, pooler="cls_before_pooler")

@@ -74,8 +74,8 @@ from cselab import workbench
 from cselab.analysis.mixcse import cap_geometry_table, lambda_bound_curve, largest_angle_series, mixcse_scores
 from cselab.data import load_stsb
 from cselab.data.transfer import TRANSFER_TASKS
-from cselab.evaluate.runs import evaluate_runs, evaluation_frame
-from cselab.explore import load_encoder, over_snapshots, snapshot_folders
+from cselab.evaluate.cache import evaluate_runs, evaluation_frame
+from cselab.neighbours import load_encoder, over_snapshots, snapshot_folders
 from cselab.plots import (plot_alignment_uniformity, plot_cap_geometry, plot_grad_norm, plot_lambda_bound,
                           plot_largest_angle, plot_similarity_dynamics, plot_sweep)
 from cselab.rundir import read_config
@@ -278,7 +278,7 @@ else:
 # %%
 if sweep:
     metric = f"STS {pt.average_label(sts_tasks)}"
-    frame = pt.sweep_frame(sts, sweep, "mixcse.mix_lambda", name="λ").rename(columns={"avg": metric})
+    frame = pt.sweep_results(sts, sweep, "mixcse.mix_lambda", name="λ").rename(columns={"avg": metric})
     if pt.enough_values(frame["λ"], "λ sweep", "paper-mixcse"):
         workbench.show(plot_sweep(frame, x="λ", y=metric), f"{figures_dir}/lambda_sweep")
     table = pt.comparison_table(summarise(frame.sort_values("λ"), "λ", [metric]))

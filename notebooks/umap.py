@@ -42,7 +42,7 @@ panels_per_figure = 4  # panels side by side in one figure
 import pandas as pd
 
 from cselab import workbench
-from cselab.analysis.runs import base_encoders, base_groups
+from cselab.analysis.logged import base_encoders, base_groups
 from cselab.analysis.umap import umap_frames
 from cselab.data.clustering import load_dbpedia
 from cselab.encoder import SentenceEncoder

@@ -1,21 +1,41 @@
-"""Synthetic run directories in the trainer's layout, for the plotting, table and reader tests."""
+"""Synthetic run directories in the trainer's layout, for the plotting, table and reader tests: every
+test that needs a run folder without training one builds it with :func:`write_run`, which writes
+through :class:`cselab.rundir.RunDir` (the owner of the layout's names)."""
 from __future__ import annotations
 
 import json
 import math
 from pathlib import Path
+from typing import Iterable
+
+from cselab.rundir import RunDir
 
 STS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness")
+
+
+def write_run(path: Path, config: dict, records: Iterable[dict], results: dict | None = None, **saved) -> Path:
+    """A run folder at ``path``: ``config.json`` (``{"config": config, **saved}``), the ``records`` as
+    ``metrics.jsonl`` and, for a finished run, ``results``."""
+    run = RunDir(path)
+    path.mkdir(parents=True)
+    run.config_file.write_text(json.dumps({"config": config, **saved}))
+    run.metrics_file.write_text("".join(json.dumps(r) + "\n" for r in records))
+    if results is not None:
+        run.results_file.write_text(json.dumps(results))
+    return path
+
+
+def sts_results(scores: dict[str, float], **results) -> dict:
+    """A ``results.json`` holding an STS table (``avg`` the mean of ``scores``)."""
+    return {**results, "sts": {"scores": scores, "avg": sum(scores.values()) / len(scores)}}
 
 
 def make_run(path: Path, method: list[str], seed: int = 42, temperature: float = 0.05, steps: int = 40,
              offset: float = 0.0, batch_size: int = 64) -> Path:
     """A finished run: train records every 5 steps (with MixCSE/ClusterNS stats and gradient norms),
     eval every 10, probe records every 10 (with a 3-layer profile), results.json with STS scores."""
-    path.mkdir(parents=True)
-    (path / "config.json").write_text(json.dumps({"config": {
-        "method": method, "seed": seed, "temperature": temperature, "batch_size": batch_size,
-        "mixcse": {"mix_lambda": 0.2}}, "config_hash": "0123456789"}))
+    config = {"method": method, "seed": seed, "temperature": temperature, "batch_size": batch_size,
+              "mixcse": {"mix_lambda": 0.2}}
     lines = []
     for step in range(5, steps + 1, 5):
         decay = math.exp(-step / 20)
@@ -30,12 +50,10 @@ def make_run(path: Path, method: list[str], seed: int = 42, temperature: float =
                           "sentences": 16, "positive_pairs": 3, "seconds": 0.1})
             lines.append({"kind": "eval", "step": step, "stsb_dev": 70 + step / 4 + 10 * offset,
                           "best_stsb_dev": 70 + step / 4, "improved": True})
-    (path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     scores = {task: 70.0 + i + 10 * offset + seed / 100 for i, task in enumerate(STS)}
-    (path / "results.json").write_text(json.dumps({
-        "steps": steps, "best_step": steps, "best_stsb_dev": 80.0 + offset,
-        "sts": {"scores": scores, "avg": sum(scores.values()) / len(scores)}}))
-    return path
+    return write_run(path, config, lines,
+                     sts_results(scores, steps=steps, best_step=steps, best_stsb_dev=80.0 + offset),
+                     config_hash="0123456789")
 
 
 def make_runs(root: Path) -> dict[str, Path]:

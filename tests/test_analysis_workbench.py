@@ -3,13 +3,13 @@ paired comparisons, ablation variants, sweeps, clustering frames, starting model
 series, probes at step 0, the runs of a study, the clustering sample cap and the new figures."""
 from __future__ import annotations
 
-import json
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.colors import to_rgb
+import synthetic_runs
 from synthetic_runs import make_run, make_runs
 from test_plots import assert_drawn
 from toy_encoders import HashedBagOfWords
@@ -19,9 +19,9 @@ from cselab.analysis.compare import (clustering_detail_frame, clustering_metric_
                                      describe_sts_average, difference_panels, grouped_table, label_variants,
                                      paired_tests, per_task_comparison, single_seed_bootstrap,
                                      resolve_baseline, run_groups, sts_results, sweep_frame, with_groups)
-from cselab.analysis.runs import (base_encoder, base_groups, is_similarity, logged_keys, logged_statistics,
-                                  pick_runs, probe_layer_profiles, run_methods, runs_logging, snapshot_series,
-                                  start_probe_records)
+from cselab.analysis.logged import (base_encoder, base_groups, is_similarity, logged_keys, logged_statistics,
+                                    pick_runs, probe_layer_profiles, run_methods, runs_logging, snapshot_series,
+                                    start_probe_records)
 from cselab.data.clustering import ClusteringData, load_dbpedia
 from cselab.evaluate import evaluate_clustering
 from cselab.plots import (key_words, legend_outside, plot_metric_grid, plot_paired_differences, plot_profile_grid,
@@ -32,12 +32,7 @@ from cselab.stats import compare_to_baseline
 
 def write_run(path, config: dict, records: list[dict], results: dict | None = None):
     """A run directory with exactly these records (and a results.json when given)."""
-    path.mkdir(parents=True)
-    (path / "config.json").write_text(json.dumps({"config": config, "config_hash": "x"}))
-    (path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    if results is not None:
-        (path / "results.json").write_text(json.dumps(results))
-    return path
+    return synthetic_runs.write_run(path, config, records, results, config_hash="x")
 
 
 @pytest.fixture
@@ -255,7 +250,7 @@ def test_sts_results_final_table_or_subset(tmp_path):
 
 
 def test_sts_results_evaluate_when_the_run_has_no_table(tiny_runs, data_dir):
-    from cselab.evaluate.runs import evaluate_run
+    from cselab.evaluate.cache import evaluate_run
 
     result = sts_results({"simcse-s1": tiny_runs["simcse-s1"]}, ["STS16"], data_dir)["simcse-s1"]
     assert result["source"] == "evaluated"

@@ -19,7 +19,7 @@ NOTEBOOKS = ("dynamics", "geometry", "clustering", "umap", "compare")
 @pytest.fixture
 def base(tiny_runs) -> str:
     """How the notebooks name the tiny runs' backbone: "base: <folder name>"."""
-    from cselab.analysis.runs import backbone_name
+    from cselab.analysis.logged import backbone_name
     from cselab.rundir import read_config
 
     return f"base: {backbone_name(read_config(tiny_runs['simcse-s1'])['model'])}"

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import REPO
 
-from cselab.evaluate.runs import evaluate_run
+from cselab.evaluate.cache import evaluate_run
 from cselab.studies.spec import notebook_parameters
 
 ALL_STS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness"]

@@ -2,39 +2,32 @@
 backbones, our summaries beside the published rows, sweeps, last logged values."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from cselab.paper_tables import (assign_variants, average_label, backbone_note, comparison_table, last_values,
-                                 runs_by_backbone, split_by_backbone, sts_options, sts_summary, sweep_frame,
+                                 runs_by_backbone, split_by_backbone, sts_options, sts_summary, sweep_results,
                                  suite_columns, sweep_runs, unmatched, variant_frame, variant_runs)
 from cselab.published import published_frame
-
-STS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness")
+from cselab.rundir import RunDir
+from synthetic_runs import STS, sts_results, write_run
 
 
 def make_run(root: Path, label: str, model: str = "bert-base-uncased", seed: int = 1, method=("simcse",),
              sections: dict | None = None, base: float = 70.0, hard_neg: tuple = ()) -> Path:
     """A run folder with a config, train records and an STS result (task i scores base + i + seed/10)."""
-    path = root / label
-    path.mkdir(parents=True)
     config = {"model": model, "method": list(method), "seed": seed, "batch_size": 64, "output_dir": str(root),
               "run_name": label, "probe_every": None, **(sections or {})}
-    (path / "config.json").write_text(json.dumps({"config": config}))
     records = [{"kind": "train", "step": i + 1, "loss": 1.0, **({"sim/clusterns.hard_neg_cos": v} if v is not None else {})}
                for i, v in enumerate(hard_neg or (None,))]
-    (path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     scores = {t: base + i + seed / 10 for i, t in enumerate(STS)}
-    (path / "results.json").write_text(json.dumps({"steps": 1, "sts": {"scores": scores,
-                                                                      "avg": sum(scores.values()) / 7}}))
-    return path
+    return write_run(root / label, config, records, sts_results(scores, steps=1))
 
 
 def results_of(runs: dict) -> dict:
-    return {label: json.loads((path / "results.json").read_text())["sts"] for label, path in runs.items()}
+    return {label: RunDir(path).results()["sts"] for label, path in runs.items()}
 
 
 def test_longest_prefix_decides_the_variant():
@@ -85,15 +78,15 @@ def test_summary_beside_the_published_rows(tmp_path):
     assert list(frame["variant"]) == ["SimCSE", "SimCSE", "GS-InfoNCE", "GS-InfoNCE"] and list(frame["seed"]) == [1, 2, 1, 2]
 
 
-def test_sweep_frame_fills_the_runs_without_the_key(tmp_path):
+def test_sweep_results_fills_the_runs_without_the_key(tmp_path):
     runs = {"simcse-s1": make_run(tmp_path, "simcse-s1"),
             "gs-m=1-s1": make_run(tmp_path, "gs-m=1-s1", method=("gs_infonce",), sections={"gs_infonce": {"noise_ratio": 1.0}}),
             "gs-m=3-s1": make_run(tmp_path, "gs-m=3-s1", method=("gs_infonce",), sections={"gs_infonce": {"noise_ratio": 3.0}})}
-    frame = sweep_frame(results_of(runs), runs, "gs_infonce.noise_ratio", default=0.0, name="M / batch size")
+    frame = sweep_results(results_of(runs), runs, "gs_infonce.noise_ratio", default=0.0, name="M / batch size")
     assert list(frame["M / batch size"]) == [0.0, 1.0, 3.0]
     assert frame.loc[0, "STS12"] == pytest.approx(70.1)
     with pytest.raises(ValueError, match=r"the runs \['simcse-s1'\] have no value"):
-        sweep_frame(results_of(runs), runs, "gs_infonce.noise_ratio")
+        sweep_results(results_of(runs), runs, "gs_infonce.noise_ratio")
 
 
 def test_backbones_options_and_last_values(tmp_path):
@@ -137,7 +130,7 @@ def test_runs_none_means_the_finished_cpu_demo_runs(tmp_path, monkeypatch):
 def test_evaluate_a_snapshot(tiny_runs, data_dir):
     from cselab.encoder import SentenceEncoder
     from cselab.evaluate import evaluate_sts
-    from cselab.evaluate.runs import evaluate_run
+    from cselab.evaluate.cache import evaluate_run
 
     run = tiny_runs["simcse-s2"]
     result = evaluate_run(run, "sts", model="step-0", data_dir=data_dir, tasks=["STS16"])

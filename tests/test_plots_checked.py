@@ -14,7 +14,7 @@ from cselab.plots import (check_figure, legend_outside, method_color, plot_ablat
                           plot_layer_profile, plot_metric_grid, plot_paired_differences, plot_profile_grid,
                           plot_similarity_dynamics, plot_sweep, plot_top4_curve, plot_training_curves,
                           plot_umap_panels, save_figure)
-from cselab.plots.explore import plot_projection_grid, plot_similarity_heatmap
+from cselab.plots.similarity import plot_projection_grid, plot_similarity_heatmap
 from cselab.rundir import read_metrics, read_results
 from cselab.stats import compare_to_baseline
 

@@ -9,7 +9,7 @@ import pytest
 from cselab.cli import build_parser, check_suite_options, main
 from cselab.data.transfer import TRANSFER_TASKS
 from cselab.evaluate.clustering import DEFAULT_SEEDS
-from cselab.evaluate.runs import evaluate_run
+from cselab.evaluate.cache import evaluate_run
 from cselab.evaluate.suites import SUITES, Suite, get_suite
 
 

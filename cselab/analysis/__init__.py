@@ -7,7 +7,7 @@ demand):
 * ``clusterns`` — Table 10, sentences grouped by a run's clusters;
 * ``apincse`` — Fig. 3, per-layer [CLS] similarity to the last layer;
 * ``umap`` — 2-D maps of embeddings coloured by label (UMAP, PCA for tiny sets), for every paper;
-* ``runs`` — runs as the notebooks see them: logged statistics, methods, starting models,
+* ``logged`` — what runs logged, as the notebooks see it: logged statistics, methods, starting models,
   series over snapshots, probes at step 0;
 * ``compare`` — runs across methods, seeds and settings: groups, STS results, paired tests per
   task, ablation variants, sweeps, clustering frames.

@@ -93,9 +93,10 @@ def run_case_study(run_dir: str | os.PathLike, sentences: Sequence[str], n_clust
                    pick: str = "random", seed: int = 0, batch_size: int = 128, max_length: int | None = 32) -> pd.DataFrame:
     """:func:`cluster_case_study` for a ClusterNS run: its last checkpoint's encoder and centroids."""
     from ..encoder import SentenceEncoder
+    from ..rundir import RunDir
 
     centroids = load_run_centroids(run_dir)
-    encoder = SentenceEncoder.from_pretrained(Path(run_dir) / "last")
+    encoder = SentenceEncoder.from_pretrained(RunDir(Path(run_dir)).last_dir)
     embeddings = training_embeddings(encoder, list(sentences), batch_size, max_length)
     return cluster_case_study(embeddings, list(sentences), centroids, n_clusters, per_cluster, pick, seed)
 

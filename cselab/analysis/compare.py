@@ -29,12 +29,12 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..evaluate.runs import evaluate_run
+from ..evaluate.cache import evaluate_run, final_sts
 from ..evaluate.sts import STS_TASKS
-from ..rundir import Runs, labelled_runs, read_config, read_results
+from ..rundir import BEST, Runs, label_matches, labelled_runs, read_config, read_results
 from ..stats import (ALPHA, BOOTSTRAP_RESAMPLES, POWER, bootstrap_average_spearman_difference,
                      bootstrap_spearman_difference, compare_to_baseline, describe_difference, holm)
-from .runs import method_name
+from .logged import method_name
 
 # Display names of the methods as the papers name them (config method → name); any other group
 # keeps its own text. APINCSE is its two terms together (with the layer-attention pooler).
@@ -115,21 +115,17 @@ def resolve_baseline(baseline: str, groups: pd.DataFrame, names: Mapping[str, st
 
 # ------------------------------------------------------------------- STS per run
 def sts_results(runs: Runs, tasks: Sequence[str] | None = None, data_dir: str | os.PathLike | None = None,
-                model: str = "best") -> dict[str, dict]:
+                model: str = BEST) -> dict[str, dict]:
     """``{label: {"scores": {task: score}, "avg": ..., "source": ...}}`` for every run.
 
     ``tasks=None``: the run's final STS table (``results.json``, ``final_eval``) or, without one, the
-    7-task suite evaluated once and cached (:func:`cselab.evaluate.runs.evaluate_run`). A task list:
+    7-task suite evaluated once and cached (:func:`cselab.evaluate.cache.evaluate_run`). A task list:
     those tasks of the final table when it has all of them, else those tasks evaluated (cached);
     ``avg`` is then the mean over the listed tasks. ``source`` says which (``final table`` or
     ``evaluated``)."""
     out = {}
     for label, path in labelled_runs(runs).items():
-        final = None
-        if model == "best" and (path / "results.json").is_file():
-            from ..io import read_json
-
-            final = read_json(path / "results.json").get("sts")
+        final = final_sts(path, model)
         if final is not None and (tasks is None or set(tasks) <= set(final["scores"])):
             scores = final["scores"] if tasks is None else {t: final["scores"][t] for t in tasks}
             source = "final table"
@@ -184,10 +180,10 @@ def paired_tests(frame: pd.DataFrame, tasks: Sequence[str], group: str = "group"
 
 
 def sts_pair_scores(runs: Runs, tasks: Sequence[str] | None = None, data_dir: str | os.PathLike | None = None,
-                    model: str = "best") -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
+                    model: str = BEST) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
     """``{label: {task: (predicted similarities, gold)}}``: every test pair of the STS ``tasks``
     (None: the seven) scored by each run's model, evaluated once and cached in the run directory
-    (:func:`cselab.evaluate.runs.evaluate_run` with ``per_pair=True``)."""
+    (:func:`cselab.evaluate.cache.evaluate_run` with ``per_pair=True``)."""
     tasks = list(tasks or STS_TASKS)
     out = {}
     for label, path in labelled_runs(runs).items():
@@ -314,7 +310,7 @@ def label_variants(labels: Iterable[str], variants: Mapping[str, str]) -> dict[s
     by_length = sorted(variants, key=len, reverse=True)
     out = {}
     for label in labels:
-        match = next((p for p in by_length if label == p or label.startswith(p + "-")), None)
+        match = next((p for p in by_length if label_matches(label, p)), None)
         if match is not None:
             out[label] = variants[match]
     return out

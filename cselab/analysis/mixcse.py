@@ -214,7 +214,7 @@ def mixcse_score_series(runs, sentences: list[str], batch_size: int = 64, max_le
     paper's comparison) is scored with MixCSE's default λ: the mixed negatives it would have had.
     The same ``seed`` draws the dropout of every snapshot, so the curves differ by the model only."""
     from ..methods.mixcse import MixCSEParams
-    from .runs import snapshot_series
+    from .logged import snapshot_series
 
     def measure(encoder, config) -> dict[str, float]:
         params = config.get("mixcse") or {}
@@ -230,9 +230,9 @@ def largest_angle_series(runs, data_dir=None, batch_size: int = 128) -> pd.DataF
     row per (run, step) with ``largest_angle`` in degrees, **from step 0**: the paper's claim is
     about how far training widens the cap the untrained backbone's embeddings fill. The trainer
     probes the model it starts from; for runs made before it did, that model is measured here on
-    the run's own probe set (:func:`cselab.analysis.runs.start_probe_records`) and put first."""
+    the run's own probe set (:func:`cselab.analysis.logged.start_probe_records`) and put first."""
     from ..rundir import read_metrics
-    from .runs import start_probe_records
+    from .logged import start_probe_records
 
     probes = read_metrics(runs, "probe")
     if "largest_angle" not in probes or probes["largest_angle"].isna().all():

@@ -1,11 +1,21 @@
-"""Resolving and loading a Hugging Face backbone (model + tokenizer)."""
+"""Resolving and loading a Hugging Face backbone (model + tokenizer), and what a model folder is.
+
+A model folder (a backbone, a run's ``best/`` or ``last/``, a snapshot, an exported model) is a
+Hugging Face folder: its ``config.json`` and tokenizer files; cselab's saved encoders add
+``cselab.json``. This module is the one place that spells those names: everything else asks
+:func:`is_model_folder`, :func:`is_saved_encoder`, :func:`read_model_config` (tests/test_layout_owners.py
+greps the package for them)."""
 from __future__ import annotations
 
 import contextlib
 import os
 from pathlib import Path
 
-from ..io import first_line
+from ..io import first_line, read_json
+
+MODEL_CONFIG = "config.json"             # Hugging Face's config of a model folder
+TOKENIZER_CONFIG = "tokenizer_config.json"
+SAVED_ENCODER = "cselab.json"            # what SentenceEncoder.save adds: pooler, head, options
 
 DEFAULT_BACKBONE = "all-minilm-l6"
 
@@ -23,6 +33,29 @@ def _minilm_dir() -> str:
 ALIASES = {"all-minilm-l6": _minilm_dir}
 
 
+def model_config_file(folder: str | os.PathLike) -> Path:
+    return Path(folder) / MODEL_CONFIG
+
+
+def is_model_folder(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` holds a model (its ``config.json``)."""
+    return model_config_file(folder).is_file()
+
+
+def has_tokenizer(folder: str | os.PathLike) -> bool:
+    return (Path(folder) / TOKENIZER_CONFIG).is_file()
+
+
+def is_saved_encoder(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` is a model cselab saved (``SentenceEncoder.save``: pooler and head recorded)."""
+    return (Path(folder) / SAVED_ENCODER).is_file()
+
+
+def read_model_config(folder: str | os.PathLike) -> dict:
+    """The Hugging Face ``config.json`` of a model folder, as a dict."""
+    return read_json(model_config_file(folder))
+
+
 def resolve_backbone(name: str | os.PathLike) -> tuple[str, bool]:
     """``(path_or_hub_id, is_local)`` for an alias, a local folder or a Hub id."""
     name = os.fspath(name)
@@ -30,8 +63,8 @@ def resolve_backbone(name: str | os.PathLike) -> tuple[str, bool]:
         return ALIASES[name](), True
     path = Path(name).expanduser()
     if path.is_dir():
-        if not (path / "config.json").is_file():
-            raise FileNotFoundError(f"{path}: a model folder needs a config.json (is this a Hugging Face model folder?)")
+        if not is_model_folder(path):
+            raise FileNotFoundError(f"{path}: a model folder needs a {MODEL_CONFIG} (is this a Hugging Face model folder?)")
         return str(path), True
     if name.startswith((".", "/", "~")) or os.sep in name.strip("/").replace("/", "", 1):
         raise FileNotFoundError(f"{name}: no such model folder")
@@ -86,7 +119,7 @@ def _load(path: str, kwargs: dict, dropout: float | None):
     except Exception as e:
         if not Path(path).is_dir():
             raise
-        raise ModelLoadError(f"{Path(path) / 'config.json'}: not a usable model config ({first_line(e)})") from e
+        raise ModelLoadError(f"{model_config_file(path)}: not a usable model config ({first_line(e)})") from e
     if dropout is not None:
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")

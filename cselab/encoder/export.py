@@ -47,6 +47,7 @@ from safetensors.torch import save_file
 from torch import nn
 
 from ..io import atomic_write_json, read_json
+from .backbone import model_config_file
 
 ST_TRANSFORMER = "sentence_transformers.models.Transformer"
 ST_POOLING = "sentence_transformers.models.Pooling"
@@ -138,7 +139,8 @@ def write_sentence_transformers_files(encoder, path: str | os.PathLike) -> list[
         for i, module in enumerate(modules, start=1):
             folder = path / f"{i}_{module.kind}"
             folder.mkdir()
-            atomic_write_json(folder / "config.json", module.config)
+            # sentence-transformers names a module's settings config.json, as Hugging Face a model's
+            atomic_write_json(model_config_file(folder), module.config)
             if module.weights:
                 save_file(module.weights, str(folder / "model.safetensors"))
             entries.append({"idx": i, "name": str(i), "path": folder.name, "type": module.type})
@@ -217,7 +219,7 @@ def embedding_recipe(encoder) -> dict:
 
 def write_embedding_recipe(encoder, path: str | os.PathLike) -> dict:
     """Add :func:`embedding_recipe` to the folder's ``config.json`` under ``sentence_embedding``."""
-    config_file = Path(path) / "config.json"
+    config_file = model_config_file(path)
     config = read_json(config_file)
     config[RECIPE_KEY] = embedding_recipe(encoder)
     atomic_write_json(config_file, config)

@@ -41,7 +41,7 @@ def _as_matrix(x) -> torch.Tensor:
     return t.unsqueeze(0) if t.dim() == 1 else t
 
 
-def cosine_matrix(a, b) -> torch.Tensor:
+def embedding_similarity(a, b) -> torch.Tensor:
     """(len(a), len(b)) cosine similarities of two sets of vectors (arrays or tensors, 1-D or 2-D)."""
     a = _as_matrix(a)
     b = _as_matrix(b).to(a.device)

@@ -25,14 +25,14 @@ from ..io import atomic_write_json, read_json, read_safetensors
 from ..progress import progress_bar
 from ..timing import timed
 from ..utils import precision_name, resolve_precision
-from .backbone import DEFAULT_BACKBONE, load_backbone, quiet_hf
-from .interop import EvaluatorMetrics, cosine_matrix, note_ignored_kwargs, resolve_prompt
+from .backbone import DEFAULT_BACKBONE, SAVED_ENCODER, load_backbone, quiet_hf
+from .interop import EvaluatorMetrics, embedding_similarity, note_ignored_kwargs, resolve_prompt
 from .pooling import BackboneOutput, MLPHead, build_pooler
 
 if TYPE_CHECKING:
     from .model_card import RunFacts
 
-CONFIG_NAME = "cselab.json"
+CONFIG_NAME = SAVED_ENCODER   # the name backbone.py gives it (the owner of model folders)
 MODULES_NAME = "cselab_modules.safetensors"
 FEW_BATCHES = 4   # encode shows a progress bar by default above this many batches
 
@@ -406,7 +406,7 @@ class SentenceEncoder(nn.Module):
     def similarity(self, a, b) -> torch.Tensor:
         """Cosine similarity matrix of two sets of embeddings (arrays, tensors, 1-D or 2-D), as
         sentence-transformers' ``similarity``: (len(a), len(b))."""
-        return cosine_matrix(a, b)
+        return embedding_similarity(a, b)
 
     def get_sentence_embedding_dimension(self) -> int:
         """Length of the vectors ``encode`` returns (sentence-transformers' name)."""

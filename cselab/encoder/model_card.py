@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..io import atomic_write_text, read_json
+from .backbone import SAVED_ENCODER, read_model_config
 from .export import CSELAB_MODULE, RECIPE_KEY
 
 CARD_NAME = "README.md"
@@ -77,8 +78,8 @@ def model_card(folder: str | os.PathLike, run: RunFacts | None = None) -> str:
     """The Markdown card of ``folder`` (saved by :meth:`SentenceEncoder.save`); ``run``: the run
     the model comes from, when it has one."""
     folder = Path(folder)
-    saved = read_json(folder / "cselab.json")
-    hf_config = read_json(folder / "config.json")
+    saved = read_json(folder / SAVED_ENCODER)
+    hf_config = read_model_config(folder)
     modules = _read_optional(folder / "modules.json") or []
     recipe = hf_config.get(RECIPE_KEY, {})
     config = run.config if run else None

@@ -12,7 +12,7 @@ _EXPORTS = {
     "clustering": ("CLUSTERING_TASKS", "cluster_embeddings", "evaluate_clustering", "hungarian_accuracy"),
     "geometry": ("alignment", "evaluate_alignment_uniformity", "largest_angle", "mean_pairwise_cosine", "uniformity"),
     "transfer": ("evaluate_transfer",),
-    "runs": ("evaluate_run", "evaluate_runs", "evaluation_frame"),
+    "cache": ("evaluate_run", "evaluate_runs", "evaluation_frame"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = list(_MODULE_OF)

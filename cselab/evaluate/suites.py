@@ -2,7 +2,7 @@
 evaluators): a suite has a name, a function that scores any model with ``encode(sentences,
 batch_size)`` and returns a results dict, the options ``cselab eval``'s arguments give it, its
 primary metric and the table ``cselab eval`` prints. ``cselab eval --suite`` and the evaluation
-cache (:func:`cselab.evaluate.runs.evaluate_run`) read :data:`SUITES`; a new suite is its function
+cache (:func:`cselab.evaluate.cache.evaluate_run`) read :data:`SUITES`; a new suite is its function
 in its own module and one :func:`register_suite` below.
 """
 from __future__ import annotations

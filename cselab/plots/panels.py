@@ -150,7 +150,7 @@ def plot_profile_grid(panels: Mapping[str, Mapping[str, Sequence[float]]], ncols
     """Small multiples of per-layer profiles: one panel per key of ``panels`` (e.g. a run), in each
     a line per profile (e.g. ``{"step 0": [...], "step 30": [...]}``); a name keeps its colour in
     every panel and one legend serves the figure. APINCSE Fig. 3 over training from probe records
-    (:func:`cselab.analysis.runs.probe_layer_profiles`)."""
+    (:func:`cselab.analysis.logged.probe_layer_profiles`)."""
     if not panels:
         raise ValueError("plot_profile_grid: no panels to draw")
     names = list(dict.fromkeys(name for profiles in panels.values() for name in profiles))

@@ -11,9 +11,9 @@ tables (``readers``). Training writes it; analyses, figures and studies read it.
         last/            full checkpoint (model + trainer_state.safetensors/.json)
         results.json     final summary (and the STS table when final_eval is on)
 """
-from .layout import RunDir, RunExistsError, RunLockedError, git_commit, package_versions
+from .layout import BEST, LAST, MODELS, RunDir, RunExistsError, RunLockedError, git_commit, label_matches, package_versions
 from .readers import Runs, labelled_runs, read_config, read_metrics, read_results, run_select_by
 from .state import load_state, save_state
 
-__all__ = ["RunDir", "RunExistsError", "RunLockedError", "Runs", "git_commit", "labelled_runs", "load_state", "package_versions",
+__all__ = ["BEST", "LAST", "MODELS", "RunDir", "RunExistsError", "RunLockedError", "Runs", "git_commit", "label_matches", "labelled_runs", "load_state", "package_versions",
            "read_config", "read_metrics", "read_results", "run_select_by", "save_state"]

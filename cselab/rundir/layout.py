@@ -1,6 +1,10 @@
 """The run directory: ``config.json`` (resolved config, hash, versions, git commit),
 ``metrics.jsonl`` (one record per log/eval step), ``best/`` (model), ``last/`` (checkpoint),
-``results.json``. A run is never overwritten unless asked."""
+``snapshots/step-N/`` (models), ``results.json``, ``evaluations/`` (the evaluation cache). A run is
+never overwritten unless asked.
+
+This module is the one place that spells those names: everything else asks :class:`RunDir`
+(tests/test_layout_owners.py greps the package for them)."""
 from __future__ import annotations
 
 import contextlib
@@ -21,6 +25,16 @@ from ..lockfile import lockfile_info
 from .state import load_state
 
 OVERWRITE_SUFFIX = ".overwrite"
+
+# The files and folders of a run directory.
+CONFIG = "config.json"
+METRICS = "metrics.jsonl"
+RESULTS = "results.json"
+BEST = "best"
+LAST = "last"
+SNAPSHOTS = "snapshots"
+EVALUATIONS = "evaluations"
+MODELS = (BEST, LAST)   # the model folders by name; "step-<N>" names the snapshot of step N
 
 PACKAGES = ("cselab", "torch", "transformers", "tokenizers", "safetensors", "numpy", "scipy", "scikit-learn")
 
@@ -57,19 +71,51 @@ def git_commit() -> str | None:
         return None
 
 
+def label_matches(label: str, prefix: str) -> bool:
+    """The rule by which a label prefix selects runs (a study's ``runs:``, a notebook's variants):
+    the label itself, or the prefix followed by ``-`` (``simcse`` selects ``simcse-s1``, not
+    ``simcse2-s1``)."""
+    return label == prefix or label.startswith(prefix + "-")
+
+
 class RunDir:
     def __init__(self, path: Path):
         self.path = Path(path)
 
-    config_file = property(lambda self: self.path / "config.json")
-    metrics_file = property(lambda self: self.path / "metrics.jsonl")
-    results_file = property(lambda self: self.path / "results.json")
-    best_dir = property(lambda self: self.path / "best")
-    last_dir = property(lambda self: self.path / "last")
-    snapshots_dir = property(lambda self: self.path / "snapshots")
+    config_file = property(lambda self: self.path / CONFIG)
+    metrics_file = property(lambda self: self.path / METRICS)
+    results_file = property(lambda self: self.path / RESULTS)
+    best_dir = property(lambda self: self.path / BEST)
+    last_dir = property(lambda self: self.path / LAST)
+    snapshots_dir = property(lambda self: self.path / SNAPSHOTS)
+    evaluations_dir = property(lambda self: self.path / EVALUATIONS)
 
     def snapshot_dir(self, step: int) -> Path:
         return self.snapshots_dir / f"step-{step:06d}"
+
+    def model_dir(self, model: str) -> Path:
+        """The folder of ``model``: ``best``, ``last`` or ``step-<N>`` (the snapshot of step N;
+        ``step-0`` is the model before training). The folder may not exist yet."""
+        if model in MODELS:
+            return self.path / model
+        step = model.removeprefix("step-")
+        if model.startswith("step-") and step.isdigit():
+            return self.snapshot_dir(int(step))
+        raise ValueError(f"model must be one of {MODELS} or step-<N> (a snapshot), got {model!r}")
+
+    def saved_models(self) -> dict[str, Path]:
+        """``{"best": folder, "last": folder}``: those of the two that hold a saved model."""
+        from ..encoder.backbone import is_model_folder
+
+        return {name: self.path / name for name in MODELS if is_model_folder(self.path / name)}
+
+    def evaluation_file(self, suite: str, model: str, options_key: str) -> Path:
+        """Where the evaluation cache keeps the ``suite`` result of ``model`` under ``options_key``."""
+        return self.evaluations_dir / f"{suite}-{model}-{options_key}.json"
+
+    def results(self) -> dict | None:
+        """The run's ``results.json`` (written when training finishes), None before."""
+        return read_json(self.results_file) if self.results_file.is_file() else None
 
     def snapshots(self) -> dict[int, Path]:
         """``{step: model folder}`` of the model-only snapshots (``snapshot_every``), by step."""
@@ -113,11 +159,30 @@ class RunDir:
         """Finish a replacement whose final swap a crash interrupted (see :func:`cselab.io.recover_dir`)."""
         recover_dir(self.path, OVERWRITE_SUFFIX)
 
+    def not_a_run(self) -> str | None:
+        """Why the folder is not a run directory, in a few words (None when it is one): a run has
+        its ``config.json`` (a saved model has one too, beside ``cselab.json``) and metrics,
+        ``best/`` or ``last/``."""
+        from ..encoder.backbone import is_saved_encoder
+
+        if not self.config_file.is_file():
+            return f"no {CONFIG}"
+        if is_saved_encoder(self.path):
+            return "a saved model, not a run"
+        if not (self.metrics_file.exists() or self.best_dir.is_dir() or self.last_dir.is_dir()):
+            return f"no {METRICS}, {BEST}/ or {LAST}/"
+        return None
+
     def is_run(self) -> bool:
-        """Whether the folder is a run directory: a run's ``config.json`` (a saved model has
-        ``cselab.json`` beside its config.json) and metrics, ``best/`` or ``last/``."""
-        return self.config_file.is_file() and not (self.path / "cselab.json").is_file() and (
-            self.metrics_file.exists() or self.best_dir.is_dir() or self.last_dir.is_dir())
+        """Whether the folder is a run directory (the one test every reader of runs uses)."""
+        return self.not_a_run() is None
+
+    def check_is_run(self) -> "RunDir":
+        """This run directory, or FileNotFoundError saying why the folder is not one."""
+        reason = self.not_a_run()
+        if reason is not None:
+            raise FileNotFoundError(f"{self.path}: not a run directory ({reason})")
+        return self
 
     def best_model(self) -> Path:
         """The run's ``best/`` model, or an error saying what the run has instead (and how to use it)."""
@@ -139,7 +204,7 @@ class RunDir:
         if not self.path.is_dir():
             return False
         for entry in self.path.iterdir():
-            if entry.name == "config.json" or (entry.name == "metrics.jsonl" and entry.stat().st_size == 0):
+            if entry.name == CONFIG or (entry.name == METRICS and entry.stat().st_size == 0):
                 continue
             return True
         return False

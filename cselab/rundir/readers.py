@@ -16,21 +16,20 @@ from typing import Iterable, Mapping, Union
 import pandas as pd
 
 from ..io import read_json, read_jsonl
+from .layout import RunDir
 
 Runs = Union[str, os.PathLike, Iterable[Union[str, os.PathLike]], Mapping[str, Union[str, os.PathLike]]]
 KINDS = ("train", "eval", "probe")
 
 
 def labelled_runs(runs: Runs) -> dict[str, Path]:
-    """``{label: run directory}``, checking each has a ``metrics.jsonl``."""
+    """``{label: run directory}``, checking each is a run directory (:meth:`RunDir.is_run`)."""
     if isinstance(runs, (str, os.PathLike)):
         runs = [runs]
     pairs = runs.items() if isinstance(runs, Mapping) else ((Path(r).name, r) for r in runs)
     out = {}
     for label, path in pairs:
-        path = Path(path)
-        if not (path / "metrics.jsonl").is_file():
-            raise FileNotFoundError(f"{path}: not a run directory (no metrics.jsonl)")
+        path = RunDir(Path(path)).check_is_run().path
         if label in out:
             raise ValueError(f"two runs are labelled {label!r}; pass a mapping {{label: path}}")
         out[label] = path
@@ -41,7 +40,7 @@ def labelled_runs(runs: Runs) -> dict[str, Path]:
 
 def read_config(run_dir: str | os.PathLike) -> dict:
     """The resolved training config of a run."""
-    return read_json(Path(run_dir) / "config.json")["config"]
+    return RunDir(Path(run_dir)).read_config()
 
 
 def read_metrics(runs: Runs, kind: str | None = "train") -> pd.DataFrame:
@@ -51,7 +50,7 @@ def read_metrics(runs: Runs, kind: str | None = "train") -> pd.DataFrame:
         raise ValueError(f"kind must be one of {KINDS} or None, got {kind!r}")
     frames = []
     for label, path in labelled_runs(runs).items():
-        records = [r for r in read_jsonl(path / "metrics.jsonl") if kind is None or r.get("kind") == kind]
+        records = [r for r in read_jsonl(RunDir(path).metrics_file) if kind is None or r.get("kind") == kind]
         frame = pd.DataFrame(records)
         if "step" in frame:
             frame = frame.sort_values("step", kind="stable")
@@ -63,11 +62,11 @@ def read_metrics(runs: Runs, kind: str | None = "train") -> pd.DataFrame:
 def run_select_by(path, results: dict | None = None, config: dict | None = None) -> str:
     """How a run's ``best/`` was chosen: ``results.json`` → ``select_by``, else the config's, else
     ``stsb_dev`` (every run made before the option existed)."""
-    path = Path(path)
-    if results is None and (path / "results.json").is_file():
-        results = read_json(path / "results.json")
-    if config is None and (path / "config.json").is_file():
-        config = read_config(path)
+    run = RunDir(Path(path))
+    if results is None:
+        results = run.results()
+    if config is None and run.config_file.is_file():
+        config = run.read_config()
     return (results or {}).get("select_by") or (config or {}).get("select_by") or "stsb_dev"
 
 
@@ -78,9 +77,10 @@ def read_results(runs: Runs, config_keys: Iterable[str] = ("method", "seed", "ba
     scores under ``transfer/`` and ``clustering/`` when present)."""
     rows = []
     for label, path in labelled_runs(runs).items():
-        if not (path / "results.json").is_file():
-            raise FileNotFoundError(f"{path}: unfinished run (no results.json)")
-        results, config = read_json(path / "results.json"), read_config(path)
+        run = RunDir(path)
+        if not run.results_file.is_file():
+            raise FileNotFoundError(f"{path}: unfinished run (no {run.results_file.name})")
+        results, config = read_json(run.results_file), run.read_config()
         row = {"run": label}
         for key in config_keys:
             section, _, name = key.partition(".")

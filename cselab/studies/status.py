@@ -9,16 +9,12 @@ from pathlib import Path
 
 from ..config import NON_IDENTITY_KEYS, TrainConfig
 from ..io import read_json
+from ..rundir.layout import RunDir
 from ..rundir.state import load_plain_entry
 
 # Settings outside the run's identity that change what the run directory records (not its result).
 OBSERVATION_KEYS = tuple(k for k in NON_IDENTITY_KEYS if k not in ("output_dir", "run_name", "device",
                                                                   "eval_batch_size"))
-
-# The trainer's files (cselab/train/rundir.py and state.py).
-RESULTS = "results.json"
-CONFIG = "config.json"
-CHECKPOINT = "last"
 
 
 @dataclass
@@ -37,17 +33,17 @@ class RunStatus:
 def checkpoint_step(run_dir: str | os.PathLike) -> int:
     """Optimizer steps in the run's ``last/`` checkpoint (0 when there is none)."""
     try:
-        return int(load_plain_entry(Path(run_dir) / CHECKPOINT, "train_state")["step"])
+        return int(load_plain_entry(RunDir(Path(run_dir)).last_dir, "train_state")["step"])
     except FileNotFoundError:
         return 0
 
 
 def run_status(run_dir: str | os.PathLike) -> RunStatus:
-    run_dir = Path(run_dir)
-    if (run_dir / RESULTS).is_file():
-        results = read_json(run_dir / RESULTS)
+    run = RunDir(Path(run_dir))
+    results = run.results()
+    if results is not None:
         return RunStatus("finished", int(results.get("steps", 0)), results.get("best_stsb_dev"))
-    if (run_dir / CONFIG).is_file():
+    if run.config_file.is_file():
         return RunStatus("partial", checkpoint_step(run_dir))
     return RunStatus("new")
 
@@ -56,7 +52,7 @@ def observation_differences(run_dir: str | os.PathLike, cfg: TrainConfig) -> lis
     """Recording settings (``probe_every``, ``log_every``, ...) in which an existing run differs from
     ``cfg``: the run is still the same run (same hash) and is reused, but its metrics were recorded
     with its own settings — e.g. a reused run without probes has no alignment/uniformity records."""
-    config_file = Path(run_dir) / CONFIG
+    config_file = RunDir(Path(run_dir)).config_file
     if not config_file.is_file():
         return []
     saved = read_json(config_file).get("config", {})
@@ -73,12 +69,12 @@ def recorded_execution(run_dir: str | os.PathLike) -> dict | None:
     """The execution settings a run recorded: ``results.json``'s for a finished run, its last
     checkpoint's for a partial one; None when it recorded none (trained by an older cselab, or
     stopped before its first checkpoint)."""
-    run_dir = Path(run_dir)
+    run = RunDir(Path(run_dir))
     try:
-        if (run_dir / RESULTS).is_file():
-            found = read_json(run_dir / RESULTS).get(EXECUTION)
+        if run.results_file.is_file():
+            found = read_json(run.results_file).get(EXECUTION)
         else:
-            found = load_plain_entry(run_dir / CHECKPOINT, EXECUTION)
+            found = load_plain_entry(run.last_dir, EXECUTION)
     except (OSError, KeyError, ValueError, AttributeError):
         return None
     return found if isinstance(found, dict) else None
@@ -92,7 +88,8 @@ def execution_differences(run_dir: str | os.PathLike, expected: dict) -> list[st
     """What a study must say about reusing (or resuming) a run trained under other execution
     settings than the study's ``expected`` ones (the keys the study knows; ``threads`` only on a
     CPU): its numbers are not those a run trained here would have, byte for byte."""
-    if not (Path(run_dir) / RESULTS).is_file() and not (Path(run_dir) / CHECKPOINT).is_dir():
+    run = RunDir(Path(run_dir))
+    if not run.results_file.is_file() and not run.last_dir.is_dir():
         return []
     recorded = recorded_execution(run_dir)
     if recorded is None:

@@ -1,5 +1,5 @@
-"""The ``explorer`` notebook's widgets (ipywidgets): the computations are :mod:`cselab.explore`'s,
-the figures :mod:`cselab.plots.explore`'s; this module only wires them.
+"""The ``explorer`` notebook's widgets (ipywidgets): the computations are :mod:`cselab.neighbours`'s,
+the figures :mod:`cselab.plots.similarity`'s; this module only wires them.
 
 * :class:`SimilarityExplorer` — choose a run and a checkpoint (best/, last/ or a snapshot), type
   sentences (one a line) → their cosine heat-map and each one's nearest neighbours in a corpus sample.
@@ -17,9 +17,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .explore import (checkpoint_folders, encode, nearest_neighbours, similarity_matrix, snapshot_folders,
-                      snapshot_projections)
-from .plots.explore import plot_projection_grid, plot_similarity_heatmap
+from .neighbours import (checkpoint_folders, encode, nearest_neighbours, similarity_matrix, snapshot_folders,
+                         snapshot_projections)
+from .plots.similarity import plot_projection_grid, plot_similarity_heatmap
+from .rundir import BEST
 
 
 def _widgets():
@@ -43,7 +44,7 @@ class SimilarityExplorer:
     """Run + checkpoint + sentences → similarity heat-map and nearest neighbours in ``corpus``."""
 
     def __init__(self, runs: Mapping[str, Path], corpus: Sequence[str], sentences: Sequence[str], k: int = 5,
-                 run: str | None = None, checkpoint: str = "best"):
+                 run: str | None = None, checkpoint: str = BEST):
         w = _widgets()
         if not runs:
             raise ValueError("SimilarityExplorer: no runs")

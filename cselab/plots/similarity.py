@@ -1,4 +1,4 @@
-"""Figures of the ``explorer`` notebook (:mod:`cselab.explore`): a sentence-similarity heat-map and
+"""Figures of the ``explorer`` notebook (:mod:`cselab.neighbours`): a sentence-similarity heat-map and
 a grid of 2-D maps, one per training snapshot.
 
 =========================  =====================================================================
@@ -36,7 +36,7 @@ def _short(sentence: str, width: int) -> str:
 @styled
 def plot_similarity_heatmap(matrix: np.ndarray, sentences: Sequence[str], title: str | None = None,
                             label_width: int = 32, annotate: bool = True) -> Figure:
-    """The n × n cosine matrix of ``sentences`` (:func:`cselab.explore.similarity_matrix`) as a
+    """The n × n cosine matrix of ``sentences`` (:func:`cselab.neighbours.similarity_matrix`) as a
     heat-map: rows and columns are the sentences (numbered, shortened on the rows), each cell
     written out when ``annotate``."""
     matrix = np.asarray(matrix, dtype=float)
@@ -64,7 +64,7 @@ def plot_similarity_heatmap(matrix: np.ndarray, sentences: Sequence[str], title:
 @styled
 def plot_projection_grid(frames: Mapping[str, pd.DataFrame], ncols: int = 3, max_legend: int = 14,
                          title: str | None = None) -> Figure:
-    """One scatter panel per frame (columns x, y, label; :func:`cselab.explore.snapshot_projections`)
+    """One scatter panel per frame (columns x, y, label; :func:`cselab.neighbours.snapshot_projections`)
     in a grid of ``ncols`` columns, a label's colour the same in every panel, one legend."""
     if not frames:
         raise ValueError("plot_projection_grid: no frames")

@@ -5,7 +5,7 @@ import pytest
 
 from cselab.encoder import SentenceEncoder
 from cselab.evaluate import evaluate_run, evaluate_runs, evaluate_sts, evaluation_frame
-from cselab.evaluate.runs import evaluation_file
+from cselab.evaluate.cache import evaluation_file
 
 
 def test_evaluate_run_caches_in_the_run_directory(tiny_runs, data_dir, monkeypatch):

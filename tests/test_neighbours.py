@@ -1,4 +1,4 @@
-"""cselab.explore (similarities, neighbours, samples, aligned snapshot maps), its figures, and the
+"""cselab.neighbours (similarities, neighbours, samples, aligned snapshot maps), its figures, and the
 explorer's widget callbacks called directly (headless)."""
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from toy_encoders import LookupEncoder
 
-from cselab.explore import (checkpoint_folders, corpus_sample, labelled_sample, nearest_neighbours, over_snapshots,
-                            procrustes_align, project_snapshots, similarity_matrix, snapshot_projections)
+from cselab.neighbours import (checkpoint_folders, corpus_sample, labelled_sample, nearest_neighbours, over_snapshots,
+                               procrustes_align, project_snapshots, similarity_matrix, snapshot_projections)
 from cselab.plots import save_figure
-from cselab.plots.explore import plot_projection_grid, plot_similarity_heatmap
+from cselab.plots.similarity import plot_projection_grid, plot_similarity_heatmap
 
 TABLE = {"a": [1.0, 0.0, 0.0], "b": [1.0, 1.0, 0.0], "c": [0.0, 0.0, 2.0], "d": [-1.0, 0.0, 0.0],
          "e": [3.0, 1.0, 0.0]}
@@ -99,7 +99,7 @@ def test_checkpoints_snapshots_and_measures_of_a_real_run(tiny_runs, data_dir):
 
 def test_widget_callbacks_headless(tiny_runs, data_dir):
     pytest.importorskip("ipywidgets")   # (in the dev extra, so CI has it)
-    from cselab.explore_widgets import SimilarityExplorer, SnapshotExplorer
+    from cselab.widgets import SimilarityExplorer, SnapshotExplorer
 
     runs = {label: tiny_runs[label] for label in ("simcse-s1", "mixcse-s1")}
     corpus = corpus_sample("wiki1m-head", 40, data_dir=data_dir, pool=200)

@@ -1,8 +1,9 @@
-"""What the ``explorer`` notebook computes: a run's checkpoints, the cosine similarities of a few
-sentences, their nearest neighbours in a corpus sample, and 2-D maps of a labelled sample for
-every training snapshot, aligned so that the maps of successive snapshots can be compared.
+"""A run's models seen through a few sentences (what the ``explorer`` notebook computes): its model
+folders, the cosine similarities of a few sentences, their nearest neighbours in a corpus sample,
+and 2-D maps of a labelled sample for every training snapshot, aligned so that the maps of
+successive snapshots can be compared.
 
-Nothing here imports ipywidgets (the widgets live in :mod:`cselab.explore_widgets`); each function
+Nothing here imports ipywidgets (the widgets live in :mod:`cselab.widgets`); each function
 takes a model folder (or a loaded encoder) and returns arrays or DataFrames.
 
 Example::
@@ -45,10 +46,9 @@ def snapshot_folders(run_dir: str | os.PathLike) -> dict[str, Path]:
 def checkpoint_folders(run_dir: str | os.PathLike) -> dict[str, Path]:
     """Every model folder of a run that exists: ``best`` (best STS-B dev), ``last`` (last
     checkpoint), then the snapshots (``step 0`` is the model before training)."""
-    run_dir = Path(run_dir)
-    if not (run_dir / "config.json").is_file():
-        raise FileNotFoundError(f"{run_dir}: not a run directory (no config.json)")
-    found = {name: run_dir / name for name in ("best", "last") if (run_dir / name / "config.json").is_file()}
+    from .rundir import RunDir
+
+    found = RunDir(Path(run_dir)).check_is_run().saved_models()
     found.update(snapshot_folders(run_dir))
     if not found:
         raise FileNotFoundError(f"{run_dir}: no model folder yet (best/, last/ or snapshots/)")
@@ -65,10 +65,12 @@ def _load(folder: str, mtime: float):
 def load_encoder(folder: str | os.PathLike):
     """The :class:`~cselab.encoder.SentenceEncoder` of a model folder, in evaluation mode; the
     last four are kept in memory (a folder rewritten since is loaded again)."""
-    folder = Path(folder)
-    if not (folder / "config.json").is_file():
-        raise FileNotFoundError(f"{folder}: not a model folder (no config.json)")
-    return _load(str(folder.resolve()), (folder / "config.json").stat().st_mtime)
+    from .encoder.backbone import model_config_file
+
+    config = model_config_file(folder)
+    if not config.is_file():
+        raise FileNotFoundError(f"{folder}: not a model folder (no {config.name})")
+    return _load(str(Path(folder).resolve()), config.stat().st_mtime)
 
 
 def _encoder(model):

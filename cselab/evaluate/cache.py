@@ -24,10 +24,9 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ..io import atomic_write_json, read_json
-from ..rundir import Runs, labelled_runs, read_config
+from ..rundir import Runs, RunDir, labelled_runs, read_config
+from ..rundir.layout import BEST
 from .suites import GEOMETRY_KEYS, get_suite
-
-MODELS = ("best", "last")   # or "step-<N>": the model snapshot at step N (snapshot_every; step-0 = before training)
 
 
 def options_key(options: Mapping) -> str:
@@ -37,22 +36,20 @@ def options_key(options: Mapping) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
-def evaluation_file(run_dir: str | os.PathLike, suite: str, model: str = "best", **options) -> Path:
-    return Path(run_dir) / "evaluations" / f"{suite}-{model}-{options_key(options)}.json"
+def evaluation_file(run_dir: str | os.PathLike, suite: str, model: str = BEST, **options) -> Path:
+    return RunDir(Path(run_dir)).evaluation_file(suite, model, options_key(options))
 
 
-def _model_folder(run_dir: Path, model: str) -> Path:
-    if model in MODELS:
-        return run_dir / model
-    step = model.removeprefix("step-")
-    if model.startswith("step-") and step.isdigit():
-        from ..rundir import RunDir
-
-        return RunDir(run_dir).snapshot_dir(int(step))
-    raise ValueError(f"model must be one of {MODELS} or step-<N> (a snapshot), got {model!r}")
+def final_sts(run_dir: str | os.PathLike, model: str = BEST) -> dict | None:
+    """The STS table training wrote into ``results.json`` (``final_eval``) when ``model`` is the
+    run's ``best/`` and there is one, else None: the default STS evaluation, already done."""
+    if model != BEST:
+        return None
+    results = RunDir(Path(run_dir)).results()
+    return None if results is None else results.get("sts")
 
 
-def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = "best",
+def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = BEST,
                  data_dir: str | os.PathLike | None = None, refresh: bool = False, **options) -> dict:
     """The ``suite`` result of the run's ``model`` folder (``best``, ``last`` or the snapshot
     ``step-<N>``, e.g. ``step-0`` for the model before training), computed once.
@@ -62,14 +59,13 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = "b
     ``model``."""
     run = get_suite(suite).run
     run_dir = Path(run_dir)
-    folder = _model_folder(run_dir, model)
+    folder = RunDir(run_dir).model_dir(model)
     if not folder.is_dir():
         hint = "(train with snapshot_every)" if model.startswith("step-") else "(has the run finished?)"
         raise FileNotFoundError(f"{run_dir}: no {folder.relative_to(run_dir)}/ model to evaluate {hint}")
-    if suite == "sts" and model == "best" and not options and not refresh and (run_dir / "results.json").is_file():
-        final = read_json(run_dir / "results.json").get("sts")
-        if final is not None:
-            return {**final, "options": {}, "model": model}
+    final = final_sts(run_dir, model) if suite == "sts" and not options and not refresh else None
+    if final is not None:
+        return {**final, "options": {}, "model": model}
     cached = evaluation_file(run_dir, suite, model, **options, **_file_hashes(options))
     if cached.is_file() and not refresh:
         return read_json(cached)
@@ -93,7 +89,7 @@ def _file_hashes(options: Mapping) -> dict:
                              for name, path in pair_files(options["pairs"]).items()}}
 
 
-def evaluate_runs(runs: Runs, suite: str = "sts", model: str = "best", data_dir: str | os.PathLike | None = None,
+def evaluate_runs(runs: Runs, suite: str = "sts", model: str = BEST, data_dir: str | os.PathLike | None = None,
                   refresh: bool = False, progress: bool = True, **options) -> dict[str, dict]:
     """:func:`evaluate_run` for every run: ``{label: result}`` (a progress bar over runs)."""
     labelled = labelled_runs(runs)
