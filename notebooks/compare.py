@@ -94,6 +94,7 @@ sts = sts_results(runs, sts_tasks, data_dir)
 sts_frame = with_groups(evaluation_frame(sts, config_keys=()), groups)
 tasks = [t for t in STS_COLUMNS if t in sts_frame]
 names = {**STS_COLUMNS, "avg": "Avg."}
+drawn = [*tasks, "avg"] if len(tasks) > 1 else tasks   # the average of one task is that task: drawn once
 print(f"Avg. = {describe_sts_average(sts_tasks)}; sources:", {label: result["source"] for label, result in sts.items()})
 workbench.save_table(sts_frame.rename(columns=names).round(2), "sts_runs", tables_dir)
 sts_frame.rename(columns=names).round(2)
@@ -176,7 +177,7 @@ if baseline_group is not None:
 # %%
 if baseline_group is not None:
     panels = difference_panels(tests, bootstrap, names)
-    differences = {names[t]: panels[names[t]] for t in ["avg", *tasks]}
+    differences = {names[t]: panels[names[t]] for t in (["avg", *tasks] if len(tasks) > 1 else tasks)}
     workbench.show(plot_paired_differences(differences, baseline=baseline_group), f"{figures_dir}/sts_vs_baseline");
 
 # %% [markdown]
@@ -236,14 +237,14 @@ else:
 # ## Ablation bars per STS task (APINCSE Fig. 2)
 #
 # Runs named by `variants` (label prefix → variant; the longest matching prefix wins), one bar per
-# variant and task (whiskers: std over seeds).
+# variant and task (whiskers: the 95 % t-interval over seeds, with 2 or more).
 
 # %%
 if variants:
     chosen = label_variants(sts_frame["run"], variants)
     ablation = sts_frame[sts_frame["run"].isin(chosen)].rename(columns=names)
     ablation.insert(0, "variant", ablation["run"].map(chosen))
-    columns = [names[t] for t in [*tasks, "avg"]]
+    columns = [names[t] for t in drawn]
     fig = plot_ablation_bars(ablation[["variant", *columns]], columns, variant="variant")
     fig.axes[0].set_ylabel("Spearman ×100")
     workbench.show(fig, f"{figures_dir}/ablation_bars")

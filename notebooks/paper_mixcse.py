@@ -61,6 +61,7 @@ cap_dims = [16, 64, 256, 768, 1024]  # dimensions d of the spherical-cap simulat
 cap_omegas = [30, 60, 90, 120, 180]  # cap radii ω, degrees
 cap_pairs = None  # simulated pairs of points per (d, ω) (None: gpu 200000, cpu 20000)
 geometry_split = None  # STS-B split for alignment and uniformity: all, train, dev or test (None: gpu all, cpu dev)
+geometry_max_pairs = None  # a seeded sample of this many pairs of that split (None: all of them, the protocol)
 data_dir = None  # data root; None: $CSELAB_DATA, else ./data
 figures_dir = "figures/paper_mixcse"  # where the figures go (PNG + PDF)
 tables_dir = "reports/paper_mixcse/tables"  # where the tables go (Markdown + CSV)
@@ -218,11 +219,13 @@ else:
 # **The paper's figure** places SimCSE, MixCSE and ConSBERT at (ℓ_uniform, ℓ_align) on STS-B:
 # MixCSE reaches a clearly lower (better) uniformity than SimCSE at a comparable alignment.
 # **Ours**: our trained models and the untuned backbone (snapshot 0), on the split `geometry_split`
+# (with `geometry_max_pairs`, a seeded sample of its pairs)
 # (ConSBERT is not trained here).
 
 # %%
-geometry = evaluate_runs(curves, "geometry", data_dir=data_dir, split=geometry_split)
-before, untuned = pt.untuned({name: groups[name] for name in curves}, "geometry", data_dir, split=geometry_split)
+geometry_options = {"split": geometry_split, **({"max_pairs": geometry_max_pairs} if geometry_max_pairs else {})}
+geometry = evaluate_runs(curves, "geometry", data_dir=data_dir, **geometry_options)
+before, untuned = pt.untuned({name: groups[name] for name in curves}, "geometry", data_dir, **geometry_options)
 geometry.update({name: before[next(iter(members))] for name, members in untuned.items()})   # snapshot 0
 points = evaluation_frame(geometry).rename(columns={"run": "model"})
 workbench.show(plot_alignment_uniformity(points, label="model"), f"{figures_dir}/alignment_uniformity")

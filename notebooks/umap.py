@@ -34,6 +34,7 @@ classes = None  # class names to keep, e.g. ["Company", "Artist", "Plant"]; None
 split = "test"  # DBpedia split the abstracts come from (test, val)
 projection = "auto"  # "umap", "pca", or "auto" (UMAP from 100 points on, PCA below)
 n_neighbors = 15  # UMAP neighbours
+max_length = None  # truncate the abstracts to this many tokens (None: the model's limit)
 seed = 0  # seed of the sample and of UMAP
 include_base = True  # add the model(s) the runs started from as "before" panels
 panels_per_figure = 4  # panels side by side in one figure
@@ -56,7 +57,8 @@ print(f"{len(data)} abstracts of {data.n_clusters} classes; {len(runs)} runs: {'
 # %%
 models = dict(base_encoders(runs)) if include_base else {}
 models.update({label: SentenceEncoder.from_pretrained(path / "best") for label, path in runs.items()})
-frames = umap_frames(models, list(data.texts), data.label_words(), projection, seed, n_neighbors=n_neighbors)
+frames = umap_frames(models, list(data.texts), data.label_words(), projection, seed, max_length=max_length,
+                     n_neighbors=n_neighbors)
 
 # %% [markdown]
 # ## Maps, `panels_per_figure` side by side

@@ -11,12 +11,17 @@ from cselab.evaluate.cache import evaluation_file
 def test_evaluate_run_caches_in_the_run_directory(tiny_runs, data_dir, monkeypatch):
     run = tiny_runs["simcse-s1"]
     first = evaluate_run(run, "sts", tasks=["STS13"], data_dir=data_dir)
-    direct = evaluate_sts(SentenceEncoder.from_pretrained(run / "best"), tasks=["STS13"], data_dir=data_dir)
+    direct = evaluate_sts(SentenceEncoder.from_pretrained(run / "best"), tasks=["STS13"], data_dir=data_dir,
+                          per_pair=True)
+    direct_pairs = direct["per_pair"]["STS13"]
     assert first["scores"] == pytest.approx(direct["scores"]) and first["options"] == {"tasks": ["STS13"]}
     assert evaluation_file(run, "sts", tasks=["STS13"]).is_file()
     # the second call reads the file: encoding is not even attempted
     monkeypatch.setattr(SentenceEncoder, "from_pretrained", lambda *a, **k: pytest.fail("re-evaluated"))
     assert evaluate_run(run, "sts", tasks=("STS13",), data_dir=data_dir)["scores"] == first["scores"]
+    # the pairs' cosines (the paired bootstrap) come from the same entry: one encode per run
+    pairs = evaluate_run(run, "sts", tasks=["STS13"], data_dir=data_dir, per_pair=True)["per_pair"]["STS13"]
+    assert pairs == direct_pairs and len(pairs["pred"]) == 1500
     with pytest.raises(ValueError, match="suite must be one of"):
         evaluate_run(run, "glue")
     with pytest.raises(FileNotFoundError, match="no best/ model"):

@@ -149,7 +149,8 @@ def test_clustering(runs, data_dir, tmp_path, monkeypatch):
 def test_umap(runs, base, data_dir, tmp_path, monkeypatch):
     chosen = {k: str(runs[k]) for k in ("simcse-s1", "clusterns-s1", "apincse-s1")}
     notebook, figures, tables = execute("umap", tmp_path, monkeypatch, {
-        "runs": chosen, "data_dir": str(data_dir), "per_class": 3, "projection": "pca", "panels_per_figure": 3})
+        "runs": chosen, "data_dir": str(data_dir), "per_class": 3, "projection": "pca", "panels_per_figure": 3,
+        "max_length": 32})
     check_outputs(notebook, figures, {"umap_1", "umap_2"})
     panels = table_rows(tables, "umap_panels")
     assert [(r["panel"], r["figure"]) for r in panels] == [

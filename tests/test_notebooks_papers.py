@@ -124,7 +124,7 @@ def test_paper_notebooks_declare_their_parameters():
     common = {"runs", "variants", "sts_tasks", "data_dir", "figures_dir", "tables_dir", "profile"}
     expected = {
         "paper_mixcse": {"lambda_sweep", "transfer_tasks", "transfer_fast", "score_sentences", "score_batch_size",
-                         "lambdas", "cap_dims", "cap_omegas", "cap_pairs", "geometry_split"},
+                         "lambdas", "cap_dims", "cap_omegas", "cap_pairs", "geometry_split", "geometry_max_pairs"},
         "paper_gs_infonce": {"m_sweep", "top4_corpus", "top4_sentences", "top4_batch_sizes", "top4_batches",
                              "top4_models"},
         "paper_clusterns": {"threshold_sweep", "batch_sweep", "k_sweep", "clustering_tasks", "clustering_seeds",

@@ -159,6 +159,18 @@ def test_a_sweep_of_one_value_is_refused_in_one_line():
         plot_cap_geometry(pd.DataFrame({"d": [16], "omega_deg": [60], "mean_cos": [0.5], "var_cos": [0.1]}))
 
 
+def test_close_log2_values_share_no_tick():
+    # BERT's 768 beside 1024 (MixCSE Knowl 3's dimensions): two labels a third of an octave apart collide
+    d = [16, 64, 256, 768, 1024]
+    table = pd.DataFrame({"d": d * 2, "omega_deg": [30] * 5 + [60] * 5,
+                          "mean_cos": [0.8, 0.76, 0.75, 0.75, 0.75, 0.33, 0.27, 0.26, 0.25, 0.25],
+                          "var_cos": [4e-3, 1e-3, 2.5e-4, 8e-5, 6e-5, 3e-2, 9e-3, 2e-3, 7e-4, 5e-4]})
+    fig = plot_cap_geometry(table)
+    assert check_figure(fig) == []
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["16", "64", "256", "768"]
+    assert len(fig.axes[0].get_lines()[0].get_xdata()) == 5          # every point is still drawn
+
+
 def test_a_curve_of_one_recorded_step_is_refused(tmp_path):
     one = make_run(tmp_path / "one-step", ["simcse"], steps=5)            # a single train record, at step 5
     with pytest.raises(ValueError, match=r"plot_training_curves: .* at 1 step\(s\) \(5\); a curve over training "
@@ -190,7 +202,7 @@ def test_ablation_bars_start_at_zero_and_whiskers_need_two_seeds(variants, seeds
     assert bool(ax.containers[len(variants):]) == (seeds > 1)             # whiskers only with 2 seeds
     assert ("95 % t-interval over seeds (n = 2)" in texts) == (seeds > 1)
     assert "interlayer_negative" not in texts and "interlayer negative" not in " ".join(texts) or \
-        "APINCSE interlayer negative (l_N)" in texts
+        "APINCSE-AP" in texts
     with pytest.raises(ValueError, match="bars start at 0"):
         plot_ablation_bars(_scores(variants, seeds, TASKS), TASKS, ylim=(50, 90))
 

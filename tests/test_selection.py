@@ -80,7 +80,7 @@ def test_the_loop_honours_and_records_select_by(tiny_config, data_dir, tmp_path)
     best = max(evals, key=lambda r: r["stsb_dev"])
     results = json.loads((dev_run / "results.json").read_text())
     assert results["select_by"] == "stsb_dev" and results["best_step"] == best["step"]
-    assert results["stsb_dev_pairs"] == 1500   # all of STS-B dev unless dev_max_pairs
+    assert results["stsb_dev_pairs"] == 200   # tiny_config's sample (null: all 1,500)
 
     # last: best/ is the final model; selection never touches training (same train records)
     results = json.loads((last_run / "results.json").read_text())

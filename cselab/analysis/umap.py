@@ -53,20 +53,23 @@ def project_2d(embeddings: np.ndarray, method: str = "auto", seed: int = 0, n_ne
 
 
 def umap_frame(model, sentences: Sequence[str], labels: Sequence, method: str = "auto", seed: int = 0,
-               batch_size: int = 128, **umap_options) -> pd.DataFrame:
-    """Encode ``sentences`` with ``model`` and project them: columns x, y, label, sentence;
+               batch_size: int = 128, max_length: int | None = None, **umap_options) -> pd.DataFrame:
+    """Encode ``sentences`` with ``model`` (truncated to ``max_length`` tokens when given: DBpedia
+    abstracts run to hundreds) and project them: columns x, y, label, sentence;
     ``frame.attrs["method"]`` says which projection was used."""
     if len(sentences) != len(labels):
         raise ValueError(f"{len(sentences)} sentences but {len(labels)} labels")
-    coords, used = project_2d(np.asarray(model.encode(list(sentences), batch_size=batch_size)), method, seed,
-                              **umap_options)
+    options = {"max_length": max_length} if max_length else {}
+    coords, used = project_2d(np.asarray(model.encode(list(sentences), batch_size=batch_size, **options)), method,
+                              seed, **umap_options)
     frame = pd.DataFrame({"x": coords[:, 0], "y": coords[:, 1], "label": list(labels), "sentence": list(sentences)})
     frame.attrs["method"] = used
     return frame
 
 
 def umap_frames(models: Mapping[str, object], sentences: Sequence[str], labels: Sequence, method: str = "auto",
-                seed: int = 0, batch_size: int = 128, **umap_options) -> dict[str, pd.DataFrame]:
+                seed: int = 0, batch_size: int = 128, max_length: int | None = None,
+                **umap_options) -> dict[str, pd.DataFrame]:
     """:func:`umap_frame` for several models on the same sentences (e.g. before / after training)."""
-    return {name: umap_frame(model, sentences, labels, method, seed, batch_size, **umap_options)
+    return {name: umap_frame(model, sentences, labels, method, seed, batch_size, max_length, **umap_options)
             for name, model in models.items()}

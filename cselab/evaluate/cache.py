@@ -66,14 +66,21 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = BE
     final = final_sts(run_dir, model) if suite == "sts" and not options and not refresh else None
     if final is not None:
         return {**final, "options": {}, "model": model}
+    # STS always keeps the cosine of every pair (a list beside the scores it already computed), so a
+    # notebook that needs them (the paired bootstrap) reads the entry the tables wrote, and the
+    # other way round: one encode of each run's test pairs, whoever asks first
+    options = dict(options)
+    want_pairs = bool(options.pop("per_pair", False)) if suite == "sts" else False
     cached = evaluation_file(run_dir, suite, model, **options, **_file_hashes(options))
     if cached.is_file() and not refresh:
-        return read_json(cached)
+        result = read_json(cached)
+        if not want_pairs or "per_pair" in result:   # entries written before per_pair was kept: again
+            return result
     from ..encoder import SentenceEncoder
     from ..utils import resolve_device
 
     encoder = SentenceEncoder.from_pretrained(folder).to(resolve_device("auto"))
-    result = run(encoder, data_dir=data_dir, **options)
+    result = run(encoder, data_dir=data_dir, **options, **({"per_pair": True} if suite == "sts" else {}))
     result = {**result, "options": dict(options), "model": model}
     atomic_write_json(cached, result)
     return result

@@ -299,9 +299,10 @@ def plot_umap_panels(frames: pd.DataFrame | Mapping[str, pd.DataFrame], max_lege
         for i, lab in enumerate(labels):
             part = frame[frame["label"] == lab]
             ax.scatter(part["x"], part["y"], s=6, color=colors[i], label=str(lab), linewidths=0)
-        method = frame.attrs.get("method", "")
+        method = str(frame.attrs.get("method", "")).upper()   # UMAP or PCA
         # wrapped: long model names of neighbouring 3-inch panels would run into each other
-        ax.set_title(textwrap.fill(f"{name} ({method})" if method else str(name), UMAP_TITLE_WIDTH))
+        shown = display_name(name)
+        ax.set_title(textwrap.fill(f"{shown} ({method})" if method else shown, UMAP_TITLE_WIDTH))
         ax.set_xticks([])
         ax.set_yticks([])
         ax.grid(False)

@@ -72,8 +72,9 @@ METHOD_NAMES = {
     "gs_infonce": "GS-InfoNCE",
     "clusterns": "ClusterNS",
     "apincse": "APINCSE",
-    "augmented_positive": "APINCSE augmented positive (l_P)",
-    "interlayer_negative": "APINCSE interlayer negative (l_N)",
+    # a part of APINCSE trained alone is the paper's ablation without the other (Sec. 4.4)
+    "augmented_positive": "APINCSE-IN",
+    "interlayer_negative": "APINCSE-AP",
     "mlm": "masked-LM term",
     "bert": "BERT",
 }
@@ -105,15 +106,15 @@ def _ablation(text: str) -> tuple[str, str] | None:
 
 def display_name(name) -> str:
     """A series name as a figure shows it: a raw method key becomes its display name
-    (``interlayer_negative`` → "APINCSE interlayer negative (l_N)"), an ablation label its paper's
-    name (``apincse-no_ap`` → "APINCSE-AP"), another raw key (lower case, ``_``/``.`` separated,
-    no spaces) becomes words, anything else stays as it is."""
+    (``interlayer_negative`` → "APINCSE-AP": APINCSE without its augmented positive), an ablation
+    label its paper's name (``apincse-no_ap`` → "APINCSE-AP"), another raw key (lower case,
+    ``_``/``.`` separated, no spaces) becomes words, anything else stays as it is."""
     text = str(name)
     if text in METHOD_NAMES:
         return METHOD_NAMES[text]
     ablation = _ablation(text)
     if ablation:
-        return f"{METHOD_NAMES[ablation[0]]}-{ablation[1].upper()}"
+        return method_name(method_key(text))
     parts = text.split("+")
     if len(parts) > 1 and all(p in METHOD_NAMES for p in parts):   # a run's methods as read_results joins them
         return method_name(method_key(parts))
@@ -129,9 +130,10 @@ def task_name(task: str) -> str:
 
 
 # Spellings of the methods in run labels and display names ("SimCSE", "simcse-s1", "gs-infonce").
-_ALIASES = [("gsinfonce", "gs_infonce"), ("clusterns", "clusterns"), ("mixcse", "mixcse"), ("apincse", "apincse"),
+# the parts of APINCSE before APINCSE itself: "APINCSE augmented positive" is the part
+_ALIASES = [("gsinfonce", "gs_infonce"), ("clusterns", "clusterns"), ("mixcse", "mixcse"),
             ("augmentedpositive", "augmented_positive"), ("interlayernegative", "interlayer_negative"),
-            ("simcse", "simcse"), ("bert", "bert")]
+            ("apincse", "apincse"), ("simcse", "simcse"), ("bert", "bert")]
 
 
 def method_key(name: str | Sequence[str] | None) -> str | None:
