@@ -60,10 +60,11 @@ reproduce: data
 	@if [ -z "$(STUDY)" ]; then echo "usage: make reproduce STUDY=name-or-file [PROFILE=cpu|gpu] [REPRODUCE_ARGS=...]"; exit 2; fi
 	$(BIN)/cselab reproduce "$(STUDY)" --profile "$(PROFILE)" --data-dir "$(CSELAB_DATA)" $(REPRODUCE_ARGS)
 
-# lint-imports: the layer contract of pyproject.toml (docs/architecture.md), before the tests.
+# lint-imports: the layer contract of pyproject.toml (docs/architecture.md), before the tests;
+# the tests in 2 processes (pytest-xdist), each test file in one of them (its fixtures built once)
 test: $(VENV)/.installed-dev
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 test-all: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q -m "slow or not slow"

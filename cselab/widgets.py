@@ -19,6 +19,7 @@ import numpy as np
 
 from .neighbours import (checkpoint_folders, encode, nearest_neighbours, similarity_matrix, snapshot_folders,
                          snapshot_projections)
+from .plots.labels import display_name
 from .plots.similarity import plot_projection_grid, plot_similarity_heatmap
 from .rundir import BEST
 
@@ -106,7 +107,7 @@ class SimilarityExplorer:
         except (ValueError, FileNotFoundError) as e:
             _show(self.output, f"cannot compare: {e}")
             return
-        title = f"{self.run.value} · {self.checkpoint.value}"
+        title = f"{display_name(self.run.value)} · {self.checkpoint.value}"
         self.last_matrix, self.last_neighbours = matrix, neighbours
         self.last_figure = plot_similarity_heatmap(matrix, sentences, title=title)
         _show(self.output, self.last_figure, neighbours)

@@ -56,6 +56,7 @@ from IPython.display import display
 from cselab import workbench
 from cselab.neighbours import (checkpoint_folders, corpus_sample, labelled_sample, nearest_neighbours,
                                similarity_matrix, snapshot_folders, snapshot_projections)
+from cselab.plots.labels import display_name
 from cselab.plots.similarity import plot_projection_grid, plot_similarity_heatmap
 
 workbench.setup()
@@ -81,7 +82,7 @@ if interactive:
 else:
     folder = checkpoint_folders(runs[run])[checkpoint]
     matrix = similarity_matrix(folder, sentences)
-    workbench.show(plot_similarity_heatmap(matrix, sentences, title=f"{run} · {checkpoint}"),
+    workbench.show(plot_similarity_heatmap(matrix, sentences, title=f"{display_name(run)} · {checkpoint}"),
                    f"{figures_dir}/similarity")
     table = nearest_neighbours(folder, sentences, pool, k=neighbours)
     workbench.save_table(table, "neighbours", tables_dir)

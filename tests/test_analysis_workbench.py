@@ -312,6 +312,7 @@ def test_snapshot_series_and_mixcse_scores(tiny_runs, tmp_path):
 
 
 def test_step_0_probe_is_the_starting_model_and_older_runs_get_it_measured(tiny_runs, data_dir, tmp_path):
+    import json
     import shutil
 
     from cselab.data import load_stsb
@@ -535,8 +536,8 @@ def test_umap_panel_titles_wrap_so_neighbours_do_not_overlap():
     frame.attrs["method"] = "umap"
     fig = plot_umap_panels({"base: all-minilm-l6 (layer_attention)": frame, "simcse": frame.copy()})
     titles = [ax.get_title() for ax in fig.axes[:2]]
-    assert titles[0] == "base: all-minilm-l6\n(layer_attention) (umap)"   # 28 characters a line
-    assert titles[1] == "simcse (umap)"   # short titles stay on one line
+    assert titles[0] == "base: all-minilm-l6\n(layer_attention) (UMAP)"   # 28 characters a line
+    assert titles[1] == "SimCSE (UMAP)"   # short titles stay on one line
 
 
 def _same_bytes_twice(build, path):

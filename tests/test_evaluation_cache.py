@@ -35,3 +35,20 @@ def test_frame_of_several_runs(tiny_runs, data_dir):
     assert list(frame["run"]) == ["simcse-s1", "mixcse-s1"] and list(frame["method"]) == ["simcse", "mixcse"]
     assert list(frame["seed"]) == [1, 1] and frame["STS13"].notna().all()
     assert frame["avg"].tolist() == pytest.approx(frame["STS13"].tolist())
+
+
+def test_an_entry_of_another_data_root_is_computed_again(tiny_runs, data_dir, tmp_path, monkeypatch):
+    import shutil
+
+    run = tiny_runs["mixcse-s1"]
+    first = evaluate_run(run, "sts", tasks=["STS13"], data_dir=data_dir)
+    other = tmp_path / "data"
+    shutil.copytree(data_dir / "downstream" / "STS" / "STS13-en-test", other / "downstream" / "STS" / "STS13-en-test")
+    loads = []
+    real = SentenceEncoder.from_pretrained
+    monkeypatch.setattr(SentenceEncoder, "from_pretrained", lambda *a, **k: loads.append(a) or real(*a, **k))
+    again = evaluate_run(run, "sts", tasks=["STS13"], data_dir=other)   # same options, other data: computed
+    assert len(loads) == 1 and again["data_root"] == str(other.resolve())
+    assert again["scores"] == pytest.approx(first["scores"])            # (the same files, so the same score)
+    evaluate_run(run, "sts", tasks=["STS13"], data_dir=other)           # and then read from its entry
+    assert len(loads) == 1

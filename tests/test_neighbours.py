@@ -122,6 +122,6 @@ def test_widget_callbacks_headless(tiny_runs, data_dir):
     slider = SnapshotExplorer(runs, sentences, labels)
     assert list(slider.step.options) == ["step 0", "step 3", "step 6"] and slider.step.value == "step 6"
     slider.step.value = "step 3"
-    assert slider.last_figure.axes[0].get_title() == "step 3 (pca)"
+    assert slider.last_figure.axes[0].get_title() == "step 3 (PCA)"
     slider.run.value = "mixcse-s1"
     assert slider.step.value == "step 6" and slider.last_figure.get_suptitle() == "mixcse-s1"

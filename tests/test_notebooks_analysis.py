@@ -200,6 +200,7 @@ def test_compare(runs, data_dir, tmp_path, monkeypatch):
         assert {p.name.split("-")[0] for p in (path / "evaluations").iterdir()} == {"sts", "clustering"}
 
 
+@pytest.mark.slow   # test_compare executes the notebook; this adds the transfer suite
 def test_compare_transfer(runs, data_dir, tmp_path, monkeypatch):
     chosen = {k: str(runs[k]) for k in ("simcse-s1", "simcse-s2", "mixcse-s1", "mixcse-s2")}
     notebook, figures, tables = execute("compare", tmp_path, monkeypatch, {

@@ -172,6 +172,7 @@ def test_paper_mixcse(runs, tiny_model, small_data, tmp_path, monkeypatch):
     assert read_table(tables, "alignment_uniformity")["model"].tolist() == ["SimCSE", "MixCSE", untuned]
 
 
+@pytest.mark.slow   # default run: the MixCSE and ClusterNS paper notebooks, same helpers
 def test_paper_gs_infonce(runs, tiny_model, small_data, tmp_path, monkeypatch):
     untuned = f"untuned {Path(tiny_model).name}"
     chosen = {k: str(runs[k]) for k in ("simcse-s1", "simcse-s2", "gs_infonce-s1")}
@@ -221,6 +222,7 @@ def test_paper_clusterns(runs, tiny_model, small_data, tmp_path, monkeypatch):
     assert 1 <= case["cluster"].nunique() <= 2 and len(case) <= 6 and case["sentence"].str.len().min() > 0
 
 
+@pytest.mark.slow   # default run: the MixCSE and ClusterNS paper notebooks, same helpers
 def test_paper_apincse(runs, tiny_model, small_data, tmp_path, monkeypatch):
     untuned = f"untuned {Path(tiny_model).name}"
     # the SimCSE run stands in for the -bs64 ablation too, under its own label (longest prefix wins)
@@ -240,6 +242,7 @@ def test_paper_apincse(runs, tiny_model, small_data, tmp_path, monkeypatch):
     assert "runs choosing the most similar layer per sentence (no fixed M) are left out: apincse-s1" in texts
 
 
+@pytest.mark.slow   # the explorer is driven in JupyterLab by tests/browser (default run)
 def test_explorer_static(runs, small_data, tmp_path, monkeypatch):
     chosen = {k: str(runs[k]) for k in ("simcse-s1", "mixcse-s1")}
     notebook, figures, tables = execute(

@@ -239,6 +239,7 @@ def test_interrupted_run_is_resumed_not_restarted(tiny_model, data_dir, tmp_path
     assert "resuming from the checkpoint at step 2" in executed
 
 
+@pytest.mark.slow   # a submitit subprocess per run; the local launcher's tests cover the engine
 def test_submitit_local_launcher_runs_a_tiny_run(tiny_model, data_dir, tmp_path):
     study = write_study(tmp_path / "submitit.yaml", tiny_model, runs=[{"label": "simcse"}],
                         slurm={"timeout_min": 10, "slurm_partition": "unused-locally"})

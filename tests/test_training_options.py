@@ -60,11 +60,11 @@ def test_final_eval_scores_the_best_checkpoint(tiny_config, data_dir):
     results = read_json(run / "results.json")
     assert set(results["sts"]["scores"]) == {"STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark",
                                              "SICKRelatedness"}
-    # two tasks scored again from best/ are enough to show which model the table is of
-    again = evaluate_sts(SentenceEncoder.from_pretrained(run / "best"), tasks=["STS12", "STSBenchmark"],
-                         data_dir=data_dir)
-    assert {t: results["sts"]["scores"][t] for t in again["scores"]} == pytest.approx(again["scores"], abs=1e-9)
-    assert results["sts"]["avg"] == pytest.approx(np.mean(list(results["sts"]["scores"].values())))
+    # all seven again: a subset would batch (and pad) the sentences differently, and a random tiny
+    # model's ranks move with rounding
+    again = evaluate_sts(SentenceEncoder.from_pretrained(run / "best"), data_dir=data_dir)
+    assert results["sts"]["scores"] == pytest.approx(again["scores"], abs=1e-9)
+    assert results["sts"]["avg"] == pytest.approx(np.mean(list(again["scores"].values())))
 
 
 def test_bf16_step_on_cpu_runs_every_encoder_part_in_bf16(tiny_config, data_dir, monkeypatch):

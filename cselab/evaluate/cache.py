@@ -23,6 +23,7 @@ from typing import Mapping
 import pandas as pd
 from tqdm.auto import tqdm
 
+from ..data import data_root
 from ..io import atomic_write_json, read_json
 from ..rundir import Runs, RunDir, labelled_runs, read_config
 from ..rundir.layout import BEST
@@ -72,16 +73,20 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = BE
     options = dict(options)
     want_pairs = bool(options.pop("per_pair", False)) if suite == "sts" else False
     cached = evaluation_file(run_dir, suite, model, **options, **_file_hashes(options))
+    # the data the entry was computed on: an entry of another data root (a test subset, another
+    # machine's copy) is computed again rather than mixed with this one's pairs
+    root = str(data_root(data_dir).resolve())
     if cached.is_file() and not refresh:
         result = read_json(cached)
-        if not want_pairs or "per_pair" in result:   # entries written before per_pair was kept: again
+        same_data = result.get("data_root", root) == root   # entries older than the key: trusted
+        if same_data and (not want_pairs or "per_pair" in result):   # older entries lack per_pair: again
             return result
     from ..encoder import SentenceEncoder
     from ..utils import resolve_device
 
     encoder = SentenceEncoder.from_pretrained(folder).to(resolve_device("auto"))
     result = run(encoder, data_dir=data_dir, **options, **({"per_pair": True} if suite == "sts" else {}))
-    result = {**result, "options": dict(options), "model": model}
+    result = {**result, "options": dict(options), "model": model, "data_root": root}
     atomic_write_json(cached, result)
     return result
 

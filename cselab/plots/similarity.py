@@ -18,6 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .core import color, new_figure, styled
+from .labels import display_name
 
 
 def _label_colors(n: int) -> list:
@@ -79,8 +80,8 @@ def plot_projection_grid(frames: Mapping[str, pd.DataFrame], ncols: int = 3, max
         for i, lab in enumerate(labels):
             part = frame[frame["label"] == lab]
             ax.scatter(part["x"], part["y"], s=5, color=colors[i], label=str(lab), linewidths=0)
-        method = frame.attrs.get("method", "")
-        ax.set_title(f"{name} ({method})" if method else name)
+        method = str(frame.attrs.get("method", "")).upper()   # UMAP or PCA
+        ax.set_title(f"{name} ({method})" if method else str(name))
         ax.set_xticks([])
         ax.set_yticks([])
         ax.grid(False)
@@ -91,5 +92,5 @@ def plot_projection_grid(frames: Mapping[str, pd.DataFrame], ncols: int = 3, max
         fig.set_size_inches(fig.get_figwidth() + 1.8 * columns, fig.get_figheight())   # room for the legend
         fig.legend(handles, names, frameon=False, markerscale=2, loc="outside right center", ncols=columns)
     if title:
-        fig.suptitle(title)
+        fig.suptitle(display_name(title))   # a run label as its method's name
     return fig

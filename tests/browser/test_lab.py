@@ -147,6 +147,7 @@ def test_quickstart_shows_its_figures_and_saves_unchanged(page, lab_server, scre
     assert save_and_read(page, source) == original
 
 
+@pytest.mark.slow   # default run: the quickstart and explorer browser tests drive the same lab
 def test_dynamics_on_runs_none_draws_its_figures(page, lab_server, screenshots):
     open_notebook(page, lab_server, "dynamics")
     run_all(page)
@@ -202,6 +203,7 @@ def test_explorer_widgets_react(page, lab_server, screenshots):
     shot(page, screenshots, "explorer-slider-moved", slider_box)
 
 
+@pytest.mark.slow   # default run: the quickstart and explorer browser tests drive the same lab
 def test_training_progress_bar_is_a_widget(page, lab_server, screenshots):
     finished_before = set((lab_server["root"] / "runs").glob("simcse-*/results.json"))
     open_notebook(page, lab_server, "train")
@@ -220,6 +222,7 @@ def test_training_progress_bar_is_a_widget(page, lab_server, screenshots):
     shot(page, screenshots, "train-progress", bar)
 
 
+@pytest.mark.slow   # default run: the quickstart and explorer browser tests drive the same lab
 def test_unknown_run_label_is_one_readable_line(page, lab_server, screenshots):
     open_notebook(page, lab_server, "explorer_unknown_run")
     run_all(page)
