@@ -254,7 +254,8 @@ def test_sts_results_evaluate_when_the_run_has_no_table(tiny_runs, data_dir):
 
     result = sts_results({"simcse-s1": tiny_runs["simcse-s1"]}, ["STS16"], data_dir)["simcse-s1"]
     assert result["source"] == "evaluated"
-    assert result["scores"] == pytest.approx(evaluate_run(tiny_runs["simcse-s1"], "sts", tasks=["STS16"])["scores"])
+    assert result["scores"] == pytest.approx(evaluate_run(tiny_runs["simcse-s1"], "sts", tasks=["STS16"],
+                                                                 data_dir=data_dir)["scores"])
     assert result["avg"] == pytest.approx(result["scores"]["STS16"])
 
 
