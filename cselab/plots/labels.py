@@ -93,11 +93,12 @@ def method_name(key: str | None) -> str:
 # ``<method>-no_<part>`` is that method without the part, shown as the paper writes it (APINCSE's
 # ablations "APINCSE-AP", "APINCSE-IN", Sec. 4.4) and coloured as the part that remains.
 METHOD_PARTS = {"apincse": {"ap": "augmented_positive", "in": "interlayer_negative"}}
-_ABLATION = re.compile(r"(?P<method>[a-z0-9_]+)-no_(?P<part>[a-z0-9]+)")
+# the label's "-no_ap" or the paper's "-AP" (matched lower-case)
+_ABLATION = re.compile(r"(?P<method>[a-z0-9_]+)-(?:no_)?(?P<part>[a-z0-9]+)")
 
 
 def _ablation(text: str) -> tuple[str, str] | None:
-    """(method, removed part) of an ablation label ``apincse-no_ap``, else ``None``."""
+    """(method, removed part) of an ablation label ``apincse-no_ap`` (or ``APINCSE-AP``), else ``None``."""
     match = _ABLATION.fullmatch(text.strip().lower())
     if match and match["part"] in METHOD_PARTS.get(match["method"], {}):
         return match["method"], match["part"]
@@ -146,7 +147,7 @@ def method_key(name: str | Sequence[str] | None) -> str | None:
         if set(methods) == {"augmented_positive", "interlayer_negative"}:
             return "apincse"
         return methods[0] if len(methods) == 1 else ("+".join(methods) or None)
-    ablation = _ablation(name) or _ablation(name.replace("-", "-no_", 1))   # apincse-no_ap or APINCSE-AP
+    ablation = _ablation(name)   # apincse-no_ap or APINCSE-AP
     if ablation:
         parts = METHOD_PARTS[ablation[0]]
         remaining = [key for part, key in parts.items() if part != ablation[1]]
