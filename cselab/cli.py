@@ -69,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--pairs", nargs="+", default=None, metavar="TSV",
                     help="your own scored pairs (sentence1<TAB>sentence2<TAB>score, header optional), scored with "
                     "the STS protocol and reported beside the standard tasks (named by file stem)")
+    ev.add_argument("--texts", nargs="+", default=None, metavar="TSV",
+                    help="clustering: your own labelled texts (label<TAB>text, header optional), clustered with K = "
+                    "their number of labels and reported beside the standard sets (named by file stem); without "
+                    "--tasks only these are clustered")
     ev.add_argument("--batch-size", type=int, default=128)
     ev.add_argument("--device", default="auto")
     ev.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16", "fp16"],
@@ -239,7 +243,8 @@ def cmd_eval(args) -> int:
 
 # The suites each ``cselab eval`` option applies to: given with another suite it is an error, not ignored.
 SUITE_OPTIONS = {"tasks": ("sts", "transfer", "clustering"), "fast": ("transfer",), "probe": ("transfer",),
-                 "seeds": ("clustering",), "split": ("geometry",), "aggregate": ("sts",), "pairs": ("sts",)}
+                 "seeds": ("clustering",), "split": ("geometry",), "aggregate": ("sts",), "pairs": ("sts",),
+                 "texts": ("clustering",)}
 SUITE_DEFAULTS = {"split": "all", "aggregate": "all", "probe": "sklearn"}
 
 

@@ -50,6 +50,7 @@ transfer_fast = True  # 5 folds (SimCSE's fasttest) instead of 10
 clustering_tasks = []  # clustering sets to evaluate, e.g. ["DBpedia", "AgNews"]; [] skips clustering
 clustering_seeds = [0]  # K-means seeds per run and set
 clustering_max_texts = 1000  # texts per clustering set, a seeded sample (None: the full sets)
+texts = {}  # your own labelled texts {name: TSV of label<TAB>text}, K-means with K = its labels; {} skips
 variants = {}  # ablation bars: {label prefix: variant}, e.g. {"apincse": "APINCSE", "apincse-no_ap": "-AP"}; {} skips
 sweep_key = None  # swept config key, e.g. "clusterns.num_clusters" or "batch_size"; None skips the sweep
 sweep_metric = "avg"  # y of the sweep: an STS column (avg, STSBenchmark, ...) or best_stsb_dev
@@ -232,6 +233,19 @@ if clustering_tasks:
         display(clustering_comparison)
 else:
     print("clustering_tasks is empty: no clustering evaluation")
+
+# %% [markdown]
+# ## Your own labelled texts (K-means with K = the file's labels; Hungarian accuracy, outside the averages)
+
+# %%
+if texts:
+    own_texts = evaluate_runs(runs, "clustering", data_dir=data_dir, tasks=[], seeds=list(clustering_seeds),
+                              texts=dict(texts))
+    own_texts_methods = grouped_table(with_groups(evaluation_frame(own_texts, config_keys=()), groups), list(texts))
+    workbench.save_table(own_texts_methods, "custom_texts_methods", tables_dir)
+    display(own_texts_methods)
+else:
+    print("texts is empty: no custom labelled texts")
 
 # %% [markdown]
 # ## Ablation bars per STS task (APINCSE Fig. 2)

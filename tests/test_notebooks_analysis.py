@@ -161,9 +161,11 @@ def test_umap(runs, base, data_dir, tmp_path, monkeypatch):
 
 
 def test_compare(runs, data_dir, tmp_path, monkeypatch):
+    own = tmp_path / "own.tsv"   # the user's labelled texts: 3 labels, 4 texts each
+    own.write_text("".join(f"{c}\t{c} sentence {i}\n" for c in ("red", "green", "blue") for i in range(4)))
     notebook, figures, tables = execute("compare", tmp_path, monkeypatch, {
         "runs": {k: str(v) for k, v in runs.items()}, "data_dir": str(data_dir), "sts_tasks": ["STS16"],
-        "clustering_tasks": ["Tweet"], "clustering_max_texts": 60,
+        "clustering_tasks": ["Tweet"], "clustering_max_texts": 60, "texts": {"own": str(own)},
         "variants": {"simcse": "SimCSE", "mixcse": "MixCSE", "apincse": "APINCSE"},
         "sweep_key": "mixcse.mix_lambda", "sweep_label": "λ"})
     check_outputs(notebook, figures, {"sts_vs_baseline", "ablation_bars"})    # one λ: the sweep is a table, no figure
@@ -189,8 +191,9 @@ def test_compare(runs, data_dir, tmp_path, monkeypatch):
     assert all(float(r["ci_low"]) <= float(r["diff"]) <= float(r["ci_high"]) for r in bootstrap)
     assert per_task[2]["STS16"].endswith("(n 1; test pairs)") and per_task[2]["STS16"].startswith(
         f"{float(bootstrap[0]['diff']):+.2f} [")
-    for name in ("clustering_methods", "clustering_vs_baseline"):
+    for name in ("clustering_methods", "clustering_vs_baseline", "custom_texts_methods"):
         assert [r["group"] for r in table_rows(tables, name)] == groups
+    assert all(100 / 3 - 0.01 <= float(r["own"].split(" ")[0]) <= 100 for r in table_rows(tables, "custom_texts_methods"))
     assert not (tables / "transfer_methods.csv").exists()                 # transfer_tasks [] skips it
     assert [(r["variant"], r["runs"]) for r in table_rows(tables, "ablation")] == [
         ("SimCSE", "2"), ("MixCSE", "2"), ("APINCSE", "1")]

@@ -24,6 +24,10 @@ def test_the_four_suites_and_what_cselab_eval_hands_each():
     assert options()["aggregate"] == "all" and len(options()["tasks"]) == 7 and options()["pairs"] is None
     assert options("--suite", "transfer", "--fast") == {"tasks": TRANSFER_TASKS, "fast": True, "probe": "sklearn"}
     assert options("--suite", "clustering", "--tasks", "DBpedia") == {"tasks": ["DBpedia"], "seeds": list(DEFAULT_SEEDS)}
+    # --texts alone clusters only the user's file; with --tasks the standard sets as well
+    assert options("--suite", "clustering", "--texts", "my.tsv") == {"tasks": [], "seeds": list(DEFAULT_SEEDS),
+                                                                     "texts": ["my.tsv"]}
+    assert options("--suite", "clustering", "--texts", "my.tsv", "--tasks", "Tweet")["tasks"] == ["Tweet"]
     assert options("--suite", "geometry", "--split", "dev") == {"split": "dev"}
     assert [SUITES[s].primary for s in SUITES] == ["avg", "avg", "short_text_avg", "uniformity"]
     with pytest.raises(ValueError, match=r"suite must be one of \('sts', 'transfer', 'clustering', 'geometry'\), got 'x'"):

@@ -1,10 +1,17 @@
-"""Your own evaluation data: a TSV of scored sentence pairs, scored with the STS protocol.
+"""Your own evaluation data: scored sentence pairs (the STS protocol) and labelled texts (clustering).
 
-Format (UTF-8, one pair a line): ``sentence1<TAB>sentence2<TAB>score``, any real-valued score
+Pairs file (UTF-8, one pair a line): ``sentence1<TAB>sentence2<TAB>score``, any real-valued score
 (0–5, 0–1, a rank: Spearman only uses the order). A header is optional: a first line whose third
 column is not a number (e.g. ``sentence1  sentence2  score``) is taken as the header; on any later
 line a score that is not a number is an error. Blank lines are skipped. Sentences are whitespace-
-normalised as SentEval does. Every problem is one error naming the file and the line.
+normalised as SentEval does.
+
+Texts file (UTF-8, one text a line): ``label<TAB>text``, the layout of ClusterNS's short-text sets;
+any string is a label (a class name or an id). A first line ``label<TAB>text`` (any case) is a
+header. K-means gets K = the number of distinct labels, so a file needs at least two labels and
+more texts than labels.
+
+Every problem is one error naming the file and the line.
 """
 from __future__ import annotations
 
@@ -14,6 +21,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from .clustering import SHORT_TEXT_SETS, ClusteringData
 from .errors import DataError
 from .sts import STS_TASKS, STSPairs
 from .text import iter_lines, normalize_whitespace, parse_score, require_file, split_columns
@@ -40,6 +48,32 @@ def load_pairs_file(path: str | os.PathLike, name: str | None = None) -> STSPair
     return STSPairs(name or path.stem, tuple(s1), tuple(s2), np.asarray(scores, dtype=float))
 
 
+def load_texts_file(path: str | os.PathLike, name: str | None = None) -> ClusteringData:
+    path = require_file(path, "texts file")
+    texts, labels = [], []
+    for lineno, line in enumerate(iter_lines(path), 1):
+        if not line.strip():
+            continue
+        label, text = split_columns(path, lineno, line, 2)
+        if lineno == 1 and (label.strip().lower(), text.strip().lower()) == ("label", "text"):
+            continue   # the header
+        if not label.strip():
+            raise DataError(path, "the label is empty", line=lineno)
+        if not text.strip():
+            raise DataError(path, "the text is empty", line=lineno)
+        labels.append(label.strip())
+        texts.append(normalize_whitespace(text))
+    classes = sorted(set(labels))
+    if len(classes) < 2:
+        raise DataError(path, f"{len(classes)} distinct label(s); clustering against gold classes needs at least 2")
+    if len(texts) <= len(classes):
+        raise DataError(path, f"{len(texts)} texts for {len(classes)} labels; K-means with K = {len(classes)} "
+                        "needs more texts than labels")
+    ids = {c: i for i, c in enumerate(classes)}
+    return ClusteringData(name or path.stem, tuple(texts), np.asarray([ids[c] for c in labels]),
+                          {i: c for c, i in ids.items()})
+
+
 def _is_number(value: str) -> bool:
     try:
         return float(value) == float(value)
@@ -47,23 +81,34 @@ def _is_number(value: str) -> bool:
         return False
 
 
-def pair_files(pairs: str | os.PathLike | Sequence | Mapping | None) -> dict[str, Path]:
+def named_files(files: str | os.PathLike | Sequence | Mapping | None, option: str,
+                reserved: Sequence[str], kind: str) -> dict[str, Path]:
     """``{name: path}`` from one path, a list of paths (named by file stem) or a mapping; a name
-    that repeats or that is a standard STS task is an error."""
-    if pairs is None:
+    that repeats or that names one of the standard tasks (``reserved``) is an error."""
+    if files is None:
         return {}
-    if isinstance(pairs, (str, os.PathLike)):
-        pairs = [pairs]
-    if isinstance(pairs, Mapping):
-        named = {str(k): Path(v) for k, v in pairs.items()}
+    if isinstance(files, (str, os.PathLike)):
+        files = [files]
+    if isinstance(files, Mapping):
+        named = {str(k): Path(v) for k, v in files.items()}
     else:
         named = {}
-        for p in map(Path, pairs):
+        for p in map(Path, files):
             if p.stem in named:
-                raise ValueError(f"pairs: two files are named {p.stem!r} ({named[p.stem]}, {p}); pass a mapping "
+                raise ValueError(f"{option}: two files are named {p.stem!r} ({named[p.stem]}, {p}); pass a mapping "
                                  "{name: path} to tell them apart")
             named[p.stem] = p
-    clash = [n for n in named if n in STS_TASKS]
+    clash = [n for n in named if n in reserved]
     if clash:
-        raise ValueError(f"pairs: the name {clash[0]!r} is a standard STS task; rename the file or pass a mapping")
+        raise ValueError(f"{option}: the name {clash[0]!r} is a standard {kind}; rename the file or pass a mapping")
     return named
+
+
+def pair_files(pairs: str | os.PathLike | Sequence | Mapping | None) -> dict[str, Path]:
+    """The custom pairs files by name (:func:`named_files`; no name may be a standard STS task)."""
+    return named_files(pairs, "pairs", STS_TASKS, "STS task")
+
+
+def text_files(texts: str | os.PathLike | Sequence | Mapping | None) -> dict[str, Path]:
+    """The labelled-texts files by name (:func:`named_files`; no name may be a standard clustering set)."""
+    return named_files(texts, "texts", ("DBpedia", *SHORT_TEXT_SETS), "clustering set")

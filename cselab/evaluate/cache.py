@@ -92,13 +92,15 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = BE
 
 
 def _file_hashes(options: Mapping) -> dict:
-    """The content hash of each custom pairs file, so that an edited file is scored again."""
-    if not options.get("pairs"):
-        return {}
-    from ..data.custom import pair_files
+    """The content hash of each custom pairs or texts file, so that an edited file is scored again."""
+    from ..data.custom import pair_files, text_files
 
-    return {"pairs_sha256": {name: hashlib.sha256(Path(path).read_bytes()).hexdigest()
-                             for name, path in pair_files(options["pairs"]).items()}}
+    hashes = {}
+    for option, files in (("pairs", pair_files), ("texts", text_files)):
+        if options.get(option):
+            hashes[f"{option}_sha256"] = {name: hashlib.sha256(Path(path).read_bytes()).hexdigest()
+                                          for name, path in files(options[option]).items()}
+    return hashes
 
 
 def evaluate_runs(runs: Runs, suite: str = "sts", model: str = BEST, data_dir: str | os.PathLike | None = None,
@@ -126,7 +128,7 @@ def evaluation_frame(results: Mapping[str, dict], runs: Runs | None = None,
                 value = config.get(section, {}).get(name) if name else config.get(key)
                 row[key] = "+".join(value) if isinstance(value, list) else value
         row.update(result.get("scores", {}))
-        row.update(result.get("custom", {}).get("scores", {}))   # your own pairs (evaluate_sts(pairs=...))
+        row.update(result.get("custom", {}).get("scores", {}))   # your own pairs or texts (pairs=, texts=)
         row.update({k: result[k] for k in ("avg", "short_text_avg", *GEOMETRY_KEYS) if k in result})
         rows.append(row)
     return pd.DataFrame(rows)

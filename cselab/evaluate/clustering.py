@@ -113,7 +113,8 @@ def evaluate_clustering(model: Encodes, tasks: Sequence[str] = CLUSTERING_TASKS,
                         data_dir: str | os.PathLike | None = None, seeds: Sequence[int] = DEFAULT_SEEDS,
                         n_init: int = 1, normalize: bool = False, batch_size: int = 128,
                         max_length: int | None = None, max_texts: int | None = None, sample_seed: int = 0,
-                        output: str | os.PathLike | None = None, show_progress_bar: bool = True) -> dict:
+                        output: str | os.PathLike | None = None, show_progress_bar: bool = True,
+                        texts=None) -> dict:
     """ClusterNS's clustering tables for any model with ``encode``.
 
     ``scores`` holds each task's headline number ×100 — AMI for DBpedia (Table 5), Hungarian
@@ -123,10 +124,22 @@ def evaluate_clustering(model: Encodes, tasks: Sequence[str] = CLUSTERING_TASKS,
     a seeded uniform sample of that many texts (:meth:`ClusteringData.subsample`, ``sample_seed``):
     cheaper, and not the papers' numbers (``details[task]["n"]`` says how many texts were used).
     ``show_progress_bar``: one bar over sets × seeds (``TQDM_DISABLE`` silences it).
+
+    ``texts``: your own labelled texts (a ``label<TAB>text`` file, a list of them or ``{name: path}``;
+    format in :mod:`cselab.data.custom`), clustered the same way with K = its number of labels and
+    reported under ``"custom"`` (``{"scores": {name: accuracy ×100}, "metric": "acc", "details":
+    {name: {every metric, "file"}}}``), never in ``short_text_avg``. They are used whole
+    (``max_texts`` caps only the standard sets).
     """
+    from ..data.custom import load_texts_file, text_files
+
     unknown = [t for t in tasks if t not in CLUSTERING_TASKS]
     if unknown:
         raise ValueError(f"unknown clustering task(s) {unknown}; choose from {list(CLUSTERING_TASKS)}")
+    files = text_files(texts)
+    custom = {name: load_texts_file(path, name) for name, path in files.items()}   # bad files fail before encoding
+    if not tasks and not custom:
+        raise ValueError("no clustering task and no texts file: name at least one")
     start = time.perf_counter()
 
     def data(task: str) -> ClusteringData:
@@ -134,14 +147,16 @@ def evaluate_clustering(model: Encodes, tasks: Sequence[str] = CLUSTERING_TASKS,
         return loaded if max_texts is None else loaded.subsample(max_texts, sample_seed)
 
     details = {}
-    with progress_bar(total=len(tasks) * len(seeds), desc="clustering", unit="K-means",
+    own = {}
+    with progress_bar(total=(len(tasks) + len(custom)) * len(seeds), desc="clustering", unit="K-means",
                       enabled=show_progress_bar) as bar:
-        for task in tasks:
-            bar.set_postfix_str(task)
-            details[task] = evaluate_clustering_data(model, data(task), seeds, n_init, normalize, batch_size,
-                                                     max_length, tick=lambda: bar.update(1))
-            logger.info("clustering %s: %d texts, K = %d, %.0f s", task, details[task]["n"],
-                        details[task]["n_clusters"], details[task]["seconds"])
+        for name, loaded in [*((t, None) for t in tasks), *custom.items()]:
+            bar.set_postfix_str(name)
+            scored = evaluate_clustering_data(model, loaded or data(name), seeds, n_init, normalize, batch_size,
+                                              max_length, tick=lambda: bar.update(1))
+            (own if loaded else details)[name] = scored
+            logger.info("clustering %s: %d texts, K = %d, %.0f s", name, scored["n"], scored["n_clusters"],
+                        scored["seconds"])
     metric = {task: "ami" if task == "DBpedia" else "acc" for task in tasks}
     scores = {task: 100 * d[metric[task]]["mean"] for task, d in details.items()}
     result = {"scores": scores, "metric": metric, "details": details, "seeds": list(seeds), "n_init": n_init,
@@ -150,6 +165,9 @@ def evaluate_clustering(model: Encodes, tasks: Sequence[str] = CLUSTERING_TASKS,
     short = [t for t in tasks if t != "DBpedia"]
     if short:
         result["short_text_avg"] = float(np.mean([scores[t] for t in short]))
+    if own:   # beside the standard sets, never in their average
+        result["custom"] = {"scores": {n: 100 * d["acc"]["mean"] for n, d in own.items()}, "metric": "acc",
+                            "details": {n: {**d, "file": str(files[n])} for n, d in own.items()}}
     if output is not None:
         atomic_write_json(Path(output), result)
     return result

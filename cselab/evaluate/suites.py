@@ -72,15 +72,29 @@ def _transfer_table(r: dict, label: str) -> str:
 
 
 def _clustering_table(r: dict, label: str) -> str:
+    headers = ["task", "metric", "mean ×100", f"std ({len(r['seeds'])} seeds)", "NMI ×100", "seconds"]
     rows = [[t, r["metric"][t], 100 * d[r["metric"][t]]["mean"], 100 * d[r["metric"][t]]["std"],
              100 * d["nmi"]["mean"], d["seconds"]] for t, d in r["details"].items()]
-    return tabulate(rows, headers=["task", "metric", "mean ×100", f"std ({len(r['seeds'])} seeds)", "NMI ×100",
-                                   "seconds"], tablefmt="github", floatfmt=".2f")
+    table = tabulate(rows, headers=headers, tablefmt="github", floatfmt=".2f") if rows else ""
+    if "custom" in r:   # the user's own labelled texts, beside (never inside) the short-text average
+        own = [[n, "acc", 100 * d["acc"]["mean"], 100 * d["acc"]["std"], 100 * d["nmi"]["mean"], d["n"],
+                d["n_clusters"], d["file"]] for n, d in r["custom"]["details"].items()]
+        table += ("\n\n" if table else "") + tabulate(
+            own, headers=["your texts", *headers[1:5], "texts", "K", "file"], tablefmt="github", floatfmt=".2f")
+    return table
 
 
 def _geometry_table(r: dict, label: str) -> str:
     return tabulate([[k, r[k]] for k in GEOMETRY_KEYS], headers=["STS-B " + r["split"], "value"],
                     tablefmt="github", floatfmt=".4f")
+
+
+def _clustering_tasks(args) -> list[str]:
+    """``--tasks``, else every standard set; with ``--texts`` and no ``--tasks``, only the user's texts
+    (the standard sets cost minutes; ``--tasks`` adds them back)."""
+    if args.tasks:
+        return args.tasks
+    return [] if args.texts else list(CLUSTERING_TASKS)
 
 
 register_suite(Suite(
@@ -91,7 +105,8 @@ register_suite(Suite(
     "avg", True, lambda a: {"tasks": a.tasks or TRANSFER_TASKS, "fast": a.fast, "probe": a.probe}, _transfer_table))
 register_suite(Suite(
     "clustering", evaluate_clustering, "DBpedia AMI and 8 short-text sets' Hungarian accuracy, over K-means seeds",
-    "short_text_avg", True, lambda a: {"tasks": a.tasks or CLUSTERING_TASKS, "seeds": a.seeds or list(DEFAULT_SEEDS)},
+    "short_text_avg", True, lambda a: {"tasks": _clustering_tasks(a), "seeds": a.seeds or list(DEFAULT_SEEDS),
+                                       **({"texts": a.texts} if a.texts else {})},
     _clustering_table))
 register_suite(Suite(
     "geometry", evaluate_alignment_uniformity, "alignment and uniformity (Wang & Isola) on STS-B",
