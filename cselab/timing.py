@@ -65,6 +65,7 @@ def _write() -> None:
 
 
 @atexit.register
-def _flush() -> None:
+def flush() -> None:
+    """Write the totals now (a kernel that executes notebook after notebook never exits between them)."""
     with _lock:
         _write()

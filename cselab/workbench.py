@@ -28,6 +28,7 @@ from typing import Iterable, Mapping, Sequence, Union
 
 from matplotlib.figure import Figure
 
+from . import timing
 from .data.errors import DataError
 from .io import atomic_write_text
 from .plots.core import FORMATS, save_figure, style
@@ -87,7 +88,15 @@ def setup(dpi: int = INLINE_DPI) -> bool:
         return False
     shell.display_formatter.formatters["image/png"].for_type(Figure, lambda fig: figure_png(fig, dpi))
     shell.set_custom_exc(ONE_LINE_ERRORS, _one_line_error)
+    # a study reads each notebook's encode/fit seconds from the timing file: written after every
+    # cell, because a warm kernel (cselab.studies.execute.WarmKernel) does not exit between notebooks
+    if _flush_timings not in shell.events.callbacks["post_run_cell"]:
+        shell.events.register("post_run_cell", _flush_timings)
     return True
+
+
+def _flush_timings(result=None) -> None:
+    timing.flush()
 
 
 def show(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = FORMATS) -> list[Path]:

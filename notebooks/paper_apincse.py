@@ -47,6 +47,7 @@ sts_tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark",
 profile = "cpu"  # sizes for the parameters left None: cpu (minutes on 2 cores) or gpu (the paper's); studies pass it
 transfer_tasks = None  # Table 7 (None: gpu MRPC and SUBJ, cpu none); [] skips it
 transfer_fast = True  # 5-fold cross-validation (SimCSE's fasttest) instead of SentEval's 10
+transfer_probe = "pytorch"  # SentEval's PyTorch classifier, as the published tables ran it; or "sklearn"
 layer_sentences = 2000  # STS-B test sentences for the layer profile (Figure 3)
 data_dir = None  # data root; None: $CSELAB_DATA, else ./data
 figures_dir = "figures/paper_apincse"  # where the figures go (PNG + PDF)
@@ -197,7 +198,7 @@ for name, key, label, output in (("k sweep", "augmented_positive.top_k", "k (nei
 # %%
 if transfer_tasks:
     transfer = evaluate_runs(pt.used_runs(main), "transfer", data_dir=data_dir, tasks=transfer_tasks,
-                             fast=transfer_fast)
+                             fast=transfer_fast, probe=transfer_probe)
     table7 = pt.comparison_table(pt.suite_summary(transfer, main, "transfer", transfer_tasks))
     workbench.save_table(table7, "table7_transfer", tables_dir)
     display(table7)

@@ -60,6 +60,7 @@ clustering_max_length = None  # truncate the clustering texts to this many token
 clustering_max_texts = None  # texts per clustering set, a seeded sample (None: gpu the full sets, cpu 1000)
 transfer_tasks = None  # Table 8 (None: gpu all 7, cpu none); [] skips it
 transfer_fast = True  # 5-fold cross-validation (SimCSE's fasttest) instead of SentEval's 10
+transfer_probe = "pytorch"  # SentEval's PyTorch classifier, as the published tables ran it; or "sklearn"
 geometry_split = None  # STS-B split for alignment and uniformity (Fig. 6): all, train, dev or test (None: gpu all, cpu dev)
 geometry_max_pairs = None  # a seeded sample of this many pairs of that split (None: all of them, the protocol)
 case_corpus = None  # corpus of the Table 10 case study, name or file (None: gpu wiki1m, cpu wiki1m-head)
@@ -242,7 +243,7 @@ else:
 if transfer_tasks:
     chosen = {n: m for n, m in groups.items() if pt.variant_of(n) in ("SimCSE", "ClusterNS")}
     transfer = evaluate_runs(pt.used_runs(chosen), "transfer", data_dir=data_dir, tasks=transfer_tasks,
-                             fast=transfer_fast)
+                             fast=transfer_fast, probe=transfer_probe)
     table8 = pt.comparison_table(pt.suite_summary(transfer, chosen, "transfer", transfer_tasks),
                                  pt.published_beside("clusterns", "Table 8", chosen))
     workbench.save_table(table8, "table8_transfer", tables_dir)

@@ -54,6 +54,7 @@ sts_tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark",
 profile = "cpu"  # sizes for the parameters left None: cpu (minutes on 2 cores) or gpu (the paper's); studies pass it
 transfer_tasks = None  # Knowl 7-8 transfer tasks (None: gpu all 7, cpu none); [] skips them
 transfer_fast = True  # 5-fold cross-validation (SimCSE's fasttest) instead of SentEval's 10
+transfer_probe = "pytorch"  # SentEval's PyTorch classifier, as the published tables ran it; or "sklearn"
 score_sentences = None  # STS-B dev sentences for the score and λ-bound analyses (None: gpu 1024, cpu 256)
 score_batch_size = 64  # batch size of those analyses (the paper's training batch)
 lambdas = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]  # λ values of the λ-bound curve (Knowl 5)
@@ -119,7 +120,8 @@ workbench.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
 
 # %%
 if transfer_tasks:
-    transfer = evaluate_runs(used, "transfer", data_dir=data_dir, tasks=transfer_tasks, fast=transfer_fast)
+    transfer = evaluate_runs(used, "transfer", data_dir=data_dir, tasks=transfer_tasks, fast=transfer_fast,
+                             probe=transfer_probe)
     knowl7 = pt.comparison_table(pt.suite_summary(transfer, groups, "transfer", transfer_tasks),
                                  pt.published_beside("mixcse", "Knowl 7", groups))
     workbench.save_table(knowl7, "knowl7_transfer", tables_dir)

@@ -123,15 +123,15 @@ def test_paper_notebooks_declare_their_parameters():
     """papermill must read every assignment of the parameters cell (a study passes them by name)."""
     common = {"runs", "variants", "sts_tasks", "data_dir", "figures_dir", "tables_dir", "profile"}
     expected = {
-        "paper_mixcse": {"lambda_sweep", "transfer_tasks", "transfer_fast", "score_sentences", "score_batch_size",
-                         "lambdas", "cap_dims", "cap_omegas", "cap_pairs", "geometry_split", "geometry_max_pairs"},
+        "paper_mixcse": {"lambda_sweep", "transfer_tasks", "transfer_fast", "transfer_probe", "score_sentences",
+                         "score_batch_size", "lambdas", "cap_dims", "cap_omegas", "cap_pairs", "geometry_split", "geometry_max_pairs"},
         "paper_gs_infonce": {"m_sweep", "top4_corpus", "top4_sentences", "top4_batch_sizes", "top4_batches",
                              "top4_models"},
         "paper_clusterns": {"threshold_sweep", "batch_sweep", "k_sweep", "clustering_tasks", "clustering_seeds",
                             "clustering_max_length", "clustering_max_texts", "transfer_tasks", "transfer_fast",
-                            "geometry_split", "geometry_max_pairs",
+                            "transfer_probe", "geometry_split", "geometry_max_pairs",
                             "case_corpus", "case_sentences", "case_clusters", "case_per_cluster"},
-        "paper_apincse": {"topk_sweep", "layer_sweep", "queue_sweep", "transfer_tasks", "transfer_fast",
+        "paper_apincse": {"topk_sweep", "layer_sweep", "queue_sweep", "transfer_tasks", "transfer_fast", "transfer_probe",
                           "layer_sentences"},
     }
     for name, own in expected.items():

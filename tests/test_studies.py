@@ -421,3 +421,51 @@ def test_train_notebook_executes_under_papermill(tiny_config, data_dir, tmp_path
     printed = json.dumps(json.loads((tmp_path / "train.ipynb").read_text())["cells"])
     assert f"run directory: {run_dir}" in printed
     assert f"best STS-B dev {results['best_stsb_dev']:.2f} at step 2" in printed
+
+
+def test_runs_in_a_warm_kernel_equal_runs_in_fresh_kernels(tiny_config, data_dir, tmp_path):
+    """The local launcher executes a worker's train notebooks one after another in one kernel
+    (cselab.studies.execute.WarmKernel): each run must come out as it does in a kernel of its own —
+    the same records at every step and the same weights — and each notebook's encode seconds are its
+    own, not the kernel's running total."""
+    from safetensors.numpy import load_file
+
+    from cselab.studies.execute import RunTask, TimeSplit, WarmKernel, execute_notebook, execute_run
+
+    def tasks(root: Path) -> list[RunTask]:
+        out = []
+        for method in ("simcse", "mixcse"):
+            cfg = load_config(None, {**tiny_config, "method": method, "max_steps": 2, "eval_every": 2,
+                                     "output_dir": str(root)})
+            out.append(RunTask(method, str(root / cfg.default_run_name()), cfg.to_dict(), False,
+                               str(REPO / "notebooks" / "train.py"), str(tmp_path / "nb" / f"{root.name}-{method}.ipynb"),
+                               str(data_dir), str(tmp_path), threads=1))
+        return out
+
+    def records(run_dir: str) -> list[dict]:
+        timed = {"time", "seconds", "elapsed", "wall"}
+        return [{k: v for k, v in r.items() if not any(t in k for t in timed)} for r in read_jsonl(Path(run_dir) /
+                                                                                                  "metrics.jsonl")]
+
+    kernel = WarmKernel()
+    try:
+        warm = [execute_run(task, kernel) for task in tasks(tmp_path / "warm")]
+        pid = kernel.manager.provisioner.process.pid
+        split = TimeSplit(0.0)   # a third notebook in the same kernel, another seed
+        execute_notebook(REPO / "notebooks" / "train.py", tmp_path / "nb" / "third.ipynb", {
+            "config": {**tasks(tmp_path / "warm")[0].config, "seed": 7}, "data_dir": str(data_dir),
+            "progress": False}, tmp_path, split, kernel)
+        assert kernel.manager.provisioner.process.pid == pid   # all three in one kernel process
+        # each notebook's encode seconds are its own share of the kernel's total, not the running total
+        total = read_json(kernel.timings)["encode"]
+        assert 0 < split.encode < total == pytest.approx(warm[0].split.encode + warm[1].split.encode + split.encode)
+    finally:
+        kernel.close()
+    fresh = [execute_run(task) for task in tasks(tmp_path / "fresh")]
+    for w, f in zip(warm, fresh):
+        assert (w.status, f.status) == ("trained", "trained") and w.best_stsb_dev == f.best_stsb_dev
+        assert records(w.run_dir) == records(f.run_dir)
+        for folder in ("best", "last"):
+            a, b = (load_file(Path(d, folder, "model.safetensors")) for d in (w.run_dir, f.run_dir))
+            assert a.keys() == b.keys() and all((a[k] == b[k]).all() for k in a)
+        assert 0 < w.split.encode < w.split.cells

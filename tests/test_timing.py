@@ -24,7 +24,7 @@ def test_encoding_and_fits_are_timed_and_written_where_the_study_asks(tiny_model
     assert 0 < written["encode"] < encoded and written["fit"] == 0.0
     kmeans_labels(np.random.default_rng(0).normal(size=(20, 3)), 2, seed=0)
     assert timing.totals()["fit"] > 0 and timing.totals()["encode"] == encoded
-    timing._flush()   # what the kernel does at exit
+    timing.flush()   # what the kernel does at exit
     assert json.loads(target.read_text()) == timing.totals()
     with pytest.raises(ValueError, match="timing kind must be one of"):
         timing.add("drawing", 1.0)

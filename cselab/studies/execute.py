@@ -174,12 +174,57 @@ def describe_failure(error: Exception, notebook: str | os.PathLike) -> str:
     return f"{notebook}: {type(error).__name__}: {error}"
 
 
+class WarmKernel:
+    """One kernel that executes notebook after notebook — the study's ``train`` notebook, once per
+    run — so Python, torch and cselab start once per worker instead of once per run (about 7 s of
+    a run on a 2-core CPU, most of a smoke run). A run is the same in it as in a fresh kernel: the
+    parameters cell sets every name the notebook reads and training seeds every generator itself
+    (tests/test_studies.py compares the two). After a failed notebook the kernel is shut down and
+    the next notebook gets a fresh one. The kernel's timing totals (cselab.timing, flushed after
+    every cell by ``workbench.setup``) accumulate in one file; each notebook's share is the
+    difference."""
+
+    def __init__(self):
+        import tempfile
+
+        self.folder = Path(tempfile.mkdtemp(prefix="cselab-kernel-"))
+        self.timings = self.folder / "timings.json"
+        self.manager = None
+
+    def kernel_manager(self):
+        from ..timing import ENV
+
+        if self.manager is None:   # started by nbclient with the first notebook, then kept
+            self.manager = _kernel_manager_class({ENV: str(self.timings)})(kernel_name=KERNEL)
+        return self.manager
+
+    def discard(self) -> None:
+        """Shut the kernel down (after a failure, or at the end); the next notebook starts a new one."""
+        if self.manager is not None:
+            from jupyter_core.utils import run_sync
+
+            try:
+                if self.manager.has_kernel:
+                    run_sync(self.manager.shutdown_kernel)(now=True)
+            except Exception:   # already dead: nothing to shut down
+                pass
+            self.manager = None
+
+    def close(self) -> None:
+        import shutil
+
+        self.discard()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
 def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, parameters: dict,
-                     cwd: str | os.PathLike | None = None, split: TimeSplit | None = None) -> Path:
+                     cwd: str | os.PathLike | None = None, split: TimeSplit | None = None,
+                     kernel: WarmKernel | None = None) -> Path:
     """Execute a jupytext ``.py`` (or ``.ipynb``) notebook with papermill into ``output``; raises
     :class:`NotebookFailed` with the failing cell. papermill saves the executed notebook after each
     cell, so a failed one keeps its outputs up to the error. ``split``: filled with where the time
-    went (also when the notebook fails)."""
+    went (also when the notebook fails). ``kernel``: execute in that warm kernel instead of a fresh
+    one (its working directory and environment are those of its first notebook)."""
     import tempfile
 
     import papermill
@@ -192,19 +237,27 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
     output.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cselab-timing-") as tmp:
-        timings = Path(tmp, "timings.json")
+        timings = kernel.timings if kernel else Path(tmp, "timings.json")
+        before = read_json(timings) if timings.is_file() else {}
+        where = ({"km": kernel.kernel_manager()} if kernel else
+                 {"kernel_manager_class": _kernel_manager_class({ENV: str(timings)})})
+        failed = True
         try:
             papermill.execute_notebook(read_notebook(Path(source)), str(output), parameters=parameters,
                                        kernel_name=KERNEL, progress_bar=False, cwd=str(cwd) if cwd else None,
-                                       kernel_manager_class=_kernel_manager_class({ENV: str(timings)}))
+                                       **where)
+            failed = False
         except PapermillExecutionError as e:
             raise NotebookFailed(describe_failure(e, output), e.ename) from None
         finally:
+            if failed and kernel is not None:
+                kernel.discard()
             if split is not None:
                 split.total = time.perf_counter() - started
                 split.cells = cell_seconds(output)
                 measured = read_json(timings) if timings.is_file() else {}
-                split.encode, split.fit = (measured.get(k) for k in KINDS)
+                split.encode, split.fit = (None if k not in measured else measured[k] - before.get(k, 0.0)
+                                           for k in KINDS)
     return output
 
 
@@ -230,10 +283,11 @@ def wait_for_run_lock(lock_file: Path) -> float | None:
         return time.perf_counter() - started
 
 
-def execute_run(task: RunTask) -> RunOutcome:
-    """Train (or resume) one run through the train notebook; never raises for a failed run. A run
-    another process holds (a concurrent study or ``cselab train``) is waited for, then reused when
-    that process finished it, resumed when it left it partial."""
+def execute_run(task: RunTask, kernel: WarmKernel | None = None) -> RunOutcome:
+    """Train (or resume) one run through the train notebook (in ``kernel`` when given, see
+    :class:`WarmKernel`); never raises for a failed run. A run another process holds (a concurrent
+    study or ``cselab train``) is waited for, then reused when that process finished it, resumed
+    when it left it partial."""
     started = time.perf_counter()
     run_dir = Path(task.cwd, task.run_dir)
     waited: float | None = None   # seconds spent waiting for another process's lock; None: never held
@@ -259,7 +313,7 @@ def execute_run(task: RunTask) -> RunOutcome:
                       "threads": task.threads, "progress": False}
         try:
             split = TimeSplit(0.0)
-            execute_notebook(task.notebook, task.output, parameters, task.cwd, split)
+            execute_notebook(task.notebook, task.output, parameters, task.cwd, split, kernel)
         except NotebookFailed as e:
             if e.ename == "RunLockedError" and task.lock_file is not None and attempt < LOCK_RETRIES:
                 continue   # taken by another process just before this kernel: wait for it again

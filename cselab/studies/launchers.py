@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import math
 import tempfile
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Iterator
 
-from .execute import RunOutcome, RunTask, execute_run
+from .execute import RunOutcome, RunTask, WarmKernel, execute_run
 from .spec import StudyError
 
 LAUNCHERS = ("local", "submitit-local", "slurm")
@@ -30,7 +31,8 @@ MIN_TIMEOUT_MIN = 30      # default job time limit: 3 × the cost estimate, at l
 
 
 class LocalLauncher:
-    """Runs in threads of this process (each run's notebook kernel is its own process)."""
+    """Runs in threads of this process; each thread executes its runs' train notebooks one after the
+    other in one warm kernel (its own process, :class:`~cselab.studies.execute.WarmKernel`)."""
 
     def __init__(self, jobs: int = 1):
         self.jobs = max(1, jobs)
@@ -41,17 +43,29 @@ class LocalLauncher:
     def run(self, tasks: list[RunTask]) -> Iterator[RunOutcome]:
         if not tasks:
             return
-        with ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="cselab-run") as pool:
-            pending = {pool.submit(execute_run, task) for task in tasks}
-            try:
-                while pending:
-                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        yield future.result()
-            except BaseException:
-                for future in pending:   # not started yet: drop; started ones finish (Ctrl-C reaches their kernels)
-                    future.cancel()
-                raise
+        kernels, lock = {}, threading.Lock()
+
+        def execute_in_warm_kernel(task: RunTask) -> RunOutcome:
+            # one warm kernel per worker thread: its runs follow one another, never overlap
+            with lock:
+                kernel = kernels.setdefault(threading.get_ident(), WarmKernel())
+            return execute_run(task, kernel)
+
+        try:
+            with ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="cselab-run") as pool:
+                pending = {pool.submit(execute_in_warm_kernel, task) for task in tasks}
+                try:
+                    while pending:
+                        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        for future in done:
+                            yield future.result()
+                except BaseException:
+                    for future in pending:   # not started: drop; started ones finish (Ctrl-C reaches their kernels)
+                        future.cancel()
+                    raise
+        finally:
+            for kernel in kernels.values():
+                kernel.close()
 
 
 def job_timeout_min(task: RunTask) -> int:
