@@ -1,5 +1,6 @@
 """cselab.paper_tables: runs → the paper's variants (longest label prefix), configs checked,
-backbones, our summaries beside the published rows, sweeps, last logged values."""
+backbones, our summaries beside the published rows, sweeps, last logged values, the untuned
+backbone, paired tests within a backbone, the notebooks' small helpers."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,9 +8,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cselab.paper_tables import (assign_variants, average_label, backbone_note, comparison_table, last_values,
-                                 runs_by_backbone, split_by_backbone, sts_options, sts_summary, sweep_results,
-                                 suite_columns, sweep_runs, unmatched, variant_frame, variant_runs)
+from cselab.paper_tables import (assign_variants, average_label, averages_summary, backbone_label, backbone_note,
+                                 comparison_table, for_legend, group_model, groups_table, identity_without_seed,
+                                 interlayer_index, last_values, num_layers, one_per_backbone, paired_comparison,
+                                 published_beside, published_notes, published_transposed, representatives,
+                                 run_model, runs_by_backbone, runs_with, seeds_label, select_variants, slug,
+                                 split_by_backbone, sts_options, sts_summary, suite_columns, suite_summary,
+                                 sweep_results, sweep_runs, unmatched, untuned, used_runs, variant_frame,
+                                 variant_of, variant_results, variant_runs, with_published_column)
 from cselab.published import published_frame
 from cselab.rundir import RunDir
 from synthetic_runs import STS, sts_results, write_run
@@ -211,3 +217,174 @@ def test_paired_comparison_cell_adjusts_and_bootstraps_single_seed_variants(tmp_
     assert (tmp_path / "tables" / "sts_vs_simcse.md").read_text().startswith("|")
     assert paired_comparison_cell(results_of(runs), {"MixCSE": groups["MixCSE"]}, tmp_path / "none") is None
     assert capsys.readouterr().out.strip() == "no SimCSE runs to compare with" and not (tmp_path / "none").exists()
+
+
+# ------------------------------------------------------------------- the names no test called before
+def test_identity_leaves_out_the_seed_recording_keys_and_later_defaults(tmp_path):
+    run = make_run(tmp_path, "simcse-s3", seed=3, sections={"select_by": "stsb_dev", "dev_max_pairs": None,
+                                                           "heldout_sentences": 2048, "log_every": 5})
+    # seed, output_dir, run_name, probe_every, log_every: not identity; select_by and dev_max_pairs at
+    # their defaults: a run made before they existed is the same variant; heldout_sentences ≠ 1024 counts
+    assert identity_without_seed(run) == {"model": "bert-base-uncased", "method": ["simcse"], "batch_size": 64,
+                                          "heldout_sentences": 2048}
+
+
+def test_select_variants_keeps_sweeps_apart_and_names_the_rest(tmp_path, capsys):
+    runs = {"simcse-s1": make_run(tmp_path, "simcse-s1", seed=1),
+            "simcse-s2": make_run(tmp_path, "simcse-s2", seed=2),
+            "mixcse-s1": make_run(tmp_path, "mixcse-s1", method=("mixcse",), sections={"mixcse": {"mix_lambda": 0.2}}),
+            "mixcse-lam-s1": make_run(tmp_path, "mixcse-lam-s1", method=("mixcse",),
+                                      sections={"mixcse": {"mix_lambda": 0.1}}),
+            "other-s1": make_run(tmp_path, "other-s1", model="roberta-base")}
+    found, swept = select_variants(runs, {"SimCSE": "simcse", "MixCSE": "mixcse"},
+                                   {"λ sweep": "mixcse-lam", "σ sweep": "clusterns-sigma"})
+    assert {v: list(m) for v, m in found.items()} == {"SimCSE": ["simcse-s1", "simcse-s2"], "MixCSE": ["mixcse-s1"]}
+    assert {v: list(m) for v, m in swept.items()} == {"λ sweep": ["mixcse-lam-s1"], "σ sweep": []}
+    assert capsys.readouterr().out == "runs no variant selects: ['other-s1']\n"
+    with pytest.raises(ValueError, match=r"no run matches the variants \{'APINCSE': 'apincse'\}"):
+        select_variants(runs, {"APINCSE": "apincse"}, {})
+
+    table = groups_table(found)
+    assert table.to_dict("index") == {
+        "SimCSE": {"runs": "simcse-s1, simcse-s2", "model": "bert-base-uncased", "seeds": "1, 2"},
+        "MixCSE": {"runs": "mixcse-s1", "model": "bert-base-uncased", "seeds": "1"}}
+    assert list(used_runs(found, swept, {"again": {"simcse-s1": runs["simcse-s1"]}})) == [
+        "simcse-s1", "simcse-s2", "mixcse-s1", "mixcse-lam-s1"]          # every run once, in order
+
+
+def test_representatives_and_runs_with_a_logged_key(tmp_path):
+    runs = {"clusterns-s1": make_run(tmp_path, "clusterns-s1", model="roberta-base", hard_neg=(0.5, 0.4)),
+            "clusterns-s2": make_run(tmp_path, "clusterns-s2", model="roberta-base", seed=2, hard_neg=(0.5,)),
+            "clusterns-b-s1": make_run(tmp_path, "clusterns-b-s1"),
+            "simcse-s1": make_run(tmp_path, "simcse-s1", model="roberta-base")}
+    groups = split_by_backbone(variant_runs(runs, {"ClusterNS": "clusterns", "SimCSE": "simcse"}))
+    assert list(groups) == ["ClusterNS · RoBERTa-base", "ClusterNS · BERT-base", "SimCSE · RoBERTa-base"]
+    assert [variant_of(name) for name in groups] == ["ClusterNS", "ClusterNS", "SimCSE"]
+    assert representatives(groups, ["ClusterNS"]) == {"ClusterNS · RoBERTa-base": runs["clusterns-s1"],
+                                                      "ClusterNS · BERT-base": runs["clusterns-b-s1"]}
+    assert list(representatives(groups)) == list(groups)
+    # only runs whose train records hold the key (the others logged no hard-negative cosine)
+    assert runs_with(runs, "sim/clusterns.hard_neg_cos") == {"clusterns-s1": runs["clusterns-s1"],
+                                                            "clusterns-s2": runs["clusterns-s2"]}
+    assert runs_with(runs, "sim/clusterns.hard_neg_cos", kind="probe") == {}
+
+
+def test_backbones_of_runs_and_groups(tmp_path):
+    from cselab.encoder.backbone import model_config_file
+
+    runs = {"a-s1": make_run(tmp_path, "a-s1", model="roberta-base"), "b-s1": make_run(tmp_path, "b-s1"),
+            "a-s2": make_run(tmp_path, "a-s2", model="roberta-base", seed=2)}
+    assert run_model(runs["a-s1"]) == "roberta-base"
+    assert group_model({k: runs[k] for k in ("a-s1", "a-s2")}) == "roberta-base"
+    assert group_model(runs) == "mixed: roberta-base, bert-base-uncased"
+    assert one_per_backbone(runs) == {"roberta-base": ("a-s1", runs["a-s1"]),
+                                      "bert-base-uncased": ("b-s1", runs["b-s1"])}
+    assert backbone_label("bert-large-uncased") == "BERT-large" and backbone_label("/models/tiny-bert") == "tiny-bert"
+
+    with pytest.raises(FileNotFoundError, match="no saved model"):
+        num_layers(runs["a-s1"])
+    best = RunDir(runs["a-s1"]).best_dir            # a saved model's config is all num_layers reads
+    best.mkdir()
+    model_config_file(best).write_text('{"num_hidden_layers": 12}')
+    assert num_layers(runs["a-s1"]) == 12
+    # −2 of 12 layers is hidden state 11 (the paper's M = 11); most_similar has no fixed layer
+    index = interlayer_index([-2, 3, "most_similar"], runs, ["a-s1", "a-s1", "a-s1"])
+    assert index[:2] == [11.0, 3.0] and pd.isna(index[2])
+
+
+def test_published_rows_beside_our_groups(tmp_path):
+    runs = {"simcse-s1": make_run(tmp_path, "simcse-s1"), "gs-s1": make_run(tmp_path, "gs-s1", method=("gs_infonce",)),
+            "new-s1": make_run(tmp_path, "new-s1"), "mini-s1": make_run(tmp_path, "mini-s1", model="all-minilm-l6")}
+    groups = variant_runs(runs, {"SimCSE": "simcse", "GS-InfoNCE": "gs", "New": "new", "MiniLM": "mini"})
+    beside = published_beside("gs_infonce", "Table 2", groups)   # New: not in the paper; MiniLM: not its backbone
+    assert list(beside.index) == ["SimCSE", "GS-InfoNCE"] and beside.attrs["source"] == "GS-InfoNCE Table 2"
+    assert beside.loc["GS-InfoNCE", "Avg."] == "77.63" and beside.loc["SimCSE", "STS12"] == "68.40"
+    assert published_beside("gs_infonce", "Table 2", groups, numeric=True).loc["SimCSE", "Avg."] == pytest.approx(76.25)
+    assert published_beside("gs_infonce", "Table 2", {"MiniLM": groups["MiniLM"]}) is None
+    # ClusterNS Table 2 has a column per backbone: ours is named like our table's
+    split = {"SimCSE · BERT-base": groups["SimCSE"]}
+    assert published_beside("clusterns", "Table 2", split, as_column="Avg.").to_dict("index") == {
+        "SimCSE · BERT-base": {"Avg.": "76.25"}}
+    with pytest.raises(ValueError, match="GS-InfoNCE Table 2 has 8 columns for bert-base-uncased"):
+        published_beside("gs_infonce", "Table 2", groups, as_column="Avg.")
+
+    notes = published_notes(groups, "GS-InfoNCE Table 2").splitlines()
+    assert notes == [f"- {backbone_note('bert-base-uncased', 'GS-InfoNCE Table 2')}",
+                     f"- {backbone_note('all-minilm-l6', 'GS-InfoNCE Table 2')}"]
+
+
+def test_published_tables_turned_to_rows_and_a_published_column():
+    table5 = published_transposed("clusterns", "Table 5", rename={"RoBERTa": "untuned RoBERTa-base"})
+    assert list(table5.index) == ["untuned RoBERTa-base", "SimCSE", "ClusterNS"] and list(table5.columns) == ["AMI"]
+    assert table5.loc["ClusterNS", "AMI"] == pytest.approx(73.55) and table5.columns.name is None
+    assert table5.attrs["source"] == "ClusterNS Table 5"
+    table3 = published_transposed("clusterns", "Table 3", tags={"bml": True}, numeric=False)
+    assert list(table3.index) == ["σ = 0.2", "σ = 0.4", "σ = 0.6"]
+    assert table3.loc["σ = 0.4", "STS average"] == "77.98"
+    assert table3.loc["σ = 0.2", "hard negative similarity"] == "0.1814"
+
+    ours = pd.DataFrame({"Avg.": [76.0, 76.5]}, index=[0.0, 1.0])
+    out = with_published_column(ours, {1.0: "77.10", 3.0: "77.63"}, "published")
+    assert out["published"].tolist() == ["–", "77.10"] and "published" not in ours
+    assert with_published_column(ours, None, "published")["published"].tolist() == ["–", "–"]
+
+
+def test_averages_summary_seed_counts_and_sts_selection(tmp_path):
+    runs = {f"mixcse-s{s}": make_run(tmp_path, f"mixcse-s{s}", seed=s, method=("mixcse",)) for s in (1, 2)}
+    runs.update({f"single-s{s}": make_run(tmp_path, f"single-s{s}", seed=s, method=("mixcse",), base=72,
+                                          sections={"select_by": "last"}) for s in (1, 2)})
+    groups = variant_runs(runs, {"MixCSE": "mixcse", "MixCSE single": "single"})
+    sts = results_of(runs)                                      # avg = base + 3 + seed / 10
+    transfer = {"mixcse-s1": {"avg": 85.0}, "mixcse-s2": {"avg": 86.0}, "single-s1": {"avg": 84.0}}
+    summary = averages_summary(groups, {"STS Avg.": sts, "transfer Avg.": transfer})
+    assert summary.loc["MixCSE", ("STS Avg.", "mean")] == pytest.approx(73.15)
+    assert summary.loc["MixCSE", ("transfer Avg.", "mean")] == pytest.approx(85.5)
+    # single-s2 has no transfer result: left out of both columns
+    assert summary.loc["MixCSE single", ("STS Avg.", "n")] == 1
+    assert summary.loc["MixCSE single", ("STS Avg.", "mean")] == pytest.approx(75.1)
+    assert seeds_label(summary).tolist() == ["cselab (2 seeds)", "cselab (1 seed)"]
+    with pytest.raises(ValueError, match="no run has every suite's result"):
+        averages_summary(groups, {"STS Avg.": sts, "transfer Avg.": {}})
+
+    # runs chosen by select_by: last read no STS data, so only MixCSE gets the † mark
+    sts16 = suite_summary(sts, groups, "sts", ["STS16"])
+    assert sts16.attrs["sts_selected"] == ["MixCSE"] and list(sts16.columns.get_level_values(0).unique()) == [
+        "STS16", "Avg. (1 task)"]
+    assert sts16.loc["MixCSE single", ("STS16", "mean")] == pytest.approx(72 + 4 + 0.15)
+    assert list(comparison_table(sts16)["source"]) == ["cselab (2 seeds)†", "cselab (2 seeds)"]
+    assert variant_results(sts, {"MixCSE": groups["MixCSE"], "none": {"x": Path(".")}}) == {
+        "MixCSE": [sts["mixcse-s1"], sts["mixcse-s2"]]}
+
+
+def test_paired_comparison_stays_within_a_backbone(tmp_path):
+    runs = {f"simcse-s{s}": make_run(tmp_path, f"simcse-s{s}", seed=s) for s in (1, 2, 3)}
+    runs.update({f"mixcse-s{s}": make_run(tmp_path, f"mixcse-s{s}", seed=s, method=("mixcse",), base=70.5 + s / 20)
+                 for s in (1, 2, 3)})
+    runs["mixcse-r-s1"] = make_run(tmp_path, "mixcse-r-s1", model="roberta-base", method=("mixcse",))
+    groups = split_by_backbone(variant_runs(runs, {"SimCSE": "simcse", "MixCSE": "mixcse"}))
+    table = paired_comparison(results_of(runs), groups)
+    # no SimCSE on RoBERTa-base: its MixCSE group has nothing to be compared with
+    assert list(table.index) == ["SimCSE · BERT-base", "MixCSE · BERT-base"]
+    assert table.loc["SimCSE · BERT-base", "Δ vs baseline"] == "(baseline)"
+    assert table.loc["MixCSE · BERT-base", "Δ vs baseline"] == "+0.60"      # 0.55, 0.60, 0.65 on the average
+    assert table.loc["MixCSE · BERT-base", "seeds"] == 3
+    assert paired_comparison(results_of(runs), {"MixCSE": groups["MixCSE · BERT-base"]}) is None
+
+
+def test_untuned_rows_from_snapshot_zero(tiny_runs, tiny_model, data_dir):
+    from cselab.evaluate.cache import evaluate_run
+
+    run = tiny_runs["simcse-s2"]
+    groups = {"SimCSE": {"simcse-s2": run}, "MixCSE": {"mixcse-s1": tiny_runs["mixcse-s1"]}}
+    results, extra = untuned(groups, "sts", data_dir=data_dir, tasks=["STS16"])
+    # one backbone (the tiny BERT): its first run with snapshots stands for it, named by its folder
+    assert extra == {f"untuned {Path(tiny_model).name}": {"simcse-s2@step-0": run}}
+    assert results["simcse-s2@step-0"] == evaluate_run(run, "sts", model="step-0", data_dir=data_dir, tasks=["STS16"])
+    assert results["simcse-s2@step-0"]["model"] == "step-0"
+
+
+def test_notebook_odds_and_ends():
+    assert for_legend({"simcse-s1": Path("a")}) == {"": Path("a")}      # one line: no legend
+    assert for_legend({"a": Path("a"), "b": Path("b")}) == {"a": Path("a"), "b": Path("b")}
+    assert slug("MixCSE w/o stop-gradient") == "mixcse_w_o_stop-gradient"
+    assert slug("SimCSE · RoBERTa-base") == "simcse_roberta-base" and slug("λ") == "x"
