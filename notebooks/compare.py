@@ -50,7 +50,7 @@ transfer_fast = True  # 5 folds (SimCSE's fasttest) instead of 10
 clustering_tasks = []  # clustering sets to evaluate, e.g. ["DBpedia", "AgNews"]; [] skips clustering
 clustering_seeds = [0]  # K-means seeds per run and set
 clustering_max_texts = 1000  # texts per clustering set, a seeded sample (None: the full sets)
-texts = {}  # your own labelled texts {name: TSV of label<TAB>text}, K-means with K = its labels; {} skips
+texts = {}  # your own labelled texts {name: TSV of label<TAB>text}, clustered by K-means on their labels; {} skips
 variants = {}  # ablation bars: {label prefix: variant}, e.g. {"apincse": "APINCSE", "apincse-no_ap": "-AP"}; {} skips
 sweep_key = None  # swept config key, e.g. "clusterns.num_clusters" or "batch_size"; None skips the sweep
 sweep_metric = "avg"  # y of the sweep: an STS column (avg, STSBenchmark, ...) or best_stsb_dev
