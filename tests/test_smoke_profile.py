@@ -27,6 +27,7 @@ def test_every_run_of_the_grid_becomes_a_two_step_tiny_run(study, smoke_dir, tmp
         cfg = tiny.config
         assert cfg.model == str(smoke_dir / real.config.model.split("/")[-1])   # one stand-in per backbone
         assert (cfg.max_steps, cfg.corpus, cfg.max_sentences) == (2, "wiki1m-head", 2 * cfg.batch_size)
+        assert cfg.dev_max_pairs == 100 and cfg.final_eval is False
         clusterns = real.config.method_params.get("clusterns")
         centroids_from_a_batch = clusterns.num_clusters if clusterns and clusterns.init == "batch" else 0
         eighth = real.config.batch_size // 8
