@@ -38,6 +38,8 @@ class TrainState:
 
 @dataclass
 class Training:
+    """One run's trainable objects and counters: what a step changes and ``last/`` saves."""
+
     encoder: SentenceEncoder
     model: torch.nn.Module                 # the encoder, or its DDP wrapper in a torchrun run
     loss_fn: torch.nn.Module               # the method: InfoNCE core plus its components
