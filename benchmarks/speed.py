@@ -76,7 +76,7 @@ def peak_rss_mib() -> float:
 
 # ----------------------------------------------------------------------------- steps
 def adamw(params, device: torch.device) -> torch.optim.AdamW:
-    """The optimizer of every setting: cselab's (cselab.train.loop.adamw: fused on CPU and CUDA), for
+    """The optimizer of every setting: cselab's (cselab.train.training.adamw: fused on CPU and CUDA), for
     sentence-transformers too, so that the comparison is about the step, not the optimizer."""
     return torch.optim.AdamW(params, lr=3e-5, fused=device.type in ("cpu", "cuda"))
 

@@ -125,7 +125,9 @@ class DivergingAdamW(torch.optim.AdamW):
 @pytest.mark.parametrize("poison", ["weights", "dev score"])
 def test_divergence_keeps_the_last_good_checkpoint_and_resume_continues_from_it(poison, tiny_config, data_dir,
                                                                                  monkeypatch):
-    import cselab.train.loop as loop
+    import dataclasses
+
+    from cselab.evaluate.suites import SUITES
 
     cfg = load_config({**tiny_config, "max_steps": 6, "eval_every": 3, "log_every": 1})   # evaluations at 3, 6
     run = RunDir.for_config(cfg)
@@ -134,13 +136,13 @@ def test_divergence_keeps_the_last_good_checkpoint_and_resume_continues_from_it(
             m.setattr(torch.optim, "AdamW", DivergingAdamW)
             expected = r"step 6: the weights hold [\d,]+ non-finite values"
         else:
-            real, calls = loop.evaluate_pairs, []
+            real, calls = SUITES["sts"].score_pairs, []   # training's dev score (cselab.train.dev_evaluation)
 
             def nan_at_second(*args, **kwargs):
                 calls.append(1)
                 return math.nan if len(calls) == 2 else real(*args, **kwargs)
 
-            m.setattr(loop, "evaluate_pairs", nan_at_second)
+            m.setitem(SUITES, "sts", dataclasses.replace(SUITES["sts"], score_pairs=nan_at_second))
             expected = r"step 6: the STS-B dev score is nan"
         with pytest.raises(NonFiniteLossError, match=expected) as err:
             train(cfg, data_dir=data_dir, progress=False)

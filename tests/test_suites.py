@@ -10,6 +10,7 @@ from cselab.cli import build_parser, check_suite_options, main
 from cselab.data.transfer import TRANSFER_TASKS
 from cselab.evaluate.clustering import DEFAULT_SEEDS
 from cselab.evaluate.cache import evaluate_run
+from cselab.evaluate.sts import evaluate_pairs
 from cselab.evaluate.suites import SUITES, Suite, get_suite
 
 
@@ -30,6 +31,9 @@ def test_the_four_suites_and_what_cselab_eval_hands_each():
     assert options("--suite", "clustering", "--texts", "my.tsv", "--tasks", "Tweet")["tasks"] == ["Tweet"]
     assert options("--suite", "geometry", "--split", "dev") == {"split": "dev"}
     assert [SUITES[s].primary for s in SUITES] == ["avg", "avg", "short_text_avg", "uniformity"]
+    # the one suite that scores a given set of pairs: training's dev evaluation asks it for STS-B dev
+    assert [s for s in SUITES if SUITES[s].score_pairs is not None] == ["sts"]
+    assert SUITES["sts"].score_pairs is evaluate_pairs
     with pytest.raises(ValueError, match=r"suite must be one of \('sts', 'transfer', 'clustering', 'geometry'\), got 'x'"):
         get_suite("x")
 

@@ -140,10 +140,13 @@ def test_tiny_corpus_is_a_clear_error(tiny_config, data_dir, tmp_path):
 
 
 def test_early_stopping_after_patience_evaluations_without_improvement(tiny_config, data_dir, monkeypatch):
-    import cselab.train.loop as loop
+    import dataclasses
 
+    from cselab.evaluate.suites import SUITES
+
+    # training's dev score is the registry's sts suite scoring the dev pairs (cselab.train.dev_evaluation)
     scores = iter([50.0, 40.0, 45.0, 30.0, 99.0])
-    monkeypatch.setattr(loop, "evaluate_pairs", lambda *args, **kwargs: next(scores))
+    monkeypatch.setitem(SUITES, "sts", dataclasses.replace(SUITES["sts"], score_pairs=lambda *a, **k: next(scores)))
     cfg = load_config({**tiny_config, "eval_every": 1, "early_stopping_patience": 2})
     run = train(cfg, data_dir=data_dir, progress=False)
     results = json.loads((run / "results.json").read_text())

@@ -1,6 +1,7 @@
 """Backbones, poolers (registered plug-ins) and the SentenceEncoder."""
 from .backbone import ALIASES, DEFAULT_BACKBONE, load_backbone, resolve_backbone
-from .model import EncoderOutput, SentenceEncoder
+from .model import SentenceEncoder
+from .outputs import EncoderOutput
 from .pooling import (POOLERS, BackboneOutput, MLPHead, Pooler, build_pooler, masked_mean, pooler_options,
                       register_pooler)
 

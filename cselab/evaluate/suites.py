@@ -1,9 +1,11 @@
 """The evaluation suites as a registry, as methods and poolers are (modelled on sentence-transformers'
 evaluators): a suite has a name, a function that scores any model with ``encode(sentences,
 batch_size)`` and returns a results dict, the options ``cselab eval``'s arguments give it, its
-primary metric and the table ``cselab eval`` prints. ``cselab eval --suite`` and the evaluation
-cache (:func:`cselab.evaluate.cache.evaluate_run`) read :data:`SUITES`; a new suite is its function
-in its own module and one :func:`register_suite` below.
+primary metric and the table ``cselab eval`` prints; a suite that scores sets of pairs also says
+how it scores one given set (``score_pairs``). ``cselab eval --suite``, the evaluation cache
+(:func:`cselab.evaluate.cache.evaluate_run`) and training's dev evaluation (the ``sts`` suite's
+``score_pairs`` on STS-B dev, :mod:`cselab.train.dev_evaluation`) read :data:`SUITES`; a new suite
+is its function in its own module and one :func:`register_suite` below.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from ..data.sts import STS_TASKS
 from ..data.transfer import TRANSFER_TASKS
 from .clustering import CLUSTERING_TASKS, DEFAULT_SEEDS, evaluate_clustering
 from .geometry import evaluate_alignment_uniformity
-from .sts import evaluate_sts, format_sts_table
+from .sts import evaluate_pairs, evaluate_sts, format_sts_table
 from .transfer import evaluate_transfer
 
 GEOMETRY_KEYS = ("alignment", "uniformity", "mean_cos", "largest_angle")
@@ -31,6 +33,9 @@ class Suite:
     higher_is_better: bool
     cli_options: Callable[[Any], dict]     # `cselab eval`'s parsed arguments -> the suite's options
     table: Callable[[dict, str], str]      # results and the model's label -> the table `cselab eval` prints
+    # score_pairs(model, pairs, batch_size=..., show_progress_bar=...) -> the suite's score of one set of
+    # pairs (training's dev evaluation); None for a suite that scores no pairs
+    score_pairs: Callable[..., float] | None = None
 
     def primary_metric(self, result: dict) -> float:
         return result[self.primary]
@@ -99,7 +104,8 @@ def _clustering_tasks(args) -> list[str]:
 
 register_suite(Suite(
     "sts", evaluate_sts, "STS12-16, STS-B and SICK-R test: Spearman ×100 of cosine similarities (SimCSE's protocol)",
-    "avg", True, lambda a: {"tasks": a.tasks or STS_TASKS, "aggregate": a.aggregate, "pairs": a.pairs}, _sts_table))
+    "avg", True, lambda a: {"tasks": a.tasks or STS_TASKS, "aggregate": a.aggregate, "pairs": a.pairs}, _sts_table,
+    score_pairs=evaluate_pairs))
 register_suite(Suite(
     "transfer", evaluate_transfer, "SentEval's 7 transfer tasks: logistic-regression accuracy ×100",
     "avg", True, lambda a: {"tasks": a.tasks or TRANSFER_TASKS, "fast": a.fast, "probe": a.probe}, _transfer_table))

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 if TYPE_CHECKING:  # the encoder never imports losses; annotations only
-    from ..encoder.model import EncoderOutput
+    from ..encoder.outputs import EncoderOutput
     from ..encoder.pooling import BackboneOutput
 
 Direction = Literal["forward", "reverse"]

@@ -31,7 +31,7 @@ def resume_mismatch(saved: dict | None, now: dict) -> str | None:
     """How ``now`` differs from a checkpoint's recorded settings in what a resume must keep equal:
     the device kind, and on a CPU the thread count (None when it may resume; a checkpoint from
     before the settings were recorded is not checked). The precisions and the process count have
-    their own checks (cselab.train.loop.check_resumed_setting)."""
+    their own checks (cselab.train.checkpoints.check_resumed_setting)."""
     if not isinstance(saved, dict):
         return None
     if saved.get("device") not in (None, now["device"]):

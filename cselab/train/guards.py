@@ -2,6 +2,7 @@
 
 * Before the run directory is created: the training data load and are large enough, so a data
   error leaves no half-created run behind.
+* Before each backward pass: the loss is finite.
 * Before ``best/`` or ``last/`` is written: the dev score and the weights are finite, so a diverged
   run (e.g. ``lr`` far too large) stops with an error instead of saving broken weights over its last
   good checkpoint, and the error says truthfully which checkpoint is left.
@@ -56,6 +57,15 @@ def stop_message(step: int, problem: str, last_dir: Path, checkpoint_step: int |
     else:
         kept = f"The last good checkpoint ({last_dir}, step {checkpoint_step}) is intact."
     return f"step {step}: {problem}; stopping. {kept}"
+
+
+def check_loss(loss: torch.Tensor, parts: dict[str, torch.Tensor], step: int, last_dir: Path,
+               checkpoint_step: int | None) -> None:
+    """Before the backward pass of ``step``: a non-finite loss stops the run, naming its parts."""
+    if not torch.isfinite(loss):
+        values = {k: round(v.item(), 6) for k, v in parts.items()}
+        raise NonFiniteLossError(stop_message(step, f"the loss is {loss.item()} (parts {values})", last_dir,
+                                 checkpoint_step))
 
 
 def check_dev_score(score: float, step: int, last_dir: Path, checkpoint_step: int | None) -> None:

@@ -34,7 +34,7 @@ from typing import Callable
 import torch
 from torch import nn
 
-from ..encoder.model import EncoderOutput
+from ..encoder.outputs import EncoderOutput
 from ..encoder.pooling import BackboneOutput
 from ..losses import ContrastiveBatch, ContrastiveLoss
 from ..losses.infonce import LossOutput
