@@ -100,3 +100,26 @@ def test_limits_measures_every_job_against_its_own_round(tiny_model, data_dir):
     # the same 64 sentences at max_len 32 through the same backbone: the steps count the same FLOPs
     assert step["gflop"] == pytest.approx(mnrl["gflop"], rel=0.2)
     assert "% of the limit" in limits.format_report(r)
+
+
+def test_transfer_protocols_encodes_every_sentence_once_and_keeps_the_vectors(tmp_path):
+    from toy_encoders import HashedBagOfWords
+
+    bench = load("transfer_protocols")
+    inner = HashedBagOfWords(dim=16)
+    store = tmp_path / "vectors.npz"
+    model = bench.EncodeOnce(inner, str(store))
+    first = model.encode(["a b", "c", "a b"])
+    again = model.encode(["c", "a b", "d"])
+    assert inner.calls == [2, 1]                      # "a b" and "c" once, then only the new "d"
+    assert (again[1] == first[0]).all() and (again[0] == first[1]).all()
+    reread = bench.EncodeOnce(HashedBagOfWords(dim=16), str(store))   # a second process: read back, no encode
+    assert (reread.encode(["d", "c"]) == again[[2, 0]]).all() and reread.encoder.calls == []
+
+
+@pytest.mark.slow   # three tiny runs through the train notebook (about a minute on 2 cores)
+def test_warm_kernels_benchmark_prints_its_table(data_dir, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("CSELAB_SMOKE_DIR", str(tmp_path / "smoke"))
+    assert load("warm_kernels").main(["--pairs", "1", "--data-dir", str(data_dir)]) == 0
+    printed = capsys.readouterr().out
+    assert "| fresh kernel per run " in printed and "saved per run:" in printed
