@@ -1,10 +1,14 @@
 """SentEval's PyTorch logistic regression (cselab.evaluate.torch_probe) and the transfer protocol with it."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+import torch
+from torch import nn
 
-from cselab.evaluate.torch_probe import FAST, FULL, L2_GRID, TorchLogReg
+from cselab.evaluate.torch_probe import FAST, FULL, L2_GRID, TorchLogReg, TorchSettings
 from cselab.evaluate.transfer import Probe, inner_kfold_accuracy, split_accuracy
 
 
@@ -49,3 +53,26 @@ def test_the_protocols_with_the_pytorch_probe():
     assert out["acc"] >= 99.0 and len(out["fold_acc"]) == 2
     out = split_accuracy(x[:1200], y[:1200], x[1200:1500], y[1200:1500], x[1500:], y[1500:], probe=Probe("pytorch"))
     assert out["acc"] >= 99.0 and out["devacc"] >= 99.0 and out["C"] in L2_GRID
+
+
+def test_the_loss_is_the_batch_mean_like_sentevals():
+    # SentEval builds nn.CrossEntropyLoss() and then sets loss_fn.size_average = False, an
+    # attribute PyTorch ignores since 0.4.1 (the reduction is fixed at construction): its loss is
+    # the batch mean. All-zero logits cost ln 2 per sample: mean ln 2, not the sum 10 ln 2.
+    sentevals = nn.CrossEntropyLoss()
+    sentevals.size_average = False
+    logits, y = torch.zeros(10, 2), torch.tensor([0, 1] * 5)
+    assert sentevals(logits, y).item() == pytest.approx(math.log(2))
+    clf = TorchLogReg(1, 2, 0.0, FAST)
+    assert clf.loss(logits, y).item() == pytest.approx(math.log(2))
+
+    # One step on x = (1, 3), y = (0, 1) from a zero model (p = ½ everywhere): the weight gradient
+    # is the mean of (p_c − [y = c])·x: class 0: ((½−1)·1 + ½·3)/2 = ½, class 1: −½ (the sum: ±1).
+    clf = TorchLogReg(1, 2, 0.0, TorchSettings("rmsprop", 128, 3, 1))
+    with torch.no_grad():
+        clf.model.weight.zero_()
+        clf.model.bias.zero_()
+    clf._train(torch.tensor([[1.0], [3.0]]), torch.tensor([0, 1]))
+    assert clf.steps == 1
+    assert np.allclose(clf.model.weight.grad.numpy(), [[0.5], [-0.5]])
+    assert np.allclose(clf.model.bias.grad.numpy(), [0.0, 0.0])

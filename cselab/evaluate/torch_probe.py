@@ -3,7 +3,7 @@ transfer tables (SentEval ``tools/classifier.py``, ``PyTorchClassifier`` with ``
 here from its procedure, not copied).
 
 One fit: a linear layer (PyTorch's default initialisation from ``torch.manual_seed(seed)``), the
-summed cross-entropy (SentEval's ``size_average=False``), the optimiser with its default learning
+cross-entropy averaged over the mini-batch, the optimiser with its default learning
 rate and ``weight_decay`` = the L2 strength, minibatches of ``batch_size`` in a fresh permutation
 every pass. After every ``epoch_size`` passes the accuracy on the validation data is measured; the
 best model so far is kept; training stops once the accuracy has not improved at ``tenacity``
@@ -14,6 +14,13 @@ permutation of the training data (the final refits).
 SimCSE's settings: ``--mode test`` = 10 folds, Adam, batch 64, tenacity 5, epoch size 4;
 ``fasttest`` = 5 folds, RMSprop, batch 128, tenacity 3, epoch size 2. The L2 grid is SentEval's
 PyTorch one, 10⁻⁵ … 10⁻², for every task.
+
+The mean, not the sum: SentEval writes ``loss_fn.size_average = False`` *after* building
+``nn.CrossEntropyLoss()``, and since PyTorch 0.4.1 the reduction is fixed when the loss is built
+(``reduction='mean'``), so that line changes nothing — on SimCSE's PyTorch 1.7.1 as on today's. With
+Adam/RMSprop the sum would make the data gradient ``batch_size`` times larger beside the same
+weight decay, i.e. a 64–128× weaker L2 at every grid point (checked: SentEval's own classes on CPU
+and this probe choose the same weight decay and give the same accuracies fit by fit only with the mean).
 """
 from __future__ import annotations
 
@@ -50,7 +57,7 @@ class TorchLogReg:
             self.model = nn.Linear(dim, n_classes)
         optimiser = {"adam": torch.optim.Adam, "rmsprop": torch.optim.RMSprop}[settings.optim]
         self.optimizer = optimiser(self.model.parameters(), weight_decay=l2reg)   # default learning rates
-        self.loss = nn.CrossEntropyLoss(reduction="sum")
+        self.loss = nn.CrossEntropyLoss()   # mean over the batch: what SentEval's loss computes (module docstring)
         self.passes = 0
         self.steps = 0
 
