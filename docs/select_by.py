@@ -47,8 +47,11 @@ def main(argv=None) -> int:
     for spec in study.runs:
         method = spec.label.split("-select_by=")[0]
         by_method.setdefault(method, {})[spec.config.select_by] = spec.run_dir
-    rows = []
+    rows, missing = [], []
     for method, runs in by_method.items():
+        if not all(RunDir(run).results_file.is_file() for run in runs.values()):
+            missing.append(method)   # the study has not finished both of its runs yet
+            continue
         checkpoints = {"stsb_dev": (runs["stsb_dev"], "best"), "last": (runs["stsb_dev"], "last"),
                        "heldout_infonce": (runs["heldout_infonce"], "best")}
         scored = {name: scores(run, model, args.data_dir) for name, (run, model) in checkpoints.items()}
@@ -66,6 +69,8 @@ def main(argv=None) -> int:
                 else:
                     row[f"Δ {task}"] = "(reference)"
             rows.append(row)
+    if missing:
+        print(f"not finished yet, left out: {', '.join(missing)}\n")
     print(pd.DataFrame(rows).to_markdown(index=False))
     print("\nΔ: difference from the stsb_dev checkpoint, 95 % paired-bootstrap interval over the test pairs "
           "(2,000 resamples; one seed, so test-set uncertainty only)")

@@ -52,3 +52,12 @@ def test_an_entry_of_another_data_root_is_computed_again(tiny_runs, data_dir, tm
     assert again["scores"] == pytest.approx(first["scores"])            # (the same files, so the same score)
     evaluate_run(run, "sts", tasks=["STS13"], data_dir=other)           # and then read from its entry
     assert len(loads) == 1
+
+
+def test_a_pytorch_transfer_entry_of_the_summed_loss_is_not_read_back():
+    """The PyTorch probe's loss became SentEval's batch mean: its entries get a new key, the others keep theirs."""
+    from cselab.evaluate.cache import _code_changes, options_key
+
+    pytorch, sklearn = {"tasks": ["MR"], "probe": "pytorch"}, {"tasks": ["MR"], "probe": "sklearn"}
+    assert options_key({**pytorch, **_code_changes("transfer", pytorch)}) != options_key(pytorch)
+    assert _code_changes("transfer", sklearn) == {} and _code_changes("sts", {"tasks": ["STS12"]}) == {}

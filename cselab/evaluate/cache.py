@@ -72,7 +72,7 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = BE
     # other way round: one encode of each run's test pairs, whoever asks first
     options = dict(options)
     want_pairs = bool(options.pop("per_pair", False)) if suite == "sts" else False
-    cached = evaluation_file(run_dir, suite, model, **options, **_file_hashes(options))
+    cached = evaluation_file(run_dir, suite, model, **options, **_file_hashes(options), **_code_changes(suite, options))
     # the data the entry was computed on: an entry of another data root (a test subset, another
     # machine's copy) is computed again rather than mixed with this one's pairs
     root = str(data_root(data_dir).resolve())
@@ -89,6 +89,13 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = BE
     result = {**result, "options": dict(options), "model": model, "data_root": root}
     atomic_write_json(cached, result)
     return result
+
+
+def _code_changes(suite: str, options: Mapping) -> dict:
+    """Keys for evaluations whose code changed their numbers since entries were first cached: the
+    PyTorch transfer probe trains on the batch-mean loss, as SentEval does (it summed before), so an
+    older ``probe: pytorch`` entry is computed again rather than read back."""
+    return {"probe_loss": "mean"} if suite == "transfer" and options.get("probe") == "pytorch" else {}
 
 
 def _file_hashes(options: Mapping) -> dict:
