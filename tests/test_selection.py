@@ -135,3 +135,21 @@ def test_paper_comparison_table_marks_the_source(tmp_path):
     table = pt.comparison_table(pt.sts_summary(sts, groups), pd.DataFrame({"Avg.": ["76.25"]}, index=["SimCSE"]))
     assert table.loc["SimCSE", "source"].tolist() == ["cselab (2 seeds)†", "published, paper"]
     assert table.loc["MixCSE", "source"] == "cselab (1 seed)" and table.attrs["note"] == STS_SELECTED_NOTE
+
+
+def test_the_select_by_study_trains_each_method_once_per_selection(tmp_path):
+    """cselab/studies/select-by.yaml: every method of cpu-compare twice, chosen on STS-B dev and on
+    the held-out InfoNCE, otherwise the same config (docs/select_by.py scores best/ and last/)."""
+    from cselab.studies import load_study
+
+    study = load_study("select-by", "cpu", tmp_path / "runs")
+    pairs = {}
+    for spec in study.runs:
+        pairs.setdefault(spec.label.split("-select_by=")[0], []).append(spec.config)
+    assert list(pairs) == ["simcse", "mixcse", "gs_infonce", "clusterns", "apincse"]
+    for configs in pairs.values():
+        assert [c.select_by for c in configs] == ["stsb_dev", "heldout_infonce"]
+        a, b = (c.to_dict() for c in configs)
+        assert {k for k in a if a[k] != b[k]} == {"select_by"}   # the selection is the only difference
+    assert [nb.name for nb in study.notebooks] == ["compare"]
+    assert study.notebooks[0].parameters["baseline"] == "simcse, select_by=stsb_dev"
