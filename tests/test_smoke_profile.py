@@ -36,7 +36,8 @@ def test_every_run_of_the_grid_becomes_a_two_step_tiny_run(study, smoke_dir, tmp
         assert cfg.method_params == real.config.method_params   # every swept hyper-parameter survives
         assert (cfg.snapshot_every is None) == (real.config.snapshot_every is None)
     assert len({r.run_dir for r in smoke.runs}) == len({r.run_dir for r in gpu.runs})   # no two runs merge
-    assert json.loads((smoke_dir / "bert-base-uncased" / "config.json").read_text())["hidden_size"] == 32
+    tiny = json.loads((smoke_dir / "bert-base-uncased" / "config.json").read_text())
+    assert (tiny["hidden_size"], tiny["num_hidden_layers"]) == (32, 12)   # BERT-base's depth: layer settings exist
 
 
 @pytest.mark.slow

