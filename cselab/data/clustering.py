@@ -35,6 +35,10 @@ SHORT_TEXT_SETS = {
     "Tweet": "tweet-original-order.txt",
 }
 DBPEDIA_SPLITS = ("test", "val", "all")
+# The files read one record a line (what a sample of the data root thins: cselab/data/sample.py);
+# meta.txt names the labels and stays whole.
+RECORD_FILES = (*(f"clustering/short-text/{name}" for name in SHORT_TEXT_SETS.values()),
+                "clustering/dbpedia/test.csv", "clustering/dbpedia/val.csv")
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,10 @@ STSB_SPLITS = ("train", "dev", "test")
 SICK_SPLITS = ("train", "trial", "test")
 SICK_FILES = {"train": "SICK_train.txt", "trial": "SICK_trial.txt", "test": "SICK_test_annotated.txt"}
 
+# The files read one record a line (what a sample of the data root thins: cselab/data/sample.py).
+RECORD_FILES = ("downstream/STS/*-en-test/STS.*.txt", "downstream/STS/STSBenchmark/sts-*.csv",
+                "downstream/SICK/SICK_*.txt")
+
 # The seven tasks SimCSE reports, in its table order.
 STS_TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness")
 

@@ -48,6 +48,10 @@ BINARY_FILES = {  # task: (folder, file of label 1, file of label 0) — SentEva
     "SUBJ": ("SUBJ", "subj.objective", "subj.subjective"),
     "MPQA": ("MPQA", "mpqa.pos", "mpqa.neg"),
 }
+# The files read one record a line (what a sample of the data root thins: cselab/data/sample.py).
+RECORD_FILES = ("downstream/MR/rt-polarity.*", "downstream/CR/custrev.*", "downstream/SUBJ/subj.*",
+                "downstream/MPQA/mpqa.*", "downstream/SST/binary/sentiment-*", "downstream/TREC/*.label",
+                "downstream/MRPC/msr_paraphrase_*.txt")
 TREC_CLASSES = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
 
 
