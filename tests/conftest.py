@@ -11,6 +11,13 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("CSELAB_TEST_DATA", REPO.parent / "shared" / "data")).resolve()
+# The longest test file goes first: `make test` hands whole files to two workers in collection order
+# (pytest-xdist --dist loadfile), so a 3-minute file collected last would leave one worker idle.
+LONGEST_FIRST = ("test_smoke_profile.py",)
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: item.path.name not in LONGEST_FIRST)   # stable: the rest keep their order
 
 
 @pytest.fixture(scope="session")
@@ -19,6 +26,16 @@ def data_dir() -> Path:
     if not (MIRROR / "downstream").is_dir():
         raise RuntimeError(f"data mirror not found at {MIRROR}; set CSELAB_TEST_DATA to a copy of shared/data")
     return MIRROR
+
+
+@pytest.fixture(scope="session")
+def thin_data(data_dir, tmp_path_factory) -> Path:
+    """Every 50th record of the mirror's evaluation sets (cselab.data.sample: the smoke profile's
+    data, same layout, corpora whole), for tests that run a whole notebook or the 7-task suite on a
+    tiny random model, whose numbers mean nothing: the same code paths in a fiftieth of the encoding."""
+    from cselab.data.sample import sample_data_root
+
+    return sample_data_root(data_dir, tmp_path_factory.mktemp("thin-data") / "every-50", 50)
 
 
 @pytest.fixture(scope="session")

@@ -32,6 +32,8 @@ def test_record_files_keep_every_kth_line_byte_for_byte(data_dir, sample):
 def test_other_files_are_links_to_the_originals(data_dir, sample):
     meta = sample / "clustering/dbpedia/meta.txt"           # the label names: whole, not sampled
     assert meta.is_symlink() and meta.resolve() == (data_dir / "clustering/dbpedia/meta.txt").resolve()
+    corpus = sample / "corpus/wiki1m-head.txt"               # read by its first N lines: nothing to thin
+    assert corpus.is_symlink() and not is_record_file("corpus/wiki1m-head.txt")
     assert not is_record_file("clustering/dbpedia/meta.txt") and is_record_file("clustering/dbpedia/test.csv")
     assert not is_record_file("downstream/SICK/readme.txt") and is_record_file("downstream/SICK/SICK_train.txt")
 

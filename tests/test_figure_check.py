@@ -243,7 +243,7 @@ def test_the_study_index_lists_problems_beside_their_figure(tmp_path):
     figures = tmp_path / "report" / "figures"
     save_figure(legend_on_lines(), figures / "dynamics" / "crossing", formats=["png"])
     save_figure(clean_figure(), figures / "dynamics" / "clean", formats=["png"])
-    study = SimpleNamespace(name="demo", description="", profile="cpu", path=tmp_path / "demo.yaml")
+    study = SimpleNamespace(name="demo", description="", profile="cpu", path=tmp_path / "demo.yaml", smoke=False)
     report = StudyReport(study=study, launcher="local", jobs=1, plan=[], report_dir=tmp_path / "report",
                          figures_dir=figures)
     section = index_markdown(report).split("## Figures")[1].split("## Tables")[0]

@@ -8,7 +8,7 @@ from conftest import REPO
 from cselab.config import load_config
 
 
-def test_quickstart_notebook_executes(tiny_model, data_dir, tmp_path):
+def test_quickstart_notebook_executes(tiny_model, thin_data, tmp_path):
     import jupytext
     import papermill
 
@@ -20,7 +20,7 @@ def test_quickstart_notebook_executes(tiny_model, data_dir, tmp_path):
     papermill.execute_notebook(
         str(notebook), str(tmp_path / "out.ipynb"), kernel_name="python3", progress_bar=False,
         parameters={"model": str(tiny_model), "max_steps": 4, "batch_size": 16, "eval_every": 2,
-                    "data_dir": str(data_dir), "output_dir": str(tmp_path / "runs"), "figures_dir": str(figures)})
+                    "data_dir": str(thin_data), "output_dir": str(tmp_path / "runs"), "figures_dir": str(figures)})
     written = {p.name for p in figures.iterdir()}
     assert written == {"loss.pdf", "loss.png", "similarity.pdf", "similarity.png", "stsb_dev.pdf", "stsb_dev.png",
                        "sts_table.md"}

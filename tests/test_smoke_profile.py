@@ -1,6 +1,7 @@
 """The smoke profile (cselab/studies/smoke.py): every paper study's grid on a tiny random BERT for
-2 steps. The default run checks every smoke plan (each config resolved and validated, the tiny
-stand-ins built); the slow tests execute each study's smoke profile end to end (runs + notebooks)."""
+2 steps on a sample of the data root. The default run checks every smoke plan (each config resolved
+and validated, the tiny stand-ins built) and executes one study's smoke profile end to end (runs +
+notebooks); the slow tests execute the other three."""
 from __future__ import annotations
 
 import json
@@ -40,8 +41,10 @@ def test_every_run_of_the_grid_becomes_a_two_step_tiny_run(study, smoke_dir, tmp
     assert (tiny["hidden_size"], tiny["num_hidden_layers"]) == (32, 12)   # BERT-base's depth: layer settings exist
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("study", list(STUDIES))
+DEFAULT_RUN = "paper-mixcse"   # one study in the default run (about a minute); the others are slow tests
+
+
+@pytest.mark.parametrize("study", [s if s == DEFAULT_RUN else pytest.param(s, marks=pytest.mark.slow) for s in STUDIES])
 def test_the_smoke_profile_runs_the_whole_study(study, smoke_dir, data_dir, tmp_path):
     old = os.getcwd()
     os.chdir(tmp_path)
@@ -53,3 +56,8 @@ def test_the_smoke_profile_runs_the_whole_study(study, smoke_dir, data_dir, tmp_
     summary = json.loads((tmp_path / "reports" / study / "study.json").read_text())
     assert code == 0 and summary["ok"], [r for r in summary["runs"] if r["error"]] or summary["notebooks"]
     assert all(nb["status"] == "ok" for nb in summary["notebooks"]), summary["notebooks"]
+    assert len(summary["runs"]) == STUDIES[study][1] and all(r["status"] == "trained" for r in summary["runs"])
+    # runs and notebooks read every 50th record of the evaluation sets, sampled once beside the stand-ins
+    assert f"every 50th record of the data root's evaluation sets (the smoke profile's sample): `{smoke_dir / 'data'}`" in \
+        (tmp_path / "reports" / study / "index.md").read_text()
+    assert len((smoke_dir / "data" / "downstream/STS/STSBenchmark/sts-test.csv").read_text().splitlines()) == 28

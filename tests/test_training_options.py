@@ -54,15 +54,15 @@ def test_weight_decay_is_decoupled(tiny_config, data_dir, tmp_path):
     assert not torch.allclose(a[name], start[name])
 
 
-def test_final_eval_scores_the_best_checkpoint(tiny_config, data_dir):
-    run = train(load_config({**tiny_config, "max_steps": 2, "eval_every": 1, "final_eval": True}), data_dir=data_dir,
+def test_final_eval_scores_the_best_checkpoint(tiny_config, thin_data):
+    run = train(load_config({**tiny_config, "max_steps": 2, "eval_every": 1, "final_eval": True}), data_dir=thin_data,
                 progress=False)
     results = read_json(run / "results.json")
     assert set(results["sts"]["scores"]) == {"STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark",
                                              "SICKRelatedness"}
     # all seven again: a subset would batch (and pad) the sentences differently, and a random tiny
     # model's ranks move with rounding
-    again = evaluate_sts(SentenceEncoder.from_pretrained(run / "best"), data_dir=data_dir)
+    again = evaluate_sts(SentenceEncoder.from_pretrained(run / "best"), data_dir=thin_data)
     assert results["sts"]["scores"] == pytest.approx(again["scores"], abs=1e-9)
     assert results["sts"]["avg"] == pytest.approx(np.mean(list(again["scores"].values())))
 

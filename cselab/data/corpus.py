@@ -14,7 +14,6 @@ CORPORA = {
     "wiki1m-head": "corpus/wiki1m-head.txt",
     "enwiki": "corpus/enwiki-sentences.txt",
 }
-RECORD_FILES = tuple(CORPORA.values())   # one sentence a line (what a sample of the data root thins)
 
 
 def resolve_corpus(corpus: str | os.PathLike, data_dir: str | os.PathLike | None = None) -> Path:

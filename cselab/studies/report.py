@@ -15,6 +15,7 @@ from ..config import STS_SELECTED_MARK, STS_SELECTED_NOTE, uses_sts
 from ..io import atomic_write_json, atomic_write_text
 from .cost import Estimate, assumptions, format_seconds
 from .execute import RunOutcome, TimeSplit
+from .smoke import DATA_EVERY
 from .spec import NotebookSpec, RunSpec, Study
 from .status import RunStatus
 
@@ -51,6 +52,7 @@ class StudyReport:
     wall_seconds: float = 0.0
     interrupted: bool = False
     threads: int = 0               # intra-op threads per run (0: each SLURM job's own)
+    data_dir: str | None = None    # the data root runs and notebooks read (None: the default one)
 
     @property
     def failures(self) -> int:
@@ -180,6 +182,8 @@ def index_markdown(report: StudyReport) -> str:
                "intra-op threads per run: each job's own")
     lines += [f"- profile: `{study.profile}`; launcher: `{report.launcher}`, {report.jobs} job(s) at a time, {threads}",
               f"- study file: `{study.path.name}`",
+              *([f"- data: every {DATA_EVERY}th record of the data root's evaluation sets (the smoke profile's sample): "
+                 f"`{report.data_dir}`"] if study.smoke else []),
               f"- wall time: {format_seconds(report.wall_seconds)} "
               f"(finished {datetime.datetime.now().astimezone().isoformat(timespec='seconds')})",
               f"- status: **{state}**", "", "## Runs", ""]
@@ -292,7 +296,8 @@ def summary(report: StudyReport) -> dict:
                  for nb in report.notebooks]
     return {"study": report.study.name, "profile": report.study.profile, "ok": report.ok,
             "launcher": report.launcher, "jobs": report.jobs, "threads_per_run": report.threads,
-            "interrupted": report.interrupted, "wall_seconds": report.wall_seconds, "runs": runs,
+            "interrupted": report.interrupted, "wall_seconds": report.wall_seconds, "data_dir": report.data_dir,
+            "runs": runs,
             "notebooks": notebooks}
 
 

@@ -23,6 +23,7 @@ from ..io import check_folder_location, first_line
 from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_notebook, signal_kernels
 from .launchers import make_launcher
 from .report import NotebookResult, PlannedRun, Progress, StudyReport, format_plan, run_line, write_report
+from .smoke import smoke_data
 from .spec import NOTEBOOKS_DIR, TRAIN_NOTEBOOK, Study, StudyError, load_study
 from .status import execution_differences, observation_differences, recorded_execution, run_status
 
@@ -218,8 +219,11 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
         print(format_plan(spec, plan), file=out)
         return 0
     run_launcher.check_available()   # e.g. no SLURM here: one line, before any report is written
+    if spec.smoke:
+        data_dir = str(smoke_data(data_dir))
 
-    report = StudyReport(spec, launcher, jobs, plan, report_dir, Path(figures_dir) / spec.name, threads=threads)
+    report = StudyReport(spec, launcher, jobs, plan, report_dir, Path(figures_dir) / spec.name, threads=threads,
+                         data_dir=data_dir)
     tasks = run_tasks(spec, plan, report_dir, data_dir, jobs, launcher, threads)
     estimate = sum(t.estimate_seconds or 0 for t in tasks)
     per_run = f", {threads} thread(s) each" if threads else ""

