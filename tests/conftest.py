@@ -12,7 +12,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 REPO = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("CSELAB_TEST_DATA", REPO.parent / "shared" / "data")).resolve()
 # The longest test file goes first: `make test` hands whole files to two workers in collection order
-# (pytest-xdist --dist loadfile), so a 3-minute file collected last would leave one worker idle.
+# (pytest-xdist --dist loadfile), so a 4-minute file collected last would leave one worker idle.
 LONGEST_FIRST = ("test_smoke_profile.py",)
 
 

@@ -173,7 +173,7 @@ def test_paper_mixcse(runs, tiny_model, small_data, tmp_path, monkeypatch):
     assert read_table(tables, "alignment_uniformity")["model"].tolist() == ["SimCSE", "MixCSE", untuned]
 
 
-@pytest.mark.slow   # default run: the ClusterNS paper notebook here and MixCSE's in its smoke study, same helpers
+@pytest.mark.slow   # default run: MixCSE's paper notebook in its smoke study (tests/test_smoke_profile.py), same helpers
 def test_paper_gs_infonce(runs, tiny_model, small_data, tmp_path, monkeypatch):
     untuned = f"untuned {Path(tiny_model).name}"
     chosen = {k: str(runs[k]) for k in ("simcse-s1", "simcse-s2", "gs_infonce-s1")}
@@ -193,6 +193,7 @@ def test_paper_gs_infonce(runs, tiny_model, small_data, tmp_path, monkeypatch):
     assert read_table(tables, "table1_batch_sizes")["batch size"].tolist() == ["16", "16"]
 
 
+@pytest.mark.slow   # default run: MixCSE's paper notebook in its smoke study, the same helpers (10-minute budget)
 def test_paper_clusterns(runs, tiny_model, small_data, tmp_path, monkeypatch):
     untuned = f"untuned {Path(tiny_model).name}"
     chosen = {k: str(runs[k]) for k in ("simcse-s1", "clusterns-s1")}
@@ -223,7 +224,7 @@ def test_paper_clusterns(runs, tiny_model, small_data, tmp_path, monkeypatch):
     assert 1 <= case["cluster"].nunique() <= 2 and len(case) <= 6 and case["sentence"].str.len().min() > 0
 
 
-@pytest.mark.slow   # default run: the ClusterNS paper notebook here and MixCSE's in its smoke study, same helpers
+@pytest.mark.slow   # default run: MixCSE's paper notebook in its smoke study (tests/test_smoke_profile.py), same helpers
 def test_paper_apincse(runs, tiny_model, small_data, tmp_path, monkeypatch):
     untuned = f"untuned {Path(tiny_model).name}"
     # the SimCSE run stands in for the -bs64 ablation too, under its own label (longest prefix wins)
