@@ -256,8 +256,11 @@ def test_representatives_and_runs_with_a_logged_key(tmp_path):
     runs = {"clusterns-s1": make_run(tmp_path, "clusterns-s1", model="roberta-base", hard_neg=(0.5, 0.4)),
             "clusterns-s2": make_run(tmp_path, "clusterns-s2", model="roberta-base", seed=2, hard_neg=(0.5,)),
             "clusterns-b-s1": make_run(tmp_path, "clusterns-b-s1"),
-            "simcse-s1": make_run(tmp_path, "simcse-s1", model="roberta-base")}
-    groups = split_by_backbone(variant_runs(runs, {"ClusterNS": "clusterns", "SimCSE": "simcse"}))
+            "simcse-s1": make_run(tmp_path, "simcse-s1", model="roberta-base"),
+            # stopped before its clustering started: the cosine was logged, as NaN only
+            "clusterns-early-s1": make_run(tmp_path, "clusterns-early-s1", hard_neg=(float("nan"), float("nan")))}
+    groups = split_by_backbone(variant_runs({k: v for k, v in runs.items() if "early" not in k},
+                                            {"ClusterNS": "clusterns", "SimCSE": "simcse"}))
     assert list(groups) == ["ClusterNS · RoBERTa-base", "ClusterNS · BERT-base", "SimCSE · RoBERTa-base"]
     assert [variant_of(name) for name in groups] == ["ClusterNS", "ClusterNS", "SimCSE"]
     assert representatives(groups, ["ClusterNS"]) == {"ClusterNS · RoBERTa-base": runs["clusterns-s1"],

@@ -10,6 +10,7 @@ variant's mean unnoticed.
 """
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -148,7 +149,13 @@ def used_runs(*groupings: Mapping[str, Mapping[str, Path]]) -> dict[str, Path]:
     return out
 
 def runs_with(runs: Mapping[str, Path], key: str, kind: str = "train") -> dict[str, Path]:
-    """The runs whose ``kind`` records hold ``key`` (e.g. ``largest_angle`` in probe records, which
-    only runs trained with ``probe_every`` have)."""
+    """The runs whose ``kind`` records hold a value of ``key`` (e.g. ``largest_angle`` in probe
+    records, which only runs trained with ``probe_every`` have). NaN is no value: ClusterNS logs
+    its hard-negative cosine as NaN until its clustering starts, so a run stopped before then has
+    nothing to draw."""
     return {label: Path(path) for label, path in runs.items()
-            if any(r.get("kind") == kind and r.get(key) is not None for r in read_jsonl(RunDir(Path(path)).metrics_file))}
+            if any(r.get("kind") == kind and _is_value(r.get(key)) for r in read_jsonl(RunDir(Path(path)).metrics_file))}
+
+
+def _is_value(value) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
