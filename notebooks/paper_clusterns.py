@@ -307,7 +307,8 @@ for name, key, label, figure in (("batch sweep", "batch_size", "batch size", "fi
 # ## Table 10: sentences grouped by a run's clusters (the run's centroids at its last checkpoint)
 
 # %%
-cases = pt.representatives(groups, ["ClusterNS"])
+# a run stopped before its clustering started (its start threshold) has no centroids to show
+cases = pt.runs_with(pt.representatives(groups, ["ClusterNS"]), "sim/clusterns.hard_neg_cos")
 if cases:
     name, path = next(iter(cases.items()))
     case = run_case_study(path, load_corpus(case_corpus, case_sentences, data_dir), n_clusters=case_clusters,
@@ -316,4 +317,4 @@ if cases:
     display(Markdown(f"Run `{name}`: the {case_clusters} most populated clusters of {case_sentences} sentences"))
     display(case)
 else:
-    print("no ClusterNS run for the case study")
+    print("no ClusterNS run whose clustering started (hard negatives logged): no case study")
