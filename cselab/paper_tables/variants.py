@@ -10,7 +10,6 @@ variant's mean unnoticed.
 """
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -154,8 +153,5 @@ def runs_with(runs: Mapping[str, Path], key: str, kind: str = "train") -> dict[s
     its hard-negative cosine as NaN until its clustering starts, so a run stopped before then has
     nothing to draw."""
     return {label: Path(path) for label, path in runs.items()
-            if any(r.get("kind") == kind and _is_value(r.get(key)) for r in read_jsonl(RunDir(Path(path)).metrics_file))}
+            if any(r.get("kind") == kind and pd.notna(r.get(key)) for r in read_jsonl(RunDir(Path(path)).metrics_file))}
 
-
-def _is_value(value) -> bool:
-    return value is not None and not (isinstance(value, float) and math.isnan(value))
