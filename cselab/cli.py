@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "and its notebooks; see docs/studies.md")
     rep.add_argument("study", help="a shipped study name (cselab/studies/<name>.yaml) or a study file")
     rep.add_argument("--profile", default="cpu", help="the study's profile to run (default: cpu)")
-    rep.add_argument("--jobs", type=int, default=1, help="runs at once (default 1)")
+    rep.add_argument("--jobs", type=int, default=1, help="runs at once, then notebooks at once (default 1); each gets the cores / N threads")
     rep.add_argument("--dry-run", action="store_true", help="list the runs, their status and estimated cost; "
                      "write nothing")
     rep.add_argument("--launcher", default="local", choices=["local", "submitit-local", "slurm"],

@@ -61,3 +61,86 @@ def test_a_pytorch_transfer_entry_of_the_summed_loss_is_not_read_back():
     pytorch, sklearn = {"tasks": ["MR"], "probe": "pytorch"}, {"tasks": ["MR"], "probe": "sklearn"}
     assert options_key({**pytorch, **_code_changes("transfer", pytorch)}) != options_key(pytorch)
     assert _code_changes("transfer", sklearn) == {} and _code_changes("sts", {"tasks": ["STS12"]}) == {}
+
+
+class OtherProcess:
+    """Holds an entry's lock from another thread (as another process would), then writes ``result``
+    as the entry and lets go once ``until()`` is true (or after 30 s)."""
+
+    def __init__(self, entry, result, until=lambda: True):
+        import threading
+
+        from filelock import FileLock
+
+        from cselab.rundir import RunDir
+
+        self.entry, self.result, self.until, self.saw = entry, result, until, None
+        self.lock = FileLock(RunDir(entry.parent.parent).evaluation_lock(entry))
+        self.holding, self.go = threading.Event(), threading.Event()
+        self.thread = threading.Thread(target=self._hold)
+        self.thread.start()
+        self.holding.wait()
+
+    def _hold(self):
+        import time
+
+        from cselab.io import atomic_write_json
+
+        with self.lock:
+            self.holding.set()
+            self.go.wait()
+            deadline = time.monotonic() + 30
+            while not self.until() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.saw = self.until()
+            time.sleep(0.2)
+            atomic_write_json(self.entry, self.result)
+
+    def finish(self):
+        self.go.set()
+        return self
+
+    def join(self):
+        self.go.set()
+        self.thread.join()
+
+
+def test_an_entry_another_process_is_computing_is_waited_for_then_read(tiny_runs, data_dir, monkeypatch):
+    """Two notebooks asking for one evaluation at once: the second waits for the first's entry and
+    reads it (a planted result proves it was not computed again), or with wait=False says it is busy."""
+    from cselab.data import data_root
+    from cselab.evaluate.cache import EvaluationBusy
+
+    run = tiny_runs["gs_infonce-s1"]
+    entry = evaluation_file(run, "sts", tasks=["STS14"])
+    planted = {"scores": {"STS14": 12.5}, "avg": 12.5, "data_root": str(data_root(data_dir).resolve())}
+    other = OtherProcess(entry, planted)   # "another process" is computing STS14
+    try:
+        with pytest.raises(EvaluationBusy, match="another process is computing this evaluation"):
+            evaluate_run(run, "sts", tasks=["STS14"], data_dir=data_dir, wait=False)
+        monkeypatch.setattr(SentenceEncoder, "from_pretrained", lambda *a, **k: pytest.fail("computed twice"))
+        other.finish()
+        assert evaluate_run(run, "sts", tasks=["STS14"], data_dir=data_dir)["scores"] == {"STS14": 12.5}
+    finally:
+        other.join()
+        entry.unlink(missing_ok=True)
+
+
+def test_evaluate_runs_takes_up_the_runs_nobody_is_computing_first(tiny_runs, data_dir):
+    """Run A's entry is being computed elsewhere: evaluate_runs computes B meanwhile, then reads A's."""
+    from cselab.data import data_root
+
+    a, b = tiny_runs["clusterns-s1"], tiny_runs["apincse-s1"]
+    entry_a, entry_b = (evaluation_file(r, "sts", tasks=["STS15"]) for r in (a, b))
+    # finishes A only once B's entry exists: B was not queued behind A
+    other = OtherProcess(entry_a, {"scores": {"STS15": 7.0}, "avg": 7.0,
+                                   "data_root": str(data_root(data_dir).resolve())}, until=entry_b.is_file).finish()
+    try:
+        results = evaluate_runs({"A": a, "B": b}, "sts", tasks=["STS15"], data_dir=data_dir, progress=False)
+    finally:
+        other.join()
+        for entry in (entry_a, entry_b):
+            entry.unlink(missing_ok=True)
+    assert other.saw is True and list(results) == ["A", "B"]
+    assert results["A"]["scores"] == {"STS15": 7.0}
+    assert len(results["B"]["per_pair"]["STS15"]["pred"]) > 0 and results["B"]["scores"]["STS15"] != 7.0

@@ -20,6 +20,7 @@ from cselab.cli import main as cli_main
 from cselab.config import load_config
 from cselab.io import read_json, read_jsonl
 from cselab.studies import StudyError, load_study, reproduce
+from cselab.studies.runner import threads_per_run
 from cselab.studies.cost import (corpus_size, estimate_run, format_seconds, layer_parameters, seconds_per_step,
                                  total_steps)
 from cselab.train import train
@@ -158,8 +159,14 @@ def test_failing_run_and_notebook_are_reported_and_the_rest_completes(two_runs, 
         {"notebook": str(NOTEBOOKS / "summary.py"), "runs": ["simcse"]},
         {"notebook": str(NOTEBOOKS / "summary.py"), "name": "with-broken", "runs": ["broken", "simcse-s2"]},
     ])
-    code, text, summary = run_study(root, study, data_dir)
+    code, text, summary = run_study(root, study, data_dir, jobs=2)   # two notebooks at once
     assert code == 1
+    # listed in the study's order whatever order they finished in, each kernel with cores / 2 threads
+    assert [n["name"] for n in summary["notebooks"]] == ["failing", "summary", "with-broken"]
+    printed = "".join("".join(o.get("text", "")) for c in
+                      json.loads((root / "reports" / "failures" / "summary.ipynb").read_text())["cells"]
+                      for o in c.get("outputs", []))
+    assert f"intra-op threads: {threads_per_run(2, 'local')}" in printed
     runs = {r["label"]: r for r in summary["runs"]}
     assert [runs[k]["status"] for k in ("simcse-s1", "simcse-s2", "broken")] == ["reused", "reused", "failed"]
     # the failing run: the train notebook's training cell, with the data error naming the missing file

@@ -14,6 +14,7 @@ Example::
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -51,13 +52,15 @@ def final_sts(run_dir: str | os.PathLike, model: str = BEST) -> dict | None:
 
 
 def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = BEST,
-                 data_dir: str | os.PathLike | None = None, refresh: bool = False, **options) -> dict:
+                 data_dir: str | os.PathLike | None = None, refresh: bool = False, wait: bool = True,
+                 **options) -> dict:
     """The ``suite`` result of the run's ``model`` folder (``best``, ``last`` or the snapshot
     ``step-<N>``, e.g. ``step-0`` for the model before training), computed once.
 
     ``options`` go to the suite's function (``tasks``, ``fast``, ``seeds``, ``batch_size``, ...)
     and name the cache entry; ``refresh`` recomputes it. The result carries ``options`` and
-    ``model``."""
+    ``model``. While another process computes the same entry this one waits for it and reads it;
+    with ``wait=False`` it raises :class:`EvaluationBusy` instead."""
     run = get_suite(suite).run
     run_dir = Path(run_dir)
     folder = RunDir(run_dir).model_dir(model)
@@ -76,19 +79,49 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = BE
     # the data the entry was computed on: an entry of another data root (a test subset, another
     # machine's copy) is computed again rather than mixed with this one's pairs
     root = str(data_root(data_dir).resolve())
-    if cached.is_file() and not refresh:
-        result = read_json(cached)
-        same_data = result.get("data_root", root) == root   # entries older than the key: trusted
-        if same_data and (not want_pairs or "per_pair" in result):   # older entries lack per_pair: again
-            return result
-    from ..encoder import SentenceEncoder
-    from ..utils import resolve_device
+    result = None if refresh else _read_entry(cached, root, want_pairs)
+    if result is not None:
+        return result
+    with _entry_lock(cached, wait):   # one process computes an entry; the others wait and read it
+        result = None if refresh else _read_entry(cached, root, want_pairs)
+        if result is None:
+            from ..encoder import SentenceEncoder
+            from ..utils import resolve_device
 
-    encoder = SentenceEncoder.from_pretrained(folder).to(resolve_device("auto"))
-    result = run(encoder, data_dir=data_dir, **options, **({"per_pair": True} if suite == "sts" else {}))
-    result = {**result, "options": dict(options), "model": model, "data_root": root}
-    atomic_write_json(cached, result)
+            encoder = SentenceEncoder.from_pretrained(folder).to(resolve_device("auto"))
+            result = run(encoder, data_dir=data_dir, **options, **({"per_pair": True} if suite == "sts" else {}))
+            result = {**result, "options": dict(options), "model": model, "data_root": root}
+            atomic_write_json(cached, result)
     return result
+
+
+class EvaluationBusy(RuntimeError):
+    """Another process is computing this cache entry (raised by ``evaluate_run(wait=False)``)."""
+
+
+def _read_entry(cached: Path, root: str, want_pairs: bool) -> dict | None:
+    """The cached result when it is there, of this data root, and has the pairs asked for."""
+    if not cached.is_file():
+        return None
+    result = read_json(cached)
+    same_data = result.get("data_root", root) == root   # entries older than the key: trusted
+    return result if same_data and (not want_pairs or "per_pair" in result) else None  # older: no per_pair
+
+
+@contextlib.contextmanager
+def _entry_lock(cached: Path, wait: bool):
+    from filelock import FileLock, Timeout
+
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(RunDir(cached.parent.parent).evaluation_lock(cached), timeout=-1 if wait else 0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise EvaluationBusy(f"{cached}: another process is computing this evaluation") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _code_changes(suite: str, options: Mapping) -> dict:
@@ -112,11 +145,29 @@ def _file_hashes(options: Mapping) -> dict:
 
 def evaluate_runs(runs: Runs, suite: str = "sts", model: str = BEST, data_dir: str | os.PathLike | None = None,
                   refresh: bool = False, progress: bool = True, **options) -> dict[str, dict]:
-    """:func:`evaluate_run` for every run: ``{label: result}`` (a progress bar over runs)."""
+    """:func:`evaluate_run` for every run: ``{label: result}`` (a progress bar over runs). A run
+    whose entry another process is computing is taken up after the others, so two notebooks that
+    need the same runs' evaluations at once share the work instead of waiting for each other."""
     labelled = labelled_runs(runs)
-    return {label: evaluate_run(path, suite, model, data_dir, refresh, **options)
-            for label, path in tqdm(labelled.items(), desc=f"{suite} evaluations", unit="run",
-                                    disable=not progress or len(labelled) < 2)}
+    results: dict[str, dict] = {}
+    pending = list(labelled)
+    with tqdm(total=len(labelled), desc=f"{suite} evaluations", unit="run",
+              disable=not progress or len(labelled) < 2) as bar:
+        while pending:
+            busy = []
+            for label in pending:
+                try:
+                    results[label] = evaluate_run(labelled[label], suite, model, data_dir, refresh, wait=False,
+                                                  **options)
+                    bar.update()
+                except EvaluationBusy:
+                    busy.append(label)
+            if busy and len(busy) == len(pending):   # nothing else left to do: wait for the first
+                label = busy.pop(0)
+                results[label] = evaluate_run(labelled[label], suite, model, data_dir, refresh, **options)
+                bar.update()
+            pending = busy
+    return {label: results[label] for label in labelled}
 
 
 def evaluation_frame(results: Mapping[str, dict], runs: Runs | None = None,

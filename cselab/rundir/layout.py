@@ -113,6 +113,11 @@ class RunDir:
         """Where the evaluation cache keeps the ``suite`` result of ``model`` under ``options_key``."""
         return self.evaluations_dir / f"{suite}-{model}-{options_key}.json"
 
+    def evaluation_lock(self, entry: Path) -> Path:
+        """The lock a process holds while it computes the cache entry ``entry``: a second process
+        asking for the same entry (two notebooks of a study at once) waits for it, then reads it."""
+        return entry.with_name(f".{entry.name}.lock")
+
     def results(self) -> dict | None:
         """The run's ``results.json`` (written when training finishes), None before."""
         return read_json(self.results_file) if self.results_file.is_file() else None

@@ -217,14 +217,23 @@ class WarmKernel:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+def thread_env(threads: int) -> dict[str, str]:
+    """The environment that limits a fresh kernel to ``threads`` CPU threads (torch and scikit-learn
+    read OpenMP's variable, UMAP's numba its own); empty for 0, the libraries' defaults."""
+    if threads <= 0:
+        return {}
+    return {name: str(threads) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")}
+
+
 def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, parameters: dict,
                      cwd: str | os.PathLike | None = None, split: TimeSplit | None = None,
-                     kernel: WarmKernel | None = None) -> Path:
+                     kernel: WarmKernel | None = None, threads: int = 0) -> Path:
     """Execute a jupytext ``.py`` (or ``.ipynb``) notebook with papermill into ``output``; raises
     :class:`NotebookFailed` with the failing cell. papermill saves the executed notebook after each
     cell, so a failed one keeps its outputs up to the error. ``split``: filled with where the time
     went (also when the notebook fails). ``kernel``: execute in that warm kernel instead of a fresh
-    one (its working directory and environment are those of its first notebook)."""
+    one (its working directory and environment are those of its first notebook). ``threads``: the
+    CPU threads of a fresh kernel (:func:`thread_env`; 0 keeps the libraries' defaults)."""
     import tempfile
 
     import papermill
@@ -240,7 +249,7 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
         timings = kernel.timings if kernel else Path(tmp, "timings.json")
         before = read_json(timings) if timings.is_file() else {}
         where = ({"km": kernel.kernel_manager()} if kernel else
-                 {"kernel_manager_class": _kernel_manager_class({ENV: str(timings)})})
+                 {"kernel_manager_class": _kernel_manager_class({ENV: str(timings), **thread_env(threads)})})
         failed = True
         try:
             papermill.execute_notebook(read_notebook(Path(source)), str(output), parameters=parameters,

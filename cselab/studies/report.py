@@ -180,7 +180,7 @@ def index_markdown(report: StudyReport) -> str:
         lines += [study.description.strip(), ""]
     threads = (f"{report.threads} intra-op thread(s) per run" if report.threads else
                "intra-op threads per run: each job's own")
-    lines += [f"- profile: `{study.profile}`; launcher: `{report.launcher}`, {report.jobs} job(s) at a time, {threads}",
+    lines += [f"- profile: `{study.profile}`; launcher: `{report.launcher}`, {report.jobs} run(s) and {report.jobs} notebook(s) at a time, {threads}",
               f"- study file: `{study.path.name}`",
               *([f"- data: every {DATA_EVERY}th record of the data root's evaluation sets (the smoke profile's sample): "
                  f"`{report.data_dir}`"] if study.smoke else []),

@@ -14,7 +14,7 @@ import signal
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 
@@ -159,29 +159,48 @@ def interrupt_kernels_on_signals():
             signal.signal(sig, old)
 
 
-def execute_notebooks(study: Study, report: StudyReport, progress: Progress, data_dir: str | None) -> None:
-    for nb in study.notebooks:
-        failed = [label for label in nb.runs if not report.outcomes[label].ok]
-        if failed:
-            result = NotebookResult(nb, "skipped", note=f"skipped: its runs {', '.join(failed)} failed")
-        else:
-            figures = report.figures_dir / nb.name
-            if figures.is_dir() and not figures.is_symlink():  # its own output folder: no stale figures listed
-                shutil.rmtree(figures)
-            output = report.report_dir / f"{nb.name}.ipynb"
-            started = time.perf_counter()
-            split = TimeSplit(0.0)
-            try:
-                # in a worker thread, like the runs: the main thread stays free to forward Ctrl-C to the kernel
-                with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cselab-notebook") as pool:
-                    pool.submit(execute_notebook, nb.path, output, notebook_parameters(study, nb, report, data_dir),
-                                os.getcwd(), split).result()
-                result = NotebookResult(nb, "ok", output, time.perf_counter() - started, split=split)
-            except NotebookFailed as e:
-                result = NotebookResult(nb, "failed", output, time.perf_counter() - started, note=str(e), split=split)
-        report.notebooks.append(result)
-        progress.line(f"notebook {nb.name}: {result.status}  {result.seconds:.1f} s  "
+def execute_notebooks(study: Study, report: StudyReport, progress: Progress, data_dir: str | None,
+                      jobs: int = 1, threads: int = 0) -> None:
+    """Every notebook of the study, ``jobs`` at a time (in worker threads, like the runs: the main
+    thread stays free to forward Ctrl-C to the kernels), each kernel with ``threads`` CPU threads
+    when ``jobs`` > 1. Notebooks share the runs' cached evaluations: one that needs an entry another
+    is computing takes up its other runs first (:func:`cselab.evaluate.cache.evaluate_runs`).
+    ``report.notebooks`` keeps the study's order whatever order they finish in."""
+    results: dict[int, NotebookResult] = {}
+
+    def execute(nb) -> NotebookResult:
+        figures = report.figures_dir / nb.name
+        if figures.is_dir() and not figures.is_symlink():  # its own output folder: no stale figures listed
+            shutil.rmtree(figures)
+        output = report.report_dir / f"{nb.name}.ipynb"
+        started = time.perf_counter()
+        split = TimeSplit(0.0)
+        try:
+            execute_notebook(nb.path, output, notebook_parameters(study, nb, report, data_dir), os.getcwd(), split,
+                             threads=threads if jobs > 1 else 0)
+            return NotebookResult(nb, "ok", output, time.perf_counter() - started, split=split)
+        except NotebookFailed as e:
+            return NotebookResult(nb, "failed", output, time.perf_counter() - started, note=str(e), split=split)
+
+    def done(i: int, result: NotebookResult) -> None:
+        results[i] = result
+        progress.line(f"notebook {result.spec.name}: {result.status}  {result.seconds:.1f} s  "
                       f"{result.output or ''}" + (f"\n    {result.note}" if result.note else ""))
+
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="cselab-notebook")
+    try:
+        futures = {}
+        for i, nb in enumerate(study.notebooks):
+            failed = [label for label in nb.runs if not report.outcomes[label].ok]
+            if failed:
+                done(i, NotebookResult(nb, "skipped", note=f"skipped: its runs {', '.join(failed)} failed"))
+            else:
+                futures[pool.submit(execute, nb)] = i
+        for future in as_completed(futures):
+            done(futures[future], future.result())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)   # after Ctrl-C: no queued notebook starts
+        report.notebooks.extend(results[i] for i in sorted(results))
 
 
 @contextlib.contextmanager
@@ -261,7 +280,7 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
                                           error=f"--launcher {launcher}: {type(e).__name__}: {first_line(e)}"))
             bar.close()
             with notebooks_lock(report_dir):
-                execute_notebooks(spec, report, bar, data_dir)
+                execute_notebooks(spec, report, bar, data_dir, jobs, threads_per_run(jobs, "local"))  # notebooks run here
     except KeyboardInterrupt:
         report.interrupted = True
     finally:

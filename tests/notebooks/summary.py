@@ -48,3 +48,8 @@ rows = [{"run": label, "best STS-B dev": read_json(path / "results.json")["best_
         for label, path in runs.items()]
 table = pd.DataFrame(rows).set_index("run")
 print(workbench.save_table(table, "best_dev", tables_dir))
+
+# %%
+import torch
+
+print(f"intra-op threads: {torch.get_num_threads()}")   # what the study gave this kernel
