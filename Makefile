@@ -10,7 +10,9 @@ export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 # papermill parameters for the quickstart, e.g. make quickstart QUICKSTART_ARGS="-p max_steps 50"
 QUICKSTART_ARGS ?=
-# e.g. make demo DEMO_ARGS="--jobs 2" (cselab reproduce's options)
+# runs, then notebooks, at once: two one-thread processes get more from 2 cores than one two-thread
+# process (docs/performance.md, "The demo's time"); e.g. make demo DEMO_JOBS=1 DEMO_ARGS="--dry-run"
+DEMO_JOBS ?= 2
 DEMO_ARGS ?=
 # e.g. make lab LAB_ARGS="--port 8890 --no-browser" (jupyter lab's options)
 LAB_ARGS ?=
@@ -36,7 +38,7 @@ data: $(VENV)/.installed-notebooks
 # Every method and every figure kind on the offline backbone: runs in runs/, executed notebooks and
 # the index page in reports/cpu-demo/, figures in figures/cpu-demo/ (docs/studies.md).
 demo: data
-	$(BIN)/cselab reproduce cpu-demo --profile cpu --data-dir "$(CSELAB_DATA)" $(DEMO_ARGS)
+	$(BIN)/cselab reproduce cpu-demo --profile cpu --data-dir "$(CSELAB_DATA)" --jobs $(DEMO_JOBS) $(DEMO_ARGS)
 
 # One SimCSE run and its figures, in one notebook.
 quickstart: data

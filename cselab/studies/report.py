@@ -6,6 +6,7 @@ import datetime
 import json
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -123,6 +124,7 @@ class Progress:
 
     def __init__(self, total: int, stream=None, mode: str = "auto"):
         self.stream = stream or sys.stderr
+        self._lock = threading.Lock()
         interactive = mode == "bar" or (mode == "auto" and (in_jupyter() or self.stream.isatty()))
         self.bar = None
         if interactive:
@@ -131,12 +133,13 @@ class Progress:
             self.bar = tqdm(total=total, desc="runs", unit="run", file=self.stream, dynamic_ncols=True)
 
     def line(self, text: str, advance: bool = False) -> None:
-        if self.bar is not None:
-            self.bar.write(text, file=self.stream)
-            if advance:
-                self.bar.update(1)
-        else:
-            print(text, file=self.stream, flush=True)
+        with self._lock:   # runs and notebooks report from several threads
+            if self.bar is not None:
+                self.bar.write(text, file=self.stream)
+                if advance:
+                    self.bar.update(1)
+            else:
+                print(text, file=self.stream, flush=True)
 
     def close(self) -> None:
         if self.bar is not None:

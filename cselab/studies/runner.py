@@ -14,7 +14,6 @@ import signal
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from .cost import estimate_run, format_seconds
 from ..io import check_folder_location, first_line
 from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_notebook, signal_kernels
 from .launchers import make_launcher
+from .schedule import NotebookSchedule
 from .report import NotebookResult, PlannedRun, Progress, StudyReport, format_plan, run_line, write_report
 from .smoke import smoke_data
 from .spec import NOTEBOOKS_DIR, TRAIN_NOTEBOOK, Study, StudyError, load_study
@@ -159,15 +159,10 @@ def interrupt_kernels_on_signals():
             signal.signal(sig, old)
 
 
-def execute_notebooks(study: Study, report: StudyReport, progress: Progress, data_dir: str | None,
-                      jobs: int = 1, threads: int = 0) -> None:
-    """Every notebook of the study, ``jobs`` at a time (in worker threads, like the runs: the main
-    thread stays free to forward Ctrl-C to the kernels), each kernel with ``threads`` CPU threads
-    when ``jobs`` > 1. Notebooks share the runs' cached evaluations: one that needs an entry another
-    is computing takes up its other runs first (:func:`cselab.evaluate.cache.evaluate_runs`).
-    ``report.notebooks`` keeps the study's order whatever order they finish in."""
-    results: dict[int, NotebookResult] = {}
-
+def notebook_executor(study: Study, report: StudyReport, data_dir: str | None, threads: int):
+    """The function that executes one of the study's notebooks into ``reports/<study>/`` (after
+    emptying its figures folder) and returns its result; ``threads``: each kernel's CPU threads
+    (0: the libraries' defaults)."""
     def execute(nb) -> NotebookResult:
         figures = report.figures_dir / nb.name
         if figures.is_dir() and not figures.is_symlink():  # its own output folder: no stale figures listed
@@ -177,36 +172,24 @@ def execute_notebooks(study: Study, report: StudyReport, progress: Progress, dat
         split = TimeSplit(0.0)
         try:
             execute_notebook(nb.path, output, notebook_parameters(study, nb, report, data_dir), os.getcwd(), split,
-                             threads=threads if jobs > 1 else 0)
+                             threads=threads)
             return NotebookResult(nb, "ok", output, time.perf_counter() - started, split=split)
         except NotebookFailed as e:
             return NotebookResult(nb, "failed", output, time.perf_counter() - started, note=str(e), split=split)
 
-    def done(i: int, result: NotebookResult) -> None:
-        results[i] = result
-        progress.line(f"notebook {result.spec.name}: {result.status}  {result.seconds:.1f} s  "
-                      f"{result.output or ''}" + (f"\n    {result.note}" if result.note else ""))
+    return execute
 
-    pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="cselab-notebook")
-    try:
-        futures = {}
-        for i, nb in enumerate(study.notebooks):
-            failed = [label for label in nb.runs if not report.outcomes[label].ok]
-            if failed:
-                done(i, NotebookResult(nb, "skipped", note=f"skipped: its runs {', '.join(failed)} failed"))
-            else:
-                futures[pool.submit(execute, nb)] = i
-        for future in as_completed(futures):
-            done(futures[future], future.result())
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)   # after Ctrl-C: no queued notebook starts
-        report.notebooks.extend(results[i] for i in sorted(results))
+
+def notebook_line(result: NotebookResult) -> str:
+    return (f"notebook {result.spec.name}: {result.status}  {result.seconds:.1f} s  {result.output or ''}"
+            + (f"\n    {result.note}" if result.note else ""))
 
 
 @contextlib.contextmanager
 def notebooks_lock(report_dir: Path):
-    """One study's notebooks run in one process at a time: a second ``cselab reproduce`` of the same
-    study waits here instead of emptying figures folders the first one's notebooks are writing."""
+    """One study's runs and notebooks run in one process at a time (its notebooks start while its last
+    runs train): a second ``cselab reproduce`` of the same study waits here instead of emptying
+    figures folders the first one's notebooks are writing."""
     from filelock import FileLock
 
     report_dir.mkdir(parents=True, exist_ok=True)
@@ -256,6 +239,17 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
             aliases.setdefault(p.same_as, []).append(p.spec.label)
     bar = Progress(len(plan), out, progress)
     started = time.perf_counter()
+    finished_notebooks: dict[int, NotebookResult] = {}
+
+    def notebook_done(i: int, result: NotebookResult) -> None:
+        finished_notebooks[i] = result
+        bar.line(notebook_line(result))
+
+    # notebooks start as their runs finish, sharing the jobs places with the runs that train here;
+    # with several at once each kernel gets cores / jobs threads, as the runs do
+    schedule = NotebookSchedule(spec.notebooks, [p.spec.label for p in plan], jobs, launcher != "slurm",
+                                notebook_executor(spec, report, data_dir, threads_per_run(jobs, "local") if jobs > 1
+                                                  else 0), notebook_done)
 
     def record(outcome: RunOutcome) -> None:
         report.outcomes[outcome.label] = outcome
@@ -263,9 +257,11 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
         for label in aliases.get(outcome.label, []):
             report.outcomes[label] = replace(outcome, label=label)
             bar.line(run_line(report.outcomes[label], same_as=outcome.label, notes=notes[label]), advance=True)
+        for label in (outcome.label, *aliases.get(outcome.label, [])):
+            schedule.run_done(label, outcome.ok)
 
     try:
-        with interrupt_kernels_on_signals():
+        with interrupt_kernels_on_signals(), notebooks_lock(report_dir):
             for p in plan:
                 if p.same_as is None and p.status.kind == "finished":
                     record(RunOutcome(p.spec.label, str(p.spec.run_dir), "reused", 0.0, p.status.best_stsb_dev,
@@ -279,12 +275,13 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
                         record(RunOutcome(task.label, task.run_dir, "failed",
                                           error=f"--launcher {launcher}: {type(e).__name__}: {first_line(e)}"))
             bar.close()
-            with notebooks_lock(report_dir):
-                execute_notebooks(spec, report, bar, data_dir, jobs, threads_per_run(jobs, "local"))  # notebooks run here
+            schedule.wait()
     except KeyboardInterrupt:
+        schedule.stop()
         report.interrupted = True
     finally:
         bar.close()
+        report.notebooks.extend(finished_notebooks[i] for i in sorted(finished_notebooks))
         report.wall_seconds = time.perf_counter() - started
         index = write_report(report)
     state = ("interrupted: run the same command again to resume" if report.interrupted
