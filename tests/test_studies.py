@@ -132,6 +132,9 @@ def test_two_run_study_runs_end_to_end_then_reuses_its_runs(two_runs, tiny_model
     nb_split = summary["notebooks"][0]["time_split"]
     assert (nb_split["encode"], nb_split["fit"]) == (0.0, 0.0) and 0 < nb_split["cells"] < nb_split["total"]
     assert "## Time" in index and re.search(r"\| notebook summary +\|", index)
+    # the wall-clock phases: the runs (two at a time) were done before the study's end
+    assert 0 < summary["runs_done_seconds"] < summary["wall_seconds"]
+    assert re.search(r"Wall time .+, 2 process\(es\) at a time; the last run finished after ", index)
 
     # second invocation: both runs reused (no training: metrics and executed train notebooks untouched)
     run_dirs = [Path(r["run_dir"]) for r in summary["runs"]]

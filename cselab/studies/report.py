@@ -51,6 +51,7 @@ class StudyReport:
     outcomes: dict[str, RunOutcome] = field(default_factory=dict)
     notebooks: list[NotebookResult] = field(default_factory=list)
     wall_seconds: float = 0.0
+    runs_done_seconds: float | None = None   # wall time when the last run got its outcome (notebooks may overlap)
     interrupted: bool = False
     threads: int = 0               # intra-op threads per run (0: each SLURM job's own)
     data_dir: str | None = None    # the data root runs and notebooks read (None: the default one)
@@ -275,8 +276,11 @@ def time_split_lines(report: StudyReport) -> list[str]:
     notebooks = sum(nb.seconds for nb in report.notebooks)
     table = tabulate(rows, headers=["part", "seconds", "kernel start + save", "training", "encode", "fits",
                                     "other cells"], tablefmt="github", disable_numparse=True)
-    return [f"Runs {format_seconds(runs)}, notebooks {format_seconds(notebooks)} of the wall time "
-            f"{format_seconds(report.wall_seconds)}; in them {format_seconds(totals['kernel'])} starting kernels and "
+    phases = (f"; the last run finished after {format_seconds(report.runs_done_seconds)}"
+              if report.runs_done_seconds is not None else "")
+    return [f"Wall time {format_seconds(report.wall_seconds)}, {report.jobs} process(es) at a time{phases} "
+            f"(a notebook starts once its runs are done). Summed over the processes: runs {format_seconds(runs)}, "
+            f"notebooks {format_seconds(notebooks)}; in them {format_seconds(totals['kernel'])} starting kernels and "
             f"saving notebooks, {format_seconds(totals['encode'])} encoding sentences, "
             f"{format_seconds(totals['fit'])} in K-means/UMAP fits. A run's encode seconds (dev evaluation, probes) "
             "overlap its training seconds.", "", table]
@@ -299,7 +303,8 @@ def summary(report: StudyReport) -> dict:
                  for nb in report.notebooks]
     return {"study": report.study.name, "profile": report.study.profile, "ok": report.ok,
             "launcher": report.launcher, "jobs": report.jobs, "threads_per_run": report.threads,
-            "interrupted": report.interrupted, "wall_seconds": report.wall_seconds, "data_dir": report.data_dir,
+            "interrupted": report.interrupted, "wall_seconds": report.wall_seconds,
+            "runs_done_seconds": report.runs_done_seconds, "data_dir": report.data_dir,
             "runs": runs,
             "notebooks": notebooks}
 

@@ -274,6 +274,7 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
                     if task.label not in report.outcomes:
                         record(RunOutcome(task.label, task.run_dir, "failed",
                                           error=f"--launcher {launcher}: {type(e).__name__}: {first_line(e)}"))
+            report.runs_done_seconds = time.perf_counter() - started
             bar.close()
             schedule.wait()
     except KeyboardInterrupt:
