@@ -199,8 +199,11 @@ def test_compare(runs, data_dir, tmp_path, monkeypatch):
         ("SimCSE", "2"), ("MixCSE", "2"), ("APINCSE", "1")]
     assert table_rows(tables, "sweep") == [{"group": "MixCSE", "mixcse.mix_lambda": "0.2", "runs": "2",
                                             "avg": methods[1]["Avg."]}]
-    for path in runs.values():                               # every evaluation is cached in its run directory
-        assert {p.name.split("-")[0] for p in (path / "evaluations").iterdir()} == {"sts", "clustering"}
+    for path in runs.values():   # every evaluation is cached in its run directory (beside each a hidden lock)
+        entries = {p.name for p in (path / "evaluations").iterdir()}
+        assert {name.split("-")[0] for name in entries if name.endswith(".json") and not name.startswith(".")} == {
+            "sts", "clustering"}
+        assert {name for name in entries if name.startswith(".")} <= {f".{n}.lock" for n in entries}
 
 
 @pytest.mark.slow   # test_compare executes the notebook; this adds the transfer suite
