@@ -198,9 +198,11 @@ figures = {"figure3_similarity": (("pos_cos", "neg_cos", "clusterns.hard_neg_cos
            "figure4_clusters": (fig4_stats, "run"), "figure7_false_negative_rate": (("clusterns.false_neg_rate",), "key")}
 local = {n: p for n, p in clustered.items() if read_config(p)["clusterns"]["init"] == "batch"}
 for name, (stats, panels) in figures.items():
-    if local:
+    if local:   # one line per run: a lone run has no legend, so its name goes in the title (saved PNGs stand alone)
+        lone = panels == "key" and len(local) == 1
         fig = plot_similarity_dynamics(local if panels == "run" else pt.for_legend(local), stats, panels=panels,
-                                       ylabel="share of the batch" if "rate" in name else None)
+                                       ylabel="share of the batch" if "rate" in name else None,
+                                       title=next(iter(local)) if lone else None)
         workbench.show(fig, f"{figures_dir}/{name}")
 global_init = {n: p for n, p in clustered.items() if read_config(p)["clusterns"]["init"] == "global"}
 if global_init:
