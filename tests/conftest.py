@@ -11,17 +11,13 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("CSELAB_TEST_DATA", REPO.parent / "shared" / "data")).resolve()
-# The longest test files go first, longest first: `make test` hands whole files to two workers in
-# collection order (pytest-xdist --dist loadfile), so a long file collected last would leave one worker
-# idle while the other finishes it. Seconds per file on 2 cores (`--durations`, 2026-12-01): smoke
-# profile ≈ 200, analysis notebooks ≈ 160, studies ≈ 150, JupyterLab ≈ 75, DDP ≈ 35, STS ≈ 30.
-LONGEST_FIRST = ("test_smoke_profile.py", "test_notebooks_analysis.py", "test_studies.py", "test_lab.py",
-                 "test_ddp.py", "test_sts_eval.py")
+# The longest test file goes first: `make test` hands whole files to two workers in collection order
+# (pytest-xdist --dist loadfile), so a 4-minute file collected last would leave one worker idle.
+LONGEST_FIRST = ("test_smoke_profile.py",)
 
 
 def pytest_collection_modifyitems(config, items):
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))   # stable: the rest keep their order
+    items.sort(key=lambda item: item.path.name not in LONGEST_FIRST)   # stable: the rest keep their order
 
 
 @pytest.fixture(scope="session")
