@@ -30,7 +30,7 @@ class Recorder:
         self.results[i] = (result.spec.name, result.status, result.note)
 
     def schedule(self, notebooks, runs, jobs, runs_here=True):
-        return NotebookSchedule(notebooks, runs, jobs, runs_here, self.execute, self.done, self.start)
+        return NotebookSchedule(notebooks, runs, jobs, runs if runs_here else [], self.execute, self.done, self.start)
 
     def finish(self, schedule, label, ok=True):
         self.runs_done.append(label)
@@ -91,7 +91,7 @@ def test_at_most_jobs_notebooks_at_once_in_the_study_order():
 
     results = {}
     notebooks = [nb(f"n{i}", "a") for i in range(6)]
-    schedule = NotebookSchedule(notebooks, ["a"], 2, True, execute, lambda i, res: results.update({i: res}))
+    schedule = NotebookSchedule(notebooks, ["a"], 2, ["a"], execute, lambda i, res: results.update({i: res}))
     schedule.run_done("a", True)
     schedule.wait()
     assert peak[0] == 2 and sorted(results) == list(range(6))

@@ -82,7 +82,8 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = BE
     result = None if refresh else _read_entry(cached, root, want_pairs)
     if result is not None:
         return result
-    with _entry_lock(cached, wait):   # one process computes an entry; the others wait and read it
+    # one process computes an entry; the others wait and read it
+    with _entry_lock(cached, RunDir(run_dir).evaluation_lock(cached), wait):
         result = None if refresh else _read_entry(cached, root, want_pairs)
         if result is None:
             from ..encoder import SentenceEncoder
@@ -109,11 +110,11 @@ def _read_entry(cached: Path, root: str, want_pairs: bool) -> dict | None:
 
 
 @contextlib.contextmanager
-def _entry_lock(cached: Path, wait: bool):
+def _entry_lock(cached: Path, lock_file: Path, wait: bool):
     from filelock import FileLock, Timeout
 
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(RunDir(cached.parent.parent).evaluation_lock(cached), timeout=-1 if wait else 0)
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(lock_file, timeout=-1 if wait else 0)
     try:
         lock.acquire()
     except Timeout:

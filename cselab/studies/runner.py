@@ -247,7 +247,8 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
 
     # notebooks start as their runs finish, sharing the jobs places with the runs that train here;
     # with several at once each kernel gets cores / jobs threads, as the runs do
-    schedule = NotebookSchedule(spec.notebooks, [p.spec.label for p in plan], jobs, launcher != "slurm",
+    schedule = NotebookSchedule(spec.notebooks, [p.spec.label for p in plan], jobs,
+                                [t.label for t in tasks] if launcher != "slurm" else [],
                                 notebook_executor(spec, report, data_dir, threads_per_run(jobs, "local") if jobs > 1
                                                   else 0), notebook_done)
 
@@ -278,9 +279,9 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
             bar.close()
             schedule.wait()
     except KeyboardInterrupt:
-        schedule.stop()
         report.interrupted = True
     finally:
+        schedule.stop()   # whatever ended the study: no notebook starts after it (a no-op after wait())
         bar.close()
         report.notebooks.extend(finished_notebooks[i] for i in sorted(finished_notebooks))
         report.wall_seconds = time.perf_counter() - started

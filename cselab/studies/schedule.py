@@ -18,16 +18,18 @@ from .spec import NotebookSpec
 
 
 class NotebookSchedule:
-    """Call :meth:`run_done` for every run label as it gets an outcome, then :meth:`wait`; ``execute``
+    """``training_here``: the labels of the runs this machine trains (reused runs, aliases and SLURM
+    jobs take no place). Call :meth:`run_done` for every run label as it gets an outcome, then :meth:`wait`; ``execute``
     runs one notebook (in a worker thread) and ``done`` receives each result with the notebook's
     index in the study, in the order they finish; ``started``, when given, hears of each notebook
     as it is handed to a worker. :meth:`stop` (after Ctrl-C) starts nothing more."""
 
     def __init__(self, notebooks: Sequence[NotebookSpec], run_labels: Sequence[str], jobs: int,
-                 runs_here: bool, execute: Callable[[NotebookSpec], NotebookResult],
+                 training_here: Sequence[str], execute: Callable[[NotebookSpec], NotebookResult],
                  done: Callable[[int, NotebookResult], None],
                  started: Callable[[int, NotebookSpec], None] | None = None):
-        self.jobs, self.runs_here = max(1, jobs), runs_here
+        self.jobs = max(1, jobs)
+        self._training_here = set(training_here)             # runs this machine trains (none on SLURM)
         self.execute, self.done, self.started = execute, done, started
         self._waiting = list(enumerate(notebooks))          # not started yet, in the study's order
         self._pending_runs = set(run_labels)                 # runs without an outcome yet
@@ -39,8 +41,8 @@ class NotebookSchedule:
         self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="cselab-notebook")
 
     def _free_places(self) -> int:
-        training_here = min(self.jobs, len(self._pending_runs)) if self.runs_here else 0
-        return self.jobs - training_here - self._running
+        training = min(self.jobs, len(self._training_here & self._pending_runs))
+        return self.jobs - training - self._running
 
     def run_done(self, label: str, ok: bool) -> None:
         with self._cond:
