@@ -1,4 +1,4 @@
-# Entry points (see README): `make demo` (the cpu-demo study), `make notebooks`, `make test`. Both create .venv if needed and
+# Entry points (README; docs/getting-started.md): `make demo` (the cpu-demo study), `make notebooks`, `make test`. Both create .venv if needed and
 # install torch 2.13.0 first (a CPU wheel here; see environment.yml for CUDA), then cselab.
 PYTHON ?= python3
 VENV ?= .venv
@@ -51,7 +51,7 @@ quickstart: data
 # notebooks on its runs (trained first when missing, reused otherwise), then the quickstart.
 notebooks: demo quickstart
 
-# JupyterLab on the project (README, "Exploring runs in JupyterLab"): the repository's Jupyter settings
+# JupyterLab on the project (docs/usage.md, "Exploring runs in JupyterLab"): the repository's Jupyter settings
 # (.jupyter/: notebooks/*.py open as notebooks, kernels talk encrypted), relative paths from here.
 lab: $(VENV)/.installed-notebooks
 	@echo "JupyterLab on $(CURDIR): open the http://127.0.0.1:.../lab?token=... address it prints below (Ctrl-C stops it)"
