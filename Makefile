@@ -21,7 +21,7 @@ STUDY ?=
 PROFILE ?= cpu
 REPRODUCE_ARGS ?=
 
-.PHONY: demo quickstart notebooks lab test test-all data benchmark reproduce clean install-locked lock
+.PHONY: demo quickstart notebooks lab test test-all data benchmark reproduce docs clean install-locked lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,12 @@ reproduce: data
 	@if [ -z "$(STUDY)" ]; then echo "usage: make reproduce STUDY=name-or-file [PROFILE=cpu|gpu] [REPRODUCE_ARGS=...]"; exit 2; fi
 	$(BIN)/cselab reproduce "$(STUDY)" --profile "$(PROFILE)" --data-dir "$(CSELAB_DATA)" $(REPRODUCE_ARGS)
 
+# The documentation site (mkdocs.yml): README.md as the home page, docs/, the API reference from the
+# docstrings and the notebooks as pages, into site/ (open site/index.html). --strict: a broken link, a
+# missing page or a renamed function fails the build (tests/test_docs.py runs the same build). Offline.
+docs: $(VENV)/.installed-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 # lint-imports: the layer contract of pyproject.toml (docs/architecture.md), before the tests;
 # the tests in 2 processes (pytest-xdist), each test file in one of them (its fixtures built once)
 # Two workers of one intra-op thread each (and the kernels they start): with torch's default of one
@@ -84,11 +90,11 @@ LOCKFILE := cselab/locks/cpu.txt
 install-locked: | $(BIN)/python
 	$(BIN)/pip install -r $(LOCKFILE)
 	$(BIN)/pip install --no-deps -e .
-	touch $(VENV)/.installed-dev $(VENV)/.installed-notebooks
+	touch $(VENV)/.installed-dev $(VENV)/.installed-notebooks $(VENV)/.installed-docs
 
 lock: | $(BIN)/python
 	{ sed -n '/^#/p;/^--/p' $(LOCKFILE); $(BIN)/pip freeze --exclude-editable | grep -v '^cselab=='; } > $(LOCKFILE).tmp
 	mv $(LOCKFILE).tmp $(LOCKFILE)
 
 clean:
-	rm -rf $(VENV) notebooks/executed
+	rm -rf $(VENV) notebooks/executed site
