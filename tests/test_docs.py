@@ -34,11 +34,11 @@ def test_site_builds_strict(tmp_path):
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
     home = (site / "index.html").read_text(encoding="utf-8")
-    assert "Two commands" in home and 'href="glossary/"' in home          # README.md is the home page
+    assert "Two commands" in home and 'href="glossary.html"' in home      # README.md is the home page
     assert (site / "figures/cpu-demo/dynamics/similarity_all_runs.png").is_file()   # its figure travels
     for notebook in (ROOT / "notebooks").glob("*.py"):                   # every notebook is a page
-        assert (site / "notebooks" / notebook.stem / "index.html").is_file(), notebook.name
-    api = (site / "api/index.html").read_text(encoding="utf-8")
+        assert (site / "notebooks" / f"{notebook.stem}.html").is_file(), notebook.name
+    api = (site / "api.html").read_text(encoding="utf-8")
     assert "load_config" in api and "evaluate_sts" in api                # rendered from the docstrings
 
 
