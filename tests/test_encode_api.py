@@ -151,4 +151,4 @@ def test_sentence_transformers_evaluator_on_minilm_full_sts_b_dev(data_dir):
     ours = evaluate_pairs(model, pairs)
     theirs = _evaluator_spearman(model, pairs)
     print(f"STS-B dev, all-minilm-l6 [CLS]: EmbeddingSimilarityEvaluator {theirs:.4f}, cselab {ours:.4f}")
-    assert theirs == pytest.approx(ours, abs=1e-6) and ours == pytest.approx(79.73, abs=0.01)   # README's number
+    assert theirs == pytest.approx(ours, abs=1e-6) and ours == pytest.approx(79.73, abs=0.01)   # docs/usage.md's number

@@ -160,7 +160,7 @@ def test_a_sweep_of_one_value_is_refused_in_one_line():
 
 
 def test_close_log2_values_share_no_tick():
-    # BERT's 768 beside 1024 (MixCSE Knowl 3's dimensions): two labels a third of an octave apart collide
+    # BERT's 768 beside 1024 (the dimensions of MixCSE's spherical cap): two labels a third of an octave apart collide
     d = [16, 64, 256, 768, 1024]
     table = pd.DataFrame({"d": d * 2, "omega_deg": [30] * 5 + [60] * 5,
                           "mean_cos": [0.8, 0.76, 0.75, 0.75, 0.75, 0.33, 0.27, 0.26, 0.25, 0.25],

@@ -318,7 +318,7 @@ def test_a_study_says_when_it_reuses_a_run_trained_under_other_settings(tiny_mod
     assert make_plan(study, threads=1)[0].notes == []
     assert make_plan(study, threads=2)[0].notes == [
         "trained with threads=1; this study trains with threads=2: the same config, but not byte-identical numbers "
-        "(see README, Run directories)"]
+        "(see docs/reliability.md, Run directories)"]
     results = json.loads((spec.run_dir / "results.json").read_text())
     del results["execution"]                                       # a run of an older cselab
     (spec.run_dir / "results.json").write_text(json.dumps(results))

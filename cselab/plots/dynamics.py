@@ -7,7 +7,7 @@ plot_similarity_dynamics       ClusterNS Fig. 3, 4, 5, 7, 10 (``sim/<stat>`` of 
                                MixCSE's positive / random-negative / mixed-negative scores (cos/τ)
 plot_training_curves           loss parts, STS-B dev (any numeric key of train or eval records)
 plot_largest_angle             MixCSE's largest-angle curve (probe records)
-plot_grad_norm                 MixCSE Knowl 2, ‖∂L/∂z‖ per step (``grad/*`` of the train records)
+plot_grad_norm                 MixCSE gradient analysis, ‖∂L/∂z‖ per step (``grad/*`` of the train records)
 plot_alignment_uniformity      ClusterNS Fig. 6 / SimCSE Fig. 2 (points or probe trajectories)
 plot_layer_profile             APINCSE Fig. 3 (per-layer [CLS] similarity to the last layer)
 =============================  =======================================================================
@@ -211,7 +211,7 @@ def plot_largest_angle(data: Runs | pd.DataFrame, title: str | None = None) -> F
 @styled
 def plot_grad_norm(data: Runs | pd.DataFrame, keys: Sequence[str] = ("grad/z1_norm", "grad/z2_norm"),
                    title: str | None = None) -> Figure:
-    """MixCSE Knowl 2: mean ‖∂L/∂z‖₂ per step (train records with ``log_embedding_grad_norm``)."""
+    """MixCSE gradient analysis: mean ‖∂L/∂z‖₂ per step (train records with ``log_embedding_grad_norm``)."""
     frame = _frame(data, "train")
     _require(frame, keys, "plot_grad_norm (enable log_embedding_grad_norm)")
     labels = {"grad/z1_norm": "view 1 (anchors)", "grad/z2_norm": "view 2 (positives)"}
