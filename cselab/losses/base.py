@@ -116,6 +116,8 @@ class Component(nn.Module):
 
     Declarations (class attributes): ``needs_hidden_states`` asks the trainer for every layer's
     hidden states; ``stat_labels`` gives words for the statistics it logs (for figures);
+    ``display_name``, ``citation``, ``color_slot``, ``cost_factor``, ``key_labels`` and
+    ``term_labels`` are the method's identity (see :class:`cselab.methods.registry.MethodSpec`);
     ``uses_reverse_direction`` (an instance attribute, it may depend on the hyper-parameters) makes
     the core also compute the view-2-anchored InfoNCE and average the two directions.
     """
@@ -124,6 +126,15 @@ class Component(nn.Module):
     needs_hidden_states: ClassVar[bool] = False
     stat_labels: ClassVar[dict[str, str]] = {}
     uses_reverse_direction: bool = False
+
+    # The method's identity, read through the registry by figures, tables, the cost model and the
+    # docs' method table, so that nothing about a method is spelled outside its own module.
+    display_name: ClassVar[str] = ""          # as the paper names it ("MixCSE"); default: the name
+    citation: ClassVar[str] = ""              # authors, title, venue, and the equations implemented
+    color_slot: ClassVar[int | None] = None   # index into cselab.plots.style.METHOD_PALETTE
+    cost_factor: ClassVar[float] = 0.0        # extra step time over SimCSE (0.05 = 5 % slower), an estimate
+    key_labels: ClassVar[dict[str, str]] = {}   # words for its hyper-parameters (``mix_lambda`` → "mixing weight λ")
+    term_labels: ClassVar[dict[str, str]] = {}  # words for its loss terms (``l_p`` → "augmented-positive loss")
 
     @classmethod
     def check_config(cls, params) -> None:
