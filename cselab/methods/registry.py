@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from ..losses.base import Component
+from ..losses.momentum import MOMENTUM_STEP_COST
 from ..losses.infonce import CORE_STAT_LABELS, ContrastiveLoss
 
 
@@ -29,6 +30,8 @@ class Identity:
 
 def _identity(name: str, component: type[Component]) -> Identity:
     cost = component.cost_factor
+    if component.momentum_encoder:   # its graph-free pass over the batch, plus the EMA
+        cost += MOMENTUM_STEP_COST
     return Identity(component.display_name or name, component.citation, component.color_slot, cost,
                     dict(component.stat_labels), dict(component.key_labels), dict(component.term_labels),
                     (alias(name),))

@@ -83,7 +83,7 @@ def training_loss(model: nn.Module, encoder, loss_fn: ContrastiveLoss, sentences
 
 def _plain(model, encoder, loss_fn, sentences, step, max_len, amp_dtype, processes, compute_stats,
            retain) -> StepLoss:
-    inputs = encoder.training_inputs(sentences, max_len)
+    inputs = loss_fn.training_inputs(encoder, sentences, max_len)   # the views: the methods' hook
     with autocast(encoder.device, amp_dtype):
         out = model(inputs, output_hidden_states=loss_fn.needs_hidden_states)
     view1, view2 = out.split(len(sentences))
@@ -138,7 +138,7 @@ def _cached(model, encoder, loss_fn, sentences, step, max_len, amp_dtype, proces
     for start in range(0, len(sentences), mini_batch_size):
         part = sentences[start:start + mini_batch_size]
         rng = device_rng_state(device)
-        inputs = encoder.training_inputs(part, max_len)
+        inputs = loss_fn.training_inputs(encoder, part, max_len)
         with torch.no_grad(), autocast(device, amp_dtype):
             out = encoder(inputs, output_hidden_states=hidden)
         v1, v2 = out.split(len(part))

@@ -10,7 +10,7 @@ See docs/methods/apincse.md for the equation → config key table and the interp
 """
 from .augmented_positive import AugmentedPositive, AugmentedPositiveParams
 from .interlayer import InterlayerNegative, InterlayerNegativeParams
-from .queue import EmbeddingQueue
+from ...losses.queue import EmbeddingQueue
 
 __all__ = ["AugmentedPositive", "AugmentedPositiveParams", "EmbeddingQueue", "InterlayerNegative",
            "InterlayerNegativeParams"]

@@ -30,7 +30,7 @@ from ...distributed import all_gather, is_distributed, rank
 from ...losses.base import Component, ContrastiveBatch, Contribution
 from ...losses.infonce import aligned_positive_mask, cosine_matrix, info_nce
 from ..registry import register_method
-from .queue import EmbeddingQueue
+from ...losses.queue import EmbeddingQueue
 
 
 @dataclass
