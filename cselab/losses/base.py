@@ -29,7 +29,7 @@ state, and never exported with the encoder. What a component may use of the enco
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Literal, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, ContextManager, Iterator, Literal, Protocol, Sequence
 
 import torch
 from torch import nn
@@ -57,6 +57,8 @@ class EncoderSurface(Protocol):
     def __call__(self, inputs: dict, output_hidden_states: bool = False) -> "EncoderOutput": ...  # training path
 
     def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, nn.Parameter]]: ...
+
+    def dropout_mode(self, dropout: bool | None = False, seed: int | None = None) -> ContextManager[None]: ...
 
     def run_backbone(self, inputs: dict, output_hidden_states: bool = False) -> "BackboneOutput": ...
 
