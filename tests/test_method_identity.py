@@ -69,3 +69,16 @@ def test_every_method_declares_a_citation_and_a_display_name():
     for name, spec in METHODS.items():
         assert spec.about.citation, name
         assert spec.display_name and spec.display_name != name or name in ("mlm",), name
+
+
+def test_new_methods_are_in_cpu_compare_and_costed_by_hand(tmp_path):
+    from cselab.config import load_config
+    from cselab.studies import load_study
+
+    study = load_study("cpu-compare", "cpu", tmp_path / "runs")
+    labels = {spec.label.rsplit("-s", 1)[0] for spec in study.runs}
+    assert {"esimcse", "simcse_pp"} <= labels
+    # CPU reference: 15 s + 100 steps × 2.0 s × (1 + ESimCSE's 0.05 + the momentum pass 1/6) + 4 evaluations × 8 s
+    cfg = load_config(None, {"method": "esimcse", "max_steps": 100, "eval_every": 25, "final_eval": False,
+                             "device": "cpu"})
+    assert cost.estimate_run(cfg, "cpu").seconds == pytest.approx(15 + 100 * 2.0 * (1 + 0.05 + 1 / 6) + 32)
