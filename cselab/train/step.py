@@ -1,6 +1,7 @@
 """One training step's loss and its backward pass: plain, or with gradient caching.
 
-:func:`training_loss` encodes this process's sentences (two dropout views), gathers the global batch
+:func:`training_loss` builds this process's two views (the pooler's tokenised rows, then each
+component's ``build_views`` hook: ``ContrastiveLoss.training_inputs``), encodes them, gathers the global batch
 in a multi-process run (:mod:`.ddp`), runs the InfoNCE core with the method's components, and
 returns the loss with a ``backward(scale)`` to call once the loss is known to be finite.
 
