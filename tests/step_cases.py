@@ -27,7 +27,11 @@ CASES = {
                                     "augmented_positive": {"queue_size": 12, "top_k": 3}}),
     "interlayer_projected": ("cls", {"method": ["interlayer_negative"],
                                      "interlayer_negative": {"project_negative": True}}),
+    # methods that run the encoder inside the loss (refused by gradient caching, NOT_CACHED)
+    "esimcse": ("cls", {"method": ["esimcse"], "esimcse": {"queue_size": 24, "repeat": False}}),
+    "simcse_pp": ("cls", {"method": ["simcse_pp"]}),
 }
+NOT_CACHED = ("esimcse", "simcse_pp")
 BATCH = 12
 STEPS = 2   # ClusterNS starts on the first step and uses its centroids on the second
 

@@ -22,7 +22,8 @@ from step_cases import BATCH, STEPS, assert_same, build, run_steps
 
 WORLD = 2
 DDP_CASES = [("simcse", None), ("mixcse", None), ("gs_infonce", None), ("clusterns", None), ("apincse", None),
-             ("interlayer_projected", None), ("apincse", 4), ("clusterns", 4)]   # (case, mini_batch_size)
+             ("interlayer_projected", None), ("apincse", 4), ("clusterns", 4),
+             ("esimcse", None), ("simcse_pp", None)]   # (case, mini_batch_size)
 
 
 def _join(rank: int, init_file: str) -> Processes:

@@ -479,3 +479,20 @@ def test_runs_in_a_warm_kernel_equal_runs_in_fresh_kernels(tiny_config, data_dir
             a, b = (load_file(Path(d, folder, "model.safetensors")) for d in (w.run_dir, f.run_dir))
             assert a.keys() == b.keys() and all((a[k] == b[k]).all() for k in a)
         assert 0 < w.split.encode < w.split.cells
+
+
+def test_a_study_trains_esimcse_and_simcse_pp_beside_simcse(tiny_model, data_dir, tmp_path):
+    """The methods added as one file each run in a study like the others: trained through the train
+    notebook, their statistics in the run's metrics, their cost in the dry run."""
+    runs = [{"label": "simcse"}, {"label": "esimcse", "set": {"method": "esimcse", "esimcse": {"queue_size": 32}}},
+            {"label": "simcse_pp", "set": {"method": "simcse_pp"}}]
+    study = write_study(tmp_path / "new-methods.yaml", tiny_model, runs=runs)
+    code, text, _ = run_study(tmp_path, study, data_dir, dry_run=True)
+    assert code == 0 and all(label in text for label in ("esimcse", "simcse_pp")), text
+    code, text, summary = run_study(tmp_path, study, data_dir)
+    assert code == 0, text
+    assert [(r["label"], r["status"]) for r in summary["runs"]] == [
+        ("simcse", "trained"), ("esimcse", "trained"), ("simcse_pp", "trained")]
+    metrics = {r["label"]: read_jsonl(Path(r["run_dir"]) / "metrics.jsonl") for r in summary["runs"]}
+    assert any("sim/esimcse.queue_fill" in m for m in metrics["esimcse"])
+    assert any("loss/simcse_pp.dcl" in m for m in metrics["simcse_pp"])

@@ -31,15 +31,17 @@ import pandas as pd
 
 from ..evaluate.cache import evaluate_run, final_sts
 from ..evaluate.sts import STS_TASKS
+from ..methods import display_names
 from ..rundir import BEST, Runs, label_matches, labelled_runs, read_config, read_results
 from ..stats import (ALPHA, BOOTSTRAP_RESAMPLES, POWER, bootstrap_average_spearman_difference,
                      bootstrap_spearman_difference, compare_to_baseline, describe_difference, holm)
 from .logged import method_name
 
-# Display names of the methods as the papers name them (config method → name); any other group
-# keeps its own text. APINCSE is its two terms together (with the layer-attention pooler).
-METHOD_NAMES = {"simcse": "SimCSE", "mixcse": "MixCSE", "gs_infonce": "GS-InfoNCE", "clusterns": "ClusterNS",
-                "augmented_positive+interlayer_negative": "APINCSE"}
+# Display names of the methods as the papers name them (config method → name, as each method's
+# module declares it); any other group keeps its own text. A family is its parts together
+# (``augmented_positive+interlayer_negative`` → APINCSE).
+def method_names() -> dict[str, str]:
+    return display_names()
 
 
 def config_value(config: Mapping, key: str):
@@ -57,13 +59,13 @@ def run_groups(runs: Runs, keys: Sequence[str] = ("method",), names: Mapping[str
     """One row per run: ``run``, ``group``, ``seed`` and each config key of ``keys``.
 
     ``group`` joins the values of ``keys`` with ``, `` (``key=value`` for every key but
-    ``method``) and is then renamed by ``names`` (default :data:`METHOD_NAMES`; a mapping given
+    ``method``) and is then renamed by ``names`` (default :func:`method_names`; a mapping given
     here is added on top). Runs that differ only in their seed share a group: the unit over
     which :func:`cselab.stats.compare_to_baseline` pairs seeds."""
     keys = list(keys)
     if not keys:
         raise ValueError("run_groups: keys must name at least one config key (e.g. method)")
-    names = {**METHOD_NAMES, **(names or {})}
+    names = {**method_names(), **(names or {})}
     rows = []
     for label, path in labelled_runs(runs).items():
         config = read_config(path)
@@ -107,7 +109,7 @@ def resolve_baseline(baseline: str, groups: pd.DataFrame, names: Mapping[str, st
     present = list(dict.fromkeys(groups["group"]))
     if baseline in present:
         return baseline
-    renamed = {**METHOD_NAMES, **(names or {})}.get(baseline)
+    renamed = {**method_names(), **(names or {})}.get(baseline)
     if renamed in present:
         return renamed
     raise ValueError(f"baseline {baseline!r} is none of the groups {present}")

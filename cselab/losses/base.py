@@ -10,14 +10,26 @@ cosine matrix of the two views once and asks every component for a :class:`Contr
 * ``terms`` — extra loss terms (already weighted), added to the total;
 * ``stats`` — similarity statistics logged every logging step.
 
-Components never touch the training loop. They may keep state in buffers (queues, centroids):
-it is saved in checkpoints through ``state_dict`` like any module state. What a component may use
-of the encoder is :class:`EncoderSurface`, and nothing else.
+Components never touch the training loop; the loop calls their hooks, in this order each step:
+
+1. ``build_views(inputs, n)`` — the two views: the tokenised 2n-row batch the pooler built (view 1
+   rows, then view 2 rows, by default identical so that they differ by dropout only) goes through
+   every component in turn; a positive-side augmentation (word repetition, deletion, …) rewrites it;
+2. the encoder's pass over the 2n rows (with a graph);
+3. ``contribute(batch, cos, τ)`` — negatives, masks, terms and statistics for the InfoNCE core
+   (a component may run a momentum encoder here, without a graph, and push to a queue);
+4. backward and the optimizer step;
+5. ``after_optimizer_step()`` — e.g. the EMA update of a momentum encoder.
+
+Components may keep state in buffers and submodules (queues, centroids, a momentum encoder,
+:mod:`.queue`, :mod:`.momentum`): it is saved in checkpoints through ``state_dict`` like any module
+state, and never exported with the encoder. What a component may use of the encoder is
+:class:`EncoderSurface`, and nothing else.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Literal, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, ContextManager, Iterator, Literal, Protocol, Sequence
 
 import torch
 from torch import nn
@@ -41,6 +53,12 @@ class EncoderSurface(Protocol):
     can_project_cls: bool
 
     def embedding_dim(self) -> int: ...
+
+    def __call__(self, inputs: dict, output_hidden_states: bool = False) -> "EncoderOutput": ...  # training path
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, nn.Parameter]]: ...
+
+    def dropout_mode(self, dropout: bool | None = False, seed: int | None = None) -> ContextManager[None]: ...
 
     def run_backbone(self, inputs: dict, output_hidden_states: bool = False) -> "BackboneOutput": ...
 
@@ -116,6 +134,8 @@ class Component(nn.Module):
 
     Declarations (class attributes): ``needs_hidden_states`` asks the trainer for every layer's
     hidden states; ``stat_labels`` gives words for the statistics it logs (for figures);
+    ``display_name``, ``citation``, ``color_slot``, ``cost_factor``, ``key_labels`` and
+    ``term_labels`` are the method's identity (see :class:`cselab.methods.registry.MethodSpec`);
     ``uses_reverse_direction`` (an instance attribute, it may depend on the hyper-parameters) makes
     the core also compute the view-2-anchored InfoNCE and average the two directions.
     """
@@ -124,6 +144,19 @@ class Component(nn.Module):
     needs_hidden_states: ClassVar[bool] = False
     stat_labels: ClassVar[dict[str, str]] = {}
     uses_reverse_direction: bool = False
+    # Asks for a momentum (EMA) copy of the encoder (:class:`~cselab.losses.momentum.MomentumEncoder`,
+    # created by the component in ``setup``): the cost model adds its pass, and gradient caching,
+    # which replays the encoder's chunks, refuses the method.
+    momentum_encoder: ClassVar[bool] = False
+
+    # The method's identity, read through the registry by figures, tables, the cost model and the
+    # docs' method table, so that nothing about a method is spelled outside its own module.
+    display_name: ClassVar[str] = ""          # as the paper names it ("MixCSE"); default: the name
+    citation: ClassVar[str] = ""              # authors, title, venue, and the equations implemented
+    color_slot: ClassVar[int | None] = None   # index into cselab.plots.style.METHOD_PALETTE
+    cost_factor: ClassVar[float] = 0.0        # extra step time over SimCSE (0.05 = 5 % slower), an estimate
+    key_labels: ClassVar[dict[str, str]] = {}   # words for its hyper-parameters (``mix_lambda`` → "mixing weight λ")
+    term_labels: ClassVar[dict[str, str]] = {}  # words for its loss terms (``l_p`` → "augmented-positive loss")
 
     @classmethod
     def check_config(cls, params) -> None:
@@ -144,6 +177,9 @@ class Component(nn.Module):
         Other options it needs are keyword-only parameters, as for :meth:`check_config`."""
         if cls.needs_hidden_states:
             raise ValueError(f"{cls.name} reads hidden states, which the gradient cache does not keep")
+        if cls.momentum_encoder:
+            raise ValueError(f"{cls.name} runs a momentum encoder on the step's inputs, which the gradient cache "
+                             "does not keep")
 
     def setup(self, encoder: EncoderSurface, corpus: list[str] | None = None) -> None:
         """Called once before training with the encoder and the training corpus.
@@ -154,6 +190,18 @@ class Component(nn.Module):
         """
         self.__dict__["encoder"] = encoder
         self.__dict__["corpus"] = corpus
+
+    def build_views(self, inputs: dict, n: int) -> dict:
+        """Hook 1 of a step: the tokenised training batch of ``n`` sentences as 2n rows (view 1 rows,
+        then view 2 rows), rewritten by this component or returned as it is (the default). A
+        positive-side augmentation changes the view-2 rows; rows may change length (pad them to a
+        common width with the tokenizer's pad id, and keep ``attention_mask`` in step). Runs on the
+        CPU tensors before the encoder's pass, on this process's sentences only."""
+        return inputs
+
+    def after_optimizer_step(self) -> None:
+        """Hook 5 of a step: called once the optimizer has updated the encoder (every process, every
+        step; on a step whose update the fp16 scaler skipped too)."""
 
     def contribute(self, batch: ContrastiveBatch, cos: torch.Tensor, temperature: float) -> Contribution:
         raise NotImplementedError

@@ -107,6 +107,19 @@ class ContrastiveLoss(nn.Module):
         for c in self.components:
             c.setup(encoder, corpus)
 
+    def training_inputs(self, encoder, sentences: list[str], max_length: int | None) -> dict:
+        """The step's 2B-row batch: the encoder's (its pooler's) two identical views, then every
+        component's ``build_views`` in turn (hook 1 of a step, :mod:`.base`)."""
+        inputs = encoder.training_inputs(sentences, max_length)
+        for c in self.components:
+            inputs = c.build_views(inputs, len(sentences))
+        return inputs
+
+    def after_optimizer_step(self) -> None:
+        """Hook 5 of a step, for every component (momentum encoders' EMA)."""
+        for c in self.components:
+            c.after_optimizer_step()
+
     def forward(self, batch: ContrastiveBatch, compute_stats: bool = True) -> LossOutput:
         tau = self.temperature
         batch.compute_stats = compute_stats

@@ -7,20 +7,25 @@ its hyper-parameters; the config section named after the method fills that datac
     mixcse: {mix_lambda: 0.2}
     gs_infonce: {noise_ratio: 3.0}
 
-``simcse`` is the core alone (no component). To add a method: write one module with a params
-dataclass and a Component, decorate it with :func:`register_method`, import it below.
+``simcse`` is the core alone (no component). To add a method: write one module (or package) in
+this folder with a params dataclass and a Component, decorate it with :func:`register_method` and
+declare its identity on the class; every module here is imported below, so nothing else changes.
 """
 from __future__ import annotations
 
-from .registry import (METHODS, MethodSpec, SimCSEParams, build_components, build_loss, register_method,
-                       stat_labels)
+import importlib
+import pkgutil
 
-__all__ = ["METHODS", "MethodSpec", "SimCSEParams", "build_components", "build_loss", "register_method",
-           "stat_labels"]
+from .registry import (FAMILIES, METHODS, Identity, MethodFamily, MethodSpec, SimCSEParams, aliases,
+                       build_components, build_loss, color_slots, cost_factors, display_names, family_of,
+                       key_labels, method_table, register_family, register_method, stat_labels)
 
-# Method modules register themselves on import (one line per method module, alphabetical).
-from . import apincse  # noqa: E402,F401
-from . import clusterns  # noqa: E402,F401
-from . import gs_infonce  # noqa: E402,F401
-from . import mixcse  # noqa: E402,F401
-from . import mlm  # noqa: E402,F401
+__all__ = ["FAMILIES", "METHODS", "Identity", "MethodFamily", "MethodSpec", "SimCSEParams", "aliases",
+           "build_components", "build_loss", "color_slots", "cost_factors", "display_names", "family_of",
+           "key_labels", "method_table", "register_family", "register_method", "stat_labels"]
+
+# Method modules register themselves on import: every module and package of this folder, in name
+# order (so registration, and with it every table read from the registry, is the same each run).
+for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+    if _module != "registry":
+        importlib.import_module(f"{__name__}.{_module}")

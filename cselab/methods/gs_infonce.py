@@ -94,7 +94,12 @@ class GSInfoNCE(Component):
         loss_fn = ContrastiveLoss(0.05, [GSInfoNCE(GSInfoNCEParams(noise_ratio=3.0))])
     """
 
-    stat_labels = {"noise_cos": "Gaussian negatives"}
+    display_name = "GS-InfoNCE"
+    citation = ('Wu, Gao, Su, Han, Wang & Hu, "Smoothed Contrastive Learning for Unsupervised Sentence '
+                'Embedding", COLING 2022 (the Gaussian-smoothed InfoNCE)')
+    color_slot = 2
+    cost_factor = 0.02   # M·B Gaussian vectors as extra logits
+    key_labels = {"noise_ratio": "Gaussian negatives per batch size (M / B)"}
 
     def __init__(self, params: GSInfoNCEParams | None = None):
         super().__init__()

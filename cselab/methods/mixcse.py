@@ -150,7 +150,12 @@ class MixCSE(Component):
         out = loss_fn(ContrastiveBatch(z1, z2)); out.parts["info_nce_reverse"]
     """
 
-    stat_labels = {"mixed_cos": "mixed negatives", "mixed_cos_reverse": "mixed negatives (reverse)"}
+    display_name = "MixCSE"
+    citation = ('Zhang, Zhang, Mensah, Liu & Mao, "Unsupervised Sentence Representation via Contrastive '
+                'Learning with Mixing Negatives", AAAI 2022 (the mixed-negative InfoNCE)')
+    color_slot = 1
+    cost_factor = 0.05   # B × 2B mixtures and their cosines: small next to the encoder
+    key_labels = {"mix_lambda": "mixing weight λ"}
 
     def __init__(self, params: MixCSEParams | None = None):
         super().__init__()

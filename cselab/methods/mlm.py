@@ -80,7 +80,11 @@ def split_mlm_head(mlm_model: torch.nn.Module) -> torch.nn.Module:
 class MaskedLMTerm(Component):
     """Adds ``mlm.mlm`` = λ·L_mlm; logs ``mlm.accuracy`` (masked-token accuracy)."""
 
-    stat_labels = {"accuracy": "masked-token accuracy"}
+    display_name = "masked-LM term"
+    citation = ('Gao, Yao & Chen, "SimCSE: Simple Contrastive Learning of Sentence Embeddings", EMNLP 2021, '
+                'Appendix "MLM auxiliary objective"')
+    cost_factor = 0.50   # a third encoder pass (B masked sentences) through the MLM head
+    term_labels = {"mlm": "masked-LM loss"}
 
     @classmethod
     def check_gradient_cache(cls, params) -> None:

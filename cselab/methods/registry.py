@@ -3,11 +3,44 @@
 (no import circle)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
 
 from ..losses.base import Component
+from ..losses.momentum import MOMENTUM_STEP_COST
 from ..losses.infonce import CORE_STAT_LABELS, ContrastiveLoss
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a method is, as every reader outside its module sees it (figures, tables, the cost
+    model, the docs' method table). A component declares it as class attributes
+    (:class:`~cselab.losses.base.Component`); the registry reads them into this record."""
+
+    display_name: str
+    citation: str = ""
+    color_slot: int | None = None     # index into cselab.plots.style.METHOD_PALETTE; None: a hashed colour
+    cost_factor: float = 0.0          # extra step time over SimCSE, an estimate
+    stat_labels: Mapping[str, str] = field(default_factory=dict)
+    key_labels: Mapping[str, str] = field(default_factory=dict)
+    term_labels: Mapping[str, str] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()     # spellings in run labels, lower-case letters and digits only
+
+
+def _identity(name: str, component: type[Component]) -> Identity:
+    cost = component.cost_factor
+    if component.momentum_encoder:   # its graph-free pass over the batch, plus the EMA
+        cost += MOMENTUM_STEP_COST
+    return Identity(component.display_name or name, component.citation, component.color_slot, cost,
+                    dict(component.stat_labels), dict(component.key_labels), dict(component.term_labels),
+                    (alias(name),))
+
+
+def alias(text: str) -> str:
+    """A spelling of a method as run labels write it: lower case, letters and digits only
+    (``gs_infonce`` and ``GS-InfoNCE`` → ``gsinfonce``; ``++`` reads ``pp``)."""
+    return re.sub(r"[^a-z0-9]", "", text.lower().replace("++", "pp"))
 
 
 @dataclass(frozen=True)
@@ -16,6 +49,15 @@ class MethodSpec:
     params: type                                  # a dataclass of hyper-parameters
     component: type[Component] | None             # None: the core alone (simcse)
     summary: str = ""
+    identity: Identity | None = None              # None: read from the component
+
+    @property
+    def about(self) -> Identity:
+        return self.identity if self.identity is not None else _identity(self.name, self.component)
+
+    @property
+    def display_name(self) -> str:
+        return self.about.display_name
 
     def build(self, params) -> Component | None:
         return None if self.component is None else self.component(params)
@@ -61,7 +103,95 @@ class SimCSEParams:
 
 
 _register(MethodSpec("simcse", SimCSEParams, None,
-                     "Unsupervised SimCSE: InfoNCE with dropout positives and in-batch negatives"))
+                     "Unsupervised SimCSE: InfoNCE with dropout positives and in-batch negatives",
+                     Identity("SimCSE", "Gao, Yao & Chen, \"SimCSE: Simple Contrastive Learning of Sentence "
+                              "Embeddings\", EMNLP 2021, eq. 1", color_slot=0, aliases=("simcse",))))
+
+
+@dataclass(frozen=True)
+class MethodFamily:
+    """A paper's method made of several registered components (APINCSE: ``augmented_positive`` and
+    ``interlayer_negative``). ``parts`` maps the paper's abbreviation of each part to its component:
+    a run label ``<family>-no_<abbreviation>`` is the family without that part (its ablation).
+    ``ablation_names`` gives each single remaining part's name as the paper writes it."""
+
+    name: str
+    parts: Mapping[str, str]
+    display_name: str
+    citation: str = ""
+    color_slot: int | None = None
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        return tuple(sorted(self.parts.values()))
+
+
+FAMILIES: dict[str, MethodFamily] = {}
+
+
+def register_family(family: MethodFamily) -> MethodFamily:
+    """Declare, from the family's own package, that its components together are one method."""
+    if family.name in FAMILIES or family.name in METHODS:
+        raise ValueError(f"method family {family.name!r} is registered twice")
+    FAMILIES[family.name] = family
+    return family
+
+
+def family_of(methods) -> MethodFamily | None:
+    """The family a set of methods makes up exactly (``mlm`` aside), else None."""
+    chosen = tuple(sorted(m for m in methods if m != "mlm"))
+    return next((f for f in FAMILIES.values() if f.methods == chosen), None)
+
+
+def display_names() -> dict[str, str]:
+    """Every registered method's display name by config name, and every family's by its name and
+    by its parts joined with ``+`` (as a run's ``method`` list reads)."""
+    names = {name: spec.display_name for name, spec in METHODS.items()}
+    for family in FAMILIES.values():
+        names[family.name] = family.display_name
+        names["+".join(family.methods)] = family.display_name
+    return names
+
+
+def color_slots() -> dict[str, int]:
+    """The palette slot of every method and family that declares one."""
+    slots = {name: spec.about.color_slot for name, spec in METHODS.items()}
+    slots.update({f.name: f.color_slot for f in FAMILIES.values()})
+    return {k: v for k, v in slots.items() if v is not None}
+
+
+def aliases() -> list[tuple[str, str]]:
+    """``(spelling, method)`` pairs for reading run labels, longest spelling first, so that a
+    method whose name contains another's (``esimcse`` ⊃ ``simcse``) is found first."""
+    pairs = {a: name for name, spec in METHODS.items() for a in spec.about.aliases}
+    pairs.update({alias(f.name): f.name for f in FAMILIES.values()})
+    return sorted(pairs.items(), key=lambda p: (-len(p[0]), p[0]))
+
+
+def key_labels() -> dict[str, str]:
+    """Words for every method's hyper-parameters (``<method>.<key>``) and loss terms
+    (``loss/<method>.<term>``), as the methods declare them."""
+    labels = {}
+    for name, spec in METHODS.items():
+        about = spec.about
+        labels.update({f"{name}.{k}": v for k, v in about.key_labels.items()})
+        labels.update({f"loss/{name}.{k}": v for k, v in about.term_labels.items()})
+    return labels
+
+
+def cost_factors() -> dict[str, float]:
+    """Each method's estimated extra step time over SimCSE, as it declares it."""
+    return {name: spec.about.cost_factor for name, spec in METHODS.items()}
+
+
+def method_table() -> str:
+    """The Markdown table of the methods (``method:`` key, what it adds, the paper), from the
+    registry: what the docs' method table must read."""
+    rows = ["| `method:` | what it adds to the InfoNCE core | paper |", "|---|---|---|"]
+    for name in sorted(METHODS, key=lambda n: (n != "simcse", n)):
+        spec = METHODS[name]
+        rows.append(f"| `{name}` | {spec.summary} | {spec.about.citation} |")
+    return "\n".join(rows)
 
 
 def build_components(methods: list[str], params: dict[str, object]) -> list[Component]:
@@ -86,6 +216,5 @@ def stat_labels() -> dict[str, str]:
     the core's and each method's, the latter as ``<method>.<stat>``."""
     labels = dict(CORE_STAT_LABELS)
     for spec in METHODS.values():
-        if spec.component is not None:
-            labels.update({f"{spec.name}.{k}": v for k, v in spec.component.stat_labels.items()})
+        labels.update({f"{spec.name}.{k}": v for k, v in spec.about.stat_labels.items()})
     return labels

@@ -9,16 +9,15 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from ..methods import FAMILIES, aliases as method_aliases, display_names, family_of
+from ..methods import key_labels as registry_key_labels
+
 KEY_LABELS = {
     # metrics records (cselab.train.loop, cselab.analysis.probes)
     "loss": "training loss",
     "loss/info_nce": "InfoNCE loss",
     "loss/info_nce_forward": "InfoNCE loss (view 1 anchors)",
     "loss/info_nce_reverse": "InfoNCE loss (view 2 anchors)",
-    "loss/mlm.mlm": "masked-LM loss",
-    "loss/clusterns.bml": "bidirectional margin loss",
-    "loss/augmented_positive.l_p": "augmented-positive loss",
-    "loss/interlayer_negative.l_n": "interlayer-negative loss",
     "lr": "learning rate",
     "epoch": "epoch",
     "step": "training step",
@@ -39,19 +38,16 @@ KEY_LABELS = {
     "best_step": "best step",
     "batch_size": "batch size",
     "temperature": "temperature τ",
-    "clusterns.num_clusters": "number of clusters K",
-    "gs_infonce.noise_ratio": "Gaussian negatives per batch size (M / B)",
-    "mixcse.mix_lambda": "mixing weight λ",
-    "augmented_positive.top_k": "neighbours k",
-    "augmented_positive.queue_size": "queue size L",
 }
 
 
 def readable(key: str) -> str:
     """Words for ``key``: :data:`KEY_LABELS`, else the key with its separators as spaces
     (``loss/<part>`` → "<part> loss", ``sts/<task>`` → "<task> (Spearman ×100)")."""
-    if key in KEY_LABELS:
-        return KEY_LABELS[key]
+    # every method's hyper-parameters and loss terms, in the words its own module declares
+    labels = {**registry_key_labels(), **KEY_LABELS}
+    if key in labels:
+        return labels[key]
     if key.startswith("loss/"):
         return f"{_words(key.removeprefix('loss/'))} loss"
     if key.startswith("sts/"):
@@ -65,19 +61,11 @@ def _words(key: str) -> str:
     return " ".join(key.split())
 
 
-# Display names of the methods (config ``method`` keys and their combinations).
-METHOD_NAMES = {
-    "simcse": "SimCSE",
-    "mixcse": "MixCSE",
-    "gs_infonce": "GS-InfoNCE",
-    "clusterns": "ClusterNS",
-    "apincse": "APINCSE",
-    # a part of APINCSE trained alone is the paper's ablation without the other (Sec. 4.4)
-    "augmented_positive": "APINCSE-IN",
-    "interlayer_negative": "APINCSE-AP",
-    "mlm": "masked-LM term",
-    "bert": "BERT",
-}
+# Display names of the methods (config ``method`` keys, families and their combinations), as each
+# method's module declares them; the untrained backbone is no method but a series of its own.
+def method_names() -> dict[str, str]:
+    """Read from the registry on every call, so a method registered after this import is named too."""
+    return {**display_names(), "bert": "BERT"}
 # STS tasks as the papers' tables head them.
 TASK_NAMES = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R", "avg": "Avg.", "sts_avg": "Avg."}
 
@@ -86,13 +74,15 @@ def method_name(key: str | None) -> str:
     """The display name of a method key (``gs_infonce`` → "GS-InfoNCE"); other keys in words."""
     if key is None:
         return ""
-    return METHOD_NAMES.get(key) or " + ".join(METHOD_NAMES.get(k, _words(k)) for k in key.split("+"))
+    names = method_names()
+    return names.get(key) or " + ".join(names.get(k, _words(k)) for k in key.split("+"))
 
 
-# A method made of parts, and the abbreviations its paper uses for them: a run label
-# ``<method>-no_<part>`` is that method without the part, shown as the paper writes it (APINCSE's
-# ablations "APINCSE-AP", "APINCSE-IN", Sec. 4.4) and coloured as the part that remains.
-METHOD_PARTS = {"apincse": {"ap": "augmented_positive", "in": "interlayer_negative"}}
+# A method made of parts (a registered family), and the abbreviations its paper uses for them: a run
+# label ``<method>-no_<part>`` is that method without the part, shown as the paper writes it
+# (APINCSE's ablations "APINCSE-AP", "APINCSE-IN", Sec. 4.4) and coloured as the part that remains.
+def method_parts() -> dict[str, dict[str, str]]:
+    return {name: dict(family.parts) for name, family in FAMILIES.items()}
 # the label's "-no_ap" or the paper's "-AP" (matched lower-case)
 _ABLATION = re.compile(r"(?P<method>[a-z0-9_]+)-(?:no_)?(?P<part>[a-z0-9]+)")
 
@@ -100,7 +90,7 @@ _ABLATION = re.compile(r"(?P<method>[a-z0-9_]+)-(?:no_)?(?P<part>[a-z0-9]+)")
 def _ablation(text: str) -> tuple[str, str] | None:
     """(method, removed part) of an ablation label ``apincse-no_ap`` (or ``APINCSE-AP``), else ``None``."""
     match = _ABLATION.fullmatch(text.strip().lower())
-    if match and match["part"] in METHOD_PARTS.get(match["method"], {}):
+    if match and match["part"] in method_parts().get(match["method"], {}):
         return match["method"], match["part"]
     return None
 
@@ -111,13 +101,14 @@ def display_name(name) -> str:
     label its paper's name (``apincse-no_ap`` → "APINCSE-AP"), another raw key (lower case,
     ``_``/``.`` separated, no spaces) becomes words, anything else stays as it is."""
     text = str(name)
-    if text in METHOD_NAMES:
-        return METHOD_NAMES[text]
+    names = method_names()
+    if text in names:
+        return names[text]
     ablation = _ablation(text)
     if ablation:
         return method_name(method_key(text))
     parts = text.split("+")
-    if len(parts) > 1 and all(p in METHOD_NAMES for p in parts):   # a run's methods as read_results joins them
+    if len(parts) > 1 and all(p in names for p in parts):   # a run's methods as read_results joins them
         return method_name(method_key(parts))
     if re.fullmatch(r"[a-z0-9]+(?:[_.][a-z0-9]+)+", text):
         return _words(text)
@@ -130,11 +121,10 @@ def task_name(task: str) -> str:
     return TASK_NAMES.get(task, task)
 
 
-# Spellings of the methods in run labels and display names ("SimCSE", "simcse-s1", "gs-infonce").
-# the parts of APINCSE before APINCSE itself: "APINCSE augmented positive" is the part
-_ALIASES = [("gsinfonce", "gs_infonce"), ("clusterns", "clusterns"), ("mixcse", "mixcse"),
-            ("augmentedpositive", "augmented_positive"), ("interlayernegative", "interlayer_negative"),
-            ("apincse", "apincse"), ("simcse", "simcse"), ("bert", "bert")]
+# Spellings of the methods in run labels and display names ("SimCSE", "simcse-s1", "gs-infonce"),
+# longest first (the parts of APINCSE before APINCSE itself, ESimCSE before SimCSE).
+def _aliases() -> list[tuple[str, str]]:
+    return [*method_aliases(), ("bert", "bert")]
 
 
 def method_key(name: str | Sequence[str] | None) -> str | None:
@@ -144,18 +134,20 @@ def method_key(name: str | Sequence[str] | None) -> str | None:
         return None
     if not isinstance(name, str):
         methods = sorted(str(m) for m in name if m != "mlm")
-        if set(methods) == {"augmented_positive", "interlayer_negative"}:
-            return "apincse"
+        family = family_of(methods)
+        if family is not None:
+            return family.name
         return methods[0] if len(methods) == 1 else ("+".join(methods) or None)
     ablation = _ablation(name)   # apincse-no_ap or APINCSE-AP
     if ablation:
-        parts = METHOD_PARTS[ablation[0]]
+        parts = method_parts()[ablation[0]]
         remaining = [key for part, key in parts.items() if part != ablation[1]]
         return remaining[0] if len(remaining) == 1 else "+".join(sorted(remaining))
-    flat = re.sub(r"[^a-z0-9]", "", name.lower())
-    if "augmentedpositive" in flat and "interlayernegative" in flat:
-        return "apincse"
-    for alias, key in _ALIASES:
+    flat = re.sub(r"[^a-z0-9]", "", name.lower().replace("++", "pp"))
+    for family in FAMILIES.values():   # all of a family's parts named: the family
+        if all(re.sub(r"[^a-z0-9]", "", part) in flat for part in family.methods):
+            return family.name
+    for alias, key in _aliases():
         if alias in flat:
             return key
     return None

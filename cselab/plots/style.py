@@ -25,21 +25,23 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator, ScalarFormatter
 
+from ..methods import color_slots
 from .labels import method_key, method_name   # method_key lives with the names: labels needs it too
 
-# Okabe–Ito's colour-blind-safe colours, one per method of the four papers (and the baseline).
-METHOD_COLORS = {
-    "simcse": "#0072B2",              # blue
-    "mixcse": "#D55E00",              # vermillion
-    "gs_infonce": "#009E73",          # bluish green
-    "clusterns": "#CC79A7",           # reddish purple
-    "apincse": "#E69F00",             # orange
-    "augmented_positive": "#56B4E9",  # sky blue
-    "interlayer_negative": "#882255",  # Tol's wine
-    "bert": "#555555",                # the untrained encoder: grey
-}
-# Other methods, and series that are not methods: Tol's muted scheme (colour-blind safe).
-OTHER_COLORS = ("#332288", "#44AA99", "#999933", "#AA4499", "#117733", "#88CCEE", "#CC6677", "#DDCC77")
+# The colour slots a method may declare (``Component.color_slot``): Okabe–Ito's colour-blind-safe
+# colours first (the baseline and the four papers' methods), then Tol's wine, green and indigo.
+METHOD_PALETTE = ("#0072B2",   # 0 blue (SimCSE)
+                  "#D55E00",   # 1 vermillion
+                  "#009E73",   # 2 bluish green
+                  "#CC79A7",   # 3 reddish purple
+                  "#E69F00",   # 4 orange
+                  "#56B4E9",   # 5 sky blue
+                  "#882255",   # 6 Tol's wine
+                  "#117733",   # 7 Tol's green
+                  "#332288")   # 8 Tol's indigo
+NON_METHOD_COLORS = {"bert": "#555555"}   # the untrained encoder: grey
+# Other methods, and series that are not methods: the rest of Tol's muted scheme (colour-blind safe).
+OTHER_COLORS = ("#44AA99", "#999933", "#AA4499", "#88CCEE", "#CC6677", "#DDCC77")
 DASHES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 SEED_ALPHA = 0.3          # each seed of a group, under the group's mean
@@ -47,12 +49,18 @@ MAX_INSIDE_LEGEND = 6     # more entries than this go beside the panel
 LEGEND_WRAP = 34          # characters per legend label line (longer labels are wrapped)
 LEGEND_ROW_HEIGHT = 0.2   # inches per line of an 8-pt legend
 
+def method_colors() -> dict[str, str]:
+    """Each registered method's colour, by the slot it declares (read on every call)."""
+    return {**{name: METHOD_PALETTE[slot] for name, slot in color_slots().items()}, **NON_METHOD_COLORS}
+
+
 def method_color(name: str | Sequence[str]) -> str:
     """The colour of a method (a method key, display name, run label or config ``method`` list),
     the same in every figure; methods outside the papers get a stable colour of their own."""
     key = method_key(name)
-    if key in METHOD_COLORS:
-        return METHOD_COLORS[key]
+    colors = method_colors()
+    if key in colors:
+        return colors[key]
     text = key or (name if isinstance(name, str) else "+".join(name))
     return OTHER_COLORS[zlib.crc32(text.encode()) % len(OTHER_COLORS)]
 

@@ -11,7 +11,7 @@ seconds(run) = overhead + steps × s/step + dev evaluations + final STS evaluati
 
 The CPU step time and STS suite time were measured on this project's 2-core development machine with
 the offline MiniLM backbone (``benchmarks/throughput.py``; docs/testing.md); the dev-evaluation time follows
-from its 351 sentences/s; method overheads are estimates (see METHOD_OVERHEAD). GPU numbers are ASSUMPTIONS
+from its 351 sentences/s; method overheads are estimates (``Component.cost_factor``). GPU numbers are ASSUMPTIONS
 for one H200 running BERT-base in bf16 (not measured here: no GPU was available); on another GPU,
 or at batch sizes that do not fill the GPU, expect real times to differ by a factor of two or more.
 """
@@ -23,6 +23,7 @@ import os
 from dataclasses import dataclass
 
 from ..config import TrainConfig
+from ..methods import cost_factors
 
 
 def layer_parameters(layers: int, hidden: int, intermediate: int) -> int:
@@ -76,16 +77,8 @@ PRECISION_FACTOR = {
 }
 # Extra step time of each method over SimCSE (0.5 = 50 % slower): ESTIMATES from the work each
 # component adds to a step whose cost is the encoder's forward and backward pass, not measurements
-# (benchmarks/study_cost.py measures them on an idle machine; the development machine was too busy).
-METHOD_OVERHEAD = {
-    "simcse": 0.0,
-    "mixcse": 0.05,               # B × 2B mixtures and their cosines: small next to the encoder
-    "gs_infonce": 0.02,           # M·B Gaussian vectors as extra logits
-    "clusterns": 0.10,            # K-means iterations over the batch, centroid logits, the BML term
-    "augmented_positive": 0.05,   # queue search for neighbours (top-k over L)
-    "interlayer_negative": 0.15,  # every layer's hidden states kept, one more projection per step
-    "mlm": 0.50,                  # a third encoder pass (B masked sentences) through the MLM head
-}
+# (benchmarks/study_cost.py measures them on an idle machine). Each method declares its own
+# (``Component.cost_factor``, plus a momentum encoder's pass when it asks for one).
 UNKNOWN_METHOD_OVERHEAD = 0.25
 KNOWN_CORPUS_SIZES = {"wiki1m": 1_000_000}
 
@@ -163,8 +156,9 @@ def seconds_per_step(cfg: TrainConfig, kind: str) -> tuple[float, list[str]]:
     precision = cfg.precision if cfg.precision != "auto" else ("bf16" if kind == "cuda" else "fp32")
     size = layer_parameters(*shape) / layer_parameters(*ref.shape)
     tokens = (cfg.batch_size * cfg.max_len) / (ref.batch_size * ref.max_len)
-    unknown = [m for m in cfg.method if m not in METHOD_OVERHEAD]
-    overhead = sum(METHOD_OVERHEAD.get(m, UNKNOWN_METHOD_OVERHEAD) for m in cfg.method)
+    declared = cost_factors()
+    unknown = [m for m in cfg.method if m not in declared]
+    overhead = sum(declared.get(m, UNKNOWN_METHOD_OVERHEAD) for m in cfg.method)
     if unknown:
         notes.append(f"method overhead of {', '.join(unknown)} assumed {UNKNOWN_METHOD_OVERHEAD:.0%}")
     factor = PRECISION_FACTOR[kind].get(precision, 1.0)

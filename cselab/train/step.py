@@ -1,6 +1,7 @@
 """One training step's loss and its backward pass: plain, or with gradient caching.
 
-:func:`training_loss` encodes this process's sentences (two dropout views), gathers the global batch
+:func:`training_loss` builds this process's two views (the pooler's tokenised rows, then each
+component's ``build_views`` hook: ``ContrastiveLoss.training_inputs``), encodes them, gathers the global batch
 in a multi-process run (:mod:`.ddp`), runs the InfoNCE core with the method's components, and
 returns the loss with a ``backward(scale)`` to call once the loss is known to be finite.
 
@@ -83,7 +84,7 @@ def training_loss(model: nn.Module, encoder, loss_fn: ContrastiveLoss, sentences
 
 def _plain(model, encoder, loss_fn, sentences, step, max_len, amp_dtype, processes, compute_stats,
            retain) -> StepLoss:
-    inputs = encoder.training_inputs(sentences, max_len)
+    inputs = loss_fn.training_inputs(encoder, sentences, max_len)   # the views: the methods' hook
     with autocast(encoder.device, amp_dtype):
         out = model(inputs, output_hidden_states=loss_fn.needs_hidden_states)
     view1, view2 = out.split(len(sentences))
@@ -138,7 +139,7 @@ def _cached(model, encoder, loss_fn, sentences, step, max_len, amp_dtype, proces
     for start in range(0, len(sentences), mini_batch_size):
         part = sentences[start:start + mini_batch_size]
         rng = device_rng_state(device)
-        inputs = encoder.training_inputs(part, max_len)
+        inputs = loss_fn.training_inputs(encoder, part, max_len)
         with torch.no_grad(), autocast(device, amp_dtype):
             out = encoder(inputs, output_hidden_states=hidden)
         v1, v2 = out.split(len(part))

@@ -10,7 +10,16 @@ See docs/methods/apincse.md for the equation → config key table and the interp
 """
 from .augmented_positive import AugmentedPositive, AugmentedPositiveParams
 from .interlayer import InterlayerNegative, InterlayerNegativeParams
-from .queue import EmbeddingQueue
+from ...losses.queue import EmbeddingQueue
 
 __all__ = ["AugmentedPositive", "AugmentedPositiveParams", "EmbeddingQueue", "InterlayerNegative",
            "InterlayerNegativeParams"]
+
+from ..registry import MethodFamily, register_family  # noqa: E402
+
+# APINCSE is its two parts together (with the layer-attention pooler); a run label
+# ``apincse-no_ap`` is APINCSE without its augmented positive (the paper's "APINCSE-AP", Sec. 4.4).
+register_family(MethodFamily(
+    "apincse", {"ap": "augmented_positive", "in": "interlayer_negative"}, "APINCSE",
+    'Cai, Huang & Dong, "Semantic similarity model based on augmented positives and interlayer negatives", '
+    "J. Jilin Univ. (Eng. & Tech.) 2025, eq. 1-20", color_slot=4))

@@ -30,7 +30,7 @@ from ...distributed import all_gather, is_distributed, rank
 from ...losses.base import Component, ContrastiveBatch, Contribution
 from ...losses.infonce import aligned_positive_mask, cosine_matrix, info_nce
 from ..registry import register_method
-from .queue import EmbeddingQueue
+from ...losses.queue import EmbeddingQueue
 
 
 @dataclass
@@ -106,6 +106,14 @@ class AugmentedPositive(Component):
 
     stat_labels = {"aug_pos_cos": "augmented positive", "self_weight": "weight of the positive on itself",
                    "queue_fill": "queue fill"}
+    # trained alone it is the paper's ablation without the interlayer negative (Sec. 4.4)
+    display_name = "APINCSE-IN"
+    citation = ('Cai, Huang & Dong, "Semantic similarity model based on augmented positives and interlayer '
+                'negatives", J. Jilin Univ. (Eng. & Tech.) 2025, eq. 10-15')
+    color_slot = 5
+    cost_factor = 0.05   # queue search for neighbours (top-k over L)
+    key_labels = {"top_k": "neighbours k", "queue_size": "queue size L"}
+    term_labels = {"l_p": "augmented-positive loss"}
 
     @classmethod
     def check_config(cls, params: AugmentedPositiveParams, *, batch_size: int) -> None:

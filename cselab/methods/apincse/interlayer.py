@@ -119,6 +119,13 @@ class InterlayerNegative(Component):
 
     needs_hidden_states = True
     stat_labels = {"neg_cos": "interlayer negative"}
+    # trained alone it is the paper's ablation without the augmented positive (Sec. 4.4)
+    display_name = "APINCSE-AP"
+    citation = ('Cai, Huang & Dong, "Semantic similarity model based on augmented positives and interlayer '
+                'negatives", J. Jilin Univ. (Eng. & Tech.) 2025, eq. 16-19')
+    color_slot = 6
+    cost_factor = 0.15   # every layer's hidden states kept, one more projection per step
+    term_labels = {"l_n": "interlayer-negative loss"}
 
     @classmethod
     def check_gradient_cache(cls, params: InterlayerNegativeParams, *, pooler: str) -> None:

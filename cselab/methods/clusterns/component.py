@@ -122,6 +122,13 @@ class ClusterNS(Component):
                    "inter_centroid_cos": "between centroids", "false_neg_cos": "false negatives",
                    "false_neg_rate": "share with a false negative", "nonempty_clusters": "non-empty clusters",
                    "batch_cos": "batch mean cosine"}
+    display_name = "ClusterNS"
+    citation = ('Deng, Wan, Yang, Quan & Wang, "Clustering-Aware Negative Sampling for Unsupervised Sentence '
+                'Representation", Findings of ACL 2023, eq. 2-8')
+    color_slot = 3
+    cost_factor = 0.10   # K-means iterations over the batch, centroid logits, the BML term
+    key_labels = {"num_clusters": "number of clusters K"}
+    term_labels = {"bml": "bidirectional margin loss"}
 
     @classmethod
     def check_config(cls, params: ClusterNSParams, *, batch_size: int) -> None:

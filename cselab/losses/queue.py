@@ -1,5 +1,8 @@
-"""The dynamic neighbourhood of APINCSE (eq. 10–11): a FIFO queue of normalised, detached
-positive embeddings, kept in buffers so that it is checkpointed and restored on resume."""
+"""One FIFO queue of detached embeddings for every method that remembers past batches: APINCSE's
+dynamic neighbourhood (eq. 10–11, normalised positives) and ESimCSE's momentum-encoded negatives
+(Wu et al., COLING 2022, Sec. 3.2; MoCo's dictionary, He et al., CVPR 2020). Kept in buffers, so
+that it is checkpointed and restored on resume with the loss's state; a method owns its queue (a
+submodule it creates in ``setup``), nothing is shared or global."""
 from __future__ import annotations
 
 import torch
@@ -42,6 +45,11 @@ class EmbeddingQueue(nn.Module):
     def fill(self) -> float:
         """Fraction of the slots holding pushed rows (1.0 once full)."""
         return int(self.count) / self.size
+
+    def filled(self) -> torch.Tensor:
+        """The rows pushed so far (at most ``size``), oldest first: the queue without its empty
+        slots. A view of the buffer; it changes on the next push."""
+        return self.entries[self.size - int(self.count):]
 
     @torch.no_grad()
     def push(self, rows: torch.Tensor) -> None:
