@@ -248,6 +248,22 @@ def test_trained_run_folders_load_everywhere_and_the_card_gets_the_sts_table(tin
     assert "No STS table yet" in (run / "last" / "README.md").read_text()   # last/ was written before the eval
 
 
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_the_card_says_which_precision_its_table_comes_from(exports, precision):
+    """On every machine, both branches: a bf16 table names its pooler's measured distance to fp32."""
+    from cselab.encoder.model_card import RunFacts
+
+    _, folder, _ = exports[("cls", False)]
+    card = model_card(folder, RunFacts(name="r", sts_table="| r | 70.00 |", eval_precision=precision))
+    sentence = next(line for line in card.splitlines() if line.startswith("Precision:"))
+    if precision == "fp32":
+        assert "computed in fp32, the precision in which sentence-transformers runs this folder" in sentence
+    else:
+        assert "weights in bf16" in sentence and "(`cls`), STS-B dev in bf16 weights was 0.070 from fp32" in sentence
+        assert "--precision fp32" in sentence
+    assert "Precision:" not in model_card(folder, RunFacts(name="r", eval_precision=precision))   # no table, no line
+
+
 def test_cli_export(tiny_config, data_dir, tmp_path, capsys):
     from cselab.train import train
 

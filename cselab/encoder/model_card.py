@@ -71,18 +71,26 @@ def _selection_sentence(select_by: str) -> str:
                                "(no STS data)"}.get(select_by, f"`{select_by}`")
 
 
-def _precision_sentence(eval_precision: str) -> str:
+# |STS-B dev Spearman ×100 in bf16 weights − in fp32| of the default backbone (all-MiniLM-L6-v2), all
+# 1,500 pairs, per pooler: benchmarks/precision_evidence.py --eval-weights on a 2-core AMX CPU,
+# 2026-12-02 (docs/performance.md, "Which precision a reported number comes from").
+BF16_DEV_DRIFT = {"avg": 0.007, "avg_first_last": 0.009, "avg_top2": 0.015, "cls": 0.070, "cls_before_pooler": 0.070,
+                  "layer_attention": 0.039, "prompt": 0.142}
+
+
+def _precision_sentence(eval_precision: str, pooler: str) -> str:
     """Which precision the table comes from, and how far the one a user runs is: sentence-transformers
-    loads the folder in fp32, while cselab's ``auto`` evaluates in bf16 wherever bf16 is native
-    (docs/performance.md, "Which precision a reported number comes from")."""
+    loads the folder in fp32, while cselab's ``auto`` evaluates in bf16 wherever bf16 is native."""
     if eval_precision == "fp32":
         return ("Precision: these scores were computed in fp32, the precision in which sentence-transformers "
                 "runs this folder.")
+    drift = BF16_DEV_DRIFT.get(pooler)
+    how_far = (f"on the default backbone with this pooler (`{pooler}`), STS-B dev in bf16 weights was {drift:.3f} "
+               "from fp32 (cselab's docs/performance.md)" if drift is not None else
+               "the two differ by bf16's rounding (cselab's docs/performance.md measures it per pooler)")
     return (f"Precision: these scores were computed with the backbone's weights in {eval_precision} "
-            "(`eval_precision: auto` on a machine with native bf16). sentence-transformers runs this folder in "
-            "fp32; on the default backbone the seven STS scores of the two precisions differed by at most 0.011 "
-            "(cselab's docs/performance.md). `cselab eval path/to/this/folder --precision fp32` computes the "
-            "fp32 table.")
+            f"(`eval_precision: auto` on a machine with native bf16). sentence-transformers runs this folder in "
+            f"fp32; {how_far}. `cselab eval path/to/this/folder --precision fp32` computes the fp32 table.")
 
 
 def _is_hub_id(name: str) -> bool:
@@ -154,7 +162,7 @@ def model_card(folder: str | os.PathLike, run: RunFacts | None = None) -> str:
         lines += ["STS (SimCSE's protocol: Spearman ×100 of cosine similarities; STS12–16 over all subsets, "
                   "STS-B and SICK-R test):", "", run.sts_table]
         if run.eval_precision:
-            lines += ["", _precision_sentence(run.eval_precision)]
+            lines += ["", _precision_sentence(run.eval_precision, saved["pooler"])]
     else:
         lines.append(("No STS table yet: the run's final evaluation (`final_eval`) writes it here. " if run else "")
                      + "`cselab eval path/to/this/folder` computes one.")
