@@ -62,10 +62,12 @@ notebooks: demo quickstart
 
 # JupyterLab on the project (README, "Exploring runs in JupyterLab"): the repository's Jupyter settings
 # (.jupyter/: notebooks/*.py open as notebooks, kernels talk encrypted), relative paths from here.
-# PYTHONSAFEPATH=1 reaches every kernel: JupyterLab starts a notebook's kernel in its folder, and without it
-# Python and IPython put that folder on sys.path ahead of site-packages, so a notebook named like a package
-# (notebooks/umap.py once) is imported in its place. As root, jupyter lab refuses to start unless given
-# --allow-root (containers often run as root): the target passes it then, and says so.
+# PYTHONSAFEPATH=1 reaches every kernel: JupyterLab starts a notebook's kernel in its folder, and without
+# it Python and IPython put that folder on sys.path ahead of site-packages, so a notebook named like a
+# package (notebooks/umap.py once) is imported in its place (Python >= 3.11 and IPython >= 9.7 honour
+# it, as the lockfile's do; tests/test_notebooks.py keeps such names out of notebooks/).
+# As root, jupyter lab refuses to start unless given --allow-root (containers often run as root): the
+# target passes it then, and says so.
 lab: $(VENV)/.installed-notebooks
 	@echo "JupyterLab on $(CURDIR): open the http://127.0.0.1:.../lab?token=... address it prints below (Ctrl-C stops it)"
 	@if [ "$$(id -u)" = 0 ]; then echo "running as root: passing --allow-root to jupyter lab"; fi

@@ -111,9 +111,12 @@ def lab_project(tmp_path_factory, tiny_runs, tiny_model) -> Path:
                        "sts_tasks": '["STSBenchmark"]'},
         "dynamics": {"score_sentences": "32", "score_batch_size": "16", "top4_batch_sizes": "[8, 16]",
                      "top4_batches": "2", "top4_sentences": "64"},
-        # 112 labelled texts: from 100 on the maps are UMAP's, so the Snapshots cell imports umap-learn
-        "explorer": {"corpus_size": "200", "labelled_size": "112", "neighbours": "3"},
-        "embedding_maps": {"per_class": "8", "max_length": "32"},   # 14 × 8 = 112 abstracts: UMAP too
+        # UMAP's maps, not PCA's (the default for fewer than 100 points): the Snapshots cell and the maps
+        # notebook import umap-learn, as they do on the demo's runs
+        # 700 corpus sentences: 6 batches, over the few (cselab.encoder.batching.FEW_BATCHES) that
+        # encode shows no progress bar for; a new checkpoint's corpus encoding shows one
+        "explorer": {"corpus_size": "700", "labelled_size": "42", "neighbours": "3", "projection": '"umap"'},
+        "embedding_maps": {"per_class": "4", "max_length": "32", "projection": '"umap"'},
         "train": {"overrides": repr({"model": str(tiny_model), "max_steps": 4, "batch_size": 16, "eval_every": 4,
                                      "max_sentences": 128, "final_eval": False, "log_every": 1})},
     }
