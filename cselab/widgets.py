@@ -193,8 +193,7 @@ class SnapshotExplorer:
         self.on_step()
 
     def on_step(self, change=None) -> None:
-        """Draw the map of the chosen snapshot; busy (:func:`busy`) while a run's maps are computed
-        (the first time a run is shown: every snapshot encoded and projected)."""
+        """Draw the map of the chosen snapshot (:data:`MAP_SIZE`), busy (:func:`busy`) meanwhile."""
         with busy(self.output, [self.run, self.step]):
             frame = self.frames(self.run.value)[self.step.value]
             self.last_figure = plot_projection_grid({self.step.value: frame}, ncols=1, title=self.run.value,
