@@ -334,6 +334,8 @@ def test_explorer_widgets_react(page, lab_server, screenshots):
     before = _similarity_state(page)
     page.evaluate(WATCH_JS, "textarea")
     _box(page, "textarea").locator(".widget-dropdown select").nth(1).select_option("step 0")
+    page.wait_for_function("() => window._seen.busy", timeout=60_000)
+    shot(page, screenshots, "explorer-checkpoint-recomputing", _box(page, "textarea"))
     _image_changed(page, "textarea", before["src"])
     wait_for_kernel(page)
     seen = page.evaluate("() => window._seen")
