@@ -1,4 +1,4 @@
-# Entry points (see README): `make demo` (the cpu-demo study), `make notebooks`, `make test`. Both create .venv if needed and
+# Entry points (README; docs/getting-started.md): `make demo` (the cpu-demo study), `make notebooks`, `make test`. Both create .venv if needed and
 # install torch 2.13.0 first (a CPU wheel here; see environment.yml for CUDA), then cselab.
 PYTHON ?= python3
 VENV ?= .venv
@@ -21,7 +21,7 @@ STUDY ?=
 PROFILE ?= cpu
 REPRODUCE_ARGS ?=
 
-.PHONY: demo demo-figures quickstart notebooks lab test test-all data benchmark reproduce clean install-locked lock
+.PHONY: demo demo-figures quickstart notebooks lab test test-all data benchmark reproduce docs clean install-locked lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,7 +60,7 @@ quickstart: data
 # notebooks on its runs (trained first when missing, reused otherwise), then the quickstart.
 notebooks: demo quickstart
 
-# JupyterLab on the project (README, "Exploring runs in JupyterLab"): the repository's Jupyter settings
+# JupyterLab on the project (docs/usage.md, "Exploring runs in JupyterLab"): the repository's Jupyter settings
 # (.jupyter/: notebooks/*.py open as notebooks, kernels talk encrypted), relative paths from here.
 # PYTHONSAFEPATH=1 reaches every kernel: JupyterLab starts a notebook's kernel in its folder, and without
 # it Python and IPython put that folder on sys.path ahead of site-packages, so a notebook named like a
@@ -79,14 +79,23 @@ reproduce: data
 	@if [ -z "$(STUDY)" ]; then echo "usage: make reproduce STUDY=name-or-file [PROFILE=cpu|gpu] [REPRODUCE_ARGS=...]"; exit 2; fi
 	$(BIN)/cselab reproduce "$(STUDY)" --profile "$(PROFILE)" --data-dir "$(CSELAB_DATA)" $(REPRODUCE_ARGS)
 
+# The documentation site (mkdocs.yml): README.md as the home page, docs/, the API reference from the
+# docstrings and the notebooks as pages, into site/ (open site/index.html). --strict: a broken link, a
+# missing page or a renamed function fails the build (tests/test_docs.py runs the same build). Offline.
+docs: $(VENV)/.installed-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 # lint-imports: the layer contract of pyproject.toml (docs/architecture.md), before the tests;
 # the tests in 2 processes (pytest-xdist), each test file in one of them (its fixtures built once)
 # Two workers of one intra-op thread each (and the kernels they start): with torch's default of one
 # thread per core, two workers on 2 cores spin-wait for each other's cores (measured: 25 CPU-minutes
 # for the default run with the default threads, 17 with one).
+# NATIVE_BF16=on runs the suite as a machine with native bf16 runs it (emulated bf16 where this CPU
+# lacks it), NATIVE_BF16=off as one without; empty: as this machine is (what CI runs).
+NATIVE_BF16 ?=
 test: $(VENV)/.installed-dev
 	$(BIN)/lint-imports --no-cache
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile $(if $(NATIVE_BF16),--native-bf16 $(NATIVE_BF16))
 
 test-all: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q -m "slow or not slow"
@@ -101,11 +110,11 @@ LOCKFILE := cselab/locks/cpu.txt
 install-locked: | $(BIN)/python
 	$(BIN)/pip install -r $(LOCKFILE)
 	$(BIN)/pip install --no-deps -e .
-	touch $(VENV)/.installed-dev $(VENV)/.installed-notebooks
+	touch $(VENV)/.installed-dev $(VENV)/.installed-notebooks $(VENV)/.installed-docs
 
 lock: | $(BIN)/python
 	{ sed -n '/^#/p;/^--/p' $(LOCKFILE); $(BIN)/pip freeze --exclude-editable | grep -v '^cselab=='; } > $(LOCKFILE).tmp
 	mv $(LOCKFILE).tmp $(LOCKFILE)
 
 clean:
-	rm -rf $(VENV) notebooks/executed
+	rm -rf $(VENV) notebooks/executed site

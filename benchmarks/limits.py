@@ -148,6 +148,23 @@ def encode_job(name: str, encoder: SentenceEncoder, recorder: ShapeRecorder, sen
     return Job(name, precision, run, recorder, encoder.backbone.config)
 
 
+ST_ENCODE = "STS suite encode, sentence-transformers"
+
+
+def st_encoder(model: str, device, precision: str):
+    """sentence-transformers on the same backbone with the ``avg`` pooler's mean pooling (the
+    backbone's own modules.json), its weights in ``precision``: what a user of the exported model
+    runs, the reference for cselab's encode."""
+    from sentence_transformers import SentenceTransformer
+
+    from cselab.encoder.backbone import resolve_backbone
+
+    path, _ = resolve_backbone(model)
+    kwargs = {"model_kwargs": {"dtype": torch.bfloat16}} if precision == "bf16" else {}
+    st = SentenceTransformer(path, device=str(device), **kwargs)
+    return st, ShapeRecorder().watch_module(st[0].auto_model)
+
+
 def build_jobs(model: str, data_dir, n: int | None, bf16: bool, device) -> list[Job]:
     avg = SentenceEncoder.from_pretrained(model, pooler="avg").to(device)
     cls = SentenceEncoder.from_pretrained(model, pooler="cls").to(device)
@@ -158,7 +175,11 @@ def build_jobs(model: str, data_dir, n: int | None, bf16: bool, device) -> list[
     avg_shapes, cls_shapes = ShapeRecorder().watch_encoder(avg), ShapeRecorder().watch_encoder(cls)
     jobs = []
     for p in ("fp32", "bf16") if bf16 else ("fp32",):
+        st, st_shapes = st_encoder(model, device, p)
         jobs += [encode_job(f"STS suite encode ({len(suite)} sentences)", avg, avg_shapes, suite, p),
+                 Job(f"{ST_ENCODE} ({len(suite)} sentences)", p,
+                     lambda st=st: st.encode(suite, batch_size=128, show_progress_bar=False), st_shapes,
+                     st[0].auto_model.config),
                  encode_job(f"demo: STS-B test encode ({len(stsb)} sentences, cls)", cls, cls_shapes, stsb, p),
                  encode_job(f"demo: DBpedia clustering encode ({len(dbpedia)} texts, max_length 64)", cls,
                             cls_shapes, dbpedia, p, max_length=64)]
@@ -227,6 +248,20 @@ def measure(model: str = "all-minilm-l6", data_dir=None, sentences: int | None =
                       "fraction": statistics.median(j.fractions), "fractions": j.fractions} for j in jobs]}
 
 
+def encode_ratios(r: dict) -> list[list]:
+    """cselab's STS-suite encode time over sentence-transformers' for each precision, per round
+    (the two ran in the same round, one after the other) and their median: < 1 is cselab faster."""
+    rows = []
+    for p in ("fp32", "bf16"):
+        ours = [j for j in r["jobs"] if j["precision"] == p and j["name"].startswith("STS suite encode (")]
+        theirs = [j for j in r["jobs"] if j["precision"] == p and j["name"].startswith(ST_ENCODE)]
+        if ours and theirs:
+            ratios = [a / b for a, b in zip(ours[0]["seconds"], theirs[0]["seconds"])]
+            rows.append([p, " / ".join(f"{s:.2f}" for s in theirs[0]["seconds"]),
+                         " / ".join(f"{s:.2f}" for s in ours[0]["seconds"]), statistics.median(ratios)])
+    return rows
+
+
 def format_report(r: dict) -> str:
     limits = r["limits_gflops"]
     head = (f"{r['date']}; torch {r['torch']}, {r['threads']} threads, CPU capability {r['cpu_capability']}, "
@@ -238,7 +273,12 @@ def format_report(r: dict) -> str:
     return "\n".join([head, "", tabulate(limit_rows, headers=["limit", "GFLOP/s (median)", "min", "max"],
                                          tablefmt="github", floatfmt=".1f"), "",
                       tabulate(rows, headers=["job", "precision", "model GFLOP", "s (median)", "GFLOP/s",
-                                              "% of the limit"], tablefmt="github", floatfmt=".1f")])
+                                              "% of the limit"], tablefmt="github", floatfmt=".1f"), "",
+                      "STS suite encode, interleaved in each round (batch 128; goal: cselab ≤ 0.8 × "
+                      "sentence-transformers' time):", "",
+                      tabulate(encode_ratios(r), headers=["precision", "sentence-transformers s (each round)",
+                                                          "cselab s (each round)", "cselab / ST (median)"],
+                               tablefmt="github", floatfmt=".2f")])
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -303,7 +303,8 @@ def cmd_info(args) -> int:
     from .methods import METHODS
     from .rundir import git_commit, package_versions
     from .studies import available_studies
-    from .utils import cpu_has_amx, cpu_supports_bf16, native_bf16, precision_name, resolve_device, resolve_precision
+    from .utils import (NATIVE_BF16_ENV, cpu_has_amx, cpu_supports_bf16, native_bf16, native_bf16_override,
+                        precision_name, resolve_device, resolve_precision)
 
     root = data_root(args.data_dir)
     print("versions:")
@@ -316,7 +317,9 @@ def cmd_info(args) -> int:
     device = resolve_device("auto")
     train_auto, eval_auto = (precision_name(resolve_precision("auto", device, evaluation=e)) for e in (False, True))
     print(f"precision auto: training {train_auto} (autocast), evaluation {eval_auto} (weights); native bf16: "
-          f"{native_bf16()} (CPU with native bf16: {cpu_supports_bf16()}, AMX: {cpu_has_amx()})")
+          f"{native_bf16()} (CPU with native bf16: {cpu_supports_bf16()}, AMX: {cpu_has_amx()})"
+          + (f"; {NATIVE_BF16_ENV}={native_bf16_override()} overrides what torch reports"
+             if native_bf16_override() != "auto" else ""))
     present = [d for d in ("downstream", "corpus", "clustering") if (root / d).is_dir()]
     print(f"data root: {root.resolve()} ({'has ' + ', '.join(present) if present else 'empty: run `cselab data fetch`'})")
     print(f"presets: {', '.join(presets())}")

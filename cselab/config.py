@@ -87,7 +87,7 @@ class TrainConfig:
     # training probes (cselab.train.probes): geometry of a fixed STS-B dev probe set every N steps
     probe_every: typing.Optional[int] = None
     probe_sentences: int = 256
-    log_embedding_grad_norm: bool = False   # ‖∂L/∂z‖ of both views in every train record (MixCSE Knowl 2)
+    log_embedding_grad_norm: bool = False   # ‖∂L/∂z‖ of both views in every train record (MixCSE gradient analysis)
     snapshot_every: typing.Optional[int] = None   # model-only snapshots/step-NNNNNN/ every N steps (and step 0)
     # runtime
     seed: int = 42

@@ -43,7 +43,8 @@ def run_facts(run_dir: str | os.PathLike) -> RunFacts:
         best_step=results.get("best_step") if results else None,
         select_by=results.get("select_by", "stsb_dev") if results else None,
         lockfile=recorded.get("lockfile") if recorded else None,
-        sts_table=format_sts_table({run.path.name: results["sts"]}) if results and "sts" in results else None)
+        sts_table=format_sts_table({run.path.name: results["sts"]}) if results and "sts" in results else None,
+        eval_precision=results.get("eval_precision") if results else None)
 
 
 def export_model(source: str | os.PathLike, out: str | os.PathLike, pooler: str | None = None,

@@ -3,7 +3,7 @@ environment compares with it: recorded in every run's ``config.json`` (``lockfil
 ``versions``; not part of the run's hash) and in the model card.
 
 A run is reproducible bit for bit only with the same lockfile, the same precision, the same kind of
-machine and the same number of threads (README, "Reproduce a run bit for bit").
+machine and the same number of threads (docs/reliability.md, "Reproduce a run bit for bit").
 """
 from __future__ import annotations
 

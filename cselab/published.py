@@ -17,8 +17,10 @@ Which tables exist: :func:`available`. Reading them:
 * :func:`paper_backbone` — a run's ``model`` → the paper backbone it is (``None`` for anything
   else, e.g. the offline MiniLM: its numbers are not comparable with any paper's).
 
-The MixCSE copy is a structured summary whose tables are numbered by "Knowl" (knowledge item), so
-its tables are cited as "MixCSE Knowl 6" etc. The APINCSE copy (in Chinese) describes Tables 3–5
+The MixCSE copy is a structured summary that numbers its items "Knowl 1–10" and the paper's tables
+not at all, so its tables are named after the paper's sections: "Experiment Results (STS)",
+"Experiment Results (transfer)" and "Ablation Study" (docs/glossary.md maps each to its Knowl
+item). The APINCSE copy (in Chinese) describes Tables 3–5
 and Figures 2–4 but does not contain their values (they are images in the source), so APINCSE has
 no table here; :data:`APINCSE_CLAIMS` holds the few numbers its text states.
 """
@@ -54,7 +56,7 @@ class PublishedRow:
 @dataclass(frozen=True)
 class PublishedTable:
     paper: str                      # key of PAPERS
-    table: str                      # "Table 2", "Knowl 6"
+    table: str                      # "Table 2", "Experiment Results (STS)"
     title: str
     columns: tuple[str, ...]        # cselab's labels for the printed columns
     rows: tuple[PublishedRow, ...]
@@ -84,7 +86,7 @@ BB, BL, RB, RL = "bert-base-uncased", "bert-large-uncased", "roberta-base", "rob
 _TABLES = (
     # ------------------------------------------------------------------ MixCSE (AAAI 2022)
     PublishedTable(
-        "mixcse", "Knowl 6", "STS test sets, Spearman ×100, mean ± std over 5 runs where given", STS,
+        "mixcse", "Experiment Results (STS)", "STS test sets, Spearman ×100, mean ± std over 5 runs where given", STS,
         _rows(BB, ("BERTbase", None, "35.20", "59.53", "49.37", "63.39", "62.73", "48.18", "58.60", "53.86"),
               ("SimCSE-BERTbase", "SimCSE", "67.17±9.61", "79.79±2.72", "71.96±3.97", "80.21±1.42", "77.65±1.24",
                "76.46±1.44", "70.57±1.25", "74.83±2.32"),
@@ -97,7 +99,7 @@ _TABLES = (
                  "79.90±0.18", "74.07±0.13", "78.80±0.09")),
         note="The untuned BERT rows are the baselines' numbers, not BERT's [CLS]."),
     PublishedTable(
-        "mixcse", "Knowl 7", "transfer tasks, accuracy, mean ± std over 5 runs where given", TRANSFER,
+        "mixcse", "Experiment Results (transfer)", "transfer tasks, accuracy, mean ± std over 5 runs where given", TRANSFER,
         _rows(BB, ("BERTbase", None, "78.66", "86.25", "94.37", "88.66", "84.40", "92.80", "69.54", "84.94"),
               ("SimCSE-BERTbase", "SimCSE", "71.12±5.94", "85.92±0.41", "98.56±2.05", "88.61±0.18", "85.34±0.37",
                "88.4±0.59", "73.48±1.26", "84.49±0.59"),
@@ -110,7 +112,7 @@ _TABLES = (
                  "86.13±0.58", "76.74±0.16", "87.77±0.11")),
         unit="accuracy (%)"),
     PublishedTable(
-        "mixcse", "Knowl 8", "ablation: STS average (Spearman ×100) and transfer average (accuracy)",
+        "mixcse", "Ablation Study", "ablation: STS average (Spearman ×100) and transfer average (accuracy)",
         ("STS Avg.", "transfer Avg."),
         _rows(BB, ("MixCSE-BERTbase", "MixCSE", "77.66±0.61", "86.33±0.26"),
               ("MixCSE_single-BERTbase", "MixCSE single", "76.43±0.11", "85.86±0.04"),

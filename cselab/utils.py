@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 
 import numpy as np
@@ -23,9 +24,28 @@ def resolve_device(name: str = "auto") -> torch.device:
     return device
 
 
+# What a run takes this CPU to have, for testing every CPU kind on one machine: ``auto`` (what torch
+# reports), ``on`` (as if bf16 were native: ``auto`` precision means bf16, emulated where the CPU lacks
+# it, so a developer on an AVX2 machine runs the paths a bf16 machine runs), ``off`` (as if it were not:
+# fp32, the paths an AVX2 machine runs). The tests' ``--native-bf16`` option sets it (tests/conftest.py).
+NATIVE_BF16_ENV = "CSELAB_NATIVE_BF16"
+
+
+def native_bf16_override() -> str:
+    """``auto``, ``on`` or ``off`` from :data:`NATIVE_BF16_ENV` (unset or empty: ``auto``)."""
+    value = os.environ.get(NATIVE_BF16_ENV, "").strip().lower() or "auto"
+    if value not in ("auto", "on", "off"):
+        raise ValueError(f"{NATIVE_BF16_ENV}={os.environ[NATIVE_BF16_ENV]!r}: expected auto, on or off")
+    return value
+
+
 def cpu_supports_bf16() -> bool:
     """Whether this CPU computes bf16 natively (AVX-512 BF16 or AMX tiles, through oneDNN), as torch
-    reports it. Elsewhere bf16 on the CPU is emulated and slower than fp32."""
+    reports it, unless :data:`NATIVE_BF16_ENV` says otherwise. Elsewhere bf16 on the CPU is emulated
+    and slower than fp32."""
+    override = native_bf16_override()
+    if override != "auto":
+        return override == "on"
     if not torch.backends.mkldnn.is_available():
         return False
     return cpu_has_amx() or bool(getattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)())
@@ -33,8 +53,18 @@ def cpu_supports_bf16() -> bool:
 
 def cpu_has_amx() -> bool:
     """Whether this CPU has AMX tiles (Intel Sapphire Rapids and later), which multiply bf16 matrices
-    several times faster than fp32; AVX-512 BF16 alone gains much less (docs/performance.md)."""
+    several times faster than fp32; AVX-512 BF16 alone gains much less (docs/performance.md).
+    False when :data:`NATIVE_BF16_ENV` is ``off``."""
+    if native_bf16_override() == "off":
+        return False
     return torch.backends.mkldnn.is_available() and bool(getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)())
+
+
+def _hardware_bf16() -> bool:
+    """What torch reports, whatever :data:`NATIVE_BF16_ENV` says."""
+    return torch.backends.mkldnn.is_available() and bool(
+        getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)()
+        or getattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)())
 
 
 PRECISION_DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -42,12 +72,17 @@ PRECISION_DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 def native_bf16() -> str:
     """What makes bf16 fast here, as torch reports it (never ``/proc``): ``cuda``, ``amx``,
-    ``avx512_bf16``, or ``none`` (bf16 on this CPU is emulated, slower than fp32)."""
+    ``avx512_bf16``, ``none`` (bf16 on this CPU is emulated, slower than fp32), or ``emulated``
+    (:data:`NATIVE_BF16_ENV` is ``on`` on a CPU without it: bf16 paths run, slowly)."""
     if torch.cuda.is_available() and torch.cuda.is_bf16_supported():
         return "cuda"
     if cpu_has_amx():
         return "amx"
-    return "avx512_bf16" if cpu_supports_bf16() else "none"
+    if not cpu_supports_bf16():
+        return "none"
+    if native_bf16_override() == "on" and not _hardware_bf16():
+        return "emulated"
+    return "avx512_bf16"
 
 
 def resolve_precision(precision: str, device: torch.device, evaluation: bool = False) -> torch.dtype | None:

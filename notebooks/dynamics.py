@@ -25,7 +25,7 @@
 #    runs logged are drawn, one figure per run plus the shared ones side by side;
 # 3. **MixCSE's scores** (cos/τ of positive, random-negative and mixed-negative pairs) from the train
 #    records and, recomputed on fixed STS-B dev sentences, from each run's model snapshots; and the
-#    **gradient norms** ‖∂L/∂z‖ of the two views (**MixCSE**, its score-dynamics figure and Knowl 2);
+#    **gradient norms** ‖∂L/∂z‖ of the two views (**MixCSE**, its score-dynamics figure and gradient analysis);
 # 4. **GS-InfoNCE Fig. 1**: the mean of the top-4 negative cosines in random batches against batch
 #    size, for a run's trained model and the backbone it started from.
 #
@@ -156,7 +156,7 @@ else:
     print(f"no run of {score_methods} with model snapshots: train with snapshot_every to get this analysis")
 
 # %% [markdown]
-# ## Gradient norms ‖∂L/∂z‖ (MixCSE Knowl 2)
+# ## Gradient norms ‖∂L/∂z‖ (MixCSE gradient analysis)
 #
 # Mean norm of the loss gradient with respect to each view's embeddings: as negatives become
 # easy, SimCSE's gradient fades; hard (mixed) negatives keep it up.

@@ -15,29 +15,30 @@
 # %% [markdown]
 # # MixCSE (Zhang et al., AAAI 2022): the paper's tables and figures from a study's runs
 #
-# The text copy of the paper numbers its results as "Knowl" items, so they are cited that way.
+# The paper's text copy (a summary) numbers its items "Knowl 1–10", not the paper's tables and figures;
+# they are named here after the paper's sections (docs/glossary.md maps each name to its Knowl item).
 #
 # **Regenerated here**
-# - **Knowl 6** — STS test sets, SimCSE vs MixCSE; the published numbers beside ours when the runs
+# - **Experiment Results (STS)** — STS test sets, SimCSE vs MixCSE; the published numbers beside ours when the runs
 #   start from BERT-base or BERT-large.
-# - **Knowl 7** — transfer tasks (same), and **Knowl 8** — the ablation: MixCSE, MixCSE single (mixed
+# - **Experiment Results (transfer)** — transfer tasks (same), and **Ablation Study** — the ablation: MixCSE, MixCSE single (mixed
 #   negatives for one direction), MixCSE without the stop-gradient (STS and transfer averages).
 # - Mean ± std over seeds, 95 % intervals and a paired t-test of each variant against SimCSE with
 #   the same seeds (the paper gives mean ± std over 5 runs, no test).
-# - **Knowl 10.1** — positive, random-negative and mixed-negative scores (cos/τ) over training: from
+# - **Analysis (similarity scores)** — positive, random-negative and mixed-negative scores (cos/τ) over training: from
 #   the training log, and recomputed with `mixcse_scores` on STS-B dev sentences at every snapshot.
-# - **Knowl 10.2** — the largest angle between embeddings over training (probe records);
-#   **Knowl 10.3** — alignment and uniformity on STS-B.
-# - **Knowl 2** — the gradient signal ‖∂L/∂z‖ over training.
-# - **Knowl 3** — the spherical cap: mean and variance of cos θ of two random points against the
+# - **Analysis (largest angle)** — the largest angle between embeddings over training (probe records);
+#   **Analysis (alignment and uniformity)** — alignment and uniformity on STS-B.
+# - **Contrastive Learning Framework: gradient analysis** — the gradient signal ‖∂L/∂z‖ over training.
+# - **Distribution of BERT Embeddings** — the spherical cap: mean and variance of cos θ of two random points against the
 #   dimension d and the cap radius ω (simulation).
-# - **Knowl 5** — the λ bound: share of mixed negatives closer to the anchor than its positive,
+# - **MixCSE section: the λ bound** — share of mixed negatives closer to the anchor than its positive,
 #   against λ, before and after training.
 # - The λ sweep: STS average against λ (the paper fixes λ = 0.2 and publishes no sweep).
 #
-# **Not regenerated**: the other baselines of Knowl 6–7 (GloVe, BERT-flow, BERT-whitening,
+# **Not regenerated**: the other baselines of the STS and transfer tables (GloVe, BERT-flow, BERT-whitening,
 # IS-BERT, ConSBERT; cselab does not train them); the untuned BERT rows (pooled as those baselines
-# were, not our [CLS], so not shown beside ours); ConSBERT's points in Knowl 10.3.
+# were, not our [CLS], so not shown beside ours); ConSBERT's points in Analysis (alignment and uniformity).
 #
 # **Run it** with its study, `cselab reproduce paper-mixcse --profile gpu` (BERT-base, needs the
 # network once), or on any runs: `papermill paper_mixcse.ipynb out.ipynb -y "runs: {simcse-s1:
@@ -52,13 +53,13 @@ lambda_sweep = ["mixcse-lambda"]  # label prefixes of the λ-sweep runs (with th
 sts_tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark",
              "SICKRelatedness"]  # STS tasks of the tables (a subset is faster; its average is not the paper's)
 profile = "cpu"  # sizes for the parameters left None: cpu (minutes on 2 cores) or gpu (the paper's); studies pass it
-transfer_tasks = None  # Knowl 7-8 transfer tasks (None: gpu all 7, cpu none); [] skips them
+transfer_tasks = None  # transfer tasks of the transfer table and the Ablation Study (None: gpu all 7, cpu none); [] skips them
 transfer_fast = True  # 5-fold cross-validation (SimCSE's fasttest) instead of SentEval's 10
 transfer_probe = "pytorch"  # SentEval's PyTorch classifier, as the published tables ran it; or "sklearn"
 score_sentences = None  # STS-B dev sentences for the score and λ-bound analyses (None: gpu 1024, cpu 256)
 score_batch_size = 64  # batch size of those analyses (the paper's training batch)
-lambdas = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]  # λ values of the λ-bound curve (Knowl 5)
-cap_dims = [16, 64, 256, 768, 1024]  # dimensions d of the spherical-cap simulation (Knowl 3)
+lambdas = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]  # λ values of the λ-bound curve (section MixCSE)
+cap_dims = [16, 64, 256, 768, 1024]  # dimensions d of the spherical-cap simulation (section Distribution of BERT Embeddings)
 cap_omegas = [30, 60, 90, 120, 180]  # cap radii ω, degrees
 cap_pairs = None  # simulated pairs of points per (d, ω) (None: gpu 200000, cpu 20000)
 geometry_split = None  # STS-B split for alignment and uniformity: all, train, dev or test (None: gpu all, cpu dev)
@@ -96,14 +97,14 @@ used = pt.used_runs(groups, {"sweep": sweep})
 pt.groups_table(groups)
 
 # %% [markdown]
-# ## Knowl 6: STS test sets (Spearman × 100)
+# ## Experiment Results: STS test sets (Spearman × 100)
 
 # %%
 sts = evaluate_runs(used, "sts", data_dir=data_dir, **pt.sts_options(sts_tasks))
-display(Markdown(pt.published_notes(groups, "MixCSE Knowl 6")))
-knowl6 = pt.comparison_table(pt.sts_summary(sts, groups, sts_tasks), pt.published_beside("mixcse", "Knowl 6", groups))
-workbench.save_table(knowl6, "knowl6_sts", tables_dir)
-knowl6
+display(Markdown(pt.published_notes(groups, "MixCSE Experiment Results (STS)")))
+sts_table = pt.comparison_table(pt.sts_summary(sts, groups, sts_tasks), pt.published_beside("mixcse", "Experiment Results (STS)", groups))
+workbench.save_table(sts_table, "sts_results", tables_dir)
+sts_table
 
 # %% [markdown]
 # Each variant against SimCSE over the seeds both have (paired t-test on the STS average; with
@@ -116,31 +117,31 @@ knowl6
 workbench.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
 
 # %% [markdown]
-# ## Knowl 7 and 8: transfer tasks and the ablation
+# ## Experiment Results (transfer) and Ablation Study
 
 # %%
 if transfer_tasks:
     transfer = evaluate_runs(used, "transfer", data_dir=data_dir, tasks=transfer_tasks, fast=transfer_fast,
                              probe=transfer_probe)
-    knowl7 = pt.comparison_table(pt.suite_summary(transfer, groups, "transfer", transfer_tasks),
-                                 pt.published_beside("mixcse", "Knowl 7", groups))
-    workbench.save_table(knowl7, "knowl7_transfer", tables_dir)
-    display(knowl7)
+    transfer_table = pt.comparison_table(pt.suite_summary(transfer, groups, "transfer", transfer_tasks),
+                                         pt.published_beside("mixcse", "Experiment Results (transfer)", groups))
+    workbench.save_table(transfer_table, "transfer_results", tables_dir)
+    display(transfer_table)
 else:
     transfer = {}
-    print("transfer_tasks is empty: Knowl 7 skipped, Knowl 8 shows the STS average only")
+    print("transfer_tasks is empty: the transfer table skipped, the Ablation Study shows the STS average only")
 averages = {f"STS {pt.average_label(sts_tasks)}": sts, **({"transfer Avg.": transfer} if transfer else {})}
 ablation = {name: members for name, members in groups.items() if pt.variant_of(name).startswith("MixCSE")}
 if ablation:
-    knowl8 = pt.comparison_table(pt.averages_summary(ablation, averages),
-                                 pt.published_beside("mixcse", "Knowl 8", ablation))
-    workbench.save_table(knowl8, "knowl8_ablation", tables_dir)
-    display(knowl8)
+    ablation_table = pt.comparison_table(pt.averages_summary(ablation, averages),
+                                         pt.published_beside("mixcse", "Ablation Study", ablation))
+    workbench.save_table(ablation_table, "ablation_study", tables_dir)
+    display(ablation_table)
 else:
-    print("no MixCSE runs: Knowl 8 skipped")
+    print("no MixCSE runs: Ablation Study skipped")
 
 # %% [markdown]
-# ## Knowl 10.1: positive, random-negative and mixed-negative scores over training
+# ## Analysis: positive, random-negative and mixed-negative scores over training
 #
 # **The paper's figure** plots, on STS-B dev during training, three scores against the training
 # step: the positive score hᵢᵀh'ᵢ/τ, the random-negative score hᵢᵀh'ⱼ/τ and the mixed-negative
@@ -181,9 +182,9 @@ if not with_snapshots:
     print("no MixCSE run has snapshots (train with snapshot_every)")
 
 # %% [markdown]
-# ## Knowl 10.2, Knowl 2: largest angle and gradient signal over training
+# ## Analysis (largest angle) and the gradient analysis, over training
 #
-# **The paper's Knowl 10.2 figure** plots the largest angle θ between any two STS-B sentence
+# **The paper's largest-angle figure (Analysis)** plots the largest angle θ between any two STS-B sentence
 # embeddings against the training step, for SimCSE and MixCSE from the same untrained BERT: MixCSE
 # widens the cap the embeddings fill (its angular radius ω) faster and ends at a larger angle,
 # easing BERT's anisotropy. **Ours**: the largest angle among each run's probe sentences (the first
@@ -203,7 +204,7 @@ else:
     print("no run has probe records (train with probe_every)")
 
 # %% [markdown]
-# **Knowl 2** is a derivation, not a figure: as random negatives become orthogonal to the anchor,
+# **The gradient analysis** (section Contrastive Learning Framework) is a derivation, not a figure: as random negatives become orthogonal to the anchor,
 # ∂L/∂hᵢ vanishes for InfoNCE, while mixed negatives keep hᵢᵀh̃'ᵢⱼ > 0 and so a gradient. **Ours**
 # shows the quantity it is about, the mean ‖∂L/∂z‖ of each view's embeddings against the step (from
 # the training log, `log_embedding_grad_norm`), for SimCSE and MixCSE: SimCSE's should fade faster.
@@ -216,7 +217,7 @@ else:
     print("no run logged gradient norms (train with log_embedding_grad_norm)")
 
 # %% [markdown]
-# ## Knowl 10.3: alignment and uniformity on STS-B (lower is better for both)
+# ## Analysis: alignment and uniformity on STS-B (lower is better for both)
 #
 # **The paper's figure** places SimCSE, MixCSE and ConSBERT at (ℓ_uniform, ℓ_align) on STS-B:
 # MixCSE reaches a clearly lower (better) uniformity than SimCSE at a comparable alignment.
@@ -236,9 +237,9 @@ workbench.save_table(points, "alignment_uniformity", tables_dir)
 points
 
 # %% [markdown]
-# ## Knowl 3: the spherical cap
+# ## Distribution of BERT Embeddings: the spherical cap
 #
-# **Knowl 3** is a theoretical result (no figure in the paper): for two uniform points of a
+# **The spherical cap** (section Distribution of BERT Embeddings) is a theoretical result (no figure in the paper): for two uniform points of a
 # spherical cap of angular radius ω in S^(d−1), the variance of cos θ falls towards 0 as d grows,
 # and for ω ≥ π/2 the mean of cos θ approaches 0 — random negatives all become orthogonal to the
 # anchor. **Ours** checks both by simulation: the mean and variance of cos θ against d, one line
@@ -246,14 +247,14 @@ points
 
 # %%
 cap = cap_geometry_table(cap_dims, cap_omegas, cap_pairs)
-workbench.show(plot_cap_geometry(cap), f"{figures_dir}/knowl3_spherical_cap")
-workbench.save_table(cap, "knowl3_spherical_cap", tables_dir)
+workbench.show(plot_cap_geometry(cap), f"{figures_dir}/spherical_cap")
+workbench.save_table(cap, "spherical_cap", tables_dir)
 cap
 
 # %% [markdown]
-# ## Knowl 5: the λ bound
+# ## MixCSE: the λ bound
 #
-# **Knowl 5** is a bound, not a figure: a mixed negative is a negative only while it stays farther
+# **The λ bound** (section MixCSE) is a bound, not a figure: a mixed negative is a negative only while it stays farther
 # from the anchor than the positive, which bounds λ from above; the paper fixes λ = 0.2. **Ours**
 # measures the bound: the share of mixed negatives h̃'ᵢⱼ closer to the anchor hᵢ than its positive
 # h'ᵢ against λ, on STS-B dev sentences, before training (snapshot 0) and after (best checkpoint)
@@ -268,15 +269,15 @@ for name, path in mixing.items():
                                                       score_batch_size)
     bound[f"{name} (best)"] = lambda_bound_curve(load_encoder(path / "best"), score_text, lambdas, score_batch_size)
 if bound:
-    workbench.save_table(pd.concat(bound, names=["model"]).reset_index(level=0), "knowl5_lambda_bound", tables_dir)
-    workbench.show(plot_lambda_bound(bound), f"{figures_dir}/knowl5_lambda_bound")
+    workbench.save_table(pd.concat(bound, names=["model"]).reset_index(level=0), "lambda_bound", tables_dir)
+    workbench.show(plot_lambda_bound(bound), f"{figures_dir}/lambda_bound")
 else:
     print("no MixCSE runs")
 
 # %% [markdown]
 # ## The λ sweep: STS average against λ
 #
-# **Not a figure of the paper** (it fixes λ = 0.2 from Knowl 5's bound and publishes no sweep).
+# **Not a figure of the paper** (it fixes λ = 0.2 from its λ bound and publishes no sweep).
 # **Ours**: the STS average against λ (mean over seeds), drawn when the runs hold at least three
 # values of λ (the paper-mixcse study: 0.1, 0.2, 0.3, 0.5, 0.7); the table is shown in any case.
 

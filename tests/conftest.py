@@ -16,6 +16,28 @@ MIRROR = Path(os.environ.get("CSELAB_TEST_DATA", REPO.parent / "shared" / "data"
 LONGEST_FIRST = ("test_smoke_profile.py",)
 
 
+def pytest_addoption(parser):
+    parser.addoption("--native-bf16", choices=("auto", "on", "off"), default=None,
+                     help="run the suite as if this CPU had native bf16 (on: `auto` precision means bf16, "
+                          "emulated where the CPU lacks it), as if it had not (off), or as it is (auto, the "
+                          "default); sets CSELAB_NATIVE_BF16 for the tests and the kernels and processes they start")
+
+
+def pytest_configure(config):
+    # Set before any test imports cselab, and inherited by xdist workers, notebook kernels and CLI
+    # subprocesses, so that the whole suite sees one CPU kind.
+    choice = config.getoption("--native-bf16")
+    if choice is not None:
+        os.environ["CSELAB_NATIVE_BF16"] = choice
+
+
+def pytest_report_header(config):
+    from cselab.utils import native_bf16, native_bf16_override
+
+    return (f"cselab: native bf16 = {native_bf16()}"
+            + (f" (CSELAB_NATIVE_BF16={native_bf16_override()})" if native_bf16_override() != "auto" else ""))
+
+
 def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.path.name not in LONGEST_FIRST)   # stable: the rest keep their order
 

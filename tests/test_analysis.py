@@ -55,7 +55,7 @@ def test_top4_curve_draws_batches_and_encodes_only_what_they_use():
         top4_curve_from_embeddings(vectors[:10], (11,), n_batches=1)
 
 
-# ------------------------------------------------------------------ MixCSE Knowl 3: spherical cap
+# ------------------------------------------------------------------ MixCSE spherical cap (section Distribution of BERT Embeddings)
 def test_cap_moments_in_three_dimensions_match_archimedes():
     # On S², the height t of a uniform cap point is uniform on [cos ω, 1] (Archimedes), so with
     # m1 = E t = (1 + c)/2 and m2 = E t² = (1 + c + c²)/3:  E cos θ = m1², E cos²θ = m2² + (1 − m2)²/2.
@@ -96,7 +96,7 @@ def test_cap_table_variance_shrinks_with_dimension():
         sample_cap(3, 2, 1.0)
 
 
-# ------------------------------------------------------------------ MixCSE Knowl 5: λ bound
+# ------------------------------------------------------------------ MixCSE λ bound (section MixCSE)
 def _materialised_share(z1: torch.Tensor, z2: torch.Tensor, lam: float) -> float:
     h1, h2 = torch.nn.functional.normalize(z1, dim=1), torch.nn.functional.normalize(z2, dim=1)
     closer, total = 0, 0

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -93,10 +94,17 @@ def test_limits_measures_every_job_against_its_own_round(tiny_model, data_dir):
     limits = load("limits")
     r = limits.measure(str(tiny_model), data_dir, sentences=24, rounds=1, bf16="on", mm_size=64)
     assert set(r["limits_gflops"]) == {"fp32", "bf16"} and all(v[0] > 0 for v in r["limits_gflops"].values())
-    assert [j["precision"] for j in r["jobs"]] == ["fp32"] * 3 + ["bf16"] * 3 + ["fp32"] * 2 + ["bf16"] * 2
+    assert [j["precision"] for j in r["jobs"]] == ["fp32"] * 4 + ["bf16"] * 4 + ["fp32"] * 2 + ["bf16"] * 2
     assert all(j["gflop"] > 0 and j["fraction"] > 0 for j in r["jobs"])
-    encode, step, mnrl = r["jobs"][0], r["jobs"][6], r["jobs"][7]
+    encode, st_encode, step, mnrl = r["jobs"][0], r["jobs"][1], r["jobs"][8], r["jobs"][9]
     assert "24 sentences" in encode["name"] and step["name"].startswith("training step: cselab")
+    # sentence-transformers encodes the same sentences through the same backbone: the same FLOPs
+    # (both sort by length; cselab also drops duplicates, none here)
+    assert st_encode["name"].startswith(limits.ST_ENCODE) and st_encode["gflop"] == pytest.approx(encode["gflop"])
+    ratios = limits.encode_ratios(r)
+    assert [row[0] for row in ratios] == ["fp32", "bf16"]
+    assert ratios[0][3] == pytest.approx(encode["seconds"][0] / st_encode["seconds"][0])
+    assert next(limits.st_encoder(str(tiny_model), "cpu", "bf16")[0].parameters()).dtype == torch.bfloat16
     # the same 64 sentences at max_len 32 through the same backbone: the steps count the same FLOPs
     assert step["gflop"] == pytest.approx(mnrl["gflop"], rel=0.2)
     assert "% of the limit" in limits.format_report(r)

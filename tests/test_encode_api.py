@@ -129,11 +129,19 @@ def _evaluator_spearman(model, pairs: STSPairs) -> float:
 def test_sentence_transformers_evaluator_gives_cselabs_sts_b_number(data_dir):
     # The offline backbone, not the random tiny BERT: its cosines are spread out, so the float noise
     # of other batch paddings reorders no pair (the tiny model's cosines are all near 1 and tie).
+    # In fp32 (an oracle comparison): the evaluator encodes the two sides in other batches, and bf16's
+    # rounding depends on the batch's padding, so in bf16 the two agree only to its own tolerance (below).
     pairs = _first_pairs(load_stsb(data_dir)["dev"], 150)
     model = SentenceEncoder.from_pretrained("all-minilm-l6", pooler="cls")
+    model.eval_precision = "fp32"
     ours = evaluate_pairs(model, pairs)
     assert _evaluator_spearman(model, pairs) == pytest.approx(ours, abs=1e-6)
     assert 70 < ours < 95   # MiniLM's [CLS] on STS-B dev: a real correlation
+    # bf16 weights (`auto` where bf16 is native; emulated elsewhere): each path within 0.05 of fp32
+    # (issue 30 measured 91.5936 vs 91.5812 on an AMX CPU), the project's tolerance for bf16 scores.
+    model.eval_precision = "bf16"
+    assert evaluate_pairs(model, pairs) == pytest.approx(ours, abs=0.05)
+    assert _evaluator_spearman(model, pairs) == pytest.approx(ours, abs=0.05)
 
 
 @pytest.mark.slow
@@ -143,4 +151,4 @@ def test_sentence_transformers_evaluator_on_minilm_full_sts_b_dev(data_dir):
     ours = evaluate_pairs(model, pairs)
     theirs = _evaluator_spearman(model, pairs)
     print(f"STS-B dev, all-minilm-l6 [CLS]: EmbeddingSimilarityEvaluator {theirs:.4f}, cselab {ours:.4f}")
-    assert theirs == pytest.approx(ours, abs=1e-6) and ours == pytest.approx(79.73, abs=0.01)   # README's number
+    assert theirs == pytest.approx(ours, abs=1e-6) and ours == pytest.approx(79.73, abs=0.01)   # docs/usage.md's number

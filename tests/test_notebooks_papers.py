@@ -150,8 +150,8 @@ def test_paper_mixcse(runs, tiny_model, small_data, tmp_path, monkeypatch):
         transfer_tasks=[], score_sentences=48, score_batch_size=16, lambdas=[0.2, 0.8], cap_dims=[16, 256],
         cap_omegas=[60, 180], cap_pairs=2000, geometry_split="dev")
     check_figures(notebook, figures, {"scores_training_log", "scores_snapshots_mixcse", "largest_angle",
-                                      "gradient_norm", "alignment_uniformity", "knowl3_spherical_cap",
-                                      "knowl5_lambda_bound"})
+                                      "gradient_norm", "alignment_uniformity", "spherical_cap",
+                                      "lambda_bound"})
     # one λ among the runs: no sweep figure, one line naming the study that draws it; its table stays
     assert "λ sweep: one value here (0.2), a figure needs 3; the paper-mixcse study draws it" in printed(notebook)
     assert read_table(tables, "lambda_sweep")["λ"].tolist() == ["0.2"]
@@ -160,15 +160,15 @@ def test_paper_mixcse(runs, tiny_model, small_data, tmp_path, monkeypatch):
     assert angles["run"].tolist() == ["SimCSE"] * 3 + ["MixCSE"] * 3
     assert angles["step"].tolist() == ["0", "3", "6"] * 2
     assert angles["largest_angle"].iloc[0] == angles["largest_angle"].iloc[3]   # both start from the same model
-    knowl6 = read_table(tables, "knowl6_sts").set_index("variant")
-    assert list(knowl6.index) == ["SimCSE", "MixCSE"] and set(knowl6["source"]) == {"cselab (2 seeds)†"}   # † best/ chosen on STS-B dev
-    assert knowl6.loc["MixCSE", "STS16"] == mean_std([sts16(runs[f"mixcse-s{s}"], small_data) for s in (1, 2)])
+    sts_table = read_table(tables, "sts_results").set_index("variant")
+    assert list(sts_table.index) == ["SimCSE", "MixCSE"] and set(sts_table["source"]) == {"cselab (2 seeds)†"}   # † best/ chosen on STS-B dev
+    assert sts_table.loc["MixCSE", "STS16"] == mean_std([sts16(runs[f"mixcse-s{s}"], small_data) for s in (1, 2)])
     paired = read_table(tables, "sts_vs_simcse")
     assert paired["seeds"].tolist() == ["2", "2"] and paired["p (paired t)"].iloc[0] == ""
     assert 0.0 <= float(paired["p (paired t)"].iloc[1]) <= 1.0                    # two seeds: a paired t-test
-    assert read_table(tables, "knowl8_ablation")["variant"].tolist() == ["MixCSE"]
-    assert len(read_table(tables, "knowl3_spherical_cap")) == 4                    # 2 dimensions × 2 radii
-    assert read_table(tables, "knowl5_lambda_bound")["model"].tolist() == ["before training"] * 2 + ["MixCSE (best)"] * 2
+    assert read_table(tables, "ablation_study")["variant"].tolist() == ["MixCSE"]
+    assert len(read_table(tables, "spherical_cap")) == 4                    # 2 dimensions × 2 radii
+    assert read_table(tables, "lambda_bound")["model"].tolist() == ["before training"] * 2 + ["MixCSE (best)"] * 2
     assert read_table(tables, "scores_snapshots_mixcse")["step"].tolist() == ["0", "3", "6"]
     assert read_table(tables, "alignment_uniformity")["model"].tolist() == ["SimCSE", "MixCSE", untuned]
 

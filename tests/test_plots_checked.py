@@ -160,7 +160,7 @@ def test_a_sweep_of_one_value_is_refused_in_one_line():
 
 
 def test_close_log2_values_share_no_tick():
-    # BERT's 768 beside 1024 (MixCSE Knowl 3's dimensions): two labels a third of an octave apart collide
+    # BERT's 768 beside 1024 (the dimensions of MixCSE's spherical cap): two labels a third of an octave apart collide
     d = [16, 64, 256, 768, 1024]
     table = pd.DataFrame({"d": d * 2, "omega_deg": [30] * 5 + [60] * 5,
                           "mean_cos": [0.8, 0.76, 0.75, 0.75, 0.75, 0.33, 0.27, 0.26, 0.25, 0.25],
@@ -214,6 +214,39 @@ def test_point_labels_do_not_overlap():
                            "sts_avg": [76.3, 76.1, 76.8, 77.6, 77.2, 70.0]})
     for color_by in (None, "sts_avg"):
         assert check_figure(plot_alignment_uniformity(points, label="model", color_by=color_by)) == []
+
+
+def test_point_labels_that_cannot_all_be_placed_become_a_legend():
+    """Points whose positions move in the third decimal (bf16 against fp32) must not make labels
+    collide: six models on one spot beside a seventh far away, with long names, leave no free place
+    for every name, so every point is named in a legend by its own marker instead; a sound spread
+    keeps its labels at the points."""
+    names = [f"model {i}, trained with a rather long run name" for i in range(7)]
+    crowded = pd.DataFrame({"model": names, "alignment": [0.25 + 1e-4 * i for i in range(6)] + [0.6],
+                            "uniformity": [-2.3 - 1e-4 * i for i in range(6)] + [-1.2]})
+    fig = plot_alignment_uniformity(crowded, label="model")
+    assert check_figure(fig) == []
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.texts] == [] and legend_texts(fig) == names
+    for shift in (0.0, 1e-3, 2e-3):   # the same spread, moved a little: labels stay, nothing collides
+        spread = pd.DataFrame({"model": names[:3], "alignment": [0.2 + shift, 0.3, 0.4],
+                               "uniformity": [-2.5, -2.0 + shift, -1.5]})
+        fig = plot_alignment_uniformity(spread, label="model")
+        assert check_figure(fig) == [] and sorted(t.get_text() for t in fig.axes[0].texts) == sorted(names[:3])
+
+
+def test_tick_labels_of_numbers_near_zero_are_thinned_until_they_fit():
+    """The tiny model's ℓ_uniform is about −1e-4: at matplotlib's default number of ticks the labels
+    (−0.00011, −0.00010, …) overlapped in a 3.3-inch panel, and whether they did depended on the
+    third decimal of the numbers (bf16 against fp32). The plot thins them until they fit."""
+    points = pd.DataFrame({"model": ["apincse-s1", "simcse-s2", "simcse-s1", "mixcse-s1"],
+                           "alignment": [2.47e-5, 2.21e-5, 1.97e-5, 1.96e-5],
+                           "uniformity": [-1.14e-4, -0.77e-4, -0.71e-4, -0.725e-4], "STS16": [33.0, 24.0, 28.0, 30.0]})
+    for scale in (1.0, 1.003, 0.997):
+        fig = plot_alignment_uniformity(points.assign(uniformity=points["uniformity"] * scale), label="model",
+                                        color_by="STS16")
+        assert check_figure(fig) == []
+        assert len([t for t in fig.axes[0].get_xticklabels() if t.get_text()]) >= 2
 
 
 def test_other_figure_kinds_are_sound():

@@ -25,6 +25,7 @@ def test_auto_is_bf16_where_the_cpu_has_native_bf16(monkeypatch):
     for native, amx, dtype in ((True, True, torch.bfloat16), (True, False, torch.bfloat16), (False, False, None)):
         monkeypatch.setattr(utils, "cpu_supports_bf16", lambda: native)
         monkeypatch.setattr(utils, "cpu_has_amx", lambda: amx)
+        monkeypatch.delenv(utils.NATIVE_BF16_ENV, raising=False)
         assert resolve_precision("auto", CPU) is dtype
         assert resolve_precision("auto", CPU, evaluation=True) is dtype
         assert resolve_precision("auto", MPS) is None and resolve_precision("auto", MPS, evaluation=True) is None
@@ -39,11 +40,30 @@ def test_auto_is_bf16_where_the_cpu_has_native_bf16(monkeypatch):
     assert [precision_name(d) for d in (None, torch.bfloat16, torch.float16)] == ["fp32", "bf16", "fp16"]
 
 
-def test_native_bf16_detection_follows_what_torch_reports():
+def test_native_bf16_detection_follows_what_torch_reports(monkeypatch):
+    monkeypatch.delenv(utils.NATIVE_BF16_ENV, raising=False)   # as the machine is (the suite may run with --native-bf16)
     amx = torch.backends.mkldnn.is_available() and torch.cpu._is_amx_tile_supported()
     assert utils.cpu_has_amx() == amx
     assert utils.cpu_supports_bf16() == (amx or (torch.backends.mkldnn.is_available()
                                                  and torch.cpu._is_avx512_bf16_supported()))
+
+
+def test_the_native_bf16_switch_runs_every_cpu_as_another_kind(monkeypatch):
+    """CSELAB_NATIVE_BF16 (the tests' --native-bf16): `on` makes `auto` mean bf16 on any CPU, named
+    `emulated` where torch reports no native bf16; `off` makes it fp32 even on AMX; a typo is refused."""
+    hardware = utils._hardware_bf16()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setenv(utils.NATIVE_BF16_ENV, "on")
+    assert resolve_precision("auto", CPU) is torch.bfloat16 and resolve_precision("auto", CPU, evaluation=True) is torch.bfloat16
+    assert utils.native_bf16() in (("amx", "avx512_bf16") if hardware else ("emulated",))
+    monkeypatch.setenv(utils.NATIVE_BF16_ENV, "off")
+    assert resolve_precision("auto", CPU) is None and not utils.cpu_has_amx() and utils.native_bf16() == "none"
+    assert resolve_precision("bf16", CPU) is torch.bfloat16     # an explicit precision is not overridden
+    monkeypatch.setenv(utils.NATIVE_BF16_ENV, "")
+    assert utils.native_bf16_override() == "auto"
+    monkeypatch.setenv(utils.NATIVE_BF16_ENV, "yes")
+    with pytest.raises(ValueError, match="CSELAB_NATIVE_BF16='yes': expected auto, on or off"):
+        resolve_precision("auto", CPU)
 
 
 def test_eval_precision_runs_bf16_weights_without_autocast(tiny_model, monkeypatch):

@@ -39,6 +39,7 @@ def test_probe_set_on_stsb_dev(data_dir):
 
 def test_probe_values_by_direct_formulas(tiny_model, data_dir):
     encoder = SentenceEncoder.from_pretrained(tiny_model, pooler="cls_before_pooler")
+    encoder.eval_precision = "fp32"   # an oracle comparison; the bf16 path has its own test below
     ps = stsb_probe_set(load_stsb(data_dir)["dev"], 40)
     encoder.train()
     result = probe(encoder, ps, batch_size=16)
@@ -62,6 +63,23 @@ def test_probe_values_by_direct_formulas(tiny_model, data_dir):
     assert np.allclose(result["layer_cls_sim"], expected_profile, atol=1e-5)
     assert result["layer_cls_sim"][-1] == pytest.approx(1.0)
     assert result["sentences"] == 40 and result["positive_pairs"] == len(ps.positive_pairs)
+
+
+def test_probe_values_in_bf16_stay_within_their_tolerance_of_fp32(tiny_model, data_dir):
+    """The bf16 path (`auto` where bf16 is native, emulated elsewhere): the probe statistics move by
+    bf16's rounding of the backbone's weights, a few thousandths on the tiny model (issue 30 measured
+    2.7e-5 against 4.4e-6 for a near-zero quantity on an AMX CPU), so the tolerance is absolute."""
+    encoder = SentenceEncoder.from_pretrained(tiny_model, pooler="cls_before_pooler")
+    ps = stsb_probe_set(load_stsb(data_dir)["dev"], 40)
+    encoder.eval_precision = "fp32"
+    fp32 = probe(encoder, ps, batch_size=16)
+    encoder.eval_precision = "bf16"
+    bf16 = probe(encoder, ps, batch_size=16)
+    for key in ("alignment", "uniformity", "mean_cos"):
+        assert bf16[key] == pytest.approx(fp32[key], abs=0.02), key
+    assert bf16["largest_angle"] == pytest.approx(fp32["largest_angle"], abs=1.0)   # degrees
+    assert np.allclose(bf16["layer_cls_sim"], fp32["layer_cls_sim"], atol=0.02)
+    assert any(bf16[k] != fp32[k] for k in ("alignment", "uniformity", "mean_cos"))   # bf16 did run
 
 
 def _analytic_grads(z1: np.ndarray, z2: np.ndarray, tau: float) -> tuple[np.ndarray, np.ndarray]:

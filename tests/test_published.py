@@ -45,8 +45,8 @@ def test_every_row_is_printed_in_the_paper_in_this_order(paper_text, paper, tabl
 
 
 def test_spot_checks_by_hand(paper_text):
-    # MixCSE Knowl 6: MixCSE-BERT-base's STS-B and average, as printed with their std
-    mixcse = published_frame("mixcse", "Knowl 6", backbone="bert-base-uncased", variants=["MixCSE"], numeric=False)
+    # MixCSE Experiment Results (STS): MixCSE-BERT-base's STS-B and average, as printed with their std
+    mixcse = published_frame("mixcse", "Experiment Results (STS)", backbone="bert-base-uncased", variants=["MixCSE"], numeric=False)
     assert mixcse.loc["MixCSE-BERTbase", "STS-B"] == "78.48±0.82"
     assert mixcse.loc["MixCSE-BERTbase", "Avg."] == "77.66±0.61"
     assert "78.48±\\pm0.82" in paper_text["mixcse"] and "77.66±\\pm0.61" in paper_text["mixcse"]
@@ -81,8 +81,8 @@ def test_frames_select_backbone_variants_and_tags():
     assert list(ordered.index) == ["ClusterNS", "SimCSE"] and ordered.loc["ClusterNS", "Avg."] == 77.55
     without_bml = published_frame("clusterns", "Table 3", tags={"bml": False}, index="variant")
     assert without_bml.loc["STS average", "σ = 0.4"] == 77.83
-    assert published_frame("mixcse", "Knowl 6", backbone="bert-large-uncased").loc["SimCSE-BERTlarge", "STS-B"] == 79.0
-    assert published_frame("mixcse", "Knowl 6", backbone="roberta-base").empty   # MixCSE reports no RoBERTa
+    assert published_frame("mixcse", "Experiment Results (STS)", backbone="bert-large-uncased").loc["SimCSE-BERTlarge", "STS-B"] == 79.0
+    assert published_frame("mixcse", "Experiment Results (STS)", backbone="roberta-base").empty   # MixCSE reports no RoBERTa
 
 
 def test_parse_cell_and_errors():
@@ -97,7 +97,7 @@ def test_parse_cell_and_errors():
     with pytest.raises(KeyError, match="stored: Table 1, Table 2, Table 3"):
         published_table("gs_infonce", "Table 4")
     with pytest.raises(ValueError, match="a paper backbone"):
-        published_frame("mixcse", "Knowl 6", backbone="all-minilm-l6")
+        published_frame("mixcse", "Experiment Results (STS)", backbone="all-minilm-l6")
 
 
 def test_paper_backbone():

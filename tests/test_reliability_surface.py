@@ -27,6 +27,7 @@ from cselab.cli import main
 from cselab.config import TEMPERATURE_MIN, ConfigError, load_config
 from cselab.rundir import RunDir, load_state
 from cselab.train import train
+from cselab.utils import precision_name, resolve_precision
 
 from test_reliability import Crash, crash_at, error_line, short_dev_set  # noqa: F401  (autouse fixture)
 
@@ -266,7 +267,8 @@ def test_resume_under_another_thread_count_is_refused_and_the_same_count_is_byte
     run = RunDir.for_config(cfg)
     with pytest.raises(Crash):
         train(cfg, data_dir=data_dir, progress=False, callbacks=[crash_at(3)])
-    expected = {"device": "cpu", "threads": 1, "world_size": 1, "precision": "fp32", "eval_precision": "fp32"}
+    auto = {e: precision_name(resolve_precision("auto", torch.device("cpu"), evaluation=e)) for e in (False, True)}
+    expected = {"device": "cpu", "threads": 1, "world_size": 1, "precision": auto[False], "eval_precision": auto[True]}
     assert load_state(run.last_dir)["execution"] == expected
     before = tree(run.path)
     torch.set_num_threads(2)
@@ -316,7 +318,7 @@ def test_a_study_says_when_it_reuses_a_run_trained_under_other_settings(tiny_mod
     assert make_plan(study, threads=1)[0].notes == []
     assert make_plan(study, threads=2)[0].notes == [
         "trained with threads=1; this study trains with threads=2: the same config, but not byte-identical numbers "
-        "(see README, Run directories)"]
+        "(see docs/reliability.md, Run directories)"]
     results = json.loads((spec.run_dir / "results.json").read_text())
     del results["execution"]                                       # a run of an older cselab
     (spec.run_dir / "results.json").write_text(json.dumps(results))

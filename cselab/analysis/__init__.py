@@ -1,8 +1,8 @@
 """The papers' analyses of trained and pre-trained encoders, one module per paper (imported on
 demand):
 
-* ``mixcse`` — positive / random-negative / mixed-negative scores, the spherical cap (Knowl 3) and
-  the λ bound (Knowl 5);
+* ``mixcse`` — positive / random-negative / mixed-negative scores, the spherical cap (section
+  Distribution of BERT Embeddings) and the λ bound (section MixCSE);
 * ``gs_infonce`` — Fig. 1, the top-4 negative similarity against batch size;
 * ``clusterns`` — Table 10, sentences grouped by a run's clusters;
 * ``apincse`` — Fig. 3, per-layer [CLS] similarity to the last layer;

@@ -4,7 +4,7 @@
 scores (cos/τ) of a model on a sentence set (:func:`mixcse_pair_scores` for one batch of views);
 ``SCORE_LABELS`` names them for figures.
 
-**Spherical cap (Knowl 3).** MixCSE argues that anisotropic sentence embeddings occupy a spherical
+**Spherical cap (section Distribution of BERT Embeddings).** MixCSE argues that anisotropic sentence embeddings occupy a spherical
 cap of angular radius ω on the unit sphere S^{d−1}, and studies the cosine cos θ between two random
 points of the cap: its mean and variance as functions of the dimension d and of ω (the variance
 shrinks as d grows, so random negatives all look alike and stop providing gradient signal).
@@ -17,7 +17,7 @@ on (t+1)/2) and u uniform on the sphere orthogonal to e, so for two points
 
 :func:`sample_cap` builds the vectors themselves (the tests check the two agree).
 
-**λ bound (Knowl 5).** A mixed negative h̃'_ij = normalize(λ h'_i + (1−λ) h'_j) is only a negative
+**λ bound (section MixCSE).** A mixed negative h̃'_ij = normalize(λ h'_i + (1−λ) h'_j) is only a negative
 while it stays farther from the anchor h_i than the positive h'_i; for large λ it does not.
 :func:`mixed_closer_share` measures, for one batch of two views, the share of mixed negatives with
 cos(h_i, h̃'_ij) > cos(h_i, h'_i); :func:`lambda_bound_curve` does it for a model over a sentence set
@@ -89,7 +89,7 @@ def cap_cosine_moments(d: int, omega: float, n_pairs: int = 200_000, seed: int =
 def cap_geometry_table(dims: Sequence[int] = (16, 64, 256, 768, 1024),
                        omegas_deg: Sequence[float] = (30, 60, 90, 120, 180),
                        n_pairs: int = 200_000, seed: int = 0) -> pd.DataFrame:
-    """Knowl 3's simulation grid: one row per (d, ω) with the mean and variance of cos θ."""
+    """The spherical-cap simulation grid (section Distribution of BERT Embeddings): one row per (d, ω) with the mean and variance of cos θ."""
     rows = []
     for d in dims:
         for omega_deg in omegas_deg:
@@ -224,9 +224,9 @@ def mixcse_score_series(runs, sentences: list[str], batch_size: int = 64, max_le
     return snapshot_series(runs, measure, steps)
 
 
-# --------------------------------------------------------------------------- largest angle (Knowl 10.2)
+# --------------------------------------------------------------------------- largest angle (Analysis)
 def largest_angle_series(runs, data_dir=None, batch_size: int = 128) -> pd.DataFrame:
-    """MixCSE Knowl 10.2's curve: the largest angle between two probe embeddings over training, one
+    """MixCSE's largest-angle curve (Analysis): the largest angle between two probe embeddings over training, one
     row per (run, step) with ``largest_angle`` in degrees, **from step 0**: the paper's claim is
     about how far training widens the cap the untrained backbone's embeddings fill. The trainer
     probes the model it starts from; for runs made before it did, that model is measured here on

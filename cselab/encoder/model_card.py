@@ -46,6 +46,7 @@ class RunFacts:
     select_by: str | None = None      # what chose best/ (config select_by: stsb_dev, last, heldout_infonce)
     lockfile: dict | None = None      # config.json's lockfile record (file, sha256, matches, differences)
     sts_table: str | None = None      # the run's final STS table (Markdown), None: not evaluated yet
+    eval_precision: str | None = None  # what the run's evaluations ran in (fp32 / bf16 / fp16), as recorded
 
 
 def _read_optional(path: Path) -> dict | None:
@@ -68,6 +69,20 @@ def _selection_sentence(select_by: str) -> str:
             "last": "`last`: the model at the end of training (no selection)",
             "heldout_infonce": "`heldout_infonce`: the lowest InfoNCE on a held-out slice of the training corpus "
                                "(no STS data)"}.get(select_by, f"`{select_by}`")
+
+
+def _precision_sentence(eval_precision: str) -> str:
+    """Which precision the table comes from, and how far the one a user runs is: sentence-transformers
+    loads the folder in fp32, while cselab's ``auto`` evaluates in bf16 wherever bf16 is native
+    (docs/performance.md, "Which precision a reported number comes from")."""
+    if eval_precision == "fp32":
+        return ("Precision: these scores were computed in fp32, the precision in which sentence-transformers "
+                "runs this folder.")
+    return (f"Precision: these scores were computed with the backbone's weights in {eval_precision} "
+            "(`eval_precision: auto` on a machine with native bf16). sentence-transformers runs this folder in "
+            "fp32; on the default backbone the seven STS scores of the two precisions differed by at most 0.011 "
+            "(cselab's docs/performance.md). `cselab eval path/to/this/folder --precision fp32` computes the "
+            "fp32 table.")
 
 
 def _is_hub_id(name: str) -> bool:
@@ -138,6 +153,8 @@ def model_card(folder: str | os.PathLike, run: RunFacts | None = None) -> str:
     if run and run.sts_table is not None:
         lines += ["STS (SimCSE's protocol: Spearman ×100 of cosine similarities; STS12–16 over all subsets, "
                   "STS-B and SICK-R test):", "", run.sts_table]
+        if run.eval_precision:
+            lines += ["", _precision_sentence(run.eval_precision)]
     else:
         lines.append(("No STS table yet: the run's final evaluation (`final_eval`) writes it here. " if run else "")
                      + "`cselab eval path/to/this/folder` computes one.")

@@ -1,4 +1,4 @@
-"""SentEval's transfer tasks with a logistic-regression probe on frozen sentence embeddings.
+"""SentEval's transfer tasks with a logistic-regression classifier on frozen sentence embeddings.
 
 Protocol (SentEval ``senteval/tools/validation.py``, its scikit-learn path):
 

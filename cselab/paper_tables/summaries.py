@@ -101,7 +101,7 @@ def comparison_table(summary: pd.DataFrame, published: pd.DataFrame | None = Non
 
 def averages_summary(groups: Mapping[str, Mapping[str, Path]],
                      results_by_column: Mapping[str, Mapping[str, dict]]) -> pd.DataFrame:
-    """Mean, std and n per group of each suite's average, one column per suite (e.g. MixCSE Knowl 8:
+    """Mean, std and n per group of each suite's average, one column per suite (e.g. MixCSE Ablation Study:
     ``{"STS Avg.": sts_results, "transfer Avg.": transfer_results}``); runs missing a suite are left out."""
     from ..tables import summarise
 

@@ -8,8 +8,8 @@ plot_sweep             ClusterNS Fig. 8–9 (batch size, K), GS-InfoNCE Table 3 
                        mean and 95 % t-interval over seeds
 plot_ablation_bars     APINCSE Fig. 2: one group of bars per STS task, a bar per variant
 plot_top4_curve        GS-InfoNCE Fig. 1: mean of the top-4 negative cosines against batch size
-plot_cap_geometry      MixCSE Knowl 3: mean and variance of cos θ on a spherical cap against d
-plot_lambda_bound      MixCSE Knowl 5: share of mixed negatives closer than the positive against λ
+plot_cap_geometry      MixCSE spherical cap (Distribution of BERT Embeddings): mean and variance of cos θ on a spherical cap against d
+plot_lambda_bound      MixCSE λ bound (section MixCSE): share of mixed negatives closer than the positive against λ
 plot_umap_panels       UMAP / PCA maps coloured by label, side by side (before / after training)
 =====================  ==========================================================================
 """

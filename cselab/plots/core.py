@@ -46,8 +46,39 @@ def styled(function):
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
         with style():
-            return function(*args, **kwargs)
+            result = function(*args, **kwargs)
+            if isinstance(result, Figure):
+                fit_tick_labels(result)
+            return result
     return wrapper
+
+
+MIN_TICKS = 2
+
+
+def fit_tick_labels(fig: Figure) -> None:
+    """Fewer ticks on any x axis whose tick labels collide as drawn (long numbers such as −0.00011
+    in a narrow panel): where the ticks fall depends on the numbers, so a figure whose values move
+    in the third decimal (bf16 against fp32, another machine) must not break on it. Axes with
+    fixed ticks (categories, log₂ batch sizes) are left as they are."""
+    from matplotlib.ticker import MaxNLocator
+
+    from .check import _draw, _drawn_ticks, _overlap, _text_box
+
+    for ax in fig.axes:
+        axis = ax.xaxis
+        locator = axis.get_major_locator()
+        if not ax.get_visible() or not isinstance(locator, MaxNLocator):
+            continue
+        renderer = _draw(fig)
+        nbins = len(_drawn_ticks(axis))
+        while nbins > MIN_TICKS:
+            boxes = [b for tick in _drawn_ticks(axis) if (b := _text_box(tick.label1, renderer)) is not None]
+            if not any(_overlap(a, b, 0.5) for a, b in zip(boxes, boxes[1:])):
+                break
+            nbins -= 1
+            locator.set_params(nbins=nbins)
+            renderer = _draw(fig)
 
 
 def new_figure(n_panels: int = 1, panel_size: tuple[float, float] = (COLUMN_WIDTH, 2.5), ncols: int | None = None,

@@ -7,7 +7,7 @@ plot_similarity_dynamics       ClusterNS Fig. 3, 4, 5, 7, 10 (``sim/<stat>`` of 
                                MixCSE's positive / random-negative / mixed-negative scores (cos/τ)
 plot_training_curves           loss parts, STS-B dev (any numeric key of train or eval records)
 plot_largest_angle             MixCSE's largest-angle curve (probe records)
-plot_grad_norm                 MixCSE Knowl 2, ‖∂L/∂z‖ per step (``grad/*`` of the train records)
+plot_grad_norm                 MixCSE gradient analysis, ‖∂L/∂z‖ per step (``grad/*`` of the train records)
 plot_alignment_uniformity      ClusterNS Fig. 6 / SimCSE Fig. 2 (points or probe trajectories)
 plot_layer_profile             APINCSE Fig. 3 (per-layer [CLS] similarity to the last layer)
 =============================  =======================================================================
@@ -27,7 +27,7 @@ from ..methods import stat_labels
 from ..rundir import Runs, labelled_runs, read_config, read_metrics
 from .core import TooFewPoints, COLUMN_WIDTH, color, new_figure, styled
 from .labels import display_name, readable
-from .style import (SEED_ALPHA, SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_below, legend_beside, method_key, place_legend,
+from .style import (MARKERS, SEED_ALPHA, SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_below, legend_beside, method_key, place_legend,
                     run_groups,
                     separate_coincident, series_styles)
 
@@ -211,7 +211,7 @@ def plot_largest_angle(data: Runs | pd.DataFrame, title: str | None = None) -> F
 @styled
 def plot_grad_norm(data: Runs | pd.DataFrame, keys: Sequence[str] = ("grad/z1_norm", "grad/z2_norm"),
                    title: str | None = None) -> Figure:
-    """MixCSE Knowl 2: mean ‖∂L/∂z‖₂ per step (train records with ``log_embedding_grad_norm``)."""
+    """MixCSE gradient analysis: mean ‖∂L/∂z‖₂ per step (train records with ``log_embedding_grad_norm``)."""
     frame = _frame(data, "train")
     _require(frame, keys, "plot_grad_norm (enable log_embedding_grad_norm)")
     labels = {"grad/z1_norm": "view 1 (anchors)", "grad/z2_norm": "view 2 (positives)"}
@@ -268,36 +268,55 @@ def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", c
     return fig
 
 
-# Offsets (points) tried in turn for a point label: above right first, then around the point.
-_LABEL_OFFSETS = [(4, 4, "left", "bottom"), (4, -4, "left", "top"), (-4, 4, "right", "bottom"),
-                  (-4, -4, "right", "top"), (0, 7, "center", "bottom"), (0, -7, "center", "top"),
-                  (6, 0, "left", "center"), (-6, 0, "right", "center")]
+# Offsets (points) tried in turn for a point label: above right first, then around the point; then
+# the same directions farther out, with a leader line back to the point.
+_LABEL_DIRECTIONS = [(1, 1, "left", "bottom"), (1, -1, "left", "top"), (-1, 1, "right", "bottom"),
+                     (-1, -1, "right", "top"), (0, 1.7, "center", "bottom"), (0, -1.7, "center", "top"),
+                     (1.5, 0, "left", "center"), (-1.5, 0, "right", "center")]
+_LABEL_RADII = (4, 12, 22)
 
 
 def _label_points(ax, xs, ys, texts) -> None:
     """Name each point with a text placed at the first offset around it where it overlaps no label
-    placed before and stays inside the panel (several nearby models would otherwise write over
-    each other)."""
+    placed before and stays inside the panel, nearest first (a far one gets a leader line). Where
+    some label finds no free place — points that crowd, which depends on the numbers and so on the
+    machine's precision — every point is named in a legend instead, each with its own marker: the
+    figure stays readable whatever its numbers are."""
     from .check import _draw
 
     fig = ax.get_figure()
     renderer = _draw(fig)
-    placed = []
+    placed, notes = [], []
     for x, y, text in zip(xs, ys, texts):
-        best = None
-        for dx, dy, ha, va in _LABEL_OFFSETS:
-            note = ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx, dy), fontsize=7, ha=ha, va=va)
-            box = note.get_window_extent(renderer)
-            free = not any(box.overlaps(other) for other in placed) and ax.bbox.contains(box.x0, box.y0) and \
-                ax.bbox.contains(box.x1, box.y1)
-            if free:
-                best = box
+        found = None
+        for radius in _LABEL_RADII:
+            for dx, dy, ha, va in _LABEL_DIRECTIONS:
+                leader = {"arrowprops": {"arrowstyle": "-", "lw": 0.5, "color": "0.5"}} if radius > 4 else {}
+                note = ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx * radius, dy * radius),
+                                   fontsize=7, ha=ha, va=va, **leader)
+                box = note.get_window_extent(renderer)
+                if not any(box.overlaps(other) for other in placed) and ax.bbox.contains(box.x0, box.y0) and \
+                        ax.bbox.contains(box.x1, box.y1):
+                    found = (note, box)
+                    break
+                note.remove()
+            if found:
                 break
-            note.remove()
-        if best is None:   # nowhere free: above right, and the checker will say it collides
-            note = ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
-            best = note.get_window_extent(renderer)
-        placed.append(best)
+        if found is None:
+            for note in notes:
+                note.remove()
+            _legend_points(ax, xs, ys, texts)
+            return
+        notes.append(found[0])
+        placed.append(found[1])
+
+
+def _legend_points(ax, xs, ys, texts) -> None:
+    """Each point ringed by its own marker, named in the legend (the fallback of :func:`_label_points`)."""
+    for i, (x, y, text) in enumerate(zip(xs, ys, texts)):
+        ax.scatter([x], [y], marker=MARKERS[i % len(MARKERS)], s=70, facecolors="none", edgecolors="0.2",
+                   linewidths=0.8, zorder=4, label=text)
+    place_legend(ax, min_entries=1)
 
 
 @styled

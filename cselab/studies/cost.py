@@ -10,7 +10,7 @@ seconds(run) = overhead + steps × s/step + dev evaluations + final STS evaluati
   ``final_eval`` is on, both scaled by the same parameter ratio.
 
 The CPU step time and STS suite time were measured on this project's 2-core development machine with
-the offline MiniLM backbone (``benchmarks/throughput.py``; README); the dev-evaluation time follows
+the offline MiniLM backbone (``benchmarks/throughput.py``; docs/testing.md); the dev-evaluation time follows
 from its 351 sentences/s; method overheads are estimates (see METHOD_OVERHEAD). GPU numbers are ASSUMPTIONS
 for one H200 running BERT-base in bf16 (not measured here: no GPU was available); on another GPU,
 or at batch sizes that do not fill the GPU, expect real times to differ by a factor of two or more.

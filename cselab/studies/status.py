@@ -100,4 +100,4 @@ def execution_differences(run_dir: str | os.PathLike, expected: dict) -> list[st
     if not keys:
         return []
     return [f"trained with {_describe(recorded, keys)}; this study trains with {_describe(expected, keys)}: "
-            "the same config, but not byte-identical numbers (see README, Run directories)"]
+            "the same config, but not byte-identical numbers (see docs/reliability.md, Run directories)"]

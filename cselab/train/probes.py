@@ -18,7 +18,7 @@ record to ``metrics.jsonl``::
 The probe set (:func:`stsb_probe_set`) is the first ``probe_sentences`` distinct sentences of the
 STS-B dev pairs in file order, and its positives the pairs whose two sentences are both inside.
 
-``log_embedding_grad_norm: true`` adds MixCSE's gradient-norm dynamics (Knowl 2) to every train
+``log_embedding_grad_norm: true`` adds MixCSE's gradient-norm dynamics (gradient analysis) to every train
 record: ``grad/z1_norm`` and ``grad/z2_norm``, the mean over the batch of ‖∂L/∂z‖₂ for each view's
 training embedding z (the vector the encoder outputs, before the loss normalises it).
 """

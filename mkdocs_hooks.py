@@ -1,0 +1,148 @@
+"""MkDocs hooks for cselab's documentation site (mkdocs.yml: ``hooks``).
+
+The site is built from the files the repository already has, so that it cannot drift from them:
+
+* the home page is README.md itself (generated as ``index.md``), its links rewritten to the site;
+* every relative link of a page (README.md, ``docs/**/*.md``) is resolved in the repository: a link
+  to a file that does not exist is a warning, which ``mkdocs build --strict`` turns into a failure;
+  a link to a file outside ``docs/`` (a study file, a module, a figure) copies that file into the site
+  under its repository path and points there, a link to a folder points to the folder's README.md;
+* the notebooks ``notebooks/*.py`` (jupytext percent) are pages, rendered by mkdocs-jupyter without
+  executing them, and so are the executed notebooks of the cpu-demo study
+  (``reports/cpu-demo/*.ipynb``) when ``make demo`` has written them; both are added to the nav.
+"""
+from __future__ import annotations
+
+import logging
+import posixpath
+import re
+from pathlib import Path
+
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File, Files
+
+log = logging.getLogger("mkdocs.hooks.cselab")
+
+ROOT = Path(__file__).resolve().parent
+NOTEBOOKS = "notebooks"
+EXECUTED = "reports/cpu-demo"
+# [text](target) and ![alt](target), target without spaces; optional "title" ignored
+LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s]+)((?:\s+\"[^\"]*\")?\))")
+FENCE = re.compile(r"^(```|~~~)", re.M)
+
+
+def _notebooks() -> list[str]:
+    return sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / NOTEBOOKS).glob("*.py"))
+
+
+def _executed() -> list[str]:
+    return sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / EXECUTED).glob("*.ipynb"))
+
+
+def site_path(repo_path: str) -> str:
+    """Where a repository file sits in the site's source tree."""
+    if repo_path == "README.md":
+        return "index.md"
+    if repo_path.startswith("docs/"):
+        return repo_path[len("docs/"):]
+    return repo_path
+
+
+def _outside_code(text: str):
+    """(start, end) spans of ``text`` outside fenced code blocks."""
+    spans, pos, inside = [], 0, False
+    for m in FENCE.finditer(text):
+        if not inside:
+            spans.append((pos, m.start()))
+        pos, inside = m.start(), not inside
+        if not inside:
+            pos = m.end()
+    if not inside:
+        spans.append((pos, len(text)))
+    return spans
+
+
+def resolve(page_repo_path: str, target: str):
+    """(repo path or None, anchor, problem or None) of a link target written in ``page_repo_path``."""
+    if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith(("#", "/")):
+        return None, "", None
+    path, _, anchor = target.partition("#")
+    repo = posixpath.normpath(posixpath.join(posixpath.dirname(page_repo_path), path))
+    if repo.startswith("../") or repo == "..":
+        return None, anchor, f"points outside the repository: {target}"
+    full = ROOT / repo
+    if full.is_dir():
+        if not (full / "README.md").is_file():
+            return None, anchor, f"points to a folder without README.md: {target}"
+        repo = posixpath.join(repo, "README.md")
+    elif not full.is_file():
+        return None, anchor, f"points to a file that does not exist: {target}"
+    return repo, anchor, None
+
+
+def _links(text: str):
+    for start, end in _outside_code(text):
+        for m in LINK.finditer(text, start, end):
+            yield m
+
+
+def _page_sources(config) -> dict[str, str]:
+    """repo path -> text of every Markdown page: README.md and docs/**/*.md."""
+    pages = {"README.md": (ROOT / "README.md").read_text(encoding="utf-8")}
+    docs = Path(config["docs_dir"])
+    for p in sorted(docs.rglob("*.md")):
+        pages["docs/" + p.relative_to(docs).as_posix()] = p.read_text(encoding="utf-8")
+    return pages
+
+
+def on_config(config):
+    nav = config.get("nav") or []
+    nav.append({"Notebooks (source)": [{Path(n).stem: site_path(n)} for n in _notebooks()]})
+    executed = _executed()
+    if executed:
+        nav.append({"Executed cpu-demo notebooks": [{Path(n).stem: site_path(n)} for n in executed]})
+    config["nav"] = nav
+    return config
+
+
+@event_priority(100)   # before mkdocs-jupyter's on_files, which turns the notebooks into pages
+def on_files(files: Files, config) -> Files:
+    wanted = set(_notebooks()) | set(_executed())
+    for repo_path, text in _page_sources(config).items():
+        for m in _links(text):
+            repo, _, problem = resolve(repo_path, m.group(2))
+            if repo and not repo.startswith("docs/"):
+                wanted.add(repo)
+    wanted.discard("README.md")
+    files.append(File.generated(config, "index.md", content=(ROOT / "README.md").read_text(encoding="utf-8")))
+    for repo in sorted(wanted):
+        if files.get_file_from_path(site_path(repo)) is None:
+            files.append(File(site_path(repo), src_dir=str(ROOT), dest_dir=config["site_dir"],
+                              use_directory_urls=config["use_directory_urls"]))
+    return files
+
+
+def on_page_markdown(markdown: str, page, config, files):
+    src = page.file.src_uri
+    repo_path = "README.md" if src == "index.md" else ("docs/" + src if not _is_repo_copy(src) else src)
+    if not src.endswith(".md"):
+        return markdown
+    out, pos = [], 0
+    for m in _links(markdown):
+        repo, anchor, problem = resolve(repo_path, m.group(2))
+        if problem:
+            log.warning("%s: link %s", repo_path, problem)
+            continue
+        if repo is None:
+            continue
+        new = posixpath.relpath(site_path(repo), posixpath.dirname(src) or ".")
+        if anchor:
+            new += "#" + anchor
+        out.append(markdown[pos:m.start(2)] + new)
+        pos = m.end(2)
+    out.append(markdown[pos:])
+    return "".join(out)
+
+
+def _is_repo_copy(src_uri: str) -> bool:
+    return (ROOT / src_uri).is_file() and not (ROOT / "docs" / src_uri).is_file() and src_uri != "index.md"
