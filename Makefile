@@ -21,7 +21,7 @@ STUDY ?=
 PROFILE ?= cpu
 REPRODUCE_ARGS ?=
 
-.PHONY: demo quickstart notebooks lab test test-all data benchmark reproduce docs clean install-locked lock
+.PHONY: demo demo-figures quickstart notebooks lab test test-all data benchmark reproduce docs clean install-locked lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,9 +36,18 @@ data: $(VENV)/.installed-notebooks
 	if [ -d "$(MIRROR)/downstream" ]; then $(BIN)/cselab data fetch --mirror "$(MIRROR)"; else $(BIN)/cselab data fetch; fi
 
 # Every method and every figure kind on the offline backbone: runs in runs/, executed notebooks and
-# the index page in reports/cpu-demo/, figures in figures/cpu-demo/ (docs/studies.md).
+# the index page in reports/cpu-demo/, figures in reports/figures/cpu-demo/ (docs/studies.md). All three
+# are ignored by git: the demo leaves a clone's tracked files as they were (the committed PNGs in
+# figures/cpu-demo/, which the README shows, differ in their bytes from one CPU kind to another).
+# `make demo-figures` is the demo writing figures/cpu-demo/ instead: the way to update the committed PNGs.
+DEMO_FIGURES ?= reports/figures
 demo: data
-	$(BIN)/cselab reproduce cpu-demo --profile cpu --data-dir "$(CSELAB_DATA)" --jobs $(DEMO_JOBS) $(DEMO_ARGS)
+	$(BIN)/cselab reproduce cpu-demo --profile cpu --data-dir "$(CSELAB_DATA)" --jobs $(DEMO_JOBS) \
+		--figures-dir "$(DEMO_FIGURES)" $(DEMO_ARGS)
+
+demo-figures:
+	$(MAKE) demo DEMO_FIGURES=figures
+	@echo "figures/cpu-demo/ rewritten: review with git status / git diff before committing"
 
 # One SimCSE run and its figures, in one notebook.
 quickstart: data
@@ -53,10 +62,18 @@ notebooks: demo quickstart
 
 # JupyterLab on the project (docs/usage.md, "Exploring runs in JupyterLab"): the repository's Jupyter settings
 # (.jupyter/: notebooks/*.py open as notebooks, kernels talk encrypted), relative paths from here.
+# PYTHONSAFEPATH=1 reaches every kernel: JupyterLab starts a notebook's kernel in its folder, and without
+# it Python and IPython put that folder on sys.path ahead of site-packages, so a notebook named like a
+# package (notebooks/umap.py once) is imported in its place (Python >= 3.11 and IPython >= 9.7 honour
+# it, as the lockfile's do; tests/test_notebooks.py keeps such names out of notebooks/).
+# As root, jupyter lab refuses to start unless given --allow-root (containers often run as root): the
+# target passes it then, and says so.
 lab: $(VENV)/.installed-notebooks
 	@echo "JupyterLab on $(CURDIR): open the http://127.0.0.1:.../lab?token=... address it prints below (Ctrl-C stops it)"
+	@if [ "$$(id -u)" = 0 ]; then echo "running as root: passing --allow-root to jupyter lab"; fi
 	JUPYTER_CONFIG_PATH="$(CURDIR)/.jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" CSELAB_ROOT="$(CURDIR)" \
-		$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$(CURDIR)" $(LAB_ARGS)
+		PYTHONSAFEPATH=1 $(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$(CURDIR)" \
+		$$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS)
 
 reproduce: data
 	@if [ -z "$(STUDY)" ]; then echo "usage: make reproduce STUDY=name-or-file [PROFILE=cpu|gpu] [REPRODUCE_ARGS=...]"; exit 2; fi

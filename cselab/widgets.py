@@ -12,6 +12,7 @@ widgets call and that tests can call directly; the last views are kept in ``last
 """
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -39,6 +40,31 @@ def _show(output, *objects) -> None:
         clear_output(wait=True)
         for obj in objects:
             display(obj)
+
+
+BUSY_NOTE = "recomputing…"
+BUSY_HTML = ('<div class="cselab-busy" style="padding: 0.5em 0; color: var(--jp-ui-font-color2, #666)">'
+             '<i class="fa fa-spinner fa-spin"></i> {note}</div>')
+
+
+@contextlib.contextmanager
+def busy(output, controls: Sequence, note: str = BUSY_NOTE):
+    """While a callback recomputes (seconds: encoding a corpus, fitting maps): its controls are
+    disabled, the old view in ``output`` is replaced by a spinning "recomputing…" note, and what the
+    computation displays or prints (its progress bars) goes to ``output`` under the note. Without
+    this, the old figure stayed on screen and the bars went to JupyterLab's hidden Log Console (a
+    callback runs outside any cell's output). The controls are enabled again whatever happens."""
+    from IPython.display import HTML
+
+    for control in controls:
+        control.disabled = True
+    try:
+        _show(output, HTML(BUSY_HTML.format(note=note)))
+        with output:
+            yield
+    finally:
+        for control in controls:
+            control.disabled = False
 
 
 class SimilarityExplorer:
@@ -100,10 +126,15 @@ class SimilarityExplorer:
                                         corpus_embeddings=self._corpus_embeddings[folder])
         return matrix, sentences, neighbours
 
+    def controls(self) -> list:
+        return [self.run, self.checkpoint, self.sentences, self.k, self.button]
+
     def refresh(self, *_) -> None:
-        """Recompute and redraw the heat-map and the neighbour table (errors are shown, not raised)."""
+        """Recompute and redraw the heat-map and the neighbour table (errors are shown, not raised);
+        busy (:func:`busy`) meanwhile."""
         try:
-            matrix, sentences, neighbours = self.compute()
+            with busy(self.output, self.controls()):
+                matrix, sentences, neighbours = self.compute()
         except (ValueError, FileNotFoundError) as e:
             _show(self.output, f"cannot compare: {e}")
             return
@@ -111,6 +142,11 @@ class SimilarityExplorer:
         self.last_matrix, self.last_neighbours = matrix, neighbours
         self.last_figure = plot_similarity_heatmap(matrix, sentences, title=title)
         _show(self.output, self.last_figure, neighbours)
+
+
+# inches: 500 pixels at the notebooks' inline 100 dpi (cselab.workbench.INLINE_DPI), a map to look
+# into; a grid's 2.6-inch panels are for print
+MAP_SIZE = 5.0
 
 
 class SnapshotExplorer:
@@ -146,7 +182,8 @@ class SnapshotExplorer:
         return self._frames[run]
 
     def on_run(self, change=None) -> None:
-        names = list(self.frames(self.run.value))
+        with busy(self.output, [self.run, self.step]):   # a new run's maps: every snapshot encoded, projected
+            names = list(self.frames(self.run.value))
         self.step.unobserve(self.on_step, names="value")
         try:
             self.step.options = names
@@ -156,6 +193,9 @@ class SnapshotExplorer:
         self.on_step()
 
     def on_step(self, change=None) -> None:
-        frame = self.frames(self.run.value)[self.step.value]
-        self.last_figure = plot_projection_grid({self.step.value: frame}, ncols=1, title=self.run.value)
+        """Draw the map of the chosen snapshot (:data:`MAP_SIZE`), busy (:func:`busy`) meanwhile."""
+        with busy(self.output, [self.run, self.step]):
+            frame = self.frames(self.run.value)[self.step.value]
+            self.last_figure = plot_projection_grid({self.step.value: frame}, ncols=1, title=self.run.value,
+                                                    panel_size=MAP_SIZE)
         _show(self.output, self.last_figure)

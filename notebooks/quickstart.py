@@ -93,8 +93,8 @@ print(run)
 after = evaluate_sts(SentenceEncoder.from_pretrained(run / "best"), **({"tasks": sts_tasks} if sts_tasks else {}),
                      data_dir=data_dir)
 table = format_sts_table({"before": before, "after": after})
-print(table)
 (figures / "sts_table.md").write_text(table + "\n")
+print(table)
 
 # %% [markdown]
 # ## Training dynamics

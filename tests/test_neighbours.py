@@ -125,3 +125,48 @@ def test_widget_callbacks_headless(tiny_runs, data_dir):
     assert slider.last_figure.axes[0].get_title() == "step 3 (PCA)"
     slider.run.value = "mixcse-s1"
     assert slider.step.value == "step 6" and slider.last_figure.get_suptitle() == "mixcse-s1"
+
+
+def test_widgets_are_busy_while_they_recompute(tiny_runs, data_dir, monkeypatch):
+    """While a callback computes, its controls are disabled and the output area shows the
+    "recomputing…" note instead of the old figure; afterwards the controls are enabled again (also
+    when the computation fails) and the note is replaced by the new view."""
+    pytest.importorskip("ipywidgets")
+    from IPython.display import HTML
+
+    from cselab import widgets
+
+    shown = []   # what each _show put in an output area, in order
+    monkeypatch.setattr(widgets, "_show", lambda output, *objects: shown.append((output, objects)))
+    runs = {label: tiny_runs[label] for label in ("simcse-s1", "mixcse-s1")}
+    corpus = corpus_sample("wiki1m-head", 40, data_dir=data_dir, pool=200)
+    app = widgets.SimilarityExplorer(runs, corpus, ["A man plays a guitar.", "A woman is cooking."], k=3)
+    seen = []
+    compute = app.compute
+
+    def watched_compute():
+        seen.append(([c.disabled for c in app.controls()], shown[-1]))
+        return compute()
+
+    monkeypatch.setattr(app, "compute", watched_compute)
+    app.checkpoint.value = "step 0"
+    (disabled, (output, objects)), = seen
+    assert all(disabled) and len(disabled) == 5
+    assert output is app.output and isinstance(objects[0], HTML) and widgets.BUSY_NOTE in objects[0].data
+    assert not any(c.disabled for c in app.controls())
+    assert shown[-1][1][0] is app.last_figure                     # the note replaced by the new heat-map
+
+    monkeypatch.setattr(app, "compute", lambda: (_ for _ in ()).throw(FileNotFoundError("gone")))
+    app.refresh()
+    assert not any(c.disabled for c in app.controls()) and "cannot compare: gone" in shown[-1][1][0]
+
+    sentences, labels = labelled_sample("DBpedia", 28, data_dir=data_dir)
+    slider = widgets.SnapshotExplorer(runs, sentences, labels)
+    frames = slider.frames
+    monkeypatch.setattr(slider, "frames", lambda run: (seen.append((slider.run.disabled, slider.step.disabled,
+                                                                     shown[-1][1][0])), frames(run))[1])
+    slider.run.value = "mixcse-s1"
+    assert seen[-1][:2] == (True, True) and widgets.BUSY_NOTE in seen[-1][2].data
+    assert not slider.run.disabled and not slider.step.disabled and shown[-1][1][0] is slider.last_figure
+    width, height = slider.last_figure.get_size_inches()
+    assert height >= widgets.MAP_SIZE and width - widgets.MAP_SIZE < widgets.MAP_SIZE / 2   # a map, a slim legend

@@ -51,3 +51,22 @@ def test_notebook_sources_are_jupytext_percent():
         assert any("format_name: percent" in line for line in head), path
         notebook = jupytext.read(path)          # in process: what `jupytext --to ipynb` converts
         assert notebook.cells and nbformat.validate(notebook) is None, path
+
+
+def test_no_notebook_is_named_like_an_importable_module():
+    """JupyterLab starts a notebook's kernel in notebooks/; a notebook named like a module that can be
+    imported (notebooks/umap.py once) would be imported in its place wherever that folder is on
+    sys.path, e.g. `import umap` in cselab.analysis.umap loading the notebook instead of umap-learn."""
+    import importlib.util
+    import sys
+
+    notebooks = (REPO / "notebooks").resolve()
+    clashes = {}
+    for path in sorted(notebooks.glob("*.py")):
+        if path.stem in sys.builtin_module_names:
+            clashes[path.name] = "built-in"
+            continue
+        spec = importlib.util.find_spec(path.stem)
+        if spec is not None and spec.origin != str(path):   # not the notebook itself (notebooks/ on sys.path)
+            clashes[path.name] = spec.origin
+    assert clashes == {}, f"notebooks named like importable modules (rename them): {clashes}"

@@ -1,4 +1,4 @@
-"""The analysis notebooks (dynamics, geometry, clustering, umap, compare) run end to end under
+"""The analysis notebooks (dynamics, geometry, clustering, embedding_maps, compare) run end to end under
 papermill on the tiny runs of every method, with tiny parameters: every figure they save is a PNG
 and a PDF, every figure is shown in the executed notebook as an image/png output, every table is
 written as Markdown and CSV with the expected rows, and nothing errs."""
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-NOTEBOOKS = ("dynamics", "geometry", "clustering", "umap", "compare")
+NOTEBOOKS = ("dynamics", "geometry", "clustering", "embedding_maps", "compare")
 
 
 @pytest.fixture
@@ -146,9 +146,9 @@ def test_clustering(runs, data_dir, tmp_path, monkeypatch):
     assert cached["details"]["AgNews"]["n"] == 60 and cached["seeds"] == [0, 1]
 
 
-def test_umap(runs, base, data_dir, tmp_path, monkeypatch):
+def test_embedding_maps(runs, base, data_dir, tmp_path, monkeypatch):
     chosen = {k: str(runs[k]) for k in ("simcse-s1", "clusterns-s1", "apincse-s1")}
-    notebook, figures, tables = execute("umap", tmp_path, monkeypatch, {
+    notebook, figures, tables = execute("embedding_maps", tmp_path, monkeypatch, {
         "runs": chosen, "data_dir": str(data_dir), "per_class": 3, "projection": "pca", "panels_per_figure": 3,
         "max_length": 32})
     check_outputs(notebook, figures, {"umap_1", "umap_2"})

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .core import color, new_figure, styled
+from .core import LEGEND_CHAR_WIDTH, color, new_figure, styled
 from .labels import display_name
 
 
@@ -64,9 +64,10 @@ def plot_similarity_heatmap(matrix: np.ndarray, sentences: Sequence[str], title:
 
 @styled
 def plot_projection_grid(frames: Mapping[str, pd.DataFrame], ncols: int = 3, max_legend: int = 14,
-                         title: str | None = None) -> Figure:
+                         title: str | None = None, panel_size: float = 2.6) -> Figure:
     """One scatter panel per frame (columns x, y, label; :func:`cselab.neighbours.snapshot_projections`)
-    in a grid of ``ncols`` columns, a label's colour the same in every panel, one legend."""
+    in a grid of ``ncols`` columns of ``panel_size``-inch square panels, a label's colour the same in
+    every panel, one legend beside them, as wide as its longest label."""
     if not frames:
         raise ValueError("plot_projection_grid: no frames")
     for name, frame in frames.items():
@@ -75,11 +76,13 @@ def plot_projection_grid(frames: Mapping[str, pd.DataFrame], ncols: int = 3, max
             raise ValueError(f"plot_projection_grid: frame {name!r} lacks column(s) {missing}")
     labels = sorted({lab for f in frames.values() for lab in f["label"]}, key=str)
     colors = _label_colors(len(labels))
-    fig, axes = new_figure(len(frames), panel_size=(2.6, 2.6), ncols=ncols)
+    fig, axes = new_figure(len(frames), panel_size=(panel_size, panel_size), ncols=ncols)
     for ax, (name, frame) in zip(axes, frames.items()):
         for i, lab in enumerate(labels):
             part = frame[frame["label"] == lab]
-            ax.scatter(part["x"], part["y"], s=5, color=colors[i], label=str(lab), linewidths=0)
+            # markers grow with the panel (area ∝ its area): 5 pt² on a 2.6-inch panel
+            ax.scatter(part["x"], part["y"], s=5 * (panel_size / 2.6) ** 2, color=colors[i], label=str(lab),
+                       linewidths=0)
         method = str(frame.attrs.get("method", "")).upper()   # UMAP or PCA
         ax.set_title(f"{name} ({method})" if method else str(name))
         ax.set_xticks([])
@@ -88,8 +91,11 @@ def plot_projection_grid(frames: Mapping[str, pd.DataFrame], ncols: int = 3, max
     if len(labels) <= max_legend:
         handles, names = axes[0].get_legend_handles_labels()
         rows = -(-len(frames) // min(ncols, len(frames)))
-        columns = -(-len(labels) // (9 * rows))   # about 9 entries fit beside a 2.6-inch row
-        fig.set_size_inches(fig.get_figwidth() + 1.8 * columns, fig.get_figheight())   # room for the legend
+        per_column = max(1, int(9 * rows * panel_size / 2.6))   # about 9 entries fit beside a 2.6-inch row
+        columns = -(-len(labels) // per_column)
+        # room for the legend: a column is a marker and the longest label (8-pt text)
+        column_width = 0.5 + LEGEND_CHAR_WIDTH * max(len(str(lab)) for lab in labels)
+        fig.set_size_inches(fig.get_figwidth() + column_width * columns, fig.get_figheight())
         fig.legend(handles, names, frameon=False, markerscale=2, loc="outside right center", ncols=columns)
     if title:
         fig.suptitle(display_name(title))   # a run label as its method's name

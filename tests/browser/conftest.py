@@ -32,6 +32,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 HOW_TO_GET_ONE = ("browser tests skipped: no Chromium found (apt-get install chromium, or set "
                   "CSELAB_CHROMIUM=/path/to/chromium)")
 SERVER_START_SECONDS = 120
+SHADOWING_NOTEBOOK = "umap"   # the name of an installed package (umap-learn)
+AUTOSAVE_SECONDS = 3           # JupyterLab's autosave interval in the tests (default 120)
 
 
 def chromium_path() -> str | None:
@@ -97,6 +99,7 @@ def lab_project(tmp_path_factory, tiny_runs, tiny_model) -> Path:
     root = tmp_path_factory.mktemp("lab-project")
     for name in ("pyproject.toml", "jupytext.toml"):
         shutil.copy(REPO / name, root / name)
+    shutil.copytree(REPO / ".jupyter", root / ".jupyter")   # `make lab` reads the project's Jupyter settings
     spec = load_study("cpu-demo", "cpu", runs_root=root / "runs", notebooks=False)
     for method, source in (("simcse", tiny_runs["simcse-s1"]), ("mixcse", tiny_runs["mixcse-s1"])):
         target = next(run.run_dir for run in spec.runs if run.config.method == [method])
@@ -108,7 +111,12 @@ def lab_project(tmp_path_factory, tiny_runs, tiny_model) -> Path:
                        "sts_tasks": '["STSBenchmark"]'},
         "dynamics": {"score_sentences": "32", "score_batch_size": "16", "top4_batch_sizes": "[8, 16]",
                      "top4_batches": "2", "top4_sentences": "64"},
-        "explorer": {"corpus_size": "200", "labelled_size": "42", "neighbours": "3"},
+        # UMAP's maps, not PCA's (the default for fewer than 100 points): the Snapshots cell and the maps
+        # notebook import umap-learn, as they do on the demo's runs
+        # 700 corpus sentences: 6 batches, over the few (cselab.encoder.batching.FEW_BATCHES) that
+        # encode shows no progress bar for; a new checkpoint's corpus encoding shows one
+        "explorer": {"corpus_size": "700", "labelled_size": "42", "neighbours": "3", "projection": '"umap"'},
+        "embedding_maps": {"per_class": "4", "max_length": "32", "projection": '"umap"'},
         "train": {"overrides": repr({"model": str(tiny_model), "max_steps": 4, "batch_size": 16, "eval_every": 4,
                                      "max_sentences": 128, "final_eval": False, "log_every": 1})},
     }
@@ -117,6 +125,9 @@ def lab_project(tmp_path_factory, tiny_runs, tiny_model) -> Path:
         (notebooks / f"{name}.py").write_text(set_parameters(source, values))
     bad = set_parameters((notebooks / "explorer.py").read_text(), {"run": repr("no-such-run")})
     (notebooks / "explorer_unknown_run.py").write_text(bad)
+    # a person's own notebook named like a package, beside the others (the repository had one:
+    # notebooks/umap.py): kernels started in notebooks/ must still import umap-learn, not this file
+    (notebooks / f"{SHADOWING_NOTEBOOK}.py").write_text((notebooks / "embedding_maps.py").read_text())
     return root
 
 
@@ -128,13 +139,18 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="session")
 def lab_server(lab_project, thin_data, tmp_path_factory):
-    """JupyterLab on the project; yields its base URL and token; stopped (with its kernels) at the end."""
+    """JupyterLab on the project, started by `make lab` as a person starts it (the Makefile's settings,
+    --allow-root when the tests run as root, the kernels' environment); yields its base URL, token, log
+    and root; stopped (with its kernels) at the end."""
     state = tmp_path_factory.mktemp("lab-state")
     port, token = _free_port(), uuid.uuid4().hex
+    venv = Path(sys.executable).parent.parent   # the Makefile's VENV: the one running the tests
+    if not (venv / "bin" / "jupyter").is_file():
+        pytest.skip(f"browser tests skipped: `make lab` runs {venv}/bin/jupyter, which does not exist")
     env = {key: value for key, value in os.environ.items()
-           if key not in ("CSELAB_ROOT", "TQDM_DISABLE", "JUPYTER_CONFIG_PATH")}
+           if key not in ("CSELAB_ROOT", "TQDM_DISABLE", "JUPYTER_CONFIG_PATH", "PYTHONSAFEPATH", "MAKEFLAGS",
+                          "MAKELEVEL")}
     env.update({
-        "JUPYTER_CONFIG_PATH": str(REPO / ".jupyter"),     # the repository's settings, as `make lab` uses them
         "JUPYTER_CONFIG_DIR": str(state / "config"),        # not the user's ~/.jupyter
         "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
         "JUPYTERLAB_SETTINGS_DIR": str(state / "settings"),
@@ -143,25 +159,28 @@ def lab_server(lab_project, thin_data, tmp_path_factory):
         "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
         "MPLBACKEND": "agg",
     })
+    settings = state / "settings" / "@jupyterlab"
     # every cell in the page (JupyterLab may leave off-screen cells out of the DOM otherwise)
-    tracker = state / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
-    tracker.parent.mkdir(parents=True)
-    tracker.write_text('{"windowingMode": "none"}')
+    (settings / "notebook-extension").mkdir(parents=True)
+    (settings / "notebook-extension" / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
+    # autosave within seconds, so that a test sees whether merely opening a notebook rewrites it
+    (settings / "docmanager-extension").mkdir(parents=True)
+    (settings / "docmanager-extension" / "plugin.jupyterlab-settings").write_text(
+        f'{{"autosaveInterval": {AUTOSAVE_SECONDS}}}')
     log = open(state / "server.log", "w")
-    command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-               f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-               f"--ServerApp.root_dir={lab_project}", "--LabApp.expose_app_in_browser=True",
-               "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        command.append("--allow-root")   # CI containers run as root; JupyterLab refuses that otherwise
-    server = subprocess.Popen(command, cwd=lab_project, env=env, stdout=log, stderr=subprocess.STDOUT,
-                              start_new_session=True)
+    lab_args = [f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+                "--no-browser", "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=",
+                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    # -o: the Makefile's install step counts as done (this environment is installed; make must not pip)
+    command = ["make", "--no-print-directory", "-f", str(REPO / "Makefile"), "-C", str(lab_project), "lab",
+               f"VENV={venv}", "-o", f"{venv}/.installed-notebooks", f"LAB_ARGS={' '.join(lab_args)}"]
+    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + SERVER_START_SECONDS
         while True:
             if server.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited with {server.returncode}: see {state / 'server.log'}")
+                raise RuntimeError(f"`make lab` exited with {server.returncode}: {(state / 'server.log').read_text()}")
             try:
                 with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5) as reply:
                     if reply.status == 200:
@@ -171,15 +190,33 @@ def lab_server(lab_project, thin_data, tmp_path_factory):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"JupyterLab did not answer within {SERVER_START_SECONDS} s: {state / 'server.log'}")
             time.sleep(0.5)
-        yield {"base": base, "token": token, "log": state / "server.log", "root": lab_project}
+        yield {"base": base, "token": token, "log": state / "server.log", "root": lab_project,
+               "autosave_seconds": AUTOSAVE_SECONDS, "shadowing": SHADOWING_NOTEBOOK}
     finally:
-        server.send_signal(signal.SIGTERM)          # shuts its kernels down
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)   # its own session: the server and its kernels only
-            server.wait()
+        # make, jupyter lab and its kernels: the session started for make (SIGTERM: the server shuts its
+        # kernels down)
+        _stop_group(server)
         log.close()
+
+
+def _stop_group(leader: subprocess.Popen, seconds: float = 20) -> None:
+    """SIGTERM to the process group ``leader`` started, SIGKILL to what is left of it after ``seconds``."""
+    def signal_group(sig) -> bool:
+        leader.poll()   # reaped once it exits: a zombie would keep the group alive
+        try:
+            os.killpg(leader.pid, sig)
+            return True
+        except ProcessLookupError:   # nobody left
+            return False
+
+    signal_group(signal.SIGTERM)
+    deadline = time.monotonic() + seconds
+    while signal_group(0):
+        if time.monotonic() > deadline:
+            signal_group(signal.SIGKILL)
+            break
+        time.sleep(0.2)
+    leader.wait()
 
 
 @pytest.fixture(scope="session")

@@ -1,14 +1,20 @@
-"""The notebooks as a person uses them: opened from their .py files in JupyterLab, run, looked at.
+"""The notebooks as a person uses them: JupyterLab started by `make lab`, each notebook opened from
+the file browser (double-click notebooks/, then the .py: the repository's settings make it a
+notebook, and JupyterLab starts its kernel in notebooks/), run, looked at.
 
-Each test opens /lab/tree/notebooks/<name>.py (the repository's settings make it a notebook, not
-a text file), runs all cells from the Run menu and waits on the kernel: no ``[*]`` prompt left and
-the execution indicator idle for a couple of seconds (the status text can read "Idle" while a
-cell is still queued). What the page shows is then checked: figures as <img>, no error output,
-widgets that react.
+Each test runs all cells from the Run menu and waits on the kernel: no ``[*]`` prompt left and the
+execution indicator idle for a couple of seconds (the status text can read "Idle" while a cell is
+still queued). What the page shows is then checked: every cell's outputs for errors (error outputs,
+tracebacks on stderr) and stray values, figures as <img>, widgets that react and say when they are
+busy. The project's runs have snapshots, and notebooks/ also holds a notebook named like an
+installed package (umap.py). Each Run All's seconds are printed and written to run_all_seconds.json
+beside the screenshots.
 """
 from __future__ import annotations
 
 import json
+import os
+import re
 import time
 
 import pytest
@@ -34,14 +40,26 @@ KERNEL_JS = """() => { const w = window.jupyterapp.shell.currentWidget;
   return k ? k.connectionStatus + '/' + k.status : null; }"""
 
 
+def listed(page, name: str):
+    """The file browser's entry called ``name``."""
+    text = page.locator(".jp-DirListing-itemText", has_text=re.compile(rf"^\s*{re.escape(name)}\s*$"))
+    return page.locator(".jp-FileBrowser .jp-DirListing-item", has=text).first
+
+
 def open_notebook(page, lab_server, name: str):
-    """Open notebooks/<name>.py by its URL, as a person following a link or the README does, and wait
-    for its kernel. On a fresh server JupyterLab sometimes asks which kernel to start (the kernel
-    list arrives after the notebook): the test answers as a person would, with the preferred one."""
+    """Open notebooks/<name>.py the way a person does: JupyterLab at the project root, a double-click
+    on notebooks/ in the file browser, then one on the file; wait for its kernel. On a fresh server
+    JupyterLab sometimes asks which kernel to start (the kernel list arrives after the notebook): the
+    test answers as a person would, with the preferred one."""
     # reset: not the tabs of the previous tests (JupyterLab restores its workspace otherwise)
-    page.goto(f"{lab_server['base']}/lab/tree/notebooks/{name}.py?reset&token={lab_server['token']}")
+    page.goto(f"{lab_server['base']}/lab?reset&token={lab_server['token']}")
+    listed(page, "notebooks").dblclick()
+    page.wait_for_function("() => window.jupyterapp.serviceManager && document.querySelector("
+                           "'.jp-FileBrowser .jp-BreadCrumbs').textContent.includes('notebooks')")
+    listed(page, f"{name}.py").dblclick()
     page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell",   # a notebook, not the editor
                            timeout=120_000)
+    assert page.evaluate("() => window.jupyterapp.shell.currentWidget.context.path") == f"notebooks/{name}.py"
     deadline = time.monotonic() + 120
     while page.evaluate(KERNEL_JS) != "connected/idle":
         accept = page.locator(".jp-Dialog .jp-mod-accept")
@@ -74,11 +92,13 @@ def wait_for_kernel(page, seconds: float = RUN_SECONDS, started: int = 1) -> dic
     raise AssertionError(f"the kernel was still busy after {seconds} s: {page.evaluate(STATE_JS)}")
 
 
-def run_all(page) -> dict:
+def run_all(page, screenshots=None, name: str | None = None) -> dict:
     """Run → Run All Cells, again when no cell started (a menu click is sometimes lost on this loaded
-    machine, as a person's can be), then wait on the kernel."""
+    machine, as a person's can be), then wait on the kernel. With ``name``, the seconds from the click
+    to the idle kernel are printed and kept in ``screenshots``/run_all_seconds.json."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+    started = time.monotonic()
     for attempt in range(3):
         page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").first.click()   # the notebook has focus
         page.keyboard.press("Escape")
@@ -91,7 +111,14 @@ def run_all(page) -> dict:
             page.keyboard.press("Escape")
     else:
         raise AssertionError("Run All Cells started no cell, three times")
-    return wait_for_kernel(page)
+    state = wait_for_kernel(page)
+    if name is not None:
+        seconds = round(time.monotonic() - started - QUIET_SECONDS, 1)
+        print(f"Run All of {name}: {seconds} s")
+        record = screenshots / "run_all_seconds.json"
+        times = json.loads(record.read_text()) if record.exists() else {}
+        record.write_text(json.dumps({**times, name: seconds}, indent=1))
+    return state
 
 
 def outputs(page) -> list[dict]:
@@ -101,6 +128,39 @@ def outputs(page) -> list[dict]:
 
 def errors(page) -> list[str]:
     return [f"{o['ename']}: {o['evalue']}" for o in outputs(page) if o["output_type"] == "error"]
+
+
+def _text(value) -> str:
+    return "".join(value) if isinstance(value, list) else str(value or "")
+
+
+def problems(page) -> list[str]:
+    """What no cell of a notebook that ran should show: error outputs, a traceback printed to stderr,
+    and stray values (a result shown only as its plain-text repr, e.g. `368` from write_text)."""
+    found = []
+    for o in outputs(page):
+        if o["output_type"] == "error":
+            found.append(f"error output {o['ename']}: {o['evalue']}")
+        elif o["output_type"] == "stream" and o.get("name") == "stderr" and "Traceback (most recent call last)" in \
+                _text(o.get("text")):
+            found.append(f"traceback on stderr: {_text(o.get('text'))[-300:]}")
+        elif o["output_type"] == "execute_result" and set(o.get("data", {})) == {"text/plain"}:
+            found.append(f"stray value: {_text(o['data']['text/plain'])[:100]}")
+    return found
+
+
+def kernel_prints(page, code: str) -> str:
+    """What ``code``, run in the open notebook's kernel outside any cell, prints (or its error)."""
+    return page.evaluate("""async (code) => {
+      const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+      let text = '';
+      const future = kernel.requestExecute({code, store_history: false});
+      future.onIOPub = (msg) => {
+        if (msg.header.msg_type === 'stream') text += msg.content.text;
+        if (msg.header.msg_type === 'error') text += msg.content.ename + ': ' + msg.content.evalue;
+      };
+      await future.done;
+      return text; }""", code)
 
 
 def shown_images(page) -> int:
@@ -132,12 +192,38 @@ def save_and_read(page, path) -> str:
 
 
 # ------------------------------------------------------------------- the tests
+def test_make_lab_runs_as_root_and_says_so(lab_server):
+    """`make lab` started the server the tests use; as root (containers, CI) it passed --allow-root,
+    which jupyter lab needs there, and said so."""
+    log = lab_server["log"].read_text()
+    if os.geteuid() != 0:
+        pytest.skip("not root: the --allow-root branch of `make lab` is not taken")
+    # the server answered the fixture: as root, jupyter lab starts only when given --allow-root
+    assert "running as root: passing --allow-root to jupyter lab" in log
+    assert "Running as root is not recommended. Use --allow-root to bypass." not in log
+
+
+def test_opening_a_notebook_leaves_it_clean(page, lab_server, screenshots):
+    """Opened and given its kernel, a notebook nobody edited shows no unsaved dot, and autosave
+    (every few seconds here) leaves its file alone: JupyterLab filled in `language_info`,
+    which the .py files do not carry, and the kernel changed it again (cselab.lab)."""
+    source = lab_server["root"] / "notebooks" / "explorer.py"
+    before = source.stat().st_mtime_ns
+    open_notebook(page, lab_server, "explorer")
+    time.sleep(3 * lab_server["autosave_seconds"])
+    assert page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty") is False
+    tab = page.locator(".lm-TabBar-tab.lm-mod-current", has_text="explorer.py").first
+    assert "jp-mod-dirty" not in (tab.get_attribute("class") or "")
+    assert source.stat().st_mtime_ns == before, "opening the notebook rewrote it"
+    shot(page, screenshots, "explorer-opened-clean", tab)
+
+
 def test_quickstart_shows_its_figures_and_saves_unchanged(page, lab_server, screenshots):
     source = lab_server["root"] / "notebooks" / "quickstart.py"
     original = source.read_text()
     open_notebook(page, lab_server, "quickstart")
-    run_all(page)
-    assert errors(page) == []
+    run_all(page, screenshots, "quickstart")
+    assert problems(page) == []                           # no error, no stray `368` from write_text
     assert shown_images(page) >= 1                       # the loss figure, drawn as an image
     assert "<Figure size" not in page_text(page)
     assert (lab_server["root"] / "figures" / "quickstart" / "loss.png").is_file()   # the project root's figures/
@@ -147,11 +233,11 @@ def test_quickstart_shows_its_figures_and_saves_unchanged(page, lab_server, scre
     assert save_and_read(page, source) == original
 
 
-@pytest.mark.slow   # default run: the quickstart and explorer browser tests drive the same lab
+@pytest.mark.slow   # default run: the quickstart, explorer and embedding_maps browser tests
 def test_dynamics_on_runs_none_draws_its_figures(page, lab_server, screenshots):
     open_notebook(page, lab_server, "dynamics")
-    run_all(page)
-    assert errors(page) == []
+    run_all(page, screenshots, "dynamics")
+    assert problems(page) == []
     text = page_text(page)
     assert "<Figure size" not in text
     figures = sorted(p.name for p in (lab_server["root"] / "figures" / "dynamics").glob("*.png"))
@@ -159,8 +245,56 @@ def test_dynamics_on_runs_none_draws_its_figures(page, lab_server, screenshots):
     shot(page, screenshots, "dynamics", page.locator(".jp-OutputArea-output img").first)
 
 
+def test_embedding_maps_beside_a_notebook_named_umap(page, lab_server, screenshots):
+    """The UMAP maps notebook (notebooks/umap.py until it was renamed) runs in a kernel started in
+    notebooks/, where a notebook called umap.py sits too: `import umap` is umap-learn's."""
+    assert (lab_server["root"] / "notebooks" / f"{lab_server['shadowing']}.py").is_file()
+    open_notebook(page, lab_server, "embedding_maps")
+    run_all(page, screenshots, "embedding_maps")
+    assert problems(page) == []
+    figures = sorted((lab_server["root"] / "figures" / "embedding_maps").glob("umap_*.png"))
+    assert figures and shown_images(page) >= len(figures)
+    used = kernel_prints(page, "print(sorted({frame.attrs['method'] for frame in frames.values()}))")
+    assert used.strip() == "['umap']"                                   # umap-learn's UMAP drew every panel
+    shot(page, screenshots, "embedding-maps", page.locator(".jp-OutputArea-output img").first)
+
+
+def _box(page, inside: str):
+    """The explorer's widget box that holds ``inside`` (textarea: sentences; .widget-hslider: snapshots)."""
+    return page.locator(".widget-vbox", has=page.locator(inside)).first
+
+
+# Records, from before an action until it is done, what a widget box showed: whether its busy note
+# appeared, whether all its controls were disabled at some moment while it was shown (the state
+# updates and the note arrive as separate messages, in either order on the page), and whether a
+# progress widget appeared in its output.
+WATCH_JS = """(inside) => {
+  const box = [...document.querySelectorAll('.widget-vbox')].find(v => v.querySelector(inside));
+  const seen = window._seen = {busy: false, disabledWhileBusy: false, progress: false};
+  const look = () => {
+    const output = box.querySelector('.jp-OutputArea');
+    if (output && output.querySelector('.cselab-busy')) {
+      seen.busy = true;
+      const controls = [...box.querySelectorAll('select, textarea, button, input, .noUi-target')];
+      seen.disabledWhileBusy ||= controls.every(c => c.disabled || c.hasAttribute('disabled'));
+    }
+    if (output && output.querySelector('.widget-hprogress')) seen.progress = true;
+  };
+  window._watch && window._watch.disconnect();
+  window._watch = new MutationObserver(look);
+  window._watch.observe(box, {subtree: true, childList: true, attributes: true});
+}"""
+
+
+def _image_changed(page, inside: str, src: str):
+    page.wait_for_function("""([inside, src]) => { const b = [...document.querySelectorAll('.widget-vbox')]
+        .find(v => v.querySelector(inside)); const i = b && b.querySelector('.jp-OutputArea-output img');
+        return i && i.getAttribute('src') !== src && !b.querySelector('.cselab-busy'); }""",
+                           arg=[inside, src], timeout=240_000)
+
+
 def _similarity_state(page) -> dict:
-    box = page.locator(".widget-vbox", has=page.locator("textarea")).first
+    box = _box(page, "textarea")
     image = box.locator(".jp-OutputArea-output img").first
     return {"src": image.get_attribute("src"), "rows": box.locator("table tbody tr").count(),
             "table": box.locator("table").first.inner_text()}
@@ -168,47 +302,83 @@ def _similarity_state(page) -> dict:
 
 def test_explorer_widgets_react(page, lab_server, screenshots):
     open_notebook(page, lab_server, "explorer")
-    run_all(page)
-    assert errors(page) == []
+    run_all(page, screenshots, "explorer")
+    assert problems(page) == []                           # the Snapshots cell included
+    # the kernel a person gets: in notebooks/, where umap.py sits, importing umap-learn all the same
+    where = kernel_prints(page, "import os, umap; print(os.getcwd()); print(umap.__file__)").split("\n")
+    assert where[0] == str(lab_server["root"] / "notebooks")
+    assert "site-packages" in where[1] and not where[1].startswith(where[0]), where
     assert page.locator(".widget-dropdown select").count() >= 3          # run, checkpoint; run of the maps
     textarea = page.locator(".widget-textarea textarea").first
     assert textarea.is_visible()
-    page.locator(".widget-vbox", has=page.locator("textarea")).first.locator(
-        ".jp-OutputArea-output img").first.wait_for()
+    _box(page, "textarea").locator(".jp-OutputArea-output img").first.wait_for()
     before = _similarity_state(page)
     shot(page, screenshots, "explorer-before", textarea)
 
     added = "A cat is sleeping on the sofa."
     textarea.fill(textarea.input_value() + "\n" + added)
+    page.evaluate(WATCH_JS, "textarea")
     page.locator("button.jupyter-button", has_text="compare").click()
-    page.wait_for_function("""(src) => { const b = [...document.querySelectorAll('.widget-vbox')]
-        .find(v => v.querySelector('textarea')); const i = b && b.querySelector('.jp-OutputArea-output img');
-        return i && i.getAttribute('src') !== src; }""", arg=before["src"], timeout=120_000)
+    _image_changed(page, "textarea", before["src"])
     wait_for_kernel(page)
     after = _similarity_state(page)
     assert after["src"] != before["src"]                                   # a new heat-map (5 × 5)
     assert after["rows"] > before["rows"] and added in after["table"]      # the new sentence's neighbours
+    seen = page.evaluate("() => window._seen")
+    assert seen["busy"] and seen["disabledWhileBusy"], seen                # "recomputing…", controls off
+    assert not page.locator(".widget-textarea textarea").first.is_disabled()   # and on again
     shot(page, screenshots, "explorer-sentence-added", page.locator("button.jupyter-button", has_text="compare"))
 
-    slider_box = page.locator(".widget-vbox", has=page.locator(".widget-hslider")).first
-    map_before = slider_box.locator(".jp-OutputArea-output img").first.get_attribute("src")
+    # another checkpoint: the corpus is encoded again, its progress bar shown in the box (not in
+    # JupyterLab's hidden Log Console), under the busy note
+    before = _similarity_state(page)
+    page.evaluate(WATCH_JS, "textarea")
+    _box(page, "textarea").locator(".widget-dropdown select").nth(1).select_option("step 0")
+    page.wait_for_function("() => window._seen.busy", timeout=60_000)
+    shot(page, screenshots, "explorer-checkpoint-recomputing", _box(page, "textarea"))
+    _image_changed(page, "textarea", before["src"])
+    wait_for_kernel(page)
+    seen = page.evaluate("() => window._seen")
+    assert seen["busy"] and seen["disabledWhileBusy"] and seen["progress"], seen
+
+    slider_box = _box(page, ".widget-hslider")
+    image = slider_box.locator(".jp-OutputArea-output img").first
+    width = page.evaluate("(i) => i.naturalWidth", image.element_handle())
+    assert width >= 450, f"the snapshot map is {width} px wide"            # 5 inches at 100 dpi, and its legend
+    map_before = image.get_attribute("src")
     shown_step = slider_box.locator(".widget-readout").first.inner_text()
+    page.evaluate(WATCH_JS, ".widget-hslider")
     slider_box.locator(".noUi-handle").first.focus()
     page.keyboard.press("ArrowLeft")
-    page.wait_for_function("""(src) => { const b = [...document.querySelectorAll('.widget-vbox')]
-        .find(v => v.querySelector('.widget-hslider')); const i = b && b.querySelector('.jp-OutputArea-output img');
-        return i && i.getAttribute('src') !== src; }""", arg=map_before, timeout=120_000)
+    _image_changed(page, ".widget-hslider", map_before)
     wait_for_kernel(page)
     assert slider_box.locator(".widget-readout").first.inner_text() != shown_step
+    assert page.evaluate("() => window._seen")["busy"]
+    assert problems(page) == []
     shot(page, screenshots, "explorer-slider-moved", slider_box)
 
+    # another run: its maps are computed (every snapshot encoded and projected), busy meanwhile
+    map_before = slider_box.locator(".jp-OutputArea-output img").first.get_attribute("src")
+    page.evaluate(WATCH_JS, ".widget-hslider")
+    runs = slider_box.locator(".widget-dropdown select").first
+    other = [o for o in runs.locator("option").all_inner_texts() if o != runs.input_value()][0]
+    runs.select_option(other)
+    page.wait_for_function("() => window._seen.busy", timeout=60_000)
+    shot(page, screenshots, "explorer-snapshots-recomputing", slider_box)
+    _image_changed(page, ".widget-hslider", map_before)
+    wait_for_kernel(page)
+    seen = page.evaluate("() => window._seen")
+    assert seen["busy"] and seen["disabledWhileBusy"], seen
+    assert problems(page) == []
+    shot(page, screenshots, "explorer-snapshots-other-run", slider_box)
 
-@pytest.mark.slow   # default run: the quickstart and explorer browser tests drive the same lab
+
+@pytest.mark.slow   # default run: the quickstart, explorer and embedding_maps browser tests
 def test_training_progress_bar_is_a_widget(page, lab_server, screenshots):
     finished_before = set((lab_server["root"] / "runs").glob("simcse-*/results.json"))
     open_notebook(page, lab_server, "train")
-    run_all(page)
-    assert errors(page) == []
+    run_all(page, screenshots, "train")
+    assert problems(page) == []
     bar = page.locator(".jp-OutputArea-output .widget-hprogress").first
     assert bar.is_visible()
     widget_line = page.locator(".jp-OutputArea-output .widget-hbox",
@@ -222,7 +392,7 @@ def test_training_progress_bar_is_a_widget(page, lab_server, screenshots):
     shot(page, screenshots, "train-progress", bar)
 
 
-@pytest.mark.slow   # default run: the quickstart and explorer browser tests drive the same lab
+@pytest.mark.slow   # default run: the quickstart, explorer and embedding_maps browser tests
 def test_unknown_run_label_is_one_readable_line(page, lab_server, screenshots):
     open_notebook(page, lab_server, "explorer_unknown_run")
     run_all(page)

@@ -13,7 +13,7 @@
 # ---
 
 # %% [markdown]
-# # umap: the embedding space before and after training, coloured by class
+# # embedding_maps: the embedding space before and after training, coloured by class
 #
 # DBpedia abstracts (`per_class` of each of its 14 classes by default) embedded by the backbone the
 # runs started from ("before": the step-0 snapshot of the first run of each starting model) and by
@@ -22,12 +22,12 @@
 # after contrastive training) on any runs.
 #
 # Run it with a study (`cselab reproduce cpu-demo`), on its defaults after that study has trained
-# (`runs = None`), or by hand: `papermill umap.ipynb out.ipynb -y "runs: {simcse: runs/simcse-…}" -p per_class 40`.
+# (`runs = None`), or by hand: `papermill embedding_maps.ipynb out.ipynb -y "runs: {simcse: runs/simcse-…}" -p per_class 40`.
 
 # %% tags=["parameters"]
 runs = None  # {label: run directory}; None: the finished runs of the cpu-demo study in runs/
-figures_dir = "figures/umap"  # where figures are written (PNG + PDF)
-tables_dir = "reports/umap/tables"  # where tables are written (Markdown + CSV)
+figures_dir = "figures/embedding_maps"  # where figures are written (PNG + PDF)
+tables_dir = "reports/embedding_maps/tables"  # where tables are written (Markdown + CSV)
 data_dir = None  # data root; None: $CSELAB_DATA, else ./data
 per_class = 30  # DBpedia abstracts per class (a seeded sample)
 classes = None  # class names to keep, e.g. ["Company", "Artist", "Plant"]; None: all 14
