@@ -154,6 +154,11 @@ class RunDir:
         try:
             yield self
         finally:
+            # A start that left no run (no folder, or none with config.json) leaves no lock file
+            # either. Unlinked while still held: filelock refuses a lock it got on an unlinked file
+            # (a process that opened it meanwhile), so two holders never coexist.
+            if not self.config_file.is_file():
+                self.lock_file.unlink(missing_ok=True)
             lock.release()
 
     def overwrite_staging(self) -> "RunDir":
@@ -163,6 +168,26 @@ class RunDir:
     def recover_overwrite(self) -> None:
         """Finish a replacement whose final swap a crash interrupted (see :func:`cselab.io.recover_dir`)."""
         recover_dir(self.path, OVERWRITE_SUFFIX)
+
+    def check_trainable(self, overwrite: bool = False) -> None:
+        """Raise :class:`RunExistsError` unless ``cselab train`` may write here: a new folder, a start
+        that never trained, or a run it started (its ``config.json``); never a user's folder or a
+        saved model. ``overwrite`` replaces only a run folder itself (readable ``config.json``),
+        never a link to one: the swap would replace the link and strand the target."""
+        from ..encoder.backbone import is_saved_encoder
+
+        if overwrite and self.path.is_symlink():
+            raise RunExistsError(f"{self.path}: is a symbolic link (to {self.path.resolve()}); --overwrite replaces "
+                                 "only a run folder itself: overwrite the run where it lies")
+        if not self.has_content():
+            return
+        reason = (f"no {CONFIG}" if not self.config_file.is_file()
+                  else "a saved model, not a run" if is_saved_encoder(self.path) else None)
+        if reason is not None:
+            raise RunExistsError(f"{self.path}: not a cselab run ({reason}); train writes only into a new folder or "
+                                 "a run it started: choose another run_name")
+        if overwrite:
+            self.saved_config()   # a config.json that is not a run's: one error naming it, nothing deleted
 
     def not_a_run(self) -> str | None:
         """Why the folder is not a run directory, in a few words (None when it is one): a run has

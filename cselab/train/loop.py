@@ -81,6 +81,7 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
     with final.locked() if processes.is_main else contextlib.nullcontext():
         if processes.is_main:
             final.recover_overwrite()
+            final.check_trainable(overwrite)   # never into (or over) a folder cselab did not write
         data = load_training_data(cfg, data_dir)
         replacing = bool(processes.run_on_main(lambda: overwrite and final.has_content()))
         run = final.overwrite_staging() if replacing else final
@@ -188,6 +189,10 @@ def _batches(corpus: list[str], cfg: TrainConfig, state: TrainState,
     while state.step < total_steps and not state.stopped_early:
         batches = epoch_batches(corpus, cfg.seed, state.epoch, cfg.batch_size, cfg.shuffle, cfg.drop_last,
                                 cfg.no_duplicates)
+        if not batches:   # every later epoch would be as empty: stop rather than wait for a batch that cannot come
+            raise RuntimeError(f"epoch {state.epoch} has no batch of 2 or more sentences (corpus of {len(corpus)} "
+                               f"lines, batch_size {cfg.batch_size}, no_duplicates {cfg.no_duplicates}); "
+                               "training cannot take a step")
         for b in range(state.batch_in_epoch, len(batches)):
             yield b, [corpus[i] for i in batches[b]]
             if state.step >= total_steps or state.stopped_early:
