@@ -20,7 +20,7 @@ from cselab.rundir import RunDir
 from cselab.train import RunExistsError, train
 
 from test_reliability import error_line, short_dev_set  # noqa: F401  (autouse fixture)
-from test_reliability_surface import tree
+from test_reliability_surface import finished_run, tree  # noqa: F401  (fixture)
 
 
 # --------------------------------------------------------------------------- 1. no_duplicates
@@ -165,3 +165,29 @@ def test_a_failed_start_leaves_no_lock_file(failure, tiny_config, data_dir, tmp_
             train(cfg, data_dir=data_dir, progress=False)
     assert not run.lock_file.exists()
     assert not run.path.exists() or run.path.is_file()
+
+
+# --------------------------------------------------------------------------- 4. the evaluation cache
+@pytest.mark.parametrize("content, problem", [
+    ('{"scores": {"STS13": 1', "not valid JSON"),
+    ("\x00\x01garbage", "not valid JSON"),
+    ("[]", "not a cached sts result (expected a JSON object, got a list)"),
+    ("{}", "not a cached sts result (no 'scores')"),
+    ('{"scores": [], "options": {}}', "not a cached sts result ('scores' is a list, not an object)"),
+])
+def test_a_damaged_cache_entry_is_computed_again_with_a_warning(content, problem, finished_run, data_dir, tmp_path,
+                                                               caplog):
+    from cselab.evaluate import evaluate_run
+    from cselab.evaluate.cache import evaluation_file
+
+    run = Path(shutil.copytree(finished_run, tmp_path / "run"))
+    first = evaluate_run(run, "sts", tasks=["STS13"], data_dir=data_dir)
+    entry = evaluation_file(run, "sts", tasks=["STS13"])
+    entry.write_text(content)
+    with caplog.at_level("WARNING", logger="cselab.evaluate"):
+        again = evaluate_run(run, "sts", tasks=["STS13"], data_dir=data_dir)
+    assert again["scores"] == pytest.approx(first["scores"])
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and warnings[0].startswith(f"{entry}") and problem in warnings[0]
+    assert warnings[0].endswith("; computing it again")
+    assert json.loads(entry.read_text())["scores"] == again["scores"]     # the entry is whole again
