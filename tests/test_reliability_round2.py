@@ -191,3 +191,70 @@ def test_a_damaged_cache_entry_is_computed_again_with_a_warning(content, problem
     assert len(warnings) == 1 and warnings[0].startswith(f"{entry}") and problem in warnings[0]
     assert warnings[0].endswith("; computing it again")
     assert json.loads(entry.read_text())["scores"] == again["scores"]     # the entry is whole again
+
+
+# --------------------------------------------------------------------------- 5. --pairs and --texts
+def _write(tmp_path, name, text) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a\ta2\tnan\nb\tb2\t3\nc\tc2\t4\n", ":1: gold score 'nan' is not a number"),      # not a header
+    ("a\ta2\tNaN\nb\tb2\t3\nc\tc2\t4\n", ":1: gold score 'NaN' is not a number"),
+    ("a\ta2\t5\nb\tb2\tinf\nc\tc2\t4\n", ":2: gold score 'inf' is not a finite number"),
+    ("a\ta2\t5\nb\tb2\t-inf\nc\tc2\t4\n", ":2: gold score '-inf' is not a finite number"),
+    ("s1\ts2\tscore\na\ta2\t1e400\nb\tb2\t3\n", ":2: gold score '1e400' is not a finite number"),
+    ("a\tb\t1\na\tb\t2\n  a \t b\t3\n", ": every line holds the same pair ('a', 'b'); a correlation needs at least two "
+     "different pairs"),
+])
+def test_a_pairs_file_with_non_finite_scores_or_one_pair_is_refused(text, message, tmp_path):
+    from cselab.data.custom import load_pairs_file
+
+    path = _write(tmp_path, "bad.tsv", text)
+    with pytest.raises(DataError) as err:
+        load_pairs_file(path)
+    assert str(err.value) == f"{path}{message}"
+
+
+def test_many_identical_pairs_are_one_line_on_the_cli(tiny_model, data_dir, tmp_path, capsys):
+    path = _write(tmp_path, "same.tsv", "".join(f"a cat\ta dog\t{i % 5}\n" for i in range(100_000)))
+    assert main(["eval", str(tiny_model), "--tasks", "STS13", "--pairs", str(path), "--data-dir", str(data_dir)]) == 2
+    assert error_line(capsys) == (f"cselab eval: error: {path}: every line holds the same pair ('a cat', 'a dog'); a "
+                                  "correlation needs at least two different pairs")
+
+
+@pytest.mark.parametrize("option", ["--pairs", "--texts"])
+def test_a_device_file_is_not_called_a_folder(option, tiny_model, data_dir, capsys):
+    suite = ["--suite", "clustering"] if option == "--texts" else []
+    assert main(["eval", str(tiny_model), *suite, option, os.devnull, "--data-dir", str(data_dir)]) == 2
+    what = "pairs" if option == "--pairs" else "texts"
+    assert error_line(capsys) == (f"cselab eval: error: {os.devnull}: expected a {what} file, found a special file "
+                                  "(a device, pipe or socket); give a regular file")
+
+
+def test_one_distinct_text_under_three_labels_is_refused(tmp_path):
+    from cselab.data.custom import load_texts_file
+
+    path = _write(tmp_path, "same.tsv", "a\tthe same text\nb\tthe same text\nc\tthe same  text\na\tthe same text\n")
+    with pytest.raises(DataError) as err:
+        load_texts_file(path)
+    assert str(err.value) == (f"{path}: 1 distinct text(s) for 3 labels; K-means with K = 3 needs at least 3 "
+                              "different texts")
+
+
+def test_embeddings_that_coincide_give_one_warning_not_sklearns(caplog, recwarn):
+    import numpy as np
+
+    from cselab.evaluate.clustering import cluster_embeddings
+
+    x = np.zeros((6, 4))
+    x[3:] = 1.0                                       # two distinct points for K = 3
+    with caplog.at_level("WARNING", logger="cselab.evaluate"):
+        out = cluster_embeddings(x, np.array([0, 0, 1, 1, 2, 2]), seeds=[0, 1])
+    assert out["n_clusters"] == 3
+    assert [w for w in recwarn if "ConvergenceWarning" in type(w.message).__name__] == []
+    notes = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert notes == ["K-means with K = 3: the 6 embeddings hold only 2 distinct points, so at most 2 clusters are "
+                     "found (the model maps different texts to one embedding)"]
