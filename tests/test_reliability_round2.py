@@ -258,3 +258,15 @@ def test_embeddings_that_coincide_give_one_warning_not_sklearns(caplog, recwarn)
     notes = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert notes == ["K-means with K = 3: the 6 embeddings hold only 2 distinct points, so at most 2 clusters are "
                      "found (the model maps different texts to one embedding)"]
+
+
+# --------------------------------------------------------------------------- 6. $CSELAB_SMOKE_DIR
+def test_a_smoke_dir_that_is_a_file_is_one_line_naming_the_variable(data_dir, tmp_path, monkeypatch, capsys):
+    blocker = tmp_path / "smoke-file"
+    blocker.write_text("not a folder\n")
+    monkeypatch.setenv("CSELAB_SMOKE_DIR", str(blocker))
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", "cpu-demo", "--profile", "smoke", "--dry-run", "--data-dir", str(data_dir)]) == 2
+    assert error_line(capsys) == (f"cselab reproduce: error: $CSELAB_SMOKE_DIR: {blocker} is a file, not a folder; "
+                                  "choose a folder")
+    assert blocker.read_text() == "not a folder\n"

@@ -28,7 +28,12 @@ DATA_EVERY = 50   # every 50th record of the evaluation sets: the smallest STS s
 
 
 def smoke_dir() -> Path:
-    return Path(os.environ.get("CSELAB_SMOKE_DIR", Path.home() / ".cache" / "cselab" / "smoke"))
+    """Where the stand-ins and the data sample live; a file in the way is one error naming the variable."""
+    from ..io import check_folder_location
+
+    if "CSELAB_SMOKE_DIR" in os.environ:
+        return check_folder_location(os.environ["CSELAB_SMOKE_DIR"], "$CSELAB_SMOKE_DIR")
+    return check_folder_location(Path.home() / ".cache" / "cselab" / "smoke", "the smoke profile's folder")
 
 
 def smoke_data(data_dir: str | os.PathLike | None) -> Path:
