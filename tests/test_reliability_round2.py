@@ -270,3 +270,91 @@ def test_a_smoke_dir_that_is_a_file_is_one_line_naming_the_variable(data_dir, tm
     assert error_line(capsys) == (f"cselab reproduce: error: $CSELAB_SMOKE_DIR: {blocker} is a file, not a folder; "
                                   "choose a folder")
     assert blocker.read_text() == "not a folder\n"
+
+
+# --------------------------------------------------------------------------- 7. a changed environment is said
+def _other_versions(run: Path) -> None:
+    """Pretend the run was started under other torch and transformers versions (config.json's record)."""
+    saved = json.loads((run / "config.json").read_text())
+    saved["versions"].update(torch="1.0.0", transformers="3.0.0")
+    (run / "config.json").write_text(json.dumps(saved))
+
+
+def _torch_now() -> str:
+    from cselab.rundir.layout import package_versions
+
+    return f"torch 1.0.0 → {package_versions()['torch']}, transformers 3.0.0 → {package_versions()['transformers']}"
+
+
+def test_resume_under_other_package_versions_is_said(tiny_config, data_dir, caplog):
+    from test_reliability import Crash, crash_at
+
+    cfg = load_config({**tiny_config, "max_steps": 4, "eval_every": 2})
+    run = RunDir.for_config(cfg)
+    with pytest.raises(Crash):
+        train(cfg, data_dir=data_dir, progress=False, callbacks=[crash_at(3)])
+    _other_versions(run.path)
+    with caplog.at_level("WARNING", logger="cselab"):
+        train(cfg, data_dir=data_dir, resume=True, progress=False)
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [f"{run.path}: resuming under other package versions than the run was started with "
+                        f"({_torch_now()}): the resumed run is not byte-identical to an uninterrupted one"]
+
+
+def test_a_train_start_outside_the_lockfile_says_so(tiny_config, data_dir, caplog, monkeypatch):
+    import cselab.rundir.layout as layout
+
+    differs = {"file": "cselab/locks/cpu.txt", "sha256": "0" * 64, "matches": False, "differences": 2,
+               "first_differences": ["torch: locked 9.0.0, installed 2.0.0", "numpy: locked 9.0, installed 1.0"]}
+    monkeypatch.setattr(layout, "lockfile_info", lambda: differs)
+    cfg = load_config({**tiny_config, "max_steps": 2, "eval_every": 2})
+    with caplog.at_level("INFO", logger="cselab"):
+        run = train(cfg, data_dir=data_dir, progress=False)
+    notes = [r.getMessage() for r in caplog.records if "lockfile" in r.getMessage()]
+    assert notes == [f"{run}: note: this environment differs from the tested lockfile cselab/locks/cpu.txt in 2 "
+                     "package(s) (torch: locked 9.0.0, installed 2.0.0; numpy: locked 9.0, installed 1.0); "
+                     "config.json records it, and numbers may differ from a run under the lockfile"]
+
+
+def test_a_study_and_its_dry_run_say_when_a_run_was_trained_under_other_versions(tiny_model, data_dir, tmp_path,
+                                                                                 monkeypatch, capsys):
+    from test_reliability_surface import study_file
+
+    from cselab.studies import load_study
+    from cselab.studies.runner import make_plan
+
+    path = study_file(tmp_path / "versions.yaml", tiny_model, [{"label": "simcse"}])
+    monkeypatch.chdir(tmp_path)
+    study = load_study(path, runs_root=tmp_path / "runs")
+    spec = study.runs[0]
+    train(spec.config, data_dir=data_dir, progress=False)
+    _other_versions(spec.run_dir)
+    note = (f"trained under other package versions ({_torch_now()}): the same config, but not byte-identical "
+            "numbers")
+    assert note in make_plan(study, threads=None)[0].notes
+    assert main(["reproduce", str(path), "--dry-run", "--runs-dir", str(tmp_path / "runs"), "--data-dir",
+                 str(data_dir)]) == 0
+    assert f"  note: simcse: {note}" in capsys.readouterr().out
+
+
+def test_the_dry_run_shows_a_thread_mismatch(tiny_model, data_dir, tmp_path, monkeypatch, capsys):
+    """docs/studies.md: the dry run says when a reused run was trained with another thread count."""
+    import torch
+
+    from test_reliability_surface import study_file
+
+    from cselab.studies import load_study
+
+    path = study_file(tmp_path / "threads.yaml", tiny_model, [{"label": "simcse"}])
+    monkeypatch.chdir(tmp_path)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        train(load_study(path, runs_root=tmp_path / "runs").runs[0].config, data_dir=data_dir, progress=False)
+        torch.set_num_threads(2)
+        assert main(["reproduce", str(path), "--dry-run", "--runs-dir", str(tmp_path / "runs"), "--data-dir",
+                     str(data_dir)]) == 0
+    finally:
+        torch.set_num_threads(before)
+    assert ("  note: simcse: trained with threads=1; this study trains with threads=2: the same config, but not "
+            "byte-identical numbers (see README, Run directories)") in capsys.readouterr().out

@@ -239,6 +239,19 @@ class RunDir:
             return True
         return False
 
+    def version_differences(self) -> list[str]:
+        """``"torch 2.1.0 → 2.2.0"`` for each package (and Python, CUDA) whose version this
+        environment has otherwise than the run recorded in ``config.json`` when it started; empty
+        when they agree or the run recorded none (a damaged config.json is said by its readers)."""
+        try:
+            saved = read_json(self.config_file).get("versions")
+        except (OSError, ValueError, AttributeError):
+            return []
+        if not isinstance(saved, dict):
+            return []
+        now = package_versions()
+        return [f"{name} {saved[name]} → {now[name]}" for name in now if name in saved and saved[name] != now[name]]
+
     def saved_config(self) -> dict:
         """The run's ``config.json``, checked (one error naming the file when it is damaged)."""
         saved = read_json(self.config_file)

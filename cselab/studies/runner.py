@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .cost import estimate_run, format_seconds
 from ..io import check_folder_location, first_line
+from ..rundir import RunDir
 from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_notebook, signal_kernels
 from .launchers import make_launcher
 from .schedule import NotebookSchedule
@@ -74,6 +75,10 @@ def make_plan(study: Study, data_dir: str | None = None, threads: int | None = N
         status = run_status(spec.run_dir)
         estimate = estimate_run(spec.config, study.profile, status.steps_done, status.kind == "finished", data_dir)
         notes = observation_differences(spec.run_dir, spec.config) if status.kind != "new" else []
+        changed = RunDir(spec.run_dir).version_differences() if status.kind != "new" else []
+        if changed and first.get(spec.run_dir) is None:
+            notes.append(f"trained under other package versions ({', '.join(changed)}): the same config, but not "
+                         "byte-identical numbers")
         if status.kind != "new" and threads is not None and first.get(spec.run_dir) is None:
             own = resume_threads(spec.run_dir, threads) if status.kind == "partial" else threads
             if own != threads:

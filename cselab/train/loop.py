@@ -86,6 +86,8 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
         replacing = bool(processes.run_on_main(lambda: overwrite and final.has_content()))
         run = final.overwrite_staging() if replacing else final
         resuming = bool(processes.run_on_main(lambda: run.prepare(cfg, resume=resume, overwrite=overwrite)))
+        if processes.is_main:
+            _say_environment(run, resuming)
         try:
             _train_run(cfg, run, resuming, data, data_dir, callbacks, progress, processes)
         except BaseException:
@@ -98,6 +100,22 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
         if replacing and processes.is_main:
             replace_dir(run.path, final.path)
     return final.path
+
+
+def _say_environment(run: RunDir, resuming: bool) -> None:
+    """Say what config.json records silently: a resume under other package versions than the run
+    started with (its numbers are then not one history), a fresh start outside the tested lockfile."""
+    if resuming:
+        changed = run.version_differences()
+        if changed:
+            logger.warning("%s: resuming under other package versions than the run was started with (%s): the "
+                           "resumed run is not byte-identical to an uninterrupted one", run.path, ", ".join(changed))
+        return
+    lockfile = run.saved_config().get("lockfile")
+    if isinstance(lockfile, dict) and lockfile.get("matches") is False:
+        logger.info("%s: note: this environment differs from the tested lockfile %s in %s package(s) (%s); "
+                    "config.json records it, and numbers may differ from a run under the lockfile", run.path,
+                    lockfile.get("file"), lockfile.get("differences"), "; ".join(lockfile.get("first_differences", [])))
 
 
 def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData, data_dir: str | None,
