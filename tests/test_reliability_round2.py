@@ -358,3 +358,31 @@ def test_the_dry_run_shows_a_thread_mismatch(tiny_model, data_dir, tmp_path, mon
         torch.set_num_threads(before)
     assert ("  note: simcse: trained with threads=1; this study trains with threads=2: the same config, but not "
             "byte-identical numbers (see README, Run directories)") in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- 8. notebooks
+def _link_runs(tiny_runs, tmp_path) -> dict[str, Path]:
+    """The tiny runs through folders of links (as tests/test_notebooks_analysis.py): evaluations cached here."""
+    copies = {}
+    for label, path in tiny_runs.items():
+        copy = tmp_path / "runs" / label
+        copy.mkdir(parents=True)
+        for entry in path.iterdir():
+            if entry.name != "evaluations":
+                (copy / entry.name).symlink_to(entry)
+        copies[label] = copy
+    return copies
+
+
+def test_compare_with_one_methods_runs_draws_what_one_method_can_show(tiny_runs, thin_data, tmp_path, monkeypatch):
+    from test_notebooks_analysis import execute, notebook_text, table_rows
+
+    runs = _link_runs({k: tiny_runs[k] for k in ("simcse-s1", "simcse-s2")}, tmp_path)
+    notebook, figures, tables = execute("compare", tmp_path, monkeypatch, {
+        "runs": {k: str(v) for k, v in runs.items()}, "data_dir": str(thin_data)})
+    outputs = [out for cell in notebook["cells"] for out in cell.get("outputs", [])]
+    assert not [out for out in outputs if out.get("output_type") == "error"]
+    assert "no paired tests: every run is in the baseline group 'SimCSE'; add another group's runs to compare " \
+           "with it" in notebook_text(notebook)
+    assert [(r["group"], r["runs"]) for r in table_rows(tables, "sts_methods")] == [("SimCSE", "2")]
+    assert not figures.exists() or not any(figures.iterdir())      # nothing to draw against itself
