@@ -386,3 +386,54 @@ def test_compare_with_one_methods_runs_draws_what_one_method_can_show(tiny_runs,
            "with it" in notebook_text(notebook)
     assert [(r["group"], r["runs"]) for r in table_rows(tables, "sts_methods")] == [("SimCSE", "2")]
     assert not figures.exists() or not any(figures.iterdir())      # nothing to draw against itself
+
+
+def _run_copy(finished_run, tmp_path, name="run") -> Path:
+    return Path(shutil.copytree(finished_run, tmp_path / name))
+
+
+def test_notebook_runs_without_best_are_one_line_that_mentions_last(finished_run, tmp_path):
+    from cselab.workbench import RunsNotFound, load_runs
+
+    run = _run_copy(finished_run, tmp_path)
+    shutil.rmtree(run / "best")
+    with pytest.raises(RunsNotFound) as err:
+        load_runs({"simcse-s1": str(run)}, need_best=True)
+    assert str(err.value) == (f"runs: no best/ model: simcse-s1: {run}: this run has no best/ model yet (it has "
+                              f"last/, the checkpoint of step 4: evaluate that with `cselab eval {run / 'last'}`)")
+    assert load_runs({"simcse-s1": str(run)}) == {"simcse-s1": run}      # a notebook of logged records only
+    for name in ("dynamics", "geometry", "umap", "clustering", "compare"):   # the notebooks that load best/
+        from conftest import REPO
+
+        assert "workbench.load_runs(runs, need_best=True)" in (REPO / "notebooks" / f"{name}.py").read_text()
+
+
+def test_evaluating_a_run_without_best_mentions_last(finished_run, tmp_path):
+    from cselab.evaluate import evaluate_run
+
+    run = _run_copy(finished_run, tmp_path)
+    shutil.rmtree(run / "best")
+    with pytest.raises(FileNotFoundError) as err:
+        evaluate_run(run, "geometry")
+    assert str(err.value) == (f"{run}: this run has no best/ model yet (it has last/, the checkpoint of step 4: "
+                              f"evaluate that with `cselab eval {run / 'last'}`)")
+
+
+@pytest.mark.parametrize("content, problem", [
+    ("[]", "not a cselab run config (expected a JSON object with 'config_hash'; got [])"),
+    ('{"config_hash": "x", "config": []}', "not a cselab run config ('config' is not an object)"),
+    ("{", "not valid JSON (Expecting property name enclosed in double quotes)"),
+])
+def test_a_run_whose_config_json_is_damaged_is_one_line_naming_it(content, problem, finished_run, tmp_path):
+    from cselab.rundir import read_config
+    from cselab.workbench import RunsNotFound, load_runs
+
+    run = _run_copy(finished_run, tmp_path)
+    (run / "config.json").write_text(content)
+    with pytest.raises(ValueError) as err:
+        read_config(run)
+    assert str(err.value).startswith(f"{run / 'config.json'}") and problem in str(err.value)
+    with pytest.raises(RunsNotFound) as err:
+        load_runs({"r": str(run)})
+    assert str(err.value).startswith(f"runs: not a run directory: r: {run} ({run / 'config.json'}")
+    assert problem in str(err.value)

@@ -68,6 +68,8 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = BE
     run = get_suite(suite).run
     run_dir = Path(run_dir)
     folder = RunDir(run_dir).model_dir(model)
+    if not folder.is_dir() and model == BEST:
+        RunDir(run_dir).best_model()   # raises, saying what the run has instead (last/, or nothing yet)
     if not folder.is_dir():
         hint = "(train with snapshot_every)" if model.startswith("step-") else "(has the run finished?)"
         raise FileNotFoundError(f"{run_dir}: no {folder.relative_to(run_dir)}/ model to evaluate {hint}")

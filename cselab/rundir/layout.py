@@ -305,8 +305,12 @@ class RunDir:
         return False
 
     def read_config(self) -> dict:
-        """The resolved training config the run was started with (``config.json``'s ``config``)."""
-        return read_json(self.config_file)["config"]
+        """The resolved training config the run was started with (``config.json``'s ``config``),
+        checked: a damaged file is one error naming it, not a TypeError in a reader."""
+        config = self.saved_config().get("config")
+        if not isinstance(config, dict):
+            raise ValueError(f"{self.config_file}: not a cselab run config ('config' is not an object)")
+        return config
 
     def load_checkpoint_state(self) -> dict:
         """The trainer state saved with the last checkpoint (``last/``): optimizer, scheduler, the
