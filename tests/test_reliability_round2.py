@@ -437,3 +437,44 @@ def test_a_run_whose_config_json_is_damaged_is_one_line_naming_it(content, probl
         load_runs({"r": str(run)})
     assert str(err.value).startswith(f"runs: not a run directory: r: {run} ({run / 'config.json'}")
     assert problem in str(err.value)
+
+
+# --------------------------------------------------------------------------- 9. reproduce: figures folders
+def test_reproduce_refuses_a_study_figures_folder_that_is_a_link(tiny_model, tmp_path, capsys):
+    from conftest import REPO
+    from test_reliability_surface import study_file
+
+    notebook = {"notebook": str(REPO / "tests" / "notebooks" / "summary.py")}
+    study = study_file(tmp_path / "places.yaml", tiny_model, [{"label": "simcse"}], [notebook])
+    target = tmp_path / "elsewhere"
+    (target / "summary").mkdir(parents=True)
+    (target / "summary" / "keep.png").write_bytes(b"\x89PNG keep")
+    link = tmp_path / "fig" / "places"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    before = tree(tmp_path)
+    assert main(["reproduce", str(study), "--runs-dir", str(tmp_path / "runs"), "--reports-dir",
+                 str(tmp_path / "reports"), "--figures-dir", str(tmp_path / "fig")]) == 2
+    assert error_line(capsys) == (f"cselab reproduce: error: {link}: the figures folder of study 'places' is a "
+                                  f"symbolic link (to {target}); the study empties the folders inside it before its "
+                                  "notebooks run and does not delete through links: remove the link or choose another "
+                                  "--figures-dir")
+    assert tree(tmp_path) == before
+
+
+def test_emptying_a_notebooks_figures_folder_removes_only_figures(tmp_path):
+    from cselab.studies.runner import clear_figures
+
+    folder = tmp_path / "summary"
+    (folder / "mine").mkdir(parents=True)
+    (folder / "old.png").write_bytes(b"png")
+    (folder / "old.pdf").write_bytes(b"pdf")
+    (folder / "notes.txt").write_text("mine\n")
+    (folder / "mine" / "x.png").write_bytes(b"png")
+    clear_figures(folder)
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")) == ["mine", "mine/x.png", "notes.txt"]
+    (folder / "notes.txt").unlink()
+    shutil.rmtree(folder / "mine")
+    (folder / "again.png").write_bytes(b"png")
+    clear_figures(folder)
+    assert not folder.exists()                                   # only figures were there: the folder goes too

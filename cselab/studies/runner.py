@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import sys
 import threading
@@ -121,6 +120,10 @@ def check_output_folders(study: Study, folders: dict[str, Path], figures_root: P
     file (the engine never deletes through a link)."""
     for option, folder in folders.items():
         check_folder_location(folder, option)
+    if study.notebooks and figures_root.is_symlink():   # the notebooks' folders would be emptied through it
+        raise StudyError(f"{figures_root}: the figures folder of study {study.name!r} is a symbolic link (to "
+                         f"{os.readlink(figures_root)}); the study empties the folders inside it before its notebooks "
+                         "run and does not delete through links: remove the link or choose another --figures-dir")
     for nb in study.notebooks:
         figures = figures_root / nb.name
         if figures.is_symlink():
@@ -169,9 +172,7 @@ def notebook_executor(study: Study, report: StudyReport, data_dir: str | None, t
     emptying its figures folder) and returns its result; ``threads``: each kernel's CPU threads
     (0: the libraries' defaults)."""
     def execute(nb) -> NotebookResult:
-        figures = report.figures_dir / nb.name
-        if figures.is_dir() and not figures.is_symlink():  # its own output folder: no stale figures listed
-            shutil.rmtree(figures)
+        clear_figures(report.figures_dir / nb.name)   # its own output folder: no stale figures listed
         output = report.report_dir / f"{nb.name}.ipynb"
         started = time.perf_counter()
         split = TimeSplit(0.0)
@@ -183,6 +184,22 @@ def notebook_executor(study: Study, report: StudyReport, data_dir: str | None, t
             return NotebookResult(nb, "failed", output, time.perf_counter() - started, note=str(e), split=split)
 
     return execute
+
+
+FIGURE_SUFFIXES = (".png", ".pdf")   # what workbench.show writes (cselab.plots.core.FORMATS)
+
+
+def clear_figures(folder: Path) -> None:
+    """Remove the figures an earlier execution of a notebook left in its folder: the PNG and PDF
+    files at its top, then the folder when nothing else is in it. A user's other files and
+    subfolders stay (cselab never wrote them), and a link is never followed."""
+    if folder.is_symlink() or not folder.is_dir():
+        return
+    for entry in folder.iterdir():
+        if entry.suffix.lower() in FIGURE_SUFFIXES and entry.is_file() and not entry.is_symlink():
+            entry.unlink()
+    with contextlib.suppress(OSError):
+        folder.rmdir()   # only when empty
 
 
 def notebook_line(result: NotebookResult) -> str:
