@@ -478,3 +478,45 @@ def test_emptying_a_notebooks_figures_folder_removes_only_figures(tmp_path):
     (folder / "again.png").write_bytes(b"png")
     clear_figures(folder)
     assert not folder.exists()                                   # only figures were there: the folder goes too
+
+
+def test_reproduce_killed_mid_notebook_leaves_an_index_that_says_so(tiny_model, data_dir, tmp_path, monkeypatch):
+    """kill -9 of ``cselab reproduce`` while a notebook runs: the index no longer says the last
+    study's "ok" (it says the study is in progress or was killed), no partial .ipynb stands under
+    the notebook's name, and the earlier complete one is kept."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import REPO
+    from test_reliability_surface import study_file
+
+    from cselab.studies import load_study
+
+    marker = tmp_path / "started.txt"
+    notebook = {"notebook": str(REPO / "tests" / "notebooks" / "waiting.py"), "parameters": {"marker": str(marker)}}
+    study = study_file(tmp_path / "killed.yaml", tiny_model, [{"label": "simcse"}], [notebook])
+    monkeypatch.chdir(tmp_path)
+    train(load_study(study, runs_root=tmp_path / "runs").runs[0].config, data_dir=data_dir, progress=False)
+    reports = tmp_path / "reports" / "killed"
+    reports.mkdir(parents=True)
+    (reports / "index.md").write_text("- status: **all runs and notebooks succeeded**\n[waiting](waiting.ipynb)\n")
+    (reports / "waiting.ipynb").write_text('{"cells": [], "complete": true}')
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "cselab.cli", "reproduce", str(study), "--runs-dir",
+                             str(tmp_path / "runs"), "--data-dir", str(data_dir)], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert marker.exists(), "the notebook never started"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)        # the study and its kernel, as kill -9 of the session would
+        proc.wait()
+    index = (reports / "index.md").read_text()
+    assert "succeeded" not in index
+    assert "- status: **in progress" in index and "run the same command again" in index
+    assert json.loads((reports / "waiting.ipynb").read_text()) == {"cells": [], "complete": True}
+    assert not [p for p in reports.iterdir() if p.name.endswith(".ipynb") and p.name != "waiting.ipynb"]

@@ -285,6 +285,11 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
 
     try:
         with interrupt_kernels_on_signals(), notebooks_lock(report_dir):
+            # the previous index would go on saying "ok" while this study empties its figures
+            # folders and rewrites its notebooks: until the end, the index says the study is running
+            report.in_progress = True
+            write_report(report)
+            report.in_progress = False
             for p in plan:
                 if p.same_as is None and p.status.kind == "finished":
                     record(RunOutcome(p.spec.label, str(p.spec.run_dir), "reused", 0.0, p.status.best_stsb_dev,
