@@ -11,6 +11,7 @@ import functools
 import os
 import signal
 import time
+import warnings
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -256,9 +257,11 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
                  {"kernel_manager_class": _kernel_manager_class({ENV: str(timings), **thread_env(threads)})})
         failed = True
         try:
-            papermill.execute_notebook(read_notebook(Path(source)), str(partial), parameters=parameters,
-                                       kernel_name=KERNEL, progress_bar=False, cwd=str(cwd) if cwd else None,
-                                       **where)
+            with warnings.catch_warnings():   # the partial file's suffix is not .ipynb on purpose (see above)
+                warnings.filterwarnings("ignore", message="The specified file .* does not end in one of")
+                papermill.execute_notebook(read_notebook(Path(source)), str(partial), parameters=parameters,
+                                           kernel_name=KERNEL, progress_bar=False, cwd=str(cwd) if cwd else None,
+                                           **where)
             failed = False
         except PapermillExecutionError as e:
             if partial.exists():
