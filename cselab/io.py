@@ -165,6 +165,17 @@ def replace_dir(tmp_dir: Path, final_dir: Path, meta: dict | None = None) -> Non
         remove_dir(old)
 
 
+def check_replaceable(folder: str | os.PathLike, what: str) -> Path:
+    """``folder`` when a swap may replace it: it does not exist, or it is a folder this module
+    wrote (its completeness marker). Anything else (a user's folder, a link) is one
+    :class:`WriteError` saying ``what`` goes there; nothing is touched."""
+    folder = Path(folder)
+    if (folder.exists() or folder.is_symlink()) and (folder.is_symlink() or not is_complete(folder)):
+        raise WriteError(f"{folder}: exists and was not written by cselab (no {COMPLETE_MARKER}); it is where {what} "
+                         "goes: move it, or choose another folder", errno.EEXIST)
+    return folder
+
+
 def recover_dir(final_dir: str | os.PathLike, suffix: str = ".tmp") -> Path | None:
     """Finish a swap that a crash interrupted; returns the folder now in place (None if there is none).
 

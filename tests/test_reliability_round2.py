@@ -520,3 +520,35 @@ def test_reproduce_killed_mid_notebook_leaves_an_index_that_says_so(tiny_model, 
     assert "- status: **in progress" in index and "run the same command again" in index
     assert json.loads((reports / "waiting.ipynb").read_text()) == {"cells": [], "complete": True}
     assert not [p for p in reports.iterdir() if p.name.endswith(".ipynb") and p.name != "waiting.ipynb"]
+
+
+# --------------------------------------------------------------------------- beyond the issue
+def test_the_smoke_sample_never_replaces_a_folder_cselab_did_not_write(data_dir, tmp_path):
+    """$CSELAB_SMOKE_DIR=. in a project whose ./data is the real data root: the sample goes to
+    ./data and would have replaced it."""
+    from cselab.data.sample import sample_data_root
+    from cselab.io import WriteError
+
+    mine = tmp_path / "data"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine\n")
+    with pytest.raises(WriteError) as err:
+        sample_data_root(data_dir, mine, 50)
+    assert str(err.value) == (f"{mine}: exists and was not written by cselab (no .complete.json); it is where the "
+                              "data sample goes: move it, or choose another folder")
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
+
+
+def test_the_smoke_stand_in_never_replaces_a_folder_cselab_did_not_write(tmp_path, monkeypatch):
+    from cselab.io import WriteError
+    from cselab.studies.smoke import tiny_backbone
+
+    monkeypatch.setenv("CSELAB_SMOKE_DIR", str(tmp_path))
+    mine = tmp_path / "bert-base-uncased"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("\\chapter{}\n")
+    with pytest.raises(WriteError) as err:
+        tiny_backbone("bert-base-uncased")
+    assert str(err.value) == (f"{mine}: exists and was not written by cselab (no .complete.json); it is where the "
+                              "stand-in model for bert-base-uncased goes: move it, or choose another folder")
+    assert sorted(p.name for p in mine.iterdir()) == ["thesis.tex"]

@@ -16,7 +16,7 @@ import itertools
 import os
 from pathlib import Path
 
-from ..io import COMPLETE_MARKER, is_complete, read_json, staged_dir
+from ..io import COMPLETE_MARKER, check_replaceable, is_complete, read_json, staged_dir
 from . import clustering, sts, transfer
 from .errors import DataError
 from .root import data_root
@@ -41,6 +41,7 @@ def sample_data_root(source: str | os.PathLike | None, target: str | os.PathLike
     manifest = {"sample_of": str(source), "every": every}
     if is_complete(target) and read_json(target / COMPLETE_MARKER) == manifest:
         return target
+    check_replaceable(target, "the data sample")   # e.g. $CSELAB_SMOKE_DIR=. beside a real ./data
     with staged_dir(target, manifest) as tmp:
         for path in sorted(source.rglob("*")):
             relative = path.relative_to(source).as_posix()

@@ -52,7 +52,7 @@ def tiny_backbone(name: str) -> Path:
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     from ..encoder.backbone import has_tokenizer, is_model_folder, quiet_hf, read_model_config
-    from ..io import staged_dir
+    from ..io import check_replaceable, staged_dir
     from .cost import backbone_shape
 
     (layers, _, _), assumed = backbone_shape(name)
@@ -61,6 +61,7 @@ def tiny_backbone(name: str) -> Path:
     if is_model_folder(folder) and has_tokenizer(folder) and \
             read_model_config(folder).get("num_hidden_layers") == layers:   # a stand-in of another depth: rebuilt
         return folder
+    check_replaceable(folder, f"the stand-in model for {name}")   # only a stand-in (of another depth) is rebuilt
     folder.parent.mkdir(parents=True, exist_ok=True)
     with torch.random.fork_rng():
         torch.manual_seed(0)
