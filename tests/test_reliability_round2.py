@@ -552,3 +552,20 @@ def test_the_smoke_stand_in_never_replaces_a_folder_cselab_did_not_write(tmp_pat
     assert str(err.value) == (f"{mine}: exists and was not written by cselab (no .complete.json); it is where the "
                               "stand-in model for bert-base-uncased goes: move it, or choose another folder")
     assert sorted(p.name for p in mine.iterdir()) == ["thesis.tex"]
+
+
+@pytest.mark.parametrize("name, content", [("results.json", "[]"), ("config.json", "[]")])
+def test_reproduce_over_a_run_with_a_damaged_json_file_is_one_line_naming_it(name, content, tiny_model, data_dir,
+                                                                            tmp_path, monkeypatch, capsys):
+    from test_reliability_surface import study_file
+
+    from cselab.studies import load_study
+
+    path = study_file(tmp_path / "damaged.yaml", tiny_model, [{"label": "simcse"}])
+    monkeypatch.chdir(tmp_path)
+    run = train(load_study(path, runs_root=tmp_path / "runs").runs[0].config, data_dir=data_dir, progress=False)
+    (run / name).write_text(content)
+    assert main(["reproduce", str(path), "--dry-run", "--runs-dir", str(tmp_path / "runs"), "--data-dir",
+                 str(data_dir)]) == 2
+    line = error_line(capsys)
+    assert line.startswith(f"cselab reproduce: error: {run / name}: not a cselab ") and "got []" in line

@@ -119,8 +119,15 @@ class RunDir:
         return entry.with_name(f".{entry.name}.lock")
 
     def results(self) -> dict | None:
-        """The run's ``results.json`` (written when training finishes), None before."""
-        return read_json(self.results_file) if self.results_file.is_file() else None
+        """The run's ``results.json`` (written when training finishes), None before; a file that is
+        not a JSON object is one error naming it (its readers call ``.get``)."""
+        if not self.results_file.is_file():
+            return None
+        results = read_json(self.results_file)
+        if not isinstance(results, dict):
+            raise ValueError(f"{self.results_file}: not a cselab results file (expected a JSON object; got "
+                             f"{json.dumps(results)[:40]})")
+        return results
 
     def snapshots(self) -> dict[int, Path]:
         """``{step: model folder}`` of the model-only snapshots (``snapshot_every``), by step."""
