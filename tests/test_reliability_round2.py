@@ -569,3 +569,20 @@ def test_reproduce_over_a_run_with_a_damaged_json_file_is_one_line_naming_it(nam
                  str(data_dir)]) == 2
     line = error_line(capsys)
     assert line.startswith(f"cselab reproduce: error: {run / name}: not a cselab ") and "got []" in line
+
+
+@pytest.mark.parametrize("how", ["env", "option"])
+def test_a_data_root_that_is_a_file_is_one_line_naming_where_it_came_from(how, data_dir, tmp_path, monkeypatch,
+                                                                          capsys):
+    blocker = tmp_path / "data-file"
+    blocker.write_text("not a folder\n")
+    args = ["data", "fetch", "--mirror", str(data_dir)]
+    if how == "env":
+        monkeypatch.setenv("CSELAB_DATA", str(blocker))
+        what = "$CSELAB_DATA"
+    else:
+        args += ["--data-dir", str(blocker)]
+        what = "--data-dir"
+    assert main(args) == 2
+    assert error_line(capsys) == f"cselab data: error: {what}: {blocker} is a file, not a folder; choose a folder"
+    assert blocker.read_text() == "not a folder\n"
