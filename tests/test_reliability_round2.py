@@ -586,3 +586,26 @@ def test_a_data_root_that_is_a_file_is_one_line_naming_where_it_came_from(how, d
     assert main(args) == 2
     assert error_line(capsys) == f"cselab data: error: {what}: {blocker} is a file, not a folder; choose a folder"
     assert blocker.read_text() == "not a folder\n"
+
+
+def test_a_damaged_sample_marker_is_rebuilt_not_an_error_forever(data_dir, tmp_path, caplog):
+    """The smoke sample's completeness marker is its cache key: a truncated one is rebuilt with a warning."""
+    from cselab.data.sample import sample_data_root
+    from cselab.io import COMPLETE_MARKER
+
+    target = sample_data_root(data_dir, tmp_path / "sample", 50)
+    (target / COMPLETE_MARKER).write_text('{"sample_of": ')
+    with caplog.at_level("WARNING", logger="cselab.data"):
+        assert sample_data_root(data_dir, target, 50) == target
+    assert json.loads((target / COMPLETE_MARKER).read_text())["every"] == 50
+    assert any(str(target / COMPLETE_MARKER) in r.getMessage() and "building it again" in r.getMessage()
+               for r in caplog.records)
+
+
+def test_read_results_of_a_damaged_results_json_is_one_line_naming_it(finished_run, tmp_path):
+    from cselab.rundir import read_results
+
+    run = _run_copy(finished_run, tmp_path)
+    (run / "results.json").write_text("[]")
+    with pytest.raises(ValueError, match=f"^{run / 'results.json'}: not a cselab results file"):
+        read_results({"r": run})
