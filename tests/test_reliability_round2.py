@@ -469,11 +469,15 @@ def test_emptying_a_notebooks_figures_folder_removes_only_figures(tmp_path):
     (folder / "mine").mkdir(parents=True)
     (folder / "old.png").write_bytes(b"png")
     (folder / "old.pdf").write_bytes(b"pdf")
+    (folder / "old.problems.json").write_text("{}")
+    (folder / "notes.json").write_text("{}")
     (folder / "notes.txt").write_text("mine\n")
     (folder / "mine" / "x.png").write_bytes(b"png")
     clear_figures(folder)
-    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")) == ["mine", "mine/x.png", "notes.txt"]
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")) == ["mine", "mine/x.png", "notes.json",
+                                                                                  "notes.txt"]
     (folder / "notes.txt").unlink()
+    (folder / "notes.json").unlink()
     shutil.rmtree(folder / "mine")
     (folder / "again.png").write_bytes(b"png")
     clear_figures(folder)

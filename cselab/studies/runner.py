@@ -186,17 +186,19 @@ def notebook_executor(study: Study, report: StudyReport, data_dir: str | None, t
     return execute
 
 
-FIGURE_SUFFIXES = (".png", ".pdf")   # what workbench.show writes (cselab.plots.core.FORMATS)
+# what workbench.show writes: the figure (cselab.plots.core.FORMATS) and the checker's record of its
+# problems (cselab.plots.core.PROBLEMS_SUFFIX)
+FIGURE_SUFFIXES = (".png", ".pdf", ".problems.json")
 
 
 def clear_figures(folder: Path) -> None:
     """Remove the figures an earlier execution of a notebook left in its folder: the PNG and PDF
-    files at its top, then the folder when nothing else is in it. A user's other files and
+    files at its top and the checker's records, then the folder when nothing else is in it. A user's other files and
     subfolders stay (cselab never wrote them), and a link is never followed."""
     if folder.is_symlink() or not folder.is_dir():
         return
     for entry in folder.iterdir():
-        if entry.suffix.lower() in FIGURE_SUFFIXES and entry.is_file() and not entry.is_symlink():
+        if entry.name.lower().endswith(FIGURE_SUFFIXES) and entry.is_file() and not entry.is_symlink():
             entry.unlink()
     with contextlib.suppress(OSError):
         folder.rmdir()   # only when empty
