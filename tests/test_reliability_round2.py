@@ -613,3 +613,16 @@ def test_read_results_of_a_damaged_results_json_is_one_line_naming_it(finished_r
     (run / "results.json").write_text("[]")
     with pytest.raises(ValueError, match=f"^{run / 'results.json'}: not a cselab results file"):
         read_results({"r": run})
+
+
+@pytest.mark.parametrize("option, what", [("pairs", "pairs file"), ("texts", "texts file")])
+def test_a_cached_evaluation_of_a_folder_as_pairs_or_texts_is_one_line(option, what, finished_run, tmp_path):
+    from cselab.evaluate import evaluate_run
+
+    run = _run_copy(finished_run, tmp_path)
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    suite = "sts" if option == "pairs" else "clustering"
+    with pytest.raises(DataError) as err:
+        evaluate_run(run, suite, tasks=[], **{option: {"mine": str(folder)}})
+    assert str(err.value) == f"{folder}: expected a {what}, found a folder"

@@ -173,12 +173,14 @@ def _code_changes(suite: str, options: Mapping) -> dict:
 def _file_hashes(options: Mapping) -> dict:
     """The content hash of each custom pairs or texts file, so that an edited file is scored again."""
     from ..data.custom import pair_files, text_files
+    from ..data.text import require_file
 
     hashes = {}
     for option, files in (("pairs", pair_files), ("texts", text_files)):
-        if options.get(option):
-            hashes[f"{option}_sha256"] = {name: hashlib.sha256(Path(path).read_bytes()).hexdigest()
-                                          for name, path in files(options[option]).items()}
+        if options.get(option):   # require_file: a missing file, a folder or a device is one line naming it
+            hashes[f"{option}_sha256"] = {
+                name: hashlib.sha256(require_file(path, f"{option} file").read_bytes()).hexdigest()
+                for name, path in files(options[option]).items()}
     return hashes
 
 
