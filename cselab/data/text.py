@@ -16,7 +16,8 @@ def require_file(path: str | os.PathLike, what: str = "file") -> Path:
     if path.is_dir():
         raise DataError(path, f"expected a {what}, found a folder")
     if not path.is_file():   # /dev/null, a FIFO (reading it could block), a socket
-        raise DataError(path, f"expected a {what}, found a special file (a device, pipe or socket); give a regular file")
+        raise DataError(path, f"expected a {what}, found a special file (a device, pipe or socket); give a regular "
+                        "file")
     return path
 
 
