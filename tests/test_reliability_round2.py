@@ -626,3 +626,18 @@ def test_a_cached_evaluation_of_a_folder_as_pairs_or_texts_is_one_line(option, w
     with pytest.raises(DataError) as err:
         evaluate_run(run, suite, tasks=[], **{option: {"mine": str(folder)}})
     assert str(err.value) == f"{folder}: expected a {what}, found a folder"
+
+
+@pytest.mark.parametrize("name", ["dynamics", "geometry"])
+def test_dynamics_and_geometry_on_a_run_without_best_end_in_one_line_mentioning_last(name, finished_run, tmp_path,
+                                                                                     monkeypatch):
+    import papermill
+    from test_notebooks_analysis import execute
+
+    run = _run_copy(finished_run, tmp_path, "simcse-s1")
+    shutil.rmtree(run / "best")
+    with pytest.raises(papermill.PapermillExecutionError) as error:
+        execute(name, tmp_path, monkeypatch, {"runs": {"simcse-s1": str(run)}})
+    assert error.value.ename == "RunsNotFound" and len(error.value.traceback) == 1
+    assert error.value.traceback[0].startswith("RunsNotFound: runs: no best/ model: simcse-s1: ")
+    assert "it has last/, the checkpoint of step 4" in error.value.traceback[0]
