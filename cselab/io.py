@@ -141,6 +141,9 @@ def recorded_step(folder: str | os.PathLike) -> float:
 def remove_dir(folder: str | os.PathLike) -> None:
     """Delete a folder, its completeness marker first: a deletion cut short is never taken for complete."""
     folder = Path(folder)
+    if folder.is_symlink():   # the link only: its target is not ours to empty
+        folder.unlink()
+        return
     (folder / COMPLETE_MARKER).unlink(missing_ok=True)
     shutil.rmtree(folder, ignore_errors=True)
 
@@ -160,6 +163,17 @@ def replace_dir(tmp_dir: Path, final_dir: Path, meta: dict | None = None) -> Non
     os.replace(tmp_dir, final_dir)
     if old.exists():
         remove_dir(old)
+
+
+def check_replaceable(folder: str | os.PathLike, what: str) -> Path:
+    """``folder`` when a swap may replace it: it does not exist, or it is a folder this module
+    wrote (its completeness marker). Anything else (a user's folder, a link) is one
+    :class:`WriteError` saying ``what`` goes there; nothing is touched."""
+    folder = Path(folder)
+    if (folder.exists() or folder.is_symlink()) and (folder.is_symlink() or not is_complete(folder)):
+        raise WriteError(f"{folder}: exists and was not written by cselab (no {COMPLETE_MARKER}); it is where {what} "
+                         "goes: move it, or choose another folder", errno.EEXIST)
+    return folder
 
 
 def recover_dir(final_dir: str | os.PathLike, suffix: str = ".tmp") -> Path | None:
@@ -246,7 +260,8 @@ def name_max(path: str | os.PathLike) -> int:
 def path_component_problem(name: str, limit: int = DEFAULT_NAME_MAX) -> str | None:
     """Why ``name`` cannot be one plain folder or file name inside another folder (None when it
     can): it must not be empty, ``.`` or ``..``, hold a path separator (so it can neither nest nor
-    climb out, nor be absolute) or a NUL, or be longer than ``limit`` bytes."""
+    climb out, nor be absolute) or a NUL, be only white space, begin or end with white space, hold a
+    control character, or be longer than ``limit`` bytes."""
     if not name:
         return "is empty"
     if name in (".", ".."):
@@ -256,6 +271,13 @@ def path_component_problem(name: str, limit: int = DEFAULT_NAME_MAX) -> str | No
         return f"holds {separators[0]!r}: it must be one folder name, not a path (use output_dir for the location)"
     if "\0" in name:
         return "holds a NUL character"
+    # names that look empty or differ only in invisible characters from another are refused too
+    if not name.strip():
+        return "is only white space"
+    if name != name.strip():
+        return "begins or ends with white space"
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        return "holds a control character"
     size = len(os.fsencode(name))
     if size > limit:
         return f"is {size} bytes long, more than the {limit} that fit in a file name here"

@@ -207,14 +207,16 @@ def study_runs(study: str | os.PathLike = DEFAULT_STUDY, runs_dir: str | os.Path
 
 
 def load_runs(runs: RunsParameter | None, study: str | os.PathLike = DEFAULT_STUDY,
-              runs_dir: str | os.PathLike = "runs", profile: str = "cpu") -> dict[str, Path]:
+              runs_dir: str | os.PathLike = "runs", profile: str = "cpu", need_best: bool = False) -> dict[str, Path]:
     """The ``runs`` parameter of an analysis notebook as ``{label: run directory}``.
 
     Accepts a mapping ``{label: path}`` (what a study passes), a list of paths (labelled by folder
     name) or one path. Every directory must hold a run (``config.json``); all missing ones are
     named in one error. ``None`` means the finished runs of ``study`` (default: the cpu-demo study,
     ``profile`` cpu) found in ``runs_dir`` (:func:`study_runs`), so that a notebook runs on its
-    defaults after ``cselab reproduce cpu-demo``. Relative paths are taken from the project root."""
+    defaults after ``cselab reproduce cpu-demo``. Relative paths are taken from the project root.
+    ``need_best``: every run must have its ``best/`` model (a notebook that reads it), else one
+    line says what each such run has instead."""
     if runs is None:
         return study_runs(study, runs_dir, profile, _stacklevel=3)
     if isinstance(runs, (str, os.PathLike)):
@@ -231,7 +233,7 @@ def load_runs(runs: RunsParameter | None, study: str | os.PathLike = DEFAULT_STU
         raise BadParameter(f"runs: the label(s) {twice} name more than one run; pass a mapping {{label: path}}")
     from .rundir.layout import CONFIG, RunDir
 
-    reasons = {label: RunDir(path).not_a_run() for label, path in pairs}   # RunDir's one test
+    reasons = {label: RunDir(path).not_a_run() or _config_problem(RunDir(path)) for label, path in pairs}
     missing = [(label, path, reasons[label]) for label, path in pairs if reasons[label] is not None]
     usual = f"no {CONFIG}"   # a wrong path: said once for all of them
     if missing and all(reason == usual for _, _, reason in missing):
@@ -240,7 +242,26 @@ def load_runs(runs: RunsParameter | None, study: str | os.PathLike = DEFAULT_STU
     if missing:
         raise RunsNotFound("runs: not a run directory: "
                            + "; ".join(f"{label}: {path} ({reason})" for label, path, reason in missing))
+    # every analysis notebook reads the trained model: a run stopped before its first evaluation
+    # is said here, with what it has instead, not as a traceback in the cell that loads best/
+    no_best = []
+    for label, path in (pairs if need_best else []):
+        try:
+            RunDir(path).best_model()
+        except FileNotFoundError as e:
+            no_best.append(f"{label}: {e}")
+    if no_best:
+        raise RunsNotFound("runs: no best/ model: " + "; ".join(no_best))
     return dict(pairs)
+
+
+def _config_problem(run) -> str | None:
+    """Why a run's config.json cannot be read as a run's (None when it can): one line naming it."""
+    try:
+        run.read_config()
+    except (OSError, ValueError) as e:
+        return str(e)
+    return None
 
 
 def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]],

@@ -61,7 +61,7 @@ from cselab.plots import plot_ablation_bars
 from cselab.tables import CLUSTERING_COLUMNS
 
 workbench.setup()
-runs = workbench.load_runs(runs)
+runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none
 groups = run_groups(runs, group_by)
 print(f"{len(runs)} runs: {', '.join(runs)}")
 

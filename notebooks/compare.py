@@ -75,7 +75,7 @@ from cselab.stats import ALPHA, POWER, compare_to_baseline, format_comparison
 from cselab.tables import CLUSTERING_COLUMNS, STS_COLUMNS, TRANSFER_COLUMNS
 
 workbench.setup()
-runs = workbench.load_runs(runs)
+runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none
 groups = run_groups(runs, group_by, group_names)
 try:
     baseline_group = resolve_baseline(baseline, groups, group_names)

@@ -64,7 +64,7 @@ from cselab.plots import (TooFewPoints, legend_outside, plot_grad_norm, plot_met
 from cselab.rundir import RunDir
 
 workbench.setup()
-runs = workbench.load_runs(runs)
+runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none
 statistics = logged_statistics(runs)
 print(f"{len(runs)} runs: {', '.join(runs)}")
 print("similarity statistics logged:", statistics["similarity"])

@@ -50,7 +50,7 @@ from cselab.encoder import SentenceEncoder
 from cselab.plots import plot_umap_panels
 
 workbench.setup()
-runs = workbench.load_runs(runs)
+runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none
 data = load_dbpedia(split, data_dir).sample_per_class(per_class, seed, classes)
 print(f"{len(data)} abstracts of {data.n_clusters} classes; {len(runs)} runs: {', '.join(runs)}")
 

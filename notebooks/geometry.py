@@ -56,7 +56,7 @@ from cselab.plots import (legend_outside, plot_alignment_uniformity, plot_layer_
 from cselab.rundir import read_config, read_metrics
 
 workbench.setup()
-runs = workbench.load_runs(runs)
+runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none
 print(f"{len(runs)} runs: {', '.join(runs)}")
 
 # %% [markdown]

@@ -105,14 +105,16 @@ def grouped_table(frame: pd.DataFrame, columns: Sequence[str], by: str | Sequenc
 
 
 def resolve_baseline(baseline: str, groups: pd.DataFrame, names: Mapping[str, str] | None = None) -> str:
-    """The group name of ``baseline`` given as a group name or as a config value (``simcse``)."""
+    """The group name of ``baseline`` given as a group name or as a config value (``simcse``); a
+    ValueError when it is not among the groups or is the only one (nothing to compare with)."""
     present = list(dict.fromkeys(groups["group"]))
-    if baseline in present:
-        return baseline
     renamed = {**method_names(), **(names or {})}.get(baseline)
-    if renamed in present:
-        return renamed
-    raise ValueError(f"baseline {baseline!r} is none of the groups {present}")
+    found = baseline if baseline in present else renamed if renamed in present else None
+    if found is None:
+        raise ValueError(f"baseline {baseline!r} is none of the groups {present}")
+    if len(present) == 1:   # the tests and figures of differences need a second group
+        raise ValueError(f"every run is in the baseline group {found!r}; add another group's runs to compare with it")
+    return found
 
 
 # ------------------------------------------------------------------- STS per run

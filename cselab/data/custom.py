@@ -35,7 +35,7 @@ def load_pairs_file(path: str | os.PathLike, name: str | None = None) -> STSPair
             continue
         a, b, value = split_columns(path, lineno, line, 3)
         if lineno == 1 and not _is_number(value):
-            continue   # the header
+            continue   # the header (a first score of nan or inf is a bad score, not a header)
         if not a.strip() or not b.strip():
             raise DataError(path, "a sentence is empty", line=lineno)
         scores.append(parse_score(path, lineno, value))
@@ -45,6 +45,9 @@ def load_pairs_file(path: str | os.PathLike, name: str | None = None) -> STSPair
         raise DataError(path, f"{len(scores)} scored pair(s); a Spearman correlation needs at least 2")
     if len(set(scores)) == 1:
         raise DataError(path, f"every gold score is {scores[0]}; a correlation needs at least two different scores")
+    if len(set(zip(s1, s2))) == 1:   # every prediction would be one cosine: Spearman nan
+        raise DataError(path, f"every line holds the same pair {(s1[0], s2[0])!r}; a correlation needs at least two "
+                        "different pairs")
     return STSPairs(name or path.stem, tuple(s1), tuple(s2), np.asarray(scores, dtype=float))
 
 
@@ -69,16 +72,21 @@ def load_texts_file(path: str | os.PathLike, name: str | None = None) -> Cluster
     if len(texts) <= len(classes):
         raise DataError(path, f"{len(texts)} texts for {len(classes)} labels; K-means with K = {len(classes)} "
                         "needs more texts than labels")
+    if len(set(texts)) < len(classes):   # K-means cannot find K clusters among fewer distinct points
+        raise DataError(path, f"{len(set(texts))} distinct text(s) for {len(classes)} labels; K-means with K = "
+                        f"{len(classes)} needs at least {len(classes)} different texts")
     ids = {c: i for i, c in enumerate(classes)}
     return ClusteringData(name or path.stem, tuple(texts), np.asarray([ids[c] for c in labels]),
                           {i: c for c, i in ids.items()})
 
 
 def _is_number(value: str) -> bool:
+    """Whether ``value`` parses as a float (nan and inf included: :func:`parse_score` refuses those)."""
     try:
-        return float(value) == float(value)
+        float(value)
     except ValueError:
         return False
+    return True
 
 
 def named_files(files: str | os.PathLike | Sequence | Mapping | None, option: str,

@@ -16,9 +16,10 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
+from ..io import ensure_folder
 from ..progress import progress_bar
 from .errors import DataError
-from .root import data_root
+from .root import data_root, data_root_source
 
 logger = logging.getLogger(__name__)
 
@@ -45,8 +46,7 @@ SOURCES = {
 def fetch(data_dir: str | os.PathLike | None = None, mirror: str | os.PathLike | None = None,
           what: tuple[str, ...] = tuple(SOURCES)) -> Path:
     """Fill the data root. Returns its path. Existing files of the same size are kept."""
-    root = data_root(data_dir)
-    root.mkdir(parents=True, exist_ok=True)
+    root = ensure_folder(data_root(data_dir), data_root_source(data_dir))   # a file there: one line naming its source
     if mirror is not None:
         copy_mirror(Path(mirror), root)
     else:

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
+import logging
 import os
 from pathlib import Path
 
-from ..io import COMPLETE_MARKER, is_complete, read_json, staged_dir
+from ..io import COMPLETE_MARKER, check_replaceable, is_complete, read_json, staged_dir
 from . import clustering, sts, transfer
 from .errors import DataError
 from .root import data_root
+
+logger = logging.getLogger(__name__)
 
 # The evaluation sets only: runs and notebooks read the first N sentences of a training corpus (N
 # fixed by their settings), so a thinner corpus would save nothing and could leave a run short.
@@ -39,8 +42,13 @@ def sample_data_root(source: str | os.PathLike | None, target: str | os.PathLike
     if not source.is_dir():
         raise DataError(source, "no data root here (cselab data fetch, or --data-dir)")
     manifest = {"sample_of": str(source), "every": every}
-    if is_complete(target) and read_json(target / COMPLETE_MARKER) == manifest:
-        return target
+    if is_complete(target):
+        try:
+            if read_json(target / COMPLETE_MARKER) == manifest:
+                return target
+        except ValueError as e:   # a damaged marker (the cache's key): build the sample again, said once
+            logger.warning("%s; building it again", e)
+    check_replaceable(target, "the data sample")   # e.g. $CSELAB_SMOKE_DIR=. beside a real ./data
     with staged_dir(target, manifest) as tmp:
         for path in sorted(source.rglob("*")):
             relative = path.relative_to(source).as_posix()

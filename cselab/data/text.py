@@ -1,6 +1,7 @@
 """Reading text files line by line with errors that name the file and the line."""
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Iterator
@@ -12,8 +13,11 @@ def require_file(path: str | os.PathLike, what: str = "file") -> Path:
     path = Path(path)
     if not path.exists():
         raise DataError(path, f"{what} not found (run `cselab data fetch` or check --data-dir / $CSELAB_DATA)")
-    if not path.is_file():
+    if path.is_dir():
         raise DataError(path, f"expected a {what}, found a folder")
+    if not path.is_file():   # /dev/null, a FIFO (reading it could block), a socket
+        raise DataError(path, f"expected a {what}, found a special file (a device, pipe or socket); give a regular "
+                        "file")
     return path
 
 
@@ -61,6 +65,8 @@ def parse_score(path: Path, lineno: int, value: str) -> float:
         raise DataError(path, f"gold score {value!r} is not a number", line=lineno) from None
     if score != score:  # NaN
         raise DataError(path, f"gold score {value!r} is not a number", line=lineno)
+    if score in (math.inf, -math.inf):   # ranks of infinities tie: the correlation would be nan
+        raise DataError(path, f"gold score {value!r} is not a finite number", line=lineno)
     return score
 
 

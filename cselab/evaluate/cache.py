@@ -17,7 +17,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
+import re
 from pathlib import Path
 from typing import Mapping
 
@@ -29,6 +31,8 @@ from ..io import atomic_write_json, read_json
 from ..rundir import Runs, RunDir, labelled_runs, read_config
 from ..rundir.layout import BEST
 from .suites import GEOMETRY_KEYS, get_suite
+
+logger = logging.getLogger(__name__)
 
 
 def options_key(options: Mapping) -> str:
@@ -64,6 +68,8 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = BE
     run = get_suite(suite).run
     run_dir = Path(run_dir)
     folder = RunDir(run_dir).model_dir(model)
+    if not folder.is_dir() and model == BEST:
+        RunDir(run_dir).best_model()   # raises, saying what the run has instead (last/, or nothing yet)
     if not folder.is_dir():
         hint = "(train with snapshot_every)" if model.startswith("step-") else "(has the run finished?)"
         raise FileNotFoundError(f"{run_dir}: no {folder.relative_to(run_dir)}/ model to evaluate {hint}")
@@ -79,12 +85,12 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = BE
     # the data the entry was computed on: an entry of another data root (a test subset, another
     # machine's copy) is computed again rather than mixed with this one's pairs
     root = str(data_root(data_dir).resolve())
-    result = None if refresh else _read_entry(cached, root, want_pairs)
+    result = None if refresh else _read_entry(cached, root, want_pairs, suite, warn=False)   # said under the lock
     if result is not None:
         return result
     # one process computes an entry; the others wait and read it
     with _entry_lock(cached, RunDir(run_dir).evaluation_lock(cached), wait):
-        result = None if refresh else _read_entry(cached, root, want_pairs)
+        result = None if refresh else _read_entry(cached, root, want_pairs, suite)
         if result is None:
             from ..encoder import SentenceEncoder
             from ..utils import resolve_device
@@ -100,13 +106,45 @@ class EvaluationBusy(RuntimeError):
     """Another process is computing this cache entry (raised by ``evaluate_run(wait=False)``)."""
 
 
-def _read_entry(cached: Path, root: str, want_pairs: bool) -> dict | None:
-    """The cached result when it is there, of this data root, and has the pairs asked for."""
+def _read_entry(cached: Path, root: str, want_pairs: bool, suite: str, warn: bool = True) -> dict | None:
+    """The cached result when it is there, whole (see :func:`entry_problem`), of this data root, and
+    has the pairs asked for. A damaged entry (a truncated write of an older version, an edit) is
+    computed again with a warning naming it, rather than failing every later call."""
     if not cached.is_file():
         return None
-    result = read_json(cached)
+    try:
+        result = read_json(cached)
+        problem = entry_problem(result, suite)
+    except (ValueError, UnicodeDecodeError) as e:
+        problem = re.sub(rf"^{re.escape(str(cached))}(:\d+)?: ", "", str(e))   # the path is said once, below
+    if problem is not None:
+        if warn:
+            logger.warning("%s: %s; computing it again", cached, problem)
+        return None
     same_data = result.get("data_root", root) == root   # entries older than the key: trusted
     return result if same_data and (not want_pairs or "per_pair" in result) else None  # older: no per_pair
+
+
+def entry_problem(result, suite: str) -> str | None:
+    """Why ``result`` is not a cached ``suite`` result (None when it is): a JSON object with the
+    suite's results (``scores``, an object; the geometry suite's numbers) and, when it says them,
+    its ``options`` as an object."""
+    what = f"not a cached {suite} result"
+    if not isinstance(result, dict):
+        return f"{what} (expected a JSON object, got {_json_kind(result)})"
+    needed = GEOMETRY_KEYS if suite == "geometry" else ("scores",)
+    missing = [key for key in needed if key not in result]
+    if missing:
+        return f"{what} (no {', '.join(repr(k) for k in missing)})"
+    for key in ("scores", "options"):
+        if key in result and not isinstance(result[key], dict):
+            return f"{what} ({key!r} is {_json_kind(result[key])}, not an object)"
+    return None
+
+
+def _json_kind(value) -> str:
+    return {list: "a list", str: "a string", bool: "a boolean", type(None): "null", dict: "an object"}.get(
+        type(value), "a number")
 
 
 @contextlib.contextmanager
@@ -135,12 +173,14 @@ def _code_changes(suite: str, options: Mapping) -> dict:
 def _file_hashes(options: Mapping) -> dict:
     """The content hash of each custom pairs or texts file, so that an edited file is scored again."""
     from ..data.custom import pair_files, text_files
+    from ..data.text import require_file
 
     hashes = {}
     for option, files in (("pairs", pair_files), ("texts", text_files)):
-        if options.get(option):
-            hashes[f"{option}_sha256"] = {name: hashlib.sha256(Path(path).read_bytes()).hexdigest()
-                                          for name, path in files(options[option]).items()}
+        if options.get(option):   # require_file: a missing file, a folder or a device is one line naming it
+            hashes[f"{option}_sha256"] = {
+                name: hashlib.sha256(require_file(path, f"{option} file").read_bytes()).hexdigest()
+                for name, path in files(options[option]).items()}
     return hashes
 
 

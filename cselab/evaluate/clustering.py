@@ -17,12 +17,14 @@ from __future__ import annotations
 import logging
 import os
 import time
+import warnings
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_mutual_info_score, normalized_mutual_info_score
 from sklearn.metrics.cluster import contingency_matrix
 
@@ -60,7 +62,9 @@ def cluster_scores(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
 def kmeans_labels(x: np.ndarray, n_clusters: int, seed: int, n_init: int = 1) -> np.ndarray:
     if not 1 <= n_clusters <= len(x):
         raise ValueError(f"n_clusters must be in [1, {len(x)}] (the number of samples), got {n_clusters}")
-    with timed("fit"):
+    with timed("fit"), warnings.catch_warnings():
+        # fewer distinct points than clusters: said once by cluster_embeddings, not per seed by sklearn
+        warnings.simplefilter("ignore", ConvergenceWarning)
         return KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed).fit_predict(x)
 
 
@@ -81,6 +85,10 @@ def cluster_embeddings(x: np.ndarray, labels: np.ndarray, n_clusters: int | None
     if normalize:
         x = normalize_rows(x)
     k = int(len(np.unique(labels))) if n_clusters is None else n_clusters
+    distinct = len(np.unique(x, axis=0))
+    if distinct < k:
+        logger.warning("K-means with K = %d: the %d embeddings hold only %d distinct points, so at most %d clusters "
+                       "are found (the model maps different texts to one embedding)", k, len(x), distinct, distinct)
     runs = []
     for seed in seeds:
         runs.append(cluster_scores(labels, kmeans_labels(x, k, seed, n_init)))

@@ -119,8 +119,15 @@ class RunDir:
         return entry.with_name(f".{entry.name}.lock")
 
     def results(self) -> dict | None:
-        """The run's ``results.json`` (written when training finishes), None before."""
-        return read_json(self.results_file) if self.results_file.is_file() else None
+        """The run's ``results.json`` (written when training finishes), None before; a file that is
+        not a JSON object is one error naming it (its readers call ``.get``)."""
+        if not self.results_file.is_file():
+            return None
+        results = read_json(self.results_file)
+        if not isinstance(results, dict):
+            raise ValueError(f"{self.results_file}: not a cselab results file (expected a JSON object; got "
+                             f"{json.dumps(results)[:40]})")
+        return results
 
     def snapshots(self) -> dict[int, Path]:
         """``{step: model folder}`` of the model-only snapshots (``snapshot_every``), by step."""
@@ -154,6 +161,11 @@ class RunDir:
         try:
             yield self
         finally:
+            # A start that left no run (no folder, or none with config.json) leaves no lock file
+            # either. Unlinked while still held: filelock refuses a lock it got on an unlinked file
+            # (a process that opened it meanwhile), so two holders never coexist.
+            if not self.config_file.is_file():
+                self.lock_file.unlink(missing_ok=True)
             lock.release()
 
     def overwrite_staging(self) -> "RunDir":
@@ -163,6 +175,26 @@ class RunDir:
     def recover_overwrite(self) -> None:
         """Finish a replacement whose final swap a crash interrupted (see :func:`cselab.io.recover_dir`)."""
         recover_dir(self.path, OVERWRITE_SUFFIX)
+
+    def check_trainable(self, overwrite: bool = False) -> None:
+        """Raise :class:`RunExistsError` unless ``cselab train`` may write here: a new folder, a start
+        that never trained, or a run it started (its ``config.json``); never a user's folder or a
+        saved model. ``overwrite`` replaces only a run folder itself (readable ``config.json``),
+        never a link to one: the swap would replace the link and strand the target."""
+        from ..encoder.backbone import is_saved_encoder
+
+        if overwrite and self.path.is_symlink():
+            raise RunExistsError(f"{self.path}: is a symbolic link (to {self.path.resolve()}); --overwrite replaces "
+                                 "only a run folder itself: overwrite the run where it lies")
+        if not self.has_content():
+            return
+        reason = (f"no {CONFIG}" if not self.config_file.is_file()
+                  else "a saved model, not a run" if is_saved_encoder(self.path) else None)
+        if reason is not None:
+            raise RunExistsError(f"{self.path}: not a cselab run ({reason}); train writes only into a new folder or "
+                                 "a run it started: choose another run_name")
+        if overwrite:
+            self.saved_config()   # a config.json that is not a run's: one error naming it, nothing deleted
 
     def not_a_run(self) -> str | None:
         """Why the folder is not a run directory, in a few words (None when it is one): a run has
@@ -213,6 +245,19 @@ class RunDir:
                 continue
             return True
         return False
+
+    def version_differences(self) -> list[str]:
+        """``"torch 2.1.0 → 2.2.0"`` for each package (and Python, CUDA) whose version this
+        environment has otherwise than the run recorded in ``config.json`` when it started; empty
+        when they agree or the run recorded none (a damaged config.json is said by its readers)."""
+        try:
+            saved = read_json(self.config_file).get("versions")
+        except (OSError, ValueError, AttributeError):
+            return []
+        if not isinstance(saved, dict):
+            return []
+        now = package_versions()
+        return [f"{name} {saved[name]} → {now[name]}" for name in now if name in saved and saved[name] != now[name]]
 
     def saved_config(self) -> dict:
         """The run's ``config.json``, checked (one error naming the file when it is damaged)."""
@@ -267,8 +312,12 @@ class RunDir:
         return False
 
     def read_config(self) -> dict:
-        """The resolved training config the run was started with (``config.json``'s ``config``)."""
-        return read_json(self.config_file)["config"]
+        """The resolved training config the run was started with (``config.json``'s ``config``),
+        checked: a damaged file is one error naming it, not a TypeError in a reader."""
+        config = self.saved_config().get("config")
+        if not isinstance(config, dict):
+            raise ValueError(f"{self.config_file}: not a cselab run config ('config' is not an object)")
+        return config
 
     def load_checkpoint_state(self) -> dict:
         """The trainer state saved with the last checkpoint (``last/``): optimizer, scheduler, the

@@ -15,7 +15,7 @@ from typing import Iterable, Mapping, Union
 
 import pandas as pd
 
-from ..io import read_json, read_jsonl
+from ..io import read_jsonl
 from .layout import RunDir
 
 Runs = Union[str, os.PathLike, Iterable[Union[str, os.PathLike]], Mapping[str, Union[str, os.PathLike]]]
@@ -80,7 +80,7 @@ def read_results(runs: Runs, config_keys: Iterable[str] = ("method", "seed", "ba
         run = RunDir(path)
         if not run.results_file.is_file():
             raise FileNotFoundError(f"{path}: unfinished run (no {run.results_file.name})")
-        results, config = read_json(run.results_file), run.read_config()
+        results, config = run.results(), run.read_config()   # both checked: a damaged file is one line naming it
         row = {"run": label}
         for key in config_keys:
             section, _, name = key.partition(".")

@@ -11,6 +11,7 @@ import functools
 import os
 import signal
 import time
+import warnings
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -244,6 +245,10 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
 
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
+    # papermill saves after every cell: into a hidden partial file, put in place when execution
+    # ends (done or failed), so a kill -9 leaves the earlier complete notebook, not a half one
+    partial = output.with_name(f".{output.name}.partial")
+    partial.unlink(missing_ok=True)   # left by a process killed earlier
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cselab-timing-") as tmp:
         timings = kernel.timings if kernel else Path(tmp, "timings.json")
@@ -252,13 +257,19 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
                  {"kernel_manager_class": _kernel_manager_class({ENV: str(timings), **thread_env(threads)})})
         failed = True
         try:
-            papermill.execute_notebook(read_notebook(Path(source)), str(output), parameters=parameters,
-                                       kernel_name=KERNEL, progress_bar=False, cwd=str(cwd) if cwd else None,
-                                       **where)
+            with warnings.catch_warnings():   # the partial file's suffix is not .ipynb on purpose (see above)
+                warnings.filterwarnings("ignore", message="The specified file .* does not end in one of")
+                papermill.execute_notebook(read_notebook(Path(source)), str(partial), parameters=parameters,
+                                           kernel_name=KERNEL, progress_bar=False, cwd=str(cwd) if cwd else None,
+                                           **where)
             failed = False
         except PapermillExecutionError as e:
+            if partial.exists():
+                os.replace(partial, output)
             raise NotebookFailed(describe_failure(e, output), e.ename) from None
         finally:
+            if partial.exists():
+                os.replace(partial, output)
             if failed and kernel is not None:
                 kernel.discard()
             if split is not None:

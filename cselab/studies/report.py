@@ -53,6 +53,7 @@ class StudyReport:
     wall_seconds: float = 0.0
     runs_done_seconds: float | None = None   # wall time when the last run got its outcome (notebooks may overlap)
     interrupted: bool = False
+    in_progress: bool = False      # written so at the start: an index left so says the study was killed
     threads: int = 0               # intra-op threads per run (0: each SLURM job's own)
     data_dir: str | None = None    # the data root runs and notebooks read (None: the default one)
 
@@ -177,7 +178,9 @@ def _figure_lines(png: Path, figures_dir: Path, here: Path) -> list[str]:
 
 def index_markdown(report: StudyReport) -> str:
     study, here = report.study, report.report_dir
-    state = ("interrupted (run the same command again to resume)" if report.interrupted
+    state = ("in progress: if no `cselab reproduce` of this study is running, it was killed; run the same command "
+             "again to resume" if report.in_progress
+             else "interrupted (run the same command again to resume)" if report.interrupted
              else "all runs and notebooks succeeded" if report.ok else f"{report.failures} failed or skipped")
     lines = [f"# Study `{study.name}`", ""]
     if study.description:
@@ -301,7 +304,8 @@ def summary(report: StudyReport) -> dict:
                   "output": str(nb.output) if nb.output else None, "seconds": nb.seconds, "note": nb.note,
                   "time_split": nb.split.to_dict() if nb.split else None}
                  for nb in report.notebooks]
-    return {"study": report.study.name, "profile": report.study.profile, "ok": report.ok,
+    return {"study": report.study.name, "profile": report.study.profile, "ok": report.ok and not report.in_progress,
+            "in_progress": report.in_progress,
             "launcher": report.launcher, "jobs": report.jobs, "threads_per_run": report.threads,
             "interrupted": report.interrupted, "wall_seconds": report.wall_seconds,
             "runs_done_seconds": report.runs_done_seconds, "data_dir": report.data_dir,

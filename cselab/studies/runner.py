@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import sys
 import threading
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from .cost import estimate_run, format_seconds
 from ..io import check_folder_location, first_line
+from ..rundir import RunDir
 from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_notebook, signal_kernels
 from .launchers import make_launcher
 from .schedule import NotebookSchedule
@@ -74,6 +74,10 @@ def make_plan(study: Study, data_dir: str | None = None, threads: int | None = N
         status = run_status(spec.run_dir)
         estimate = estimate_run(spec.config, study.profile, status.steps_done, status.kind == "finished", data_dir)
         notes = observation_differences(spec.run_dir, spec.config) if status.kind != "new" else []
+        changed = RunDir(spec.run_dir).version_differences() if status.kind != "new" else []
+        if changed and first.get(spec.run_dir) is None:
+            notes.append(f"trained under other package versions ({', '.join(changed)}): the same config, but not "
+                         "byte-identical numbers")
         if status.kind != "new" and threads is not None and first.get(spec.run_dir) is None:
             own = resume_threads(spec.run_dir, threads) if status.kind == "partial" else threads
             if own != threads:
@@ -116,6 +120,10 @@ def check_output_folders(study: Study, folders: dict[str, Path], figures_root: P
     file (the engine never deletes through a link)."""
     for option, folder in folders.items():
         check_folder_location(folder, option)
+    if study.notebooks and figures_root.is_symlink():   # the notebooks' folders would be emptied through it
+        raise StudyError(f"{figures_root}: the figures folder of study {study.name!r} is a symbolic link (to "
+                         f"{os.readlink(figures_root)}); the study empties the folders inside it before its notebooks "
+                         "run and does not delete through links: remove the link or choose another --figures-dir")
     for nb in study.notebooks:
         figures = figures_root / nb.name
         if figures.is_symlink():
@@ -164,9 +172,7 @@ def notebook_executor(study: Study, report: StudyReport, data_dir: str | None, t
     emptying its figures folder) and returns its result; ``threads``: each kernel's CPU threads
     (0: the libraries' defaults)."""
     def execute(nb) -> NotebookResult:
-        figures = report.figures_dir / nb.name
-        if figures.is_dir() and not figures.is_symlink():  # its own output folder: no stale figures listed
-            shutil.rmtree(figures)
+        clear_figures(report.figures_dir / nb.name)   # its own output folder: no stale figures listed
         output = report.report_dir / f"{nb.name}.ipynb"
         started = time.perf_counter()
         split = TimeSplit(0.0)
@@ -178,6 +184,24 @@ def notebook_executor(study: Study, report: StudyReport, data_dir: str | None, t
             return NotebookResult(nb, "failed", output, time.perf_counter() - started, note=str(e), split=split)
 
     return execute
+
+
+# what workbench.show writes: the figure (cselab.plots.core.FORMATS) and the checker's record of its
+# problems (cselab.plots.core.PROBLEMS_SUFFIX)
+FIGURE_SUFFIXES = (".png", ".pdf", ".problems.json")
+
+
+def clear_figures(folder: Path) -> None:
+    """Remove the figures an earlier execution of a notebook left in its folder: the PNG and PDF
+    files at its top and the checker's records, then the folder when nothing else is in it. A user's other files and
+    subfolders stay (cselab never wrote them), and a link is never followed."""
+    if folder.is_symlink() or not folder.is_dir():
+        return
+    for entry in folder.iterdir():
+        if entry.name.lower().endswith(FIGURE_SUFFIXES) and entry.is_file() and not entry.is_symlink():
+            entry.unlink()
+    with contextlib.suppress(OSError):
+        folder.rmdir()   # only when empty
 
 
 def notebook_line(result: NotebookResult) -> str:
@@ -263,6 +287,11 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
 
     try:
         with interrupt_kernels_on_signals(), notebooks_lock(report_dir):
+            # the previous index would go on saying "ok" while this study empties its figures
+            # folders and rewrites its notebooks: until the end, the index says the study is running
+            report.in_progress = True
+            write_report(report)
+            report.in_progress = False
             for p in plan:
                 if p.same_as is None and p.status.kind == "finished":
                     record(RunOutcome(p.spec.label, str(p.spec.run_dir), "reused", 0.0, p.status.best_stsb_dev,

@@ -28,7 +28,12 @@ DATA_EVERY = 50   # every 50th record of the evaluation sets: the smallest STS s
 
 
 def smoke_dir() -> Path:
-    return Path(os.environ.get("CSELAB_SMOKE_DIR", Path.home() / ".cache" / "cselab" / "smoke"))
+    """Where the stand-ins and the data sample live; a file in the way is one error naming the variable."""
+    from ..io import check_folder_location
+
+    if "CSELAB_SMOKE_DIR" in os.environ:
+        return check_folder_location(os.environ["CSELAB_SMOKE_DIR"], "$CSELAB_SMOKE_DIR")
+    return check_folder_location(Path.home() / ".cache" / "cselab" / "smoke", "the smoke profile's folder")
 
 
 def smoke_data(data_dir: str | os.PathLike | None) -> Path:
@@ -47,7 +52,7 @@ def tiny_backbone(name: str) -> Path:
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     from ..encoder.backbone import has_tokenizer, is_model_folder, quiet_hf, read_model_config
-    from ..io import staged_dir
+    from ..io import check_replaceable, staged_dir
     from .cost import backbone_shape
 
     (layers, _, _), assumed = backbone_shape(name)
@@ -56,6 +61,7 @@ def tiny_backbone(name: str) -> Path:
     if is_model_folder(folder) and has_tokenizer(folder) and \
             read_model_config(folder).get("num_hidden_layers") == layers:   # a stand-in of another depth: rebuilt
         return folder
+    check_replaceable(folder, f"the stand-in model for {name}")   # only a stand-in (of another depth) is rebuilt
     folder.parent.mkdir(parents=True, exist_ok=True)
     with torch.random.fork_rng():
         torch.manual_seed(0)

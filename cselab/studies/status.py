@@ -52,10 +52,10 @@ def observation_differences(run_dir: str | os.PathLike, cfg: TrainConfig) -> lis
     """Recording settings (``probe_every``, ``log_every``, ...) in which an existing run differs from
     ``cfg``: the run is still the same run (same hash) and is reused, but its metrics were recorded
     with its own settings — e.g. a reused run without probes has no alignment/uniformity records."""
-    config_file = RunDir(Path(run_dir)).config_file
-    if not config_file.is_file():
+    run = RunDir(Path(run_dir))
+    if not run.config_file.is_file():
         return []
-    saved = read_json(config_file).get("config", {})
+    saved = run.read_config()   # checked: a damaged config.json is one error naming it
     wanted = cfg.to_dict()
     return [f"recorded with {key}={saved.get(key)!r}, the study asks {wanted[key]!r}"
             for key in OBSERVATION_KEYS if key in saved and saved[key] != wanted[key]]

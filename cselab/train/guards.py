@@ -105,6 +105,10 @@ def load_training_data(cfg: TrainConfig, data_dir: str | None) -> TrainingData:
         raise DataError(resolve_corpus(cfg.corpus, data_dir),
                         f"the corpus has {len(corpus)} sentence; contrastive training needs at least 2 "
                         "(the other sentences of a batch are its negatives)")
+    if cfg.no_duplicates and len(set(corpus)) < 2:   # no batch could ever be formed: the loop would wait forever
+        raise DataError(resolve_corpus(cfg.corpus, data_dir),
+                        f"no_duplicates: the corpus has {len(set(corpus))} distinct sentence in {len(corpus)} lines; "
+                        "a batch without repeats needs at least 2 (add sentences or set no_duplicates: false)")
     if cfg.drop_last and len(corpus) < cfg.batch_size:
         raise ValueError(f"corpus has {len(corpus)} sentences, fewer than one batch of {cfg.batch_size}")
     if not cfg.drop_last and len(corpus) % cfg.batch_size == 1:

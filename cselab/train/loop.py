@@ -81,10 +81,13 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
     with final.locked() if processes.is_main else contextlib.nullcontext():
         if processes.is_main:
             final.recover_overwrite()
+            final.check_trainable(overwrite)   # never into (or over) a folder cselab did not write
         data = load_training_data(cfg, data_dir)
         replacing = bool(processes.run_on_main(lambda: overwrite and final.has_content()))
         run = final.overwrite_staging() if replacing else final
         resuming = bool(processes.run_on_main(lambda: run.prepare(cfg, resume=resume, overwrite=overwrite)))
+        if processes.is_main:
+            _say_environment(run, resuming)
         try:
             _train_run(cfg, run, resuming, data, data_dir, callbacks, progress, processes)
         except BaseException:
@@ -97,6 +100,22 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
         if replacing and processes.is_main:
             replace_dir(run.path, final.path)
     return final.path
+
+
+def _say_environment(run: RunDir, resuming: bool) -> None:
+    """Say what config.json records silently: a resume under other package versions than the run
+    started with (its numbers are then not one history), a fresh start outside the tested lockfile."""
+    if resuming:
+        changed = run.version_differences()
+        if changed:
+            logger.warning("%s: resuming under other package versions than the run was started with (%s): the "
+                           "resumed run is not byte-identical to an uninterrupted one", run.path, ", ".join(changed))
+        return
+    lockfile = run.saved_config().get("lockfile")
+    if isinstance(lockfile, dict) and lockfile.get("matches") is False:
+        logger.info("%s: note: this environment differs from the tested lockfile %s in %s package(s) (%s); "
+                    "config.json records it, and numbers may differ from a run under the lockfile", run.path,
+                    lockfile.get("file"), lockfile.get("differences"), "; ".join(lockfile.get("first_differences", [])))
 
 
 def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData, data_dir: str | None,
@@ -188,6 +207,10 @@ def _batches(corpus: list[str], cfg: TrainConfig, state: TrainState,
     while state.step < total_steps and not state.stopped_early:
         batches = epoch_batches(corpus, cfg.seed, state.epoch, cfg.batch_size, cfg.shuffle, cfg.drop_last,
                                 cfg.no_duplicates)
+        if not batches:   # every later epoch would be as empty: stop rather than wait for a batch that cannot come
+            raise RuntimeError(f"epoch {state.epoch} has no batch of 2 or more sentences (corpus of {len(corpus)} "
+                               f"lines, batch_size {cfg.batch_size}, no_duplicates {cfg.no_duplicates}); "
+                               "training cannot take a step")
         for b in range(state.batch_in_epoch, len(batches)):
             yield b, [corpus[i] for i in batches[b]]
             if state.step >= total_steps or state.stopped_early:
