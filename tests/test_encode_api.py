@@ -152,3 +152,18 @@ def test_sentence_transformers_evaluator_on_minilm_full_sts_b_dev(data_dir):
     theirs = _evaluator_spearman(model, pairs)
     print(f"STS-B dev, all-minilm-l6 [CLS]: EmbeddingSimilarityEvaluator {theirs:.4f}, cselab {ours:.4f}")
     assert theirs == pytest.approx(ours, abs=1e-6) and ours == pytest.approx(79.73, abs=0.01)   # docs/usage.md's number
+
+
+def test_batches_are_formed_longest_first_by_tokens_not_characters(encoder, monkeypatch):
+    """Sorting by token count keeps near-equal lengths in a batch (less padding than sorting by
+    characters, as sentence-transformers does); the vectors still come back in input order."""
+    sentences = ["a b c d e f g h", "internationalization", "a b", "the cat sat on the mat today"]
+    by_tokens = [len(encoder.tokenizer(s)["input_ids"]) for s in sentences]
+    assert by_tokens.index(max(by_tokens)) != [len(s) for s in sentences].index(max(len(s) for s in sentences))
+    widths = []
+    run_backbone = encoder.run_backbone
+    monkeypatch.setattr(encoder, "run_backbone",
+                        lambda inputs, hidden=False: widths.append(inputs["input_ids"].shape[1]) or run_backbone(inputs, hidden))
+    together = encoder.encode(sentences, batch_size=1)
+    assert widths == sorted(by_tokens, reverse=True)
+    assert np.allclose(together, np.stack([encoder.encode(s) for s in sentences]), atol=1e-5)
