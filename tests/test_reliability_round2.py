@@ -357,7 +357,7 @@ def test_the_dry_run_shows_a_thread_mismatch(tiny_model, data_dir, tmp_path, mon
     finally:
         torch.set_num_threads(before)
     assert ("  note: simcse: trained with threads=1; this study trains with threads=2: the same config, but not "
-            "byte-identical numbers (see README, Run directories)") in capsys.readouterr().out
+            "byte-identical numbers (see docs/reliability.md, Run directories)") in capsys.readouterr().out
 
 
 # --------------------------------------------------------------------------- 8. notebooks
@@ -402,7 +402,7 @@ def test_notebook_runs_without_best_are_one_line_that_mentions_last(finished_run
     assert str(err.value) == (f"runs: no best/ model: simcse-s1: {run}: this run has no best/ model yet (it has "
                               f"last/, the checkpoint of step 4: evaluate that with `cselab eval {run / 'last'}`)")
     assert load_runs({"simcse-s1": str(run)}) == {"simcse-s1": run}      # a notebook of logged records only
-    for name in ("dynamics", "geometry", "umap", "clustering", "compare"):   # the notebooks that load best/
+    for name in ("dynamics", "geometry", "embedding_maps", "clustering", "compare"):   # the notebooks that load best/
         from conftest import REPO
 
         assert "workbench.load_runs(runs, need_best=True)" in (REPO / "notebooks" / f"{name}.py").read_text()
@@ -420,7 +420,7 @@ def test_evaluating_a_run_without_best_mentions_last(finished_run, tmp_path):
 
 
 @pytest.mark.parametrize("content, problem", [
-    ("[]", "not a cselab run config (expected a JSON object with 'config_hash'; got [])"),
+    ("[]", "not a cselab run config (expected a JSON object; got [])"),
     ('{"config_hash": "x", "config": []}', "not a cselab run config ('config' is not an object)"),
     ("{", "not valid JSON (Expecting property name enclosed in double quotes)"),
 ])

@@ -132,7 +132,7 @@ def entry_problem(result, suite: str) -> str | None:
     what = f"not a cached {suite} result"
     if not isinstance(result, dict):
         return f"{what} (expected a JSON object, got {_json_kind(result)})"
-    needed = GEOMETRY_KEYS if suite == "geometry" else ("scores",)
+    needed = get_suite(suite).result_keys   # each suite says what its stored results hold
     missing = [key for key in needed if key not in result]
     if missing:
         return f"{what} (no {', '.join(repr(k) for k in missing)})"

@@ -36,6 +36,8 @@ class Suite:
     # score_pairs(model, pairs, batch_size=..., show_progress_bar=...) -> the suite's score of one set of
     # pairs (training's dev evaluation); None for a suite that scores no pairs
     score_pairs: Callable[..., float] | None = None
+    # keys a stored result must have to be trusted from the evaluation cache (cselab.evaluate.cache)
+    result_keys: tuple[str, ...] = ()
 
     def primary_metric(self, result: dict) -> float:
         return result[self.primary]
@@ -105,15 +107,16 @@ def _clustering_tasks(args) -> list[str]:
 register_suite(Suite(
     "sts", evaluate_sts, "STS12-16, STS-B and SICK-R test: Spearman ×100 of cosine similarities (SimCSE's protocol)",
     "avg", True, lambda a: {"tasks": a.tasks or STS_TASKS, "aggregate": a.aggregate, "pairs": a.pairs}, _sts_table,
-    score_pairs=evaluate_pairs))
+    score_pairs=evaluate_pairs, result_keys=("scores",)))
 register_suite(Suite(
     "transfer", evaluate_transfer, "SentEval's 7 transfer tasks: logistic-regression accuracy ×100",
-    "avg", True, lambda a: {"tasks": a.tasks or TRANSFER_TASKS, "fast": a.fast, "probe": a.probe}, _transfer_table))
+    "avg", True, lambda a: {"tasks": a.tasks or TRANSFER_TASKS, "fast": a.fast, "probe": a.probe}, _transfer_table,
+    result_keys=("scores",)))
 register_suite(Suite(
     "clustering", evaluate_clustering, "DBpedia AMI and 8 short-text sets' Hungarian accuracy, over K-means seeds",
     "short_text_avg", True, lambda a: {"tasks": _clustering_tasks(a), "seeds": a.seeds or list(DEFAULT_SEEDS),
                                        **({"texts": a.texts} if a.texts else {})},
-    _clustering_table))
+    _clustering_table, result_keys=("scores",)))
 register_suite(Suite(
     "geometry", evaluate_alignment_uniformity, "alignment and uniformity (Wang & Isola) on STS-B",
-    "uniformity", False, lambda a: {"split": a.split}, _geometry_table))
+    "uniformity", False, lambda a: {"split": a.split}, _geometry_table, result_keys=GEOMETRY_KEYS))

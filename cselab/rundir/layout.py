@@ -259,12 +259,16 @@ class RunDir:
         now = package_versions()
         return [f"{name} {saved[name]} → {now[name]}" for name in now if name in saved and saved[name] != now[name]]
 
-    def saved_config(self) -> dict:
-        """The run's ``config.json``, checked (one error naming the file when it is damaged)."""
+    def saved_config(self, need_hash: bool = True) -> dict:
+        """The run's ``config.json``, checked (one error naming the file when it is damaged).
+        ``need_hash``: it must also carry the ``config_hash`` the trainer writes — what tells a run
+        that cselab started (and may resume or replace) from any folder with a config.json; readers
+        of a run's settings need only the object."""
         saved = read_json(self.config_file)
-        if not isinstance(saved, dict) or not isinstance(saved.get("config_hash"), str):
-            raise ValueError(f"{self.config_file}: not a cselab run config (expected a JSON object with "
-                             f"'config_hash'; got {json.dumps(saved)[:40]})")
+        if not isinstance(saved, dict) or (need_hash and not isinstance(saved.get("config_hash"), str)):
+            with_hash = " with 'config_hash'" if need_hash else ""
+            raise ValueError(f"{self.config_file}: not a cselab run config (expected a JSON object{with_hash}; "
+                             f"got {json.dumps(saved)[:40]})")
         return saved
 
     # ------------------------------------------------------------------ creation
@@ -314,7 +318,7 @@ class RunDir:
     def read_config(self) -> dict:
         """The resolved training config the run was started with (``config.json``'s ``config``),
         checked: a damaged file is one error naming it, not a TypeError in a reader."""
-        config = self.saved_config().get("config")
+        config = self.saved_config(need_hash=False).get("config")
         if not isinstance(config, dict):
             raise ValueError(f"{self.config_file}: not a cselab run config ('config' is not an object)")
         return config
