@@ -44,11 +44,7 @@ def cpu_supports_bf16() -> bool:
     reports it, unless :data:`NATIVE_BF16_ENV` says otherwise. Elsewhere bf16 on the CPU is emulated
     and slower than fp32."""
     override = native_bf16_override()
-    if override != "auto":
-        return override == "on"
-    if not torch.backends.mkldnn.is_available():
-        return False
-    return cpu_has_amx() or bool(getattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)())
+    return override == "on" if override != "auto" else _hardware_bf16()
 
 
 def cpu_has_amx() -> bool:

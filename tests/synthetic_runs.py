@@ -80,3 +80,17 @@ def make_many_runs(root: Path, seeds: int = 3, long_labels: bool = False) -> dic
                      else f"{name}-s{seed}")
             runs[label] = make_run(root / label, method, seed=seed, offset=0.05 * m + 0.002 * seed)
     return runs
+
+
+def linked_runs(runs: dict[str, Path], root: Path) -> dict[str, Path]:
+    """``runs`` seen through folders of links under ``root/runs``: a notebook's evaluations are
+    cached in these folders (one test's), not in the shared run directories."""
+    copies = {}
+    for label, path in runs.items():
+        copy = root / "runs" / label
+        copy.mkdir(parents=True)
+        for entry in path.iterdir():
+            if entry.name != "evaluations":
+                (copy / entry.name).symlink_to(entry)
+        copies[label] = copy
+    return copies

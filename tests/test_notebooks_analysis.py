@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
+from synthetic_runs import linked_runs
 
 NOTEBOOKS = ("dynamics", "geometry", "clustering", "embedding_maps", "compare")
 
@@ -29,15 +30,7 @@ def base(tiny_runs) -> str:
 def runs(tiny_runs, tmp_path) -> dict[str, Path]:
     """The tiny runs seen through folders of links: the notebooks' evaluations are cached in these
     folders (this test's), not in the session's run directories."""
-    copies = {}
-    for label, path in tiny_runs.items():
-        copy = tmp_path / "runs" / label
-        copy.mkdir(parents=True)
-        for entry in path.iterdir():
-            if entry.name != "evaluations":
-                (copy / entry.name).symlink_to(entry)
-        copies[label] = copy
-    return copies
+    return linked_runs(tiny_runs, tmp_path)
 
 
 def execute(name: str, tmp_path: Path, monkeypatch, parameters: dict) -> tuple[dict, Path, Path]:

@@ -19,6 +19,7 @@ from cselab.data.errors import DataError
 from cselab.rundir import RunDir
 from cselab.train import RunExistsError, train
 
+from synthetic_runs import linked_runs
 from test_reliability import error_line, short_dev_set  # noqa: F401  (autouse fixture)
 from test_reliability_surface import finished_run, tree  # noqa: F401  (fixture)
 
@@ -361,23 +362,10 @@ def test_the_dry_run_shows_a_thread_mismatch(tiny_model, data_dir, tmp_path, mon
 
 
 # --------------------------------------------------------------------------- 8. notebooks
-def _link_runs(tiny_runs, tmp_path) -> dict[str, Path]:
-    """The tiny runs through folders of links (as tests/test_notebooks_analysis.py): evaluations cached here."""
-    copies = {}
-    for label, path in tiny_runs.items():
-        copy = tmp_path / "runs" / label
-        copy.mkdir(parents=True)
-        for entry in path.iterdir():
-            if entry.name != "evaluations":
-                (copy / entry.name).symlink_to(entry)
-        copies[label] = copy
-    return copies
-
-
 def test_compare_with_one_methods_runs_draws_what_one_method_can_show(tiny_runs, thin_data, tmp_path, monkeypatch):
     from test_notebooks_analysis import execute, notebook_text, table_rows
 
-    runs = _link_runs({k: tiny_runs[k] for k in ("simcse-s1", "simcse-s2")}, tmp_path)
+    runs = linked_runs({k: tiny_runs[k] for k in ("simcse-s1", "simcse-s2")}, tmp_path)
     notebook, figures, tables = execute("compare", tmp_path, monkeypatch, {
         "runs": {k: str(v) for k, v in runs.items()}, "data_dir": str(thin_data)})
     outputs = [out for cell in notebook["cells"] for out in cell.get("outputs", [])]

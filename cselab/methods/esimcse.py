@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import torch
 
 from ..distributed import all_gather, is_distributed
+from ..encoder.prompt import pad_rows
 from ..losses.base import Component, ContrastiveBatch, Contribution, NegativeBlock
 from ..losses.infonce import cosine_matrix
 from ..losses.momentum import MomentumEncoder
@@ -134,18 +135,6 @@ def word_repetition(input_ids: torch.Tensor, attention_mask: torch.Tensor, speci
     return rows
 
 
-def pad_rows(rows: list[list[int]], pad_id: int) -> dict[str, torch.Tensor]:
-    """``input_ids``, ``attention_mask`` and ``token_type_ids`` (zeros) of unpadded id rows, padded
-    on the right to the longest."""
-    width = max(len(r) for r in rows)
-    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, r in enumerate(rows):
-        ids[i, :len(r)] = torch.tensor(r, dtype=torch.long)
-        mask[i, :len(r)] = 1
-    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)}
-
-
 # --------------------------------------------------------------------------- component
 @register_method("esimcse", ESimCSEParams,
                  "ESimCSE: word-repetition positives, momentum-encoder queue of negatives")
@@ -211,7 +200,8 @@ class ESimCSE(Component):
                                    self.params.repetition, self.generator)
         originals = [[t for t, m in zip(r, k) if m] for r, k in zip(ids[:n].tolist(), mask[:n].tolist())]
         self.__dict__["extra_tokens"] = sum(len(r) - len(o) for r, o in zip(repeated, originals)) / max(n, 1)
-        return pad_rows(originals + repeated, tokenizer.pad_token_id)
+        padded = pad_rows(originals + repeated, tokenizer.pad_token_id)
+        return {**padded, "token_type_ids": torch.zeros_like(padded["input_ids"])}
 
     # hook 3: the loss's extra negatives
     def contribute(self, batch: ContrastiveBatch, cos: torch.Tensor, temperature: float) -> Contribution:

@@ -65,12 +65,13 @@ def fit_tick_labels(fig: Figure) -> None:
 
     from .check import _draw, _drawn_ticks, _overlap, _text_box
 
+    renderer = None
     for ax in fig.axes:
         axis = ax.xaxis
         locator = axis.get_major_locator()
         if not ax.get_visible() or not isinstance(locator, MaxNLocator):
             continue
-        renderer = _draw(fig)
+        renderer = renderer or _draw(fig)   # one draw for every axis; again only after thinning one
         nbins = len(_drawn_ticks(axis))
         while nbins > MIN_TICKS:
             boxes = [b for tick in _drawn_ticks(axis) if (b := _text_box(tick.label1, renderer)) is not None]
