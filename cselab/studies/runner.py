@@ -23,7 +23,7 @@ from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_not
 from .launchers import make_launcher
 from .schedule import NotebookSchedule
 from .report import NotebookResult, PlannedRun, Progress, StudyReport, format_plan, run_line, write_report
-from .smoke import smoke_data
+from .smoke import SMOKE, smoke_data
 from .spec import NOTEBOOKS_DIR, TRAIN_NOTEBOOK, Study, StudyError, load_study
 from .status import execution_differences, observation_differences, recorded_execution, run_status
 
@@ -114,6 +114,22 @@ def run_tasks(study: Study, plan: list[PlannedRun], report_dir: Path, data_dir: 
             for p in plan if p.same_as is None and p.status.kind != "finished"]
 
 
+def other_profiles(study: Study, runs_dir, data_dir: str | None) -> list[str]:
+    """One line for each of the study's other (non-smoke) profiles: its runs and their estimated cost,
+    so that a dry run of ``cpu`` also says what ``gpu`` costs, and the other way round."""
+    lines = []
+    for name in study.profiles:
+        if name == study.profile or study.smoke:
+            continue
+        other = load_study(study.path, name, runs_dir, notebooks=False)
+        seconds = sum(estimate_run(r.config, name, 0, False, data_dir).seconds or 0
+                      for r in {r.run_dir: r for r in other.runs}.values())
+        distinct = len({r.run_dir for r in other.runs})
+        lines.append(f"profile {name} (not run now): {len(other.runs)} runs ({distinct} distinct configs), "
+                     f"estimated {format_seconds(seconds)} from scratch: cselab reproduce {study.name} --profile {name}")
+    return lines
+
+
 def check_output_folders(study: Study, folders: dict[str, Path], figures_root: Path) -> None:
     """Before anything runs (``--dry-run`` too): the roots are folders (or can become ones), and no
     notebook's figures folder — which the engine empties before the notebook runs — is a link or a
@@ -139,7 +155,7 @@ def notebook_parameters(study: Study, nb, report: StudyReport, data_dir: str | N
     """The engine's parameters the notebook declares, then the study's parameters for it."""
     engine = {"runs": {label: str(study.run(label).run_dir) for label in nb.runs},
               "figures_dir": str(report.figures_dir / nb.name), "tables_dir": str(report.report_dir / "tables"),
-              "data_dir": data_dir, "profile": study.profile}
+              "data_dir": data_dir, "profile": SMOKE if study.smoke else study.profile}
     return {**{k: v for k, v in engine.items() if k in nb.declared}, **nb.parameters}
 
 
@@ -243,6 +259,8 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
     plan = make_plan(spec, data_dir, threads, launcher)
     if dry_run:
         print(format_plan(spec, plan), file=out)
+        for line in other_profiles(spec, runs_dir, data_dir):
+            print(line, file=out)
         return 0
     run_launcher.check_available()   # e.g. no SLURM here: one line, before any report is written
     if spec.smoke:

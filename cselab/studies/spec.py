@@ -44,7 +44,8 @@ class Study:
     runs: list[RunSpec]
     notebooks: list[NotebookSpec]
     slurm: dict = field(default_factory=dict)
-    smoke: bool = False   # the smoke profile: tiny runs, and a sample of the data root (studies/smoke.py)
+    smoke: bool = False   # a smoke profile: tiny runs, and a sample of the data root (studies/smoke.py)
+    profiles: list[str] = field(default_factory=list)   # every profile the study file defines
 
     def run(self, label: str) -> RunSpec:
         return next(r for r in self.runs if r.label == label)
@@ -67,6 +68,17 @@ def resolve_study_path(source: str | os.PathLike) -> Path:
 
 
 # ------------------------------------------------------------------- the steps of load_study
+def smoke_base(profile: str, profiles: list[str]) -> str | None:
+    """The profile that ``profile`` shrinks when it is a smoke profile (``smoke``: the study's first;
+    ``smoke-cpu``: its ``cpu``), else None (a study may also define a profile named ``smoke`` itself)."""
+    if SMOKE in profiles or not profiles:
+        return None
+    if profile == SMOKE:
+        return profiles[0]
+    base = profile[len(SMOKE) + 1:] if profile.startswith(f"{SMOKE}-") else None
+    return base if base in profiles else None
+
+
 @dataclass
 class _Profile:
     """The profile a study is loaded for: the study's profile names, the one whose settings apply
@@ -90,11 +102,13 @@ def _profile(path: Path, data: dict, profile: str) -> _Profile:
     profiles = data.get("profiles") or {}
     if not isinstance(profiles, dict) or not profiles:
         raise StudyError(f"{path}: profiles: expected a mapping of profile name → base config, e.g. {{cpu: {{...}}}}")
-    smoke = profile == SMOKE and SMOKE not in profiles   # every study has it: its first profile, shrunk
+    # every study has ``smoke`` (its first profile, shrunk) and ``smoke-<profile>`` (that one, shrunk)
+    smoke_of = smoke_base(profile, list(profiles))
+    smoke = smoke_of is not None
     if profile not in profiles and not smoke:
         raise StudyError(f"{path}: profiles: no profile {profile!r} (the study's profiles: "
-                         f"{', '.join([*profiles, SMOKE])})")
-    applied = next(iter(profiles)) if smoke else profile
+                         f"{', '.join([*profiles, *(f'{SMOKE}-{p}' if i else SMOKE for i, p in enumerate(profiles))])})")
+    applied = smoke_of if smoke else profile
     base = profiles[applied] or {}
     if not isinstance(base, dict):
         raise StudyError(f"{path}: profiles: {profile}: expected a mapping of config keys, got {base!r}")
@@ -199,4 +213,4 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
     specs = _notebooks(path, data, text, chosen, [r.label for r in runs]) if notebooks else []
     slurm = _slurm(path, data)
     _check_train_notebook()
-    return Study(name, description, path, profile, runs, specs, slurm, chosen.smoke)
+    return Study(name, description, path, profile, runs, specs, slurm, chosen.smoke, chosen.names)
