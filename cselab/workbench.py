@@ -280,3 +280,21 @@ def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Map
         return None
     save_table(paired, name, tables_dir)
     return paired
+
+
+def claims_cell(frames: Sequence[pd.DataFrame], claims: Sequence, tables_dir: str | os.PathLike,
+                name: str = "claims") -> pd.DataFrame:
+    """The paper notebooks' claims cell: the rows of ``frames`` (one per run, each with ``variant``
+    and ``seed``: :func:`cselab.paper_tables.variant_frame` and sweep points through
+    :func:`cselab.paper_tables.as_variants`) tested claim by claim (:func:`cselab.paper_tables.claims_table`),
+    saved as ``<name>`` (.md and .csv) with the Holm family printed under it, and returned for display."""
+    import pandas as pd
+
+    from .paper_tables import claims_table, format_claims
+
+    frame = pd.concat([f for f in frames if f is not None and len(f)], ignore_index=True)
+    table = format_claims(claims_table(frame, claims))
+    save_table(table, name, tables_dir)
+    print(f"{table.attrs['family']}; Δ = variant − reference on the STS average, mean over the seeds both have, "
+          "95 % t-interval; at this profile's scale, not the paper's")
+    return table

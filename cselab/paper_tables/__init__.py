@@ -14,7 +14,8 @@ One module per job, each importing only those listed before it:
 - :mod:`.beside_published` — the published rows beside ours (only for the papers' own backbones);
 - :mod:`.summaries` — results → tables: mean ± std over seeds, paired t-tests against SimCSE, the
   untuned backbone from snapshot 0;
-- :mod:`.sweeps` — sweeps over a config key, last logged values, enough values for a figure.
+- :mod:`.sweeps` — sweeps over a config key, last logged values, enough values for a figure;
+- :mod:`.claims` — a paper's claims as paired comparisons over seeds, Holm-corrected, with verdicts.
 """
 from ..evaluate.sts import STS_TASKS          # re-exported: cselab.workbench and the notebooks read them here
 from ..published import paper_backbone
@@ -26,6 +27,7 @@ from .notebook import PROFILES, by_profile, for_legend, slug
 from .summaries import (average_label, averages_summary, comparison_table, paired_comparison, seeds_label,
                         sts_options, sts_selected, sts_summary, suite_columns, suite_summary, untuned,
                         variant_frame, variant_results)
+from .claims import Claim, as_variants, claims_table, format_claims
 from .sweeps import COMPARISON_MIN_VALUES, TREND_MIN_VALUES, enough_values, last_values, sweep_results, sweep_runs
 from .variants import (VariantSpec, assign_variants, groups_table, identity_without_seed, representatives,
                        runs_with, select_variants, split_by_backbone, unmatched, used_runs, variant_of,
@@ -45,6 +47,8 @@ __all__ = [
     "average_label", "averages_summary", "comparison_table", "paired_comparison", "seeds_label", "sts_options",
     "sts_selected", "sts_summary", "suite_columns", "suite_summary", "untuned", "variant_frame",
     "variant_results",
+    # a paper's claims checked on our runs
+    "Claim", "as_variants", "claims_table", "format_claims",
     # sweeps and curves
     "COMPARISON_MIN_VALUES", "TREND_MIN_VALUES", "enough_values", "last_values", "sweep_results", "sweep_runs",
     # runs → the paper's variants
