@@ -186,3 +186,37 @@ def test_resume_refuses_a_precision_change(tiny_config, data_dir, monkeypatch):
     monkeypatch.setattr(utils, "cpu_supports_bf16", lambda: True)
     run = train(cfg, data_dir=data_dir, resume=True, progress=False)   # the same machine kind: fine
     assert [r["step"] for r in read_jsonl(run / "metrics.jsonl") if r["kind"] == "eval"] == [2, 4]
+
+
+def test_a_fused_adamw_step_needs_weights_changed_to_refresh_the_bf16_copy(tiny_model):
+    """torch's fused AdamW (the trainer's on CPU) writes the weights without bumping their version
+    counters, so the cached bf16 copy's key cannot see the step: ``weights_changed`` drops it."""
+    encoder = SentenceEncoder.from_pretrained(tiny_model, pooler="avg", dropout=0.0)
+    encoder.eval_precision = "bf16"
+    optimizer = torch.optim.AdamW(encoder.parameters(), lr=1e-2, fused=True)
+    sentences = ["a dog runs", "a man plays a guitar"]
+    before = encoder.encode(sentences)
+    z = encoder(encoder.training_inputs(["a cat sits on the mat", "the sky is blue"], 16)).embeddings
+    z.sum().backward()
+    versions = [p._version for p in encoder.parameters()]
+    optimizer.step()
+    assert [p._version for p in encoder.parameters()] == versions   # what makes the key blind to the step
+    assert np.array_equal(encoder.encode(sentences), before)         # so the stale copy is still served
+    encoder.weights_changed()
+    assert not np.array_equal(encoder.encode(sentences), before)     # until the trainer says so
+
+
+def test_mid_training_probes_and_dev_evaluations_see_the_trained_weights_in_bf16(tiny_config, data_dir):
+    """Through the trainer (fused AdamW): with bf16 evaluation, each probe and dev evaluation is of
+    the weights at its step — on AMX the step-40 records of 80-step runs were the untuned model's
+    until the loop called ``weights_changed``."""
+    run = train(load_config({**tiny_config, "precision": "fp32", "eval_precision": "bf16", "max_steps": 4,
+                             "eval_every": 2, "probe_every": 2, "probe_sentences": 32}),
+                data_dir=data_dir, progress=False)
+    records = read_jsonl(run / "metrics.jsonl")
+    probes = {r["step"]: r for r in records if r["kind"] == "probe"}
+    evals = [r["stsb_dev"] for r in records if r["kind"] == "eval"]
+    assert sorted(probes) == [0, 2, 4]
+    assert len({probes[s]["uniformity"] for s in (0, 2, 4)}) == 3
+    assert len({probes[s]["alignment"] for s in (0, 2, 4)}) == 3
+    assert len(evals) == 2 and evals[0] != evals[1]

@@ -27,10 +27,18 @@ class PassModes:
         return precision_name(resolve_precision(self.eval_precision, self.device, evaluation=True))
 
     # ------------------------------------------------------------------ low-precision evaluation
+    def weights_changed(self) -> None:
+        """Say that the fp32 weights were updated in place: the next low-precision pass makes a new
+        copy. The trainer calls it after every optimizer step, because a fused optimizer (AdamW with
+        ``fused=True``, cselab's on CPU and CUDA) writes the weights without bumping their version
+        counters, so the key below alone would keep serving the weights of before the step."""
+        self._eval_copy = None
+
     def _backbone_copy(self, dtype: torch.dtype) -> nn.Module:
         """The backbone with its floating-point weights in ``dtype`` (no gradients), made once and
         kept while the fp32 weights are unchanged: the key holds every tensor's storage, device and
-        version counter, which an optimizer step, ``load_state_dict`` or ``.to()`` changes."""
+        version counter, which ``load_state_dict``, ``.to()`` or an unfused optimizer step changes
+        (a fused step does not: :meth:`weights_changed`)."""
         tensors = [*self.backbone.parameters(), *self.backbone.buffers()]
         key = (dtype, tuple((id(t), t.data_ptr(), t.device, t._version) for t in tensors))
         if self._eval_copy is not None and self._eval_copy[0] == key:

@@ -235,6 +235,7 @@ def _update(t: Training, step: StepLoss, max_grad_norm: float | None, world_size
         torch.nn.utils.clip_grad_norm_(t.params, max_grad_norm)
     scaler.step(t.optimizer)
     scaler.update()
+    t.encoder.weights_changed()   # a fused AdamW leaves the version counters: drop the bf16 evaluation copy
     t.loss_fn.after_optimizer_step()   # e.g. a momentum encoder's EMA, from the updated weights
     t.scheduler.step()
     t.optimizer.zero_grad(set_to_none=True)
