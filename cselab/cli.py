@@ -19,6 +19,21 @@ def _add_debug(p: argparse.ArgumentParser) -> None:
     p.add_argument("--debug", action="store_true", help="on an error, show the full traceback")
 
 
+def _add_suite_arguments(ev: argparse.ArgumentParser) -> None:
+    """``--suite`` and every option of the suites, read from the suite registry
+    (:mod:`cselab.evaluate.suites`: light, its suites' code is imported when one runs). An option
+    that several suites take is one argument whose help says what it does for each."""
+    from .evaluate.suites import SUITES, cli_flags, default_suite
+
+    default = default_suite()
+    ev.add_argument("--suite", default=default, choices=list(SUITES),
+                    help="; ".join(f"{name}{' (default)' if name == default else ''} = {suite.summary}"
+                                   for name, suite in SUITES.items()))
+    for flag, takers in cli_flags().items():
+        words = "; ".join(f"{suite}: {option.help}" for suite, option in takers)
+        ev.add_argument(flag, default=None, help=words, **dict(takers[0][1].kwargs))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cselab", description=__doc__)
     loudness = parser.add_mutually_exclusive_group()
@@ -44,35 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_dir(train)
     _add_debug(train)
 
-    ev = sub.add_parser("eval", help="evaluate a run, a saved model, a backbone alias or a Hub id on STS "
-                        "(or --suite transfer | clustering | geometry)")
+    ev = sub.add_parser("eval", help="evaluate a run, a saved model, a backbone alias or a Hub id on one of the "
+                        "evaluation suites (--suite)")
     ev.add_argument("model", help="run directory, saved model folder, backbone alias or Hugging Face id")
-    # The suites are cselab.evaluate.suites.SUITES, checked in cmd_eval (importing the registry here
-    # would load the evaluation stack for every command, --help included).
-    ev.add_argument("--suite", default="sts", metavar="{sts,transfer,clustering,geometry}",
-                    help="sts (default); transfer = SentEval's 7 tasks; clustering = DBpedia AMI + 8 short-text "
-                    "sets; geometry = alignment/uniformity on STS-B")
-    ev.add_argument("--tasks", nargs="+", default=None, help="subset of the suite's tasks, e.g. STS12 STS13 STS14 "
-                    "STS15 STS16 STSBenchmark SICKRelatedness (default: all of them)")
-    ev.add_argument("--fast", action="store_true", help="transfer: 5-fold instead of 10-fold (SimCSE's fasttest)")
-    ev.add_argument("--probe", default=None, choices=["sklearn", "pytorch"],
-                    help="transfer: the classifier; pytorch = SentEval's PyTorch logistic regression as SimCSE ran it "
-                    "(Adam, batch 64, tenacity 5, epoch size 4; --fast: RMSprop, 128, 3, 2)")
-    ev.add_argument("--seeds", type=int, nargs="+", default=None, help="clustering: K-means seeds "
-                    "(default 0 1 2 3 4)")
-    ev.add_argument("--split", default=None, choices=["train", "dev", "test", "all"],
-                    help="geometry: the STS-B split (default: all three)")
+    _add_suite_arguments(ev)
     ev.add_argument("--pooler", default=None, help="override the pooler (default: the saved one, "
                     "cls_before_pooler for a plain backbone)")
-    ev.add_argument("--aggregate", default=None, choices=["all", "mean", "wmean"],
-                    help="STS12-16 summary: all = SimCSE (default), mean = SentEval's default")
-    ev.add_argument("--pairs", nargs="+", default=None, metavar="TSV",
-                    help="your own scored pairs (sentence1<TAB>sentence2<TAB>score, header optional), scored with "
-                    "the STS protocol and reported beside the standard tasks (named by file stem)")
-    ev.add_argument("--texts", nargs="+", default=None, metavar="TSV",
-                    help="clustering: your own labelled texts (label<TAB>text, header optional), clustered with K = "
-                    "their number of labels and reported beside the standard sets (named by file stem); without "
-                    "--tasks only these are clustered")
     ev.add_argument("--batch-size", type=int, default=128)
     ev.add_argument("--device", default="auto")
     ev.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16", "fp16"],
@@ -110,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--overwrite", action="store_true", help="replace an existing folder")
     _add_debug(export)
 
-    info = sub.add_parser("info", help="versions, device, data root, presets and methods")
+    info = sub.add_parser("info", help="versions, device, data root, presets, methods and evaluation suites")
     _add_data_dir(info)
     _add_debug(info)
     # An abbreviated option is an error, not a guess: `--over` must not quietly mean --overwrite.
@@ -191,6 +183,7 @@ def cmd_data(args) -> int:
 def cmd_train(args) -> int:
     from .config import load_config
     from .io import read_json
+    from .export import run_facts
     from .rundir import RunDir
     from .train import train
 
@@ -205,10 +198,9 @@ def cmd_train(args) -> int:
     print(f"run: {run}")
     print(f"best/ chosen by {results.get('select_by', 'stsb_dev')}: step {results['best_step']} "
           f"(STS-B dev {results['best_stsb_dev']:.2f})")
-    if "sts" in results:
-        from .evaluate import format_sts_table
-
-        print(format_sts_table({run.name: results["sts"]}))
+    table = run_facts(run).sts_table   # the final evaluation's table (final_eval), as the model card shows it
+    if table is not None:
+        print(table)
     return 0
 
 
@@ -237,28 +229,21 @@ def cmd_eval(args) -> int:
     encoder.eval_precision = args.precision
     result = suite.run(encoder, data_dir=args.data_dir, batch_size=args.batch_size, **suite.cli_options(args))
     _write_output(args, encoder, result)
-    print(suite.table(result, f"{args.model} ({encoder.pooler_name})"))
+    label = f"{args.model} ({encoder.pooler_name})"
+    print(suite.table(result, label) if suite.table is not None else json.dumps({label: result}, indent=2, default=str))
     return 0
 
 
-# The suites each ``cselab eval`` option applies to: given with another suite it is an error, not ignored.
-SUITE_OPTIONS = {"tasks": ("sts", "transfer", "clustering"), "fast": ("transfer",), "probe": ("transfer",),
-                 "seeds": ("clustering",), "split": ("geometry",), "aggregate": ("sts",), "pairs": ("sts",),
-                 "texts": ("clustering",)}
-SUITE_DEFAULTS = {"split": "all", "aggregate": "all", "probe": "sklearn"}
-
-
 def check_suite_options(args) -> None:
-    """Refuse an option the chosen suite does not use (it would be silently ignored), then fill in
-    the defaults of the options left out."""
-    for option, suites in SUITE_OPTIONS.items():
-        given = getattr(args, option) not in (None, False)
-        if given and args.suite not in suites:
-            raise ValueError(f"--{option}: does not apply to --suite {args.suite} (only to --suite "
+    """Refuse an option the chosen suite does not take (it would be silently ignored); the suite
+    fills in the defaults of those left out (:meth:`cselab.evaluate.suites.Suite.cli_options`)."""
+    from .evaluate.suites import cli_flags
+
+    for flag, takers in cli_flags().items():
+        suites = [suite for suite, _ in takers]
+        if getattr(args, takers[0][1].dest, None) is not None and args.suite not in suites:
+            raise ValueError(f"{flag}: does not apply to --suite {args.suite} (only to --suite "
                              f"{' / '.join(suites)}); remove it")
-    for option, default in SUITE_DEFAULTS.items():
-        if getattr(args, option) is None:
-            setattr(args, option, default)
 
 
 def _write_output(args, encoder, result: dict) -> None:
@@ -300,6 +285,8 @@ def cmd_info(args) -> int:
 
     from .config import presets
     from .data import data_root
+    from .data.fetch import MIRROR_FOLDERS
+    from .evaluate.suites import SUITES
     from .methods import METHODS
     from .rundir import git_commit, package_versions
     from .studies import available_studies
@@ -320,13 +307,16 @@ def cmd_info(args) -> int:
           f"{native_bf16()} (CPU with native bf16: {cpu_supports_bf16()}, AMX: {cpu_has_amx()})"
           + (f"; {NATIVE_BF16_ENV}={native_bf16_override()} overrides what torch reports"
              if native_bf16_override() != "auto" else ""))
-    present = [d for d in ("downstream", "corpus", "clustering") if (root / d).is_dir()]
+    present = [d for d in MIRROR_FOLDERS if (root / d).is_dir()]
     print(f"data root: {root.resolve()} ({'has ' + ', '.join(present) if present else 'empty: run `cselab data fetch`'})")
     print(f"presets: {', '.join(presets())}")
     print(f"studies: {', '.join(available_studies()) or 'none shipped yet'}")
     print("methods:")
     for name, spec in sorted(METHODS.items()):
         print(f"  {name}: {spec.summary}")
+    print("evaluation suites (cselab eval --suite):")
+    for name, suite in SUITES.items():
+        print(f"  {name}: {suite.summary}")
     return 0
 
 

@@ -3,8 +3,9 @@ and LaTeX, with mean ± std when several seeds exist.
 
 Three steps:
 
-1. :func:`summarise` — a long or wide frame of per-run numbers → one row per group (e.g. method),
-   columns ``(metric, "mean" | "std" | "n")``; :func:`scores_table` builds it directly from
+1. :func:`cselab.results.summarise` (the results layer's summary) — a long or wide frame of per-run
+   numbers → one row per group (e.g. method), columns ``(metric, "mean" | "std" | "n")``;
+   :func:`scores_table` builds it directly from
    evaluation results (``{"scores": {task: value}}``, as :func:`~cselab.evaluate.evaluate_sts`,
    :func:`~cselab.evaluate.evaluate_transfer` and :func:`~cselab.evaluate.evaluate_clustering` return
    them, or a list of them, one per seed); :func:`runs_table` from run directories.
@@ -14,7 +15,7 @@ Three steps:
 
 Example::
 
-    table = scores_table({"SimCSE": [sts_seed1, sts_seed2], "MixCSE": [...]}, columns=STS_COLUMNS)
+    table = scores_table({"SimCSE": [sts_seed1, sts_seed2], "MixCSE": [...]}, columns=task_labels("sts"))
     print(to_markdown(format_table(table, bold_best=True)))
 """
 from __future__ import annotations
@@ -26,15 +27,8 @@ from typing import Iterable, Mapping, Sequence
 import pandas as pd
 
 from .config import STS_SELECTED_MARK, STS_SELECTED_NOTE
-from .data.transfer import TRANSFER_TASKS
-from .evaluate.sts import TASK_LABELS
-
-STS_COLUMNS = dict(TASK_LABELS)                  # SimCSE's column names: STS-B, SICK-R
-TRANSFER_COLUMNS = {t: t for t in TRANSFER_TASKS}
-CLUSTERING_COLUMNS = {"DBpedia": "DBpedia (AMI)", "AgNews": "AG", "Biomedical": "Bio", "GoogleNews-S": "G-S",
-                      "GoogleNews-T": "G-T", "GoogleNews-TS": "G-TS", "SearchSnippets": "SS", "StackOverflow": "SO",
-                      "Tweet": "Tweet"}
-STATS = ("mean", "std", "n")
+from .evaluate.suites import SUITES
+from .results import STATS, summarise   # the results layer's summary: mean, std and n per group
 # A row whose checkpoint was chosen on STS data (select_by: stsb_dev, the papers' protocol) carries the
 # mark; to_markdown / to_latex / workbench.save_table then print the note under the table.
 # The mark and footnote live beside config.uses_sts, below both tables and the study engine.
@@ -59,24 +53,6 @@ def mark_rows(table: pd.DataFrame, selected: Iterable) -> pd.DataFrame:
         if isinstance(table.index, pd.MultiIndex) else pd.Index(labels, name=table.index.name)
     out.attrs = {**{k: v for k, v in table.attrs.items() if k != "sts_selected"}, "note": STS_SELECTED_NOTE}
     return out
-
-
-def summarise(frame: pd.DataFrame, by: str | Sequence[str], metrics: Sequence[str] | None = None) -> pd.DataFrame:
-    """Mean, sample std (ddof 1; NaN for one value) and count of each metric per group, groups in
-    order of first appearance. ``metrics`` defaults to every numeric column not in ``by``."""
-    by = [by] if isinstance(by, str) else list(by)
-    missing = [c for c in by if c not in frame]
-    if missing:
-        raise ValueError(f"summarise: no column {missing} to group by; columns: {list(frame.columns)}")
-    if metrics is None:
-        metrics = [c for c in frame.columns if c not in by and pd.api.types.is_numeric_dtype(frame[c])]
-    missing = [c for c in metrics if c not in frame]
-    if missing or not metrics:
-        raise ValueError(f"summarise: metric column(s) {missing or metrics} not found; columns: {list(frame.columns)}")
-    grouped = frame.groupby(by, sort=False)[list(metrics)]
-    parts = {"mean": grouped.mean(), "std": grouped.std(ddof=1), "n": grouped.count()}
-    out = pd.concat({stat: parts[stat] for stat in STATS}, axis=1).swaplevel(0, 1, axis=1)
-    return out.reindex(columns=pd.MultiIndex.from_product([list(metrics), STATS]))
 
 
 def scores_table(results: Mapping[str, dict | Sequence[dict]], columns: Mapping[str, str] | Sequence[str] | None = None,
@@ -109,14 +85,15 @@ def scores_table(results: Mapping[str, dict | Sequence[dict]], columns: Mapping[
 def runs_table(runs, by: str | Sequence[str] = "method", metrics: Sequence[str] | None = None,
                config_keys: Iterable[str] = ("method", "seed", "batch_size")) -> pd.DataFrame:
     """A summary of finished runs (``results.json``) grouped by config keys: runs that differ only
-    in ``seed`` become one row with mean ± std. ``metrics`` default: every ``sts/…`` score."""
+    in ``seed`` become one row with mean ± std. ``metrics`` default: every suite score training
+    wrote (``sts/…``), columns labelled as the suite labels its tasks (``STS-B``, ``Avg.``)."""
     from .config import uses_sts
     from .rundir import read_results
 
     by = [by] if isinstance(by, str) else list(by)
     frame = read_results(runs, config_keys=list(dict.fromkeys([*config_keys, *by])))
     if metrics is None:
-        metrics = [c for c in frame.columns if c.startswith("sts/")]
+        metrics = [c for c in frame.columns if c.partition("/")[0] in SUITES]
     frame = frame.rename(columns={m: _short(m) for m in metrics})
     summary = summarise(frame, by, [_short(m) for m in metrics])
     # the rows with a checkpoint chosen on STS data: format_table marks them (†)
@@ -125,8 +102,9 @@ def runs_table(runs, by: str | Sequence[str] = "method", metrics: Sequence[str] 
 
 
 def _short(metric: str) -> str:
+    """A ``<suite>/<task>`` column as the suite labels the task (``sts/STSBenchmark`` → ``STS-B``)."""
     suite, _, task = metric.partition("/")
-    labels = {"sts": STS_COLUMNS, "transfer": TRANSFER_COLUMNS, "clustering": CLUSTERING_COLUMNS}.get(suite, {})
+    labels = SUITES[suite].task_labels() if suite in SUITES else {}
     return labels.get(task, "Avg." if task == "avg" else metric)
 
 

@@ -269,8 +269,9 @@ def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Map
                            data_dir: str | os.PathLike | None = None, name: str = "sts_vs_simcse",
                            baseline: str = "SimCSE", bootstrap_resamples: int = 2000) -> pd.DataFrame | None:
     """The paper notebooks' "paired comparison against SimCSE" cell: :func:`paired_comparison` on the
-    STS average (with the test-pair bootstrap for single-seed variants), saved as ``<name>`` (.md and
-    .csv) and returned for display; one printed line and None when there are no baseline runs."""
+    STS average (the results layer's paired t-test, Holm and MDE, :mod:`cselab.results`, with the
+    test-pair bootstrap for single-seed variants), saved as ``<name>`` (.md and .csv) and returned
+    for display; one printed line and None when there are no baseline runs."""
     from .paper_tables import STS_TASKS, paired_comparison   # the tables layer sits below these helpers
 
     paired = paired_comparison(results, groups, "avg", baseline, bootstrap_resamples,

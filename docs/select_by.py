@@ -10,7 +10,7 @@ evaluation the study's compare notebook wrote):
   trained without its 1,024 held-out sentences).
 
 Each difference from ``stsb_dev`` comes with the 95 % percentile interval of a **paired bootstrap
-over the test pairs** (2,000 resamples, ``cselab.stats.bootstrap_spearman_difference``): test-set
+over the test pairs** (2,000 resamples, ``cselab.results.bootstrap_spearman_difference``): test-set
 uncertainty of one seed, not training-seed variance. Run from the repository root after the study::
 
     python docs/select_by.py [--runs-dir runs] [--data-dir DIR]    # prints the Markdown table
@@ -25,7 +25,7 @@ import pandas as pd
 from cselab.evaluate.cache import evaluate_run
 from cselab.io import read_json
 from cselab.rundir import RunDir
-from cselab.stats import bootstrap_spearman_difference
+from cselab.results import bootstrap_spearman_difference
 from cselab.studies import load_study
 
 TASKS = ["STSBenchmark", "SICKRelatedness"]

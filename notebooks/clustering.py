@@ -57,12 +57,13 @@ from cselab.analysis.compare import (clustering_detail_frame, clustering_metric_
 from cselab.analysis.logged import pick_runs, run_methods
 from cselab.data import load_corpus
 from cselab.evaluate.cache import evaluate_runs, evaluation_frame
+from cselab.evaluate.suites import task_labels
 from cselab.plots import plot_ablation_bars
-from cselab.tables import CLUSTERING_COLUMNS
 
 workbench.setup()
 runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none
 groups = run_groups(runs, group_by)
+labels = task_labels("clustering")   # the sets as ClusterNS's tables name them
 print(f"{len(runs)} runs: {', '.join(runs)}")
 
 # %%
@@ -77,7 +78,7 @@ print("texts per set:", texts, f"— K-means seeds {list(seeds)}")
 # %%
 if "DBpedia" in tasks:
     ami = grouped_table(with_groups(clustering_metric_frame(results, "ami"), groups), ["DBpedia"],
-                        rename=CLUSTERING_COLUMNS)
+                        rename=labels)
     workbench.save_table(ami, "dbpedia_ami", tables_dir)
     display(ami)
 else:
@@ -90,8 +91,8 @@ else:
 short = [t for t in tasks if t != "DBpedia"]
 if short:
     accuracy = grouped_table(with_groups(clustering_metric_frame(results, "acc"), groups), short,
-                             rename=CLUSTERING_COLUMNS)
-    nmi = grouped_table(with_groups(clustering_metric_frame(results, "nmi"), groups), short, rename=CLUSTERING_COLUMNS)
+                             rename=labels)
+    nmi = grouped_table(with_groups(clustering_metric_frame(results, "nmi"), groups), short, rename=labels)
     workbench.save_table(accuracy, "short_text_accuracy", tables_dir)
     workbench.save_table(nmi, "short_text_nmi", tables_dir)
     display(accuracy)
@@ -114,8 +115,8 @@ per_run
 
 # %%
 headline = with_groups(evaluation_frame(results, config_keys=()), groups)   # DBpedia: AMI, others: accuracy
-columns = [CLUSTERING_COLUMNS[t] for t in tasks]
-bars = headline.rename(columns=CLUSTERING_COLUMNS)[["group", *columns]]
+columns = [labels[t] for t in tasks]
+bars = headline.rename(columns=labels)[["group", *columns]]
 fig = plot_ablation_bars(bars, columns, variant="group")
 fig.axes[0].set_ylabel("AMI (DBpedia) / accuracy ×100")
 workbench.show(fig, f"{figures_dir}/clustering_scores");

@@ -51,7 +51,7 @@ clustering_tasks = []  # clustering sets to evaluate, e.g. ["DBpedia", "AgNews"]
 clustering_seeds = [0]  # K-means seeds per run and set
 clustering_max_texts = 1000  # texts per clustering set, a seeded sample (None: the full sets)
 texts = {}  # your own labelled texts {name: TSV of label<TAB>text}, clustered by K-means on their labels; {} skips
-variants = {}  # ablation bars: {label prefix: variant}, e.g. {"apincse": "APINCSE", "apincse-no_ap": "-AP"}; {} skips
+variants = {}  # ablation bars: {variant: label prefix(es)}, e.g. {"APINCSE": "apincse", "-AP": "apincse-no_ap"}; {} skips
 sweep_key = None  # swept config key, e.g. "clusterns.num_clusters" or "batch_size"; None skips the sweep
 sweep_metric = "avg"  # y of the sweep: an STS column (avg, STSBenchmark, ...) or best_stsb_dev
 sweep_label = None  # words for the sweep's x-axis (None: the key)
@@ -64,15 +64,15 @@ bootstrap_seed = 0  # seed of the bootstrap's resampling
 from IPython.display import Markdown, display
 
 from cselab import workbench
-from cselab.analysis.compare import (FAMILIES, describe_sts_average, difference_panels, grouped_table,
-                                     label_variants, paired_tests, per_task_comparison, resolve_baseline, run_groups,
-                                     single_seed_bootstrap, single_seed_runs, sts_pair_scores, sts_results,
-                                     sweep_frame, with_groups)
+from cselab.analysis.compare import (describe_sts_average, difference_panels, grouped_table, per_task_comparison,
+                                     resolve_baseline, run_groups, sts_pair_scores, sts_results, sweep_frame,
+                                     with_groups)
 from cselab.evaluate.cache import evaluate_runs, evaluation_frame
+from cselab.evaluate.suites import task_labels
 from cselab.paper_tables import TREND_MIN_VALUES
 from cselab.plots import plot_ablation_bars, plot_paired_differences, plot_sweep
-from cselab.stats import ALPHA, POWER, compare_to_baseline, format_comparison
-from cselab.tables import CLUSTERING_COLUMNS, STS_COLUMNS, TRANSFER_COLUMNS
+from cselab.results import (ALPHA, FAMILIES, POWER, compare_to_baseline, format_comparison, match_variants,
+                            paired_tests, single_seed_bootstrap, single_seed_runs)
 
 workbench.setup()
 runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none
@@ -93,8 +93,8 @@ display(groups)
 # %%
 sts = sts_results(runs, sts_tasks, data_dir)
 sts_frame = with_groups(evaluation_frame(sts, config_keys=()), groups)
-tasks = [t for t in STS_COLUMNS if t in sts_frame]
-names = {**STS_COLUMNS, "avg": "Avg."}
+tasks = [t for t in task_labels("sts") if t in sts_frame]
+names = {**task_labels("sts"), "avg": "Avg."}
 drawn = [*tasks, "avg"] if len(tasks) > 1 else tasks   # the average of one task is that task: drawn once
 print(f"Avg. = {describe_sts_average(sts_tasks)}; sources:", {label: result["source"] for label, result in sts.items()})
 workbench.save_table(sts_frame.rename(columns=names).round(2), "sts_runs", tables_dir)
@@ -202,7 +202,7 @@ if transfer_tasks:
     transfer = evaluate_runs(runs, "transfer", data_dir=data_dir, tasks=list(transfer_tasks), fast=transfer_fast)
     transfer_frame = with_groups(evaluation_frame(transfer, config_keys=()), groups)
     transfer_methods = grouped_table(transfer_frame, [*transfer_tasks, "avg"],
-                                     rename={**TRANSFER_COLUMNS, "avg": "Avg."})
+                                     rename={**task_labels("transfer"), "avg": "Avg."})
     workbench.save_table(transfer_methods, "transfer_methods", tables_dir)
     display(transfer_methods)
     if baseline_group is not None:
@@ -223,7 +223,7 @@ if clustering_tasks:
     clustering_frame = with_groups(evaluation_frame(clustering, config_keys=()), groups)
     clustering_frame["mean"] = clustering_frame[list(clustering_tasks)].mean(axis=1)
     clustering_methods = grouped_table(clustering_frame, [*clustering_tasks, "mean"],
-                                       rename={**CLUSTERING_COLUMNS, "mean": "Avg."})
+                                       rename={**task_labels("clustering"), "mean": "Avg."})
     workbench.save_table(clustering_methods, "clustering_methods", tables_dir)
     display(clustering_methods)
     if baseline_group is not None:
@@ -250,12 +250,12 @@ else:
 # %% [markdown]
 # ## Ablation bars per STS task (APINCSE Fig. 2)
 #
-# Runs named by `variants` (label prefix → variant; the longest matching prefix wins), one bar per
+# Runs named by `variants` (variant → label prefix or prefixes; the longest matching prefix wins), one bar per
 # variant and task (whiskers: the 95 % t-interval over seeds, with 2 or more).
 
 # %%
 if variants:
-    chosen = label_variants(sts_frame["run"], variants)
+    chosen = match_variants(sts_frame["run"], variants)
     ablation = sts_frame[sts_frame["run"].isin(chosen)].rename(columns=names)
     ablation.insert(0, "variant", ablation["run"].map(chosen))
     columns = [names[t] for t in drawn]

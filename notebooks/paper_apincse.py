@@ -87,7 +87,7 @@ claims = pd.DataFrame(APINCSE_CLAIMS).assign(backbone=lambda f: f["backbone"].ma
 display(claims.set_index("section"))
 sts = evaluate_runs(used, "sts", data_dir=data_dir, **pt.sts_options(sts_tasks))
 main = {n: m for n, m in groups.items() if pt.variant_of(n) in ("SimCSE", "APINCSE")}
-table3 = pt.comparison_table(pt.sts_summary(sts, main, sts_tasks))
+table3 = pt.comparison_table(pt.suite_summary(sts, main, "sts", sts_tasks))
 workbench.save_table(table3, "table3_sts", tables_dir)
 table3
 
@@ -135,7 +135,7 @@ if ablation:
     scores = pt.variant_frame(sts, ablation).rename(columns={**TASK_LABELS, "avg": average})
     tasks = [TASK_LABELS[t] for t in sts_tasks] + ([average] if len(sts_tasks) > 1 else [])
     workbench.show(plot_ablation_bars(scores, tasks=tasks, variant="variant"), f"{figures_dir}/figure2_ablation")
-    table = pt.comparison_table(pt.sts_summary(sts, ablation, sts_tasks))
+    table = pt.comparison_table(pt.suite_summary(sts, ablation, "sts", sts_tasks))
     workbench.save_table(table, "figure2_ablation", tables_dir)
     display(table)
 else:

@@ -107,7 +107,7 @@ pt.groups_table(groups)
 sts = evaluate_runs(used, "sts", data_dir=data_dir, **pt.sts_options(sts_tasks))
 main = {n: m for n, m in groups.items() if pt.variant_of(n) in ("SimCSE", "ClusterNS", "PromptBERT", "ClusterNS (prompt)")}
 display(Markdown(pt.published_notes(main, "ClusterNS Table 1")))
-table1 = pt.comparison_table(pt.sts_summary(sts, main, sts_tasks), pt.published_beside("clusterns", "Table 1", main))
+table1 = pt.comparison_table(pt.suite_summary(sts, main, "sts", sts_tasks), pt.published_beside("clusterns", "Table 1", main))
 workbench.save_table(table1, "table1_sts", tables_dir)
 table1
 

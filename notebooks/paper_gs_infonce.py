@@ -99,7 +99,7 @@ else:
 # %%
 sts = evaluate_runs(used, "sts", data_dir=data_dir, **pt.sts_options(sts_tasks))
 display(Markdown(pt.published_notes(groups, "GS-InfoNCE Table 2")))
-table2 = pt.comparison_table(pt.sts_summary(sts, groups, sts_tasks),
+table2 = pt.comparison_table(pt.suite_summary(sts, groups, "sts", sts_tasks),
                              pt.published_beside("gs_infonce", "Table 2", groups))
 workbench.save_table(table2, "table2_sts", tables_dir)
 table2

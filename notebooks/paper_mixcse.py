@@ -102,7 +102,7 @@ pt.groups_table(groups)
 # %%
 sts = evaluate_runs(used, "sts", data_dir=data_dir, **pt.sts_options(sts_tasks))
 display(Markdown(pt.published_notes(groups, "MixCSE Experiment Results (STS)")))
-sts_table = pt.comparison_table(pt.sts_summary(sts, groups, sts_tasks), pt.published_beside("mixcse", "Experiment Results (STS)", groups))
+sts_table = pt.comparison_table(pt.suite_summary(sts, groups, "sts", sts_tasks), pt.published_beside("mixcse", "Experiment Results (STS)", groups))
 workbench.save_table(sts_table, "sts_results", tables_dir)
 sts_table
 

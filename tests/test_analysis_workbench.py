@@ -1,5 +1,5 @@
 """The library behind the analysis notebooks: which statistics runs logged, run groups and their
-paired comparisons, ablation variants, sweeps, clustering frames, starting models and snapshot
+paired comparisons (the results layer's tests, as the notebook shows them), sweeps, clustering frames, starting models and snapshot
 series, probes at step 0, the runs of a study, the clustering sample cap and the new figures."""
 from __future__ import annotations
 
@@ -16,8 +16,7 @@ from toy_encoders import HashedBagOfWords
 
 from cselab import workbench
 from cselab.analysis.compare import (clustering_detail_frame, clustering_metric_frame, config_value,
-                                     describe_sts_average, difference_panels, grouped_table, label_variants,
-                                     paired_tests, per_task_comparison, single_seed_bootstrap,
+                                     describe_sts_average, difference_panels, grouped_table, per_task_comparison,
                                      resolve_baseline, run_groups, sts_results, sweep_frame, with_groups)
 from cselab.analysis.logged import (base_encoder, base_groups, is_similarity, logged_keys, logged_statistics,
                                     pick_runs, probe_layer_profiles, run_methods, runs_logging, snapshot_series,
@@ -27,7 +26,7 @@ from cselab.evaluate import evaluate_clustering
 from cselab.plots import (key_words, legend_outside, plot_metric_grid, plot_paired_differences, plot_profile_grid,
                           plot_umap_panels, save_figure)
 from cselab.plots.core import distinct_colors
-from cselab.stats import compare_to_baseline
+from cselab.results import compare_to_baseline, paired_tests, single_seed_bootstrap
 
 
 def write_run(path, config: dict, records: list[dict], results: dict | None = None):
@@ -168,7 +167,7 @@ def test_per_task_comparison_gives_the_paired_test_per_task():
 
 
 def test_single_seed_groups_get_the_paired_bootstrap_over_test_pairs():
-    from cselab.stats import bootstrap_average_spearman_difference, bootstrap_spearman_difference
+    from cselab.results import bootstrap_average_spearman_difference, bootstrap_spearman_difference
 
     rng = np.random.default_rng(0)
     gold = {"A": rng.uniform(0, 5, 60), "B": rng.uniform(0, 5, 40)}
@@ -207,15 +206,6 @@ def test_grouped_table_mean_std_and_runs():
     two_keys = grouped_table(paired_frame().assign(k=[1, 1, 2, 1, 1, 1, 1]), ["A"], by=["group", "k"])
     assert two_keys.to_dict("list") == {"group": ["SimCSE", "SimCSE", "MixCSE", "ClusterNS"], "k": [1, 2, 1, 1],
                                         "runs": [2, 1, 3, 1], "A": ["70.50 ± 0.71", "72.00", "73.00 ± 2.00", "69.50"]}
-
-
-def test_label_variants_longest_prefix_wins():
-    labels = ["apincse-s1", "apincse-no_ap-s1", "apincse-no_in-s2", "apincse2-s1", "simcse-s1", "apincse"]
-    variants = label_variants(labels, {"apincse": "APINCSE", "apincse-no_ap": "-AP", "apincse-no_in": "-IN"})
-    assert variants == {"apincse-s1": "APINCSE", "apincse-no_ap-s1": "-AP", "apincse-no_in-s2": "-IN",
-                        "apincse": "APINCSE"}
-    with pytest.raises(ValueError, match="at least one"):
-        label_variants(labels, {})
 
 
 def test_sweep_frame_rows_of_the_runs_that_set_the_key(tmp_path):

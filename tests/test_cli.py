@@ -60,6 +60,7 @@ def test_info_as_a_module(data_dir):
                          capture_output=True, text=True, check=True).stdout
     assert "torch:" in out and "transformers:" in out and "simcse" in out and "quickstart" in out
     assert "has downstream, corpus, clustering" in out
+    assert "evaluation suites (cselab eval --suite):\n  clustering: DBpedia AMI" in out and "\n  sts: STS12-16" in out
 
 
 def test_quiet_and_verbose(tiny_model, data_dir, capsys, monkeypatch):

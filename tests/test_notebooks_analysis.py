@@ -159,7 +159,7 @@ def test_compare(runs, data_dir, tmp_path, monkeypatch):
     notebook, figures, tables = execute("compare", tmp_path, monkeypatch, {
         "runs": {k: str(v) for k, v in runs.items()}, "data_dir": str(data_dir), "sts_tasks": ["STS16"],
         "clustering_tasks": ["Tweet"], "clustering_max_texts": 60, "texts": {"own": str(own)},
-        "variants": {"simcse": "SimCSE", "mixcse": "MixCSE", "apincse": "APINCSE"},
+        "variants": {"SimCSE": "simcse", "MixCSE": "mixcse", "APINCSE": "apincse"},
         "sweep_key": "mixcse.mix_lambda", "sweep_label": "λ"})
     check_outputs(notebook, figures, {"sts_vs_baseline", "ablation_bars"})    # one λ: the sweep is a table, no figure
     assert "sweep of mixcse.mix_lambda: 1 value(s) here [0.2], a figure needs 3" in notebook_text(notebook)

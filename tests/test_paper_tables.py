@@ -13,10 +13,11 @@ from cselab.paper_tables import (assign_variants, average_label, averages_summar
                                  interlayer_index, last_values, num_layers, one_per_backbone, paired_comparison,
                                  published_beside, published_notes, published_transposed, representatives,
                                  run_model, runs_by_backbone, runs_with, seeds_label, select_variants, slug,
-                                 split_by_backbone, sts_options, sts_summary, suite_columns, suite_summary,
+                                 split_by_backbone, sts_options, suite_columns, suite_summary,
                                  sweep_results, sweep_runs, unmatched, untuned, used_runs, variant_frame,
-                                 variant_of, variant_results, variant_runs, with_published_column)
+                                 variant_of, variant_runs, with_published_column)
 from cselab.published import published_frame
+from cselab.results import group_results
 from cselab.rundir import RunDir
 from synthetic_runs import STS, sts_results, write_run
 
@@ -62,7 +63,7 @@ def test_summary_beside_the_published_rows(tmp_path):
     runs = {f"simcse-s{s}": make_run(tmp_path, f"simcse-s{s}", seed=s, base=70) for s in (1, 2)}
     runs.update({f"gs-s{s}": make_run(tmp_path, f"gs-s{s}", seed=s, method=("gs_infonce",), base=72) for s in (1, 2)})
     groups = variant_runs(runs, {"SimCSE": "simcse", "GS-InfoNCE": "gs"})
-    summary = sts_summary(results_of(runs), groups)
+    summary = suite_summary(results_of(runs), groups, "sts", STS)
     # STS12 of the two SimCSE seeds: 70.1 and 70.2 → 70.15 ± 0.0707
     assert summary.loc["SimCSE", ("STS12", "mean")] == pytest.approx(70.15)
     assert summary.loc["GS-InfoNCE", ("Avg.", "mean")] == pytest.approx(75.15)
@@ -74,7 +75,7 @@ def test_summary_beside_the_published_rows(tmp_path):
     assert table.iloc[0]["STS12"] == "70.15 ± 0.07" and table.iloc[3]["STS-B"] == "79.70"
     assert list(table.index) == ["SimCSE", "GS-InfoNCE", "SimCSE", "GS-InfoNCE"]
     # a subset of tasks: our average is not the paper's, so it gets its own column
-    subset = sts_summary(results_of(runs), groups, tasks=["STS16"])
+    subset = suite_summary(results_of(runs), groups, "sts", ["STS16"])
     wide = comparison_table(subset, published_frame("gs_infonce", "Table 2", backbone="bert-base-uncased",
                                                     index="variant", numeric=False))
     assert list(wide.columns[:3]) == ["source", "STS16", "Avg. (1 task)"] and wide.iloc[0]["Avg."] == "–"
@@ -181,7 +182,7 @@ def test_paired_comparison_cell_adjusts_and_bootstraps_single_seed_variants(tmp_
 
     import cselab.analysis.compare as compare
     from cselab.workbench import paired_comparison_cell
-    from cselab.stats import bootstrap_spearman_difference, holm
+    from cselab.results import bootstrap_spearman_difference, holm
 
     runs = {f"simcse-s{s}": make_run(tmp_path, f"simcse-s{s}", seed=s) for s in (1, 2, 3)}
     runs.update({f"mixcse-s{s}": make_run(tmp_path, f"mixcse-s{s}", seed=s, method=("mixcse",), base=70.5 + s / 20)
@@ -355,7 +356,7 @@ def test_averages_summary_seed_counts_and_sts_selection(tmp_path):
         "STS16", "Avg. (1 task)"]
     assert sts16.loc["MixCSE single", ("STS16", "mean")] == pytest.approx(72 + 4 + 0.15)
     assert list(comparison_table(sts16)["source"]) == ["cselab (2 seeds)†", "cselab (2 seeds)"]
-    assert variant_results(sts, {"MixCSE": groups["MixCSE"], "none": {"x": Path(".")}}) == {
+    assert group_results(sts, {"MixCSE": groups["MixCSE"], "none": {"x": Path(".")}}) == {
         "MixCSE": [sts["mixcse-s1"], sts["mixcse-s2"]]}
 
 

@@ -16,7 +16,7 @@ from cselab.plots import (check_figure, legend_outside, method_color, plot_ablat
                           plot_umap_panels, save_figure)
 from cselab.plots.similarity import plot_projection_grid, plot_similarity_heatmap
 from cselab.rundir import read_metrics, read_results
-from cselab.stats import compare_to_baseline
+from cselab.results import compare_to_baseline
 
 LONG = "ClusterNS with a long descriptive name, batch 128"
 

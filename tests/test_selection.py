@@ -132,7 +132,7 @@ def test_paper_comparison_table_marks_the_source(tmp_path):
     groups = {"SimCSE": {k: v for k, v in runs.items() if k.startswith("SimCSE")},
               "MixCSE": {"MixCSE-s1": runs["MixCSE-s1"]}}
     sts = {label: json.loads((path / "results.json").read_text())["sts"] for label, path in runs.items()}
-    table = pt.comparison_table(pt.sts_summary(sts, groups), pd.DataFrame({"Avg.": ["76.25"]}, index=["SimCSE"]))
+    table = pt.comparison_table(pt.suite_summary(sts, groups, "sts", pt.STS_TASKS), pd.DataFrame({"Avg.": ["76.25"]}, index=["SimCSE"]))
     assert table.loc["SimCSE", "source"].tolist() == ["cselab (2 seeds)†", "published, paper"]
     assert table.loc["MixCSE", "source"] == "cselab (1 seed)" and table.attrs["note"] == STS_SELECTED_NOTE
 

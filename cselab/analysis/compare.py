@@ -3,38 +3,37 @@
 * :func:`run_groups` — which group (method, or any config keys) and seed each run belongs to;
 * :func:`sts_results` — each run's STS result: the final table of ``results.json`` when it has the
   tasks asked for, else an evaluation cached in the run directory;
-* :func:`paired_tests` — the paired t-test against the baseline for every group and task, raw and
-  Holm-adjusted p over a stated family, the minimum detectable difference;
-* :func:`sts_pair_scores`, :func:`single_seed_bootstrap` — each run's per-pair STS similarities
-  (cached) and, for a group sharing one seed with the baseline, the paired bootstrap over the test
-  pairs (test-set uncertainty, not seed variance);
-* :func:`per_task_comparison`, :func:`difference_panels` — those as a text table and as the input
-  of :func:`cselab.plots.plot_paired_differences`;
-* :func:`label_variants` — ablation variants from run labels (label prefix → variant name);
+* :func:`sts_pair_scores` — each run's per-pair STS similarities (cached), for the paired bootstrap
+  over the test pairs of a group sharing one seed with the baseline;
+* :func:`per_task_comparison`, :func:`difference_panels` — the results layer's paired tests
+  (:func:`cselab.results.paired_tests`, :func:`cselab.results.single_seed_bootstrap`) as a text
+  table and as the input of :func:`cselab.plots.plot_paired_differences`;
 * :func:`sweep_frame` — a metric against a swept config key, one row per run;
 * :func:`clustering_metric_frame` — one clustering metric (accuracy, NMI, AMI) per run and set.
+
+Ablation variants from run labels are the results layer's rule (:func:`cselab.results.match_variants`),
+as are the statistics: paired t-tests, Holm, the minimum detectable difference, the bootstrap.
 
 Example::
 
     groups = run_groups(runs)                                   # run, group, seed, method
     frame = with_groups(evaluation_frame(sts_results(runs), runs), groups)
-    compare_to_baseline(frame, "avg", group="group", baseline="SimCSE")
+    compare_to_baseline(frame, "avg", group="group", baseline="SimCSE")   # cselab.results
 """
 from __future__ import annotations
 
 import os
-import math
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..evaluate.cache import evaluate_run, final_sts
+from ..evaluate.cache import evaluate_run, final_result
 from ..evaluate.sts import STS_TASKS
 from ..methods import display_names
-from ..rundir import BEST, Runs, label_matches, labelled_runs, read_config, read_results
-from ..stats import (ALPHA, BOOTSTRAP_RESAMPLES, POWER, bootstrap_average_spearman_difference,
-                     bootstrap_spearman_difference, compare_to_baseline, describe_difference, holm)
+from ..rundir import BEST, Runs, labelled_runs, read_config, read_results
+from ..rundir.readers import config_value as read_config_value
+from ..results import ALPHA, paired_tests
 from .logged import method_name
 
 # Display names of the methods as the papers name them (config method → name, as each method's
@@ -45,13 +44,10 @@ def method_names() -> dict[str, str]:
 
 
 def config_value(config: Mapping, key: str):
-    """A config value by key; ``section.key`` reads a method's section (None when absent). A method
-    list reads as its names joined by ``+``."""
-    if key == "method":
-        return method_name(config)
-    section, _, name = key.partition(".")
-    value = (config.get(section) or {}).get(name) if name else config.get(key)
-    return "+".join(map(str, value)) if isinstance(value, list) else value
+    """A config value by key: ``method`` as the run's method name (:func:`cselab.analysis.logged.method_name`),
+    any other key as :func:`cselab.rundir.readers.config_value` reads it (``section.key`` reads a
+    method's section, None when absent; a list reads as its items joined by ``+``)."""
+    return method_name(config) if key == "method" else read_config_value(config, key)
 
 
 def run_groups(runs: Runs, keys: Sequence[str] = ("method",), names: Mapping[str, str] | None = None,
@@ -61,7 +57,7 @@ def run_groups(runs: Runs, keys: Sequence[str] = ("method",), names: Mapping[str
     ``group`` joins the values of ``keys`` with ``, `` (``key=value`` for every key but
     ``method``) and is then renamed by ``names`` (default :func:`method_names`; a mapping given
     here is added on top). Runs that differ only in their seed share a group: the unit over
-    which :func:`cselab.stats.compare_to_baseline` pairs seeds."""
+    which :func:`cselab.results.compare_to_baseline` pairs seeds."""
     keys = list(keys)
     if not keys:
         raise ValueError("run_groups: keys must name at least one config key (e.g. method)")
@@ -89,11 +85,12 @@ def grouped_table(frame: pd.DataFrame, columns: Sequence[str], by: str | Sequenc
                   rename: Mapping[str, str] | None = None, decimals: int = 2) -> pd.DataFrame:
     """Text table of ``columns`` per group (``by``: one or more columns of ``frame``, e.g. ``group``
     from :func:`with_groups`, or ``["group", "batch_size"]`` for a sweep): ``mean ± std`` over the
-    group's runs (its seeds), ``mean`` for a single run (:func:`cselab.tables.summarise`,
+    group's runs (its seeds), ``mean`` for a single run (:func:`cselab.results.summarise`,
     :func:`~cselab.tables.format_table`), after a first column ``runs`` counting them; columns
     renamed by ``rename`` (e.g. the papers' names). One ``by`` column is the index; several become
     columns."""
-    from ..tables import format_table, summarise
+    from ..results import summarise
+    from ..tables import format_table
 
     columns = list(columns)
     if not columns:
@@ -129,7 +126,7 @@ def sts_results(runs: Runs, tasks: Sequence[str] | None = None, data_dir: str | 
     ``evaluated``)."""
     out = {}
     for label, path in labelled_runs(runs).items():
-        final = final_sts(path, model)
+        final = final_result(path, "sts", model)
         if final is not None and (tasks is None or set(tasks) <= set(final["scores"])):
             scores = final["scores"] if tasks is None else {t: final["scores"][t] for t in tasks}
             source = "final table"
@@ -139,48 +136,6 @@ def sts_results(runs: Runs, tasks: Sequence[str] | None = None, data_dir: str | 
             source = "evaluated"
         out[label] = {"scores": dict(scores), "avg": float(sum(scores.values()) / len(scores)), "source": source}
     return out
-
-
-# ------------------------------------------------------------------- paired tests per task
-# Which tests form one Holm family when every group is tested on every task:
-FAMILIES = {"group": "each group's tasks together (a claim about one method on every task)",
-            "task": "each task's groups together (which methods beat the baseline on that task)",
-            "all": "every group and task at once"}
-TEST_COLUMNS = ["paired_n", "diff", "diff_ci_low", "diff_ci_high", "diff_std", "t", "p", "p_holm", "family", "mde",
-                "reading"]
-
-
-def paired_tests(frame: pd.DataFrame, tasks: Sequence[str], group: str = "group", baseline: str = "SimCSE",
-                 pair_on: str = "seed", family: str = "group", alpha: float = ALPHA,
-                 power: float = POWER) -> pd.DataFrame:
-    """One row per group other than the baseline and per task: the paired t-test over the seeds both
-    share (:func:`cselab.stats.compare_to_baseline`: ``diff``, its 95 % t-interval, ``p``), the
-    Holm-adjusted ``p_holm`` over the ``family`` (:data:`FAMILIES`; the default, ``group``, adjusts
-    each group's tests over its tasks), the family in words (``family`` column), the minimum
-    detectable difference ``mde`` (power ``power`` at ``alpha``) and the ``reading`` (detected, or
-    no detectable effect with its MDE)."""
-    if family not in FAMILIES:
-        raise ValueError(f"family must be one of {list(FAMILIES)}, got {family!r}")
-    parts = []
-    for task in tasks:
-        table = compare_to_baseline(frame, task, group=group, baseline=baseline, pair_on=pair_on, alpha=alpha,
-                                    power=power)
-        if "p" in table:
-            parts.append(table[table[group] != baseline].assign(task=task))
-    if not parts:
-        return pd.DataFrame(columns=[group, "task", *TEST_COLUMNS])
-    tests = pd.concat(parts, ignore_index=True)
-    key = {"group": tests[group], "task": tests["task"], "all": pd.Series("all", index=tests.index)}[family]
-    tests["p_holm"], tests["family"] = math.nan, ""
-    for value, index in tests.groupby(key, sort=False).groups.items():
-        tests.loc[index, "p_holm"] = holm(tests.loc[index, "p"].to_numpy())
-        members = int(tests.loc[index, "p"].notna().sum())
-        words = {"group": f"Holm over {value}'s {members} scores", "task": f"Holm over {members} {group}s on {value}",
-                 "all": f"Holm over all {members} tests"}[family]
-        tests.loc[[i for i in index if not pd.isna(tests.loc[i, "p"])], "family"] = words
-    tests["reading"] = [describe_difference(r["diff"], r["p_holm"], r["mde"], r["paired_n"], alpha)
-                        for _, r in tests.iterrows()]
-    return tests[[group, "task", *TEST_COLUMNS]]
 
 
 def sts_pair_scores(runs: Runs, tasks: Sequence[str] | None = None, data_dir: str | os.PathLike | None = None,
@@ -196,58 +151,6 @@ def sts_pair_scores(runs: Runs, tasks: Sequence[str] | None = None, data_dir: st
     return out
 
 
-def single_seed_runs(frame: pd.DataFrame, group: str = "group", baseline: str = "SimCSE",
-                     pair_on: str = "seed") -> list[str]:
-    """The runs :func:`single_seed_bootstrap` needs (``frame``'s ``run`` labels): for every group
-    sharing exactly one seed with the baseline, its run and the baseline's run of that seed."""
-    base = frame[frame[group] == baseline].set_index(pair_on)["run"]
-    needed = []
-    for _, part in frame[frame[group] != baseline].groupby(group, sort=False):
-        shared = sorted(set(part[pair_on]) & set(base.index))
-        if len(shared) == 1:
-            needed += [part.set_index(pair_on).loc[shared[0], "run"], base.loc[shared[0]]]
-    return list(dict.fromkeys(needed))
-
-
-def single_seed_bootstrap(frame: pd.DataFrame, pair_scores: Mapping[str, Mapping[str, tuple]], tasks: Sequence[str],
-                          group: str = "group", baseline: str = "SimCSE", pair_on: str = "seed", average: str = "avg",
-                          n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> pd.DataFrame:
-    """For each group sharing exactly one seed with the baseline (no t-test possible): per task, the
-    difference of Spearman ×100 between its run and the baseline's run of that seed with the 95 %
-    interval of a **paired bootstrap over the test pairs** (:func:`cselab.stats.bootstrap_spearman_difference`;
-    the ``average`` column: every task of ``pair_scores`` resampled, the differences averaged). The
-    interval is test-set uncertainty, not training-seed variance. ``frame`` needs a ``run`` column
-    (labels of ``pair_scores``, e.g. from :func:`sts_pair_scores`)."""
-    missing = [c for c in ("run", group, pair_on) if c not in frame]
-    if missing:
-        raise ValueError(f"single_seed_bootstrap: missing column(s) {missing}; columns: {list(frame.columns)}")
-    base = frame[frame[group] == baseline].set_index(pair_on)["run"]
-    rows = []
-    for name, part in frame[frame[group] != baseline].groupby(group, sort=False):
-        shared = sorted(set(part[pair_on]) & set(base.index))
-        if len(shared) != 1:
-            continue
-        ours, theirs = part.set_index(pair_on).loc[shared[0], "run"], base.loc[shared[0]]
-        for label in (ours, theirs):
-            if label not in pair_scores:
-                raise ValueError(f"single_seed_bootstrap: no per-pair scores for run {label!r}")
-        for task in tasks:
-            names = list(pair_scores[ours]) if task == average else [task]
-            sets = {}
-            for t in names:
-                (a, gold_a), (b, gold_b) = pair_scores[ours][t], pair_scores[theirs][t]
-                if len(gold_a) != len(gold_b) or not np.array_equal(gold_a, gold_b):
-                    raise ValueError(f"single_seed_bootstrap: {ours} and {theirs} scored different {t} test pairs")
-                sets[t] = (a, b, gold_a)
-            result = (bootstrap_average_spearman_difference(sets, n_resamples, seed) if task == average
-                      else bootstrap_spearman_difference(*sets[task], n_resamples=n_resamples, seed=seed))
-            rows.append({group: name, "task": task, "run": ours, "baseline_run": theirs,
-                         **{k: result[k] for k in ("diff", "ci_low", "ci_high", "n_pairs", "n_resamples",
-                                                   "interval")}})
-    return pd.DataFrame(rows, columns=[group, "task", "run", "baseline_run", "diff", "ci_low", "ci_high", "n_pairs",
-                                       "n_resamples", "interval"])
-
-
 def per_task_comparison(frame: pd.DataFrame, tasks: Sequence[str], group: str = "group", baseline: str = "SimCSE",
                         pair_on: str = "seed", decimals: int = 2, family: str = "group",
                         bootstrap: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -255,7 +158,7 @@ def per_task_comparison(frame: pd.DataFrame, tasks: Sequence[str], group: str = 
     its Holm-adjusted p over ``family`` (:func:`paired_tests`): cells ``+0.52 (p 0.031, Holm 0.124)``,
     followed by ``: no detectable effect (MDE 0.61)`` when the adjusted p is not below 0.05;
     ``(baseline)`` for the baseline's row; ``+0.50 (n 3, no spread)`` when the differences are all
-    equal. One shared seed: ``+0.52 (n 1)``, or with ``bootstrap`` (:func:`single_seed_bootstrap`)
+    equal. One shared seed: ``+0.52 (n 1)``, or with ``bootstrap`` (:func:`cselab.results.single_seed_bootstrap`)
     ``+0.48 [−0.31, 1.20] (n 1; test pairs)``, the paired bootstrap's interval over the test pairs.
     Rows: groups in order; columns: ``tasks``, then ``Holm family``."""
     tests = paired_tests(frame, tasks, group, baseline, pair_on, family)
@@ -285,8 +188,8 @@ def per_task_comparison(frame: pd.DataFrame, tasks: Sequence[str], group: str = 
 
 def difference_panels(tests: pd.DataFrame, bootstrap: pd.DataFrame | None = None,
                       names: Mapping[str, str] | None = None, group: str = "group") -> dict[str, pd.DataFrame]:
-    """Input of :func:`cselab.plots.plot_paired_differences` from :func:`paired_tests` (and
-    :func:`single_seed_bootstrap`): ``{task words: frame}``, one row per group with its difference,
+    """Input of :func:`cselab.plots.plot_paired_differences` from :func:`cselab.results.paired_tests`
+    (and :func:`cselab.results.single_seed_bootstrap`): ``{task words: frame}``, one row per group with its difference,
     interval, raw and Holm-adjusted p and ``interval`` (``t over seeds``, or ``bootstrap over test
     pairs`` for a single shared seed, whose difference and interval the bootstrap gives)."""
     panels = {}
@@ -302,24 +205,6 @@ def difference_panels(tests: pd.DataFrame, bootstrap: pd.DataFrame | None = None
 
 
 # ------------------------------------------------------------------- ablations and sweeps
-def label_variants(labels: Iterable[str], variants: Mapping[str, str]) -> dict[str, str]:
-    """``{label: variant}`` for the labels matched by a prefix of ``variants`` (``{prefix: name}``).
-
-    A prefix matches a label equal to it or starting with it and ``-`` (as a study selects runs:
-    ``apincse`` matches ``apincse-s1`` and ``apincse-no_ap-s1``, not ``apincse2``); the longest
-    matching prefix wins, so ``{"apincse": "APINCSE", "apincse-no_ap": "−AP"}`` gives each run one
-    variant. Unmatched labels are left out."""
-    if not variants:
-        raise ValueError("variants: give at least one {label prefix: variant name}")
-    by_length = sorted(variants, key=len, reverse=True)
-    out = {}
-    for label in labels:
-        match = next((p for p in by_length if label_matches(label, p)), None)
-        if match is not None:
-            out[label] = variants[match]
-    return out
-
-
 def sweep_frame(runs: Runs, key: str, scores: pd.DataFrame | None = None, group_keys: Sequence[str] = ("method",),
                 names: Mapping[str, str] | None = None) -> pd.DataFrame:
     """One row per run that sets the swept config ``key``: ``run``, ``group`` (the other settings,

@@ -4,8 +4,10 @@ Notebooks and studies ask for the same evaluations again and again (the STS tabl
 the transfer tasks, the clustering sets). :func:`evaluate_run` scores a run's model (``best/`` by
 default) on one suite and writes the result atomically to
 ``<run>/evaluations/<suite>-<model>-<options hash>.json``; the next call with the same suite, model
-and options reads it back. The STS suite with default options reuses the final STS table of
-``results.json`` when training wrote one (``final_eval``).
+and options reads it back. A suite whose default result training writes (``final_eval``: the STS
+table of ``results.json``) reuses it. What the cache needs to know of a suite (the keys a stored
+result holds, the outputs it keeps, the keys naming an entry) the suite declares in the registry
+(:mod:`cselab.evaluate.suites`); nothing here names a suite.
 
 Example::
 
@@ -30,7 +32,8 @@ from ..data import data_root
 from ..io import atomic_write_json, read_json
 from ..rundir import Runs, RunDir, labelled_runs, read_config
 from ..rundir.layout import BEST
-from .suites import GEOMETRY_KEYS, get_suite
+from ..rundir.readers import config_value
+from .suites import default_suite, frame_numbers, get_suite
 
 logger = logging.getLogger(__name__)
 
@@ -46,26 +49,28 @@ def evaluation_file(run_dir: str | os.PathLike, suite: str, model: str = BEST, *
     return RunDir(Path(run_dir)).evaluation_file(suite, model, options_key(options))
 
 
-def final_sts(run_dir: str | os.PathLike, model: str = BEST) -> dict | None:
-    """The STS table training wrote into ``results.json`` (``final_eval``) when ``model`` is the
-    run's ``best/`` and there is one, else None: the default STS evaluation, already done."""
-    if model != BEST:
+def final_result(run_dir: str | os.PathLike, suite: str | None = None, model: str = BEST) -> dict | None:
+    """The result training's final evaluation wrote into ``results.json`` for ``suite`` (None: the
+    default suite), when the suite is one training writes (``final_eval``), ``model`` is the run's
+    ``best/`` and there is one; else None: the default evaluation, already done."""
+    spec = get_suite(suite or default_suite())
+    if model != BEST or not spec.final_eval:
         return None
     results = RunDir(Path(run_dir)).results()
-    return None if results is None else results.get("sts")
+    return None if results is None else results.get(spec.name)
 
 
-def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = BEST,
+def evaluate_run(run_dir: str | os.PathLike, suite: str | None = None, model: str = BEST,
                  data_dir: str | os.PathLike | None = None, refresh: bool = False, wait: bool = True,
                  **options) -> dict:
-    """The ``suite`` result of the run's ``model`` folder (``best``, ``last`` or the snapshot
-    ``step-<N>``, e.g. ``step-0`` for the model before training), computed once.
+    """The ``suite`` result (None: the default suite) of the run's ``model`` folder (``best``,
+    ``last`` or the snapshot ``step-<N>``, e.g. ``step-0`` for the model before training), computed once.
 
     ``options`` go to the suite's function (``tasks``, ``fast``, ``seeds``, ``batch_size``, ...)
     and name the cache entry; ``refresh`` recomputes it. The result carries ``options`` and
     ``model``. While another process computes the same entry this one waits for it and reads it;
     with ``wait=False`` it raises :class:`EvaluationBusy` instead."""
-    run = get_suite(suite).run
+    spec = get_suite(suite or default_suite())
     run_dir = Path(run_dir)
     folder = RunDir(run_dir).model_dir(model)
     if not folder.is_dir() and model == BEST:
@@ -73,30 +78,31 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str = "sts", model: str = BE
     if not folder.is_dir():
         hint = "(train with snapshot_every)" if model.startswith("step-") else "(has the run finished?)"
         raise FileNotFoundError(f"{run_dir}: no {folder.relative_to(run_dir)}/ model to evaluate {hint}")
-    final = final_sts(run_dir, model) if suite == "sts" and not options and not refresh else None
+    final = final_result(run_dir, spec.name, model) if not options and not refresh else None
     if final is not None:
         return {**final, "options": {}, "model": model}
-    # STS always keeps the cosine of every pair (a list beside the scores it already computed), so a
-    # notebook that needs them (the paired bootstrap) reads the entry the tables wrote, and the
-    # other way round: one encode of each run's test pairs, whoever asks first
+    # A suite's extras (STS: the cosine of every pair, a list beside the scores it computes anyway)
+    # are always kept, so a notebook that needs them (the paired bootstrap) reads the entry the
+    # tables wrote, and the other way round: one encode of each run's test pairs, whoever asks first
     options = dict(options)
-    want_pairs = bool(options.pop("per_pair", False)) if suite == "sts" else False
-    cached = evaluation_file(run_dir, suite, model, **options, **_file_hashes(options), **_code_changes(suite, options))
+    wanted = [extra for extra in spec.extras if options.pop(extra, False)]
+    entry_key = spec.entry_key(options) if spec.entry_key is not None else {}
+    cached = evaluation_file(run_dir, spec.name, model, **options, **_file_hashes(options), **entry_key)
     # the data the entry was computed on: an entry of another data root (a test subset, another
     # machine's copy) is computed again rather than mixed with this one's pairs
     root = str(data_root(data_dir).resolve())
-    result = None if refresh else _read_entry(cached, root, want_pairs, suite, warn=False)   # said under the lock
+    result = None if refresh else _read_entry(cached, root, wanted, spec.name, warn=False)   # said under the lock
     if result is not None:
         return result
     # one process computes an entry; the others wait and read it
     with _entry_lock(cached, RunDir(run_dir).evaluation_lock(cached), wait):
-        result = None if refresh else _read_entry(cached, root, want_pairs, suite)
+        result = None if refresh else _read_entry(cached, root, wanted, spec.name)
         if result is None:
             from ..encoder import SentenceEncoder
             from ..utils import resolve_device
 
             encoder = SentenceEncoder.from_pretrained(folder).to(resolve_device("auto"))
-            result = run(encoder, data_dir=data_dir, **options, **({"per_pair": True} if suite == "sts" else {}))
+            result = spec.run(encoder, data_dir=data_dir, **options, **{extra: True for extra in spec.extras})
             result = {**result, "options": dict(options), "model": model, "data_root": root}
             atomic_write_json(cached, result)
     return result
@@ -106,9 +112,9 @@ class EvaluationBusy(RuntimeError):
     """Another process is computing this cache entry (raised by ``evaluate_run(wait=False)``)."""
 
 
-def _read_entry(cached: Path, root: str, want_pairs: bool, suite: str, warn: bool = True) -> dict | None:
+def _read_entry(cached: Path, root: str, wanted: list[str], suite: str, warn: bool = True) -> dict | None:
     """The cached result when it is there, whole (see :func:`entry_problem`), of this data root, and
-    has the pairs asked for. A damaged entry (a truncated write of an older version, an edit) is
+    has the extras asked for (``per_pair``). A damaged entry (a truncated write of an older version, an edit) is
     computed again with a warning naming it, rather than failing every later call."""
     if not cached.is_file():
         return None
@@ -122,7 +128,7 @@ def _read_entry(cached: Path, root: str, want_pairs: bool, suite: str, warn: boo
             logger.warning("%s: %s; computing it again", cached, problem)
         return None
     same_data = result.get("data_root", root) == root   # entries older than the key: trusted
-    return result if same_data and (not want_pairs or "per_pair" in result) else None  # older: no per_pair
+    return result if same_data and all(extra in result for extra in wanted) else None  # older: no per_pair
 
 
 def entry_problem(result, suite: str) -> str | None:
@@ -163,13 +169,6 @@ def _entry_lock(cached: Path, lock_file: Path, wait: bool):
         lock.release()
 
 
-def _code_changes(suite: str, options: Mapping) -> dict:
-    """Keys for evaluations whose code changed their numbers since entries were first cached: the
-    PyTorch transfer probe trains on the batch-mean loss, as SentEval does (it summed before), so an
-    older ``probe: pytorch`` entry is computed again rather than read back."""
-    return {"probe_loss": "mean"} if suite == "transfer" and options.get("probe") == "pytorch" else {}
-
-
 def _file_hashes(options: Mapping) -> dict:
     """The content hash of each custom pairs or texts file, so that an edited file is scored again."""
     from ..data.custom import pair_files, text_files
@@ -184,14 +183,16 @@ def _file_hashes(options: Mapping) -> dict:
     return hashes
 
 
-def evaluate_runs(runs: Runs, suite: str = "sts", model: str = BEST, data_dir: str | os.PathLike | None = None,
+def evaluate_runs(runs: Runs, suite: str | None = None, model: str = BEST, data_dir: str | os.PathLike | None = None,
                   refresh: bool = False, progress: bool = True, **options) -> dict[str, dict]:
-    """:func:`evaluate_run` for every run: ``{label: result}`` (a progress bar over runs). A run
+    """:func:`evaluate_run` for every run: ``{label: result}`` (a progress bar over runs; ``suite``
+    None: the default suite). A run
     whose entry another process is computing is taken up after the others, so two notebooks that
     need the same runs' evaluations at once share the work instead of waiting for each other."""
     labelled = labelled_runs(runs)
     results: dict[str, dict] = {}
     pending = list(labelled)
+    suite = get_suite(suite or default_suite()).name
     with tqdm(total=len(labelled), desc=f"{suite} evaluations", unit="run",
               disable=not progress or len(labelled) < 2) as bar:
         while pending:
@@ -214,20 +215,17 @@ def evaluate_runs(runs: Runs, suite: str = "sts", model: str = BEST, data_dir: s
 def evaluation_frame(results: Mapping[str, dict], runs: Runs | None = None,
                      config_keys: tuple[str, ...] = ("method", "seed")) -> pd.DataFrame:
     """One row per run: ``run``, the chosen config keys (when ``runs`` gives the run directories),
-    every task score of ``scores`` and ``avg`` when the suite has one; for the geometry suite
-    ``alignment``, ``uniformity``, ``mean_cos`` and ``largest_angle``."""
+    every task score of ``scores`` and the numbers the suites name (:func:`~cselab.evaluate.suites.frame_numbers`:
+    ``avg``, ``short_text_avg``, the geometry suite's ``alignment``, ``uniformity``, …) that the result has."""
     paths = labelled_runs(runs) if runs is not None else {}
     rows = []
     for label, result in results.items():
         row = {"run": label}
         if label in paths:
             config = read_config(paths[label])
-            for key in config_keys:
-                section, _, name = key.partition(".")
-                value = config.get(section, {}).get(name) if name else config.get(key)
-                row[key] = "+".join(value) if isinstance(value, list) else value
+            row.update({key: config_value(config, key) for key in config_keys})
         row.update(result.get("scores", {}))
         row.update(result.get("custom", {}).get("scores", {}))   # your own pairs or texts (pairs=, texts=)
-        row.update({k: result[k] for k in ("avg", "short_text_avg", *GEOMETRY_KEYS) if k in result})
+        row.update({k: result[k] for k in frame_numbers() if k in result})
         rows.append(row)
     return pd.DataFrame(rows)

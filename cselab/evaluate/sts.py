@@ -83,7 +83,7 @@ def evaluate_sts(model: Encodes, tasks: Sequence[str] = STS_TASKS, data_dir: str
     ``per_pair=True`` adds ``"per_pair": {task: {"pred": [...], "gold": [...]}}``: the cosine of every
     scored pair beside its gold score, in the order the task's Spearman is taken over (STS12–16:
     the subsets concatenated, as ``aggregate="all"``; STS-B and SICK-R: the test split), for a
-    paired bootstrap over the test pairs (:func:`cselab.stats.bootstrap_spearman_difference`).
+    paired bootstrap over the test pairs (:func:`cselab.results.bootstrap_spearman_difference`).
     """
     from ..data.custom import load_pairs_file, pair_files
 

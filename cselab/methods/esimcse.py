@@ -25,6 +25,11 @@ each side of the loss:
   step (``after_optimizer_step``), which gives the same weights as the released code's update at
   the start of the next forward pass.
 
+Equation numbers: the paper's displayed equations (dup_len, dup_set, the momentum update, the loss)
+are cited by section (3.1, 3.2), not by number: its full text could not be reached when this was
+written (only the title page and abstract of arXiv 2109.04380), and a guessed number would be worse
+than none.
+
 Paper defaults for BERT-base: dup_rate 0.32, M = 160 (2.5 × batch 64), λ = 0.995, τ 0.05, lr 3e-5.
 Where the released code (caskcsg/sentemb, ESimCSE/) differs, an option reproduces it (see
 docs/methods/esimcse.md and docs/differences.md): ``repetition: official`` and
@@ -152,8 +157,12 @@ class ESimCSE(Component):
     """
 
     display_name = "ESimCSE"
+    # Equation numbers: not given. Only the paper's title page and abstract could be reached (arXiv
+    # 2109.04380, its arXiv-vanity and paperswithcode pages; none of the project's paper copies), so its
+    # displayed equations are cited by the section that holds them, not by a number we would guess.
     citation = ('Wu, Gao, Zang, Han, Wang & Hu, "ESimCSE: Enhanced Sample Building Method for Contrastive '
-                'Learning of Unsupervised Sentence Embedding", COLING 2022, Sec. 3.1-3.2')
+                'Learning of Unsupervised Sentence Embedding", COLING 2022 (arXiv 2109.04380), Sec. 3.1 '
+                '(word repetition), Sec. 3.2 (momentum update and loss); equation numbers not checked')
     color_slot = 7
     cost_factor = 0.05        # longer positives (≈ +dup_rate/2 tokens) and M extra logits; plus the momentum pass
     momentum_encoder = True

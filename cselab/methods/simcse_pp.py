@@ -1,7 +1,7 @@
 """SimCSE++: off-dropout negatives and a dimension-wise contrastive term (``method: simcse_pp``).
 
-Xu, Xie, Zhao, Yang, Wei, Qian & Li, "SimCSE++: Improving Contrastive Learning for Sentence
-Embeddings from Two Perspectives", EMNLP 2023 (arXiv 2305.13192). Two changes to SimCSE:
+Xu, Shao, Chen & Liu, "SimCSE++: Improving Contrastive Learning for Sentence Embeddings from Two
+Perspectives", EMNLP 2023, pp. 12028-12040 (arXiv 2305.13192). Two changes to SimCSE:
 
 * **off-dropout negatives** — dropout noise in the negative pairs only hurts, so the negatives
   are the sentences encoded once more with dropout off (h̄), the positive pair keeps its two
@@ -21,8 +21,10 @@ Embeddings from Two Perspectives", EMNLP 2023 (arXiv 2305.13192). Two changes to
   added as λ·L_DCL (``dcl_weight`` λ = 0.1, ``dcl_temperature`` τ_d = 5, the released code's
   default with off-dropout negatives; its DCL-only script hard-codes τ_d = 10).
 
-The equations are cited by name; the paper's equation numbers were not checked against its text
-(see docs/methods/simcse_pp.md, which also lists what the released code does differently).
+Equation numbers: not given. The equations are cited by name (the off-dropout InfoNCE, the DCL
+loss): only the paper's title page and abstract could be reached when this was written (arXiv
+2305.13192 v2, its OpenReview and paperswithcode pages), not the method section, and a guessed number
+would be worse than none. docs/methods/simcse_pp.md lists what the released code does differently.
 """
 from __future__ import annotations
 
@@ -93,8 +95,11 @@ class SimCSEPP(Component):
     """
 
     display_name = "SimCSE++"
-    citation = ('Xu, Xie, Zhao, Yang, Wei, Qian & Li, "SimCSE++: Improving Contrastive Learning for Sentence '
-                'Embeddings from Two Perspectives", EMNLP 2023 (off-dropout InfoNCE, DCL loss)')
+    # Equation numbers: not given (only the title page and abstract of arXiv 2305.13192 could be
+    # reached), so the equations are cited by name rather than by a guessed number.
+    citation = ('Xu, Shao, Chen & Liu, "SimCSE++: Improving Contrastive Learning for Sentence Embeddings from '
+                'Two Perspectives", EMNLP 2023 (arXiv 2305.13192): the off-dropout InfoNCE and the DCL loss; '
+                'equation numbers not checked')
     color_slot = 8
     cost_factor = 0.35   # a third encoder pass (B sentences, dropout off) with its graph; the D×D term is small
     stat_labels = {"off_dropout_cos": "off-dropout negatives"}

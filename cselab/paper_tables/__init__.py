@@ -9,33 +9,34 @@ One module per job, each importing only those listed before it:
 
 - :mod:`.backbones` — a run's ``model``, runs per backbone, the backbone as the papers write it;
 - :mod:`.notebook` — the ``profile`` sizing of the notebooks' costly parameters, legends, file names;
-- :mod:`.variants` — runs → the paper's variants by the longest label prefix (configs checked), and
-  the groups split per backbone;
+- :mod:`.variants` — runs → the paper's variants by the results layer's label-prefix rule
+  (:func:`cselab.results.match_variants`; configs checked), and the groups split per backbone;
 - :mod:`.beside_published` — the published rows beside ours (only for the papers' own backbones);
-- :mod:`.summaries` — results → tables: mean ± std over seeds, paired t-tests against SimCSE, the
-  untuned backbone from snapshot 0;
+- :mod:`.summaries` — results → tables: mean ± std over seeds, paired t-tests against SimCSE per
+  backbone (both from :mod:`cselab.results`), the untuned backbone from snapshot 0;
 - :mod:`.sweeps` — sweeps over a config key, last logged values, enough values for a figure;
-- :mod:`.claims` — a paper's claims as paired comparisons over seeds, Holm-corrected, with verdicts.
+- :mod:`.claims` — a paper's claims as paired comparisons over seeds (:mod:`cselab.results`'
+  tests), Holm-corrected over the paper's claims, with verdicts.
 """
 from ..evaluate.sts import STS_TASKS          # re-exported: cselab.workbench and the notebooks read them here
 from ..published import paper_backbone
+from ..results import VariantSpec, assign_variants, variant_frame   # re-exported: the notebooks read them as pt.<name>
 from .backbones import (backbone_label, group_model, interlayer_index, num_layers, one_per_backbone,
                         run_model, runs_by_backbone)
 from .beside_published import (backbone_note, published_beside, published_notes, published_transposed,
                                with_published_column)
 from .notebook import PROFILES, by_profile, for_legend, slug
 from .summaries import (average_label, averages_summary, comparison_table, paired_comparison, seeds_label,
-                        sts_options, sts_selected, sts_summary, suite_columns, suite_summary, untuned,
-                        variant_frame, variant_results)
+                        sts_options, sts_selected, suite_columns, suite_summary, untuned)
 from .claims import Claim, as_variants, claims_table, format_claims
 from .sweeps import COMPARISON_MIN_VALUES, TREND_MIN_VALUES, enough_values, last_values, sweep_results, sweep_runs
-from .variants import (VariantSpec, assign_variants, groups_table, identity_without_seed, representatives,
+from .variants import (groups_table, identity_without_seed, representatives,
                        runs_with, select_variants, split_by_backbone, unmatched, used_runs, variant_of,
                        variant_runs)
 
 __all__ = [
     # re-exported from lower layers
-    "STS_TASKS", "paper_backbone",
+    "STS_TASKS", "paper_backbone", "VariantSpec", "assign_variants", "variant_frame",
     # backbones
     "backbone_label", "group_model", "interlayer_index", "num_layers", "one_per_backbone", "run_model",
     "runs_by_backbone",
@@ -45,13 +46,12 @@ __all__ = [
     "PROFILES", "by_profile", "for_legend", "slug",
     # results → tables
     "average_label", "averages_summary", "comparison_table", "paired_comparison", "seeds_label", "sts_options",
-    "sts_selected", "sts_summary", "suite_columns", "suite_summary", "untuned", "variant_frame",
-    "variant_results",
+    "sts_selected", "suite_columns", "suite_summary", "untuned",
     # a paper's claims checked on our runs
     "Claim", "as_variants", "claims_table", "format_claims",
     # sweeps and curves
     "COMPARISON_MIN_VALUES", "TREND_MIN_VALUES", "enough_values", "last_values", "sweep_results", "sweep_runs",
     # runs → the paper's variants
-    "VariantSpec", "assign_variants", "groups_table", "identity_without_seed", "representatives", "runs_with",
+    "groups_table", "identity_without_seed", "representatives", "runs_with",
     "select_variants", "split_by_backbone", "unmatched", "used_runs", "variant_of", "variant_runs",
 ]

@@ -3,13 +3,13 @@
 Each :class:`Claim` is one sentence of a paper reduced to a paired comparison of two variants over
 training seeds ("MixCSE beats SimCSE": MixCSE − SimCSE > 0 on the STS average). :func:`claims_table`
 tests every claim of one paper with a paired t-test over the seeds both variants have
-(:func:`cselab.stats.paired_test`), corrects the family of that paper's tests with Holm's method
-(:func:`cselab.stats.holm`) and gives each a verdict:
+(:func:`cselab.results.paired_test`), corrects the family of that paper's tests with Holm's method
+(:func:`cselab.results.holm`) and gives each a verdict:
 
 * **holds here** — the Holm-adjusted p is below α and the difference has the paper's sign;
 * **reversed** — the adjusted p is below α and the difference has the other sign;
 * **not detected (MDE x)** — otherwise, with the minimum detectable difference of that test
-  (power 0.8 at α, from the per-seed spread: :func:`cselab.stats.minimum_detectable_difference`).
+  (power 0.8 at α, from the per-seed spread: :func:`cselab.results.minimum_detectable_difference`).
 
 "Not detected" is not "refuted": with three seeds only differences larger than the MDE are seen.
 The verdicts are about the scale the runs were made at (a CPU profile is not the paper's scale).
@@ -22,7 +22,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..stats import ALPHA, POWER, holm, mean_ci, minimum_detectable_difference, paired_test
+from ..results import ALPHA, POWER, holm, mean_ci, minimum_detectable_difference, paired_test
 
 HOLDS, REVERSED = "holds here", "reversed"
 

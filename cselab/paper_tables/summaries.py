@@ -1,6 +1,7 @@
 """A study's results → a paper's tables: the columns of a suite, mean ± std over seeds per variant,
-our rows beside the published ones, the frame and table of paired t-tests against SimCSE, and the
-untuned backbone (snapshot 0) as extra rows. The numbers come from :mod:`cselab.evaluate.cache`."""
+our rows beside the published ones, the table of paired t-tests against SimCSE per backbone, and
+the untuned backbone (snapshot 0) as extra rows. The numbers come from :mod:`cselab.evaluate.cache`;
+the per-seed frames, summaries and tests from the results layer (:mod:`cselab.results`)."""
 from __future__ import annotations
 
 import os
@@ -10,31 +11,31 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ..config import uses_sts
-from ..evaluate.cache import evaluation_frame
-from ..evaluate.sts import STS_TASKS, TASK_LABELS
+from ..evaluate.sts import STS_TASKS
+from ..evaluate.suites import resolve, result_tables
+from ..results import (compare_to_baseline, format_comparison, group_results, single_seed_bootstrap,
+                       single_seed_runs, summarise, variant_frame)
 from ..rundir import run_select_by
 from ..tables import STS_SELECTED_MARK, STS_SELECTED_NOTE, format_table, scores_table
 from .backbones import backbone_label, group_model, one_per_backbone
 from .variants import variant_of
 
 
-def suite_columns(suite: str, tasks: Sequence[str]) -> tuple[dict[str, str], str]:
-    """Column labels (cselab's, as the papers write them) and the average's label for a suite's
-    ``tasks``: ``sts``, ``transfer``, ``short_text`` (the 8 short-text clustering sets) or
-    ``dbpedia`` (its AMI alone, no average)."""
-    from ..data.clustering import SHORT_TEXT_SETS
-    from ..data.transfer import TRANSFER_TASKS
-    from ..tables import CLUSTERING_COLUMNS
-
-    suites = {"sts": (STS_TASKS, TASK_LABELS), "transfer": (TRANSFER_TASKS, {t: t for t in TRANSFER_TASKS}),
-              "short_text": (tuple(SHORT_TEXT_SETS), CLUSTERING_COLUMNS), "dbpedia": (("DBpedia",), CLUSTERING_COLUMNS)}
-    if suite not in suites:
-        raise ValueError(f"suite must be one of {sorted(suites)}, got {suite!r}")
-    full, labels = suites[suite]
+def suite_columns(table: str, tasks: Sequence[str]) -> tuple[dict[str, str], str | None]:
+    """Column labels (as the papers write them) and the average's label (None for a table without
+    one) for ``tasks`` of a table the suites' results make (:func:`cselab.evaluate.suites.result_tables`:
+    ``sts``, ``transfer``, ``short_text`` — the 8 short-text clustering sets — or ``dbpedia``, its
+    AMI alone)."""
+    known = result_tables()
+    if table not in known:
+        raise ValueError(f"suite must be one of {sorted(known)}, got {table!r}")
+    suite, spec = known[table]
+    labels = suite.task_labels()
+    full = list(resolve(spec.tasks) or labels)
     unknown = [t for t in tasks if t not in full]
     if unknown or not tasks:
-        raise ValueError(f"{suite} tasks: {list(tasks)} must be a non-empty subset of {list(full)}")
-    return {t: labels[t] for t in tasks}, (None if suite == "dbpedia" else average_label(tasks, full))
+        raise ValueError(f"{table} tasks: {list(tasks)} must be a non-empty subset of {full}")
+    return {t: labels[t] for t in tasks}, (average_label(tasks, full) if spec.average else None)
 
 def average_label(tasks: Sequence[str], full: Sequence[str] = STS_TASKS) -> str:
     """``Avg.`` for the full suite, ``Avg. (n tasks)`` for a subset (not comparable with a paper's Avg.)."""
@@ -48,16 +49,12 @@ def sts_options(tasks: Sequence[str] = STS_TASKS) -> dict:
         raise ValueError(f"sts tasks: {list(tasks)} must be a non-empty subset of {list(STS_TASKS)}")
     return {} if list(tasks) == list(STS_TASKS) else {"tasks": list(tasks)}
 
-def variant_results(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]]) -> dict[str, list[dict]]:
-    """``{variant: [result of each of its runs]}`` for :func:`cselab.tables.scores_table`."""
-    return {variant: [results[label] for label in members if label in results]
-            for variant, members in groups.items() if any(label in results for label in members)}
-
 def suite_summary(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]], suite: str,
                   tasks: Sequence[str]) -> pd.DataFrame:
-    """Mean, std and n per group of each task of ``suite`` and their average (:func:`suite_columns`)."""
+    """Mean, std and n per group of each task of ``suite`` (a table of :func:`suite_columns`, e.g.
+    ``sts``) and their average."""
     columns, average = suite_columns(suite, tasks)
-    summary = scores_table(variant_results(results, groups), columns=columns, average=average)
+    summary = scores_table(group_results(results, groups), columns=columns, average=average)
     summary.attrs["sts_selected"] = sts_selected(groups)
     return summary
 
@@ -65,13 +62,8 @@ def sts_selected(groups: Mapping[str, Mapping[str, Path]]) -> list[str]:
     """The variants with a run whose ``best/`` was chosen on STS data (``select_by: stsb_dev``)."""
     return [v for v, members in groups.items() if any(uses_sts(run_select_by(p)) for p in members.values())]
 
-def sts_summary(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]],
-                tasks: Sequence[str] = STS_TASKS) -> pd.DataFrame:
-    """Mean, std and n per variant of each STS task and the average (SimCSE's column names)."""
-    return suite_summary(results, groups, "sts", tasks)
-
 def seeds_label(summary: pd.DataFrame) -> pd.Series:
-    """``cselab (n seeds)`` per row of a :func:`cselab.tables.summarise` frame."""
+    """``cselab (n seeds)`` per row of a :func:`cselab.results.summarise` frame."""
     first = summary.columns.get_level_values(0)[0]
     counts = summary[(first, "n")].astype(int)
     return counts.map(lambda n: f"cselab ({n} seed{'s' if n != 1 else ''})")
@@ -103,8 +95,6 @@ def averages_summary(groups: Mapping[str, Mapping[str, Path]],
                      results_by_column: Mapping[str, Mapping[str, dict]]) -> pd.DataFrame:
     """Mean, std and n per group of each suite's average, one column per suite (e.g. MixCSE Ablation Study:
     ``{"STS Avg.": sts_results, "transfer Avg.": transfer_results}``); runs missing a suite are left out."""
-    from ..tables import summarise
-
     rows = [{"variant": name, **{column: results[label]["avg"] for column, results in results_by_column.items()}}
             for name, members in groups.items() for label in members
             if all(label in results for results in results_by_column.values())]
@@ -112,30 +102,19 @@ def averages_summary(groups: Mapping[str, Mapping[str, Path]],
         raise ValueError("averages_summary: no run has every suite's result")
     return summarise(pd.DataFrame(rows), "variant", list(results_by_column))
 
-def variant_frame(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]],
-                  config_keys: Sequence[str] = ("seed",)) -> pd.DataFrame:
-    """One row per run (:func:`cselab.evaluate.cache.evaluation_frame`) with its ``variant``:
-    the input of :func:`cselab.stats.compare_to_baseline` (``group="variant"``)."""
-    runs = {label: path for members in groups.values() for label, path in members.items() if label in results}
-    frame = evaluation_frame({label: results[label] for label in runs}, runs, tuple(config_keys))
-    variant_of = {label: v for v, members in groups.items() for label in members}
-    frame.insert(1, "variant", frame["run"].map(variant_of))
-    return frame
-
 def paired_comparison(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]], metric: str = "avg",
                       baseline: str = "SimCSE", bootstrap_resamples: int = 0, tasks: Sequence[str] = STS_TASKS,
                       data_dir: str | os.PathLike | None = None, seed: int = 0) -> pd.DataFrame | None:
     """Each group against the baseline variant's group of the same backbone, over the seeds both
     have: mean ± std, 95 % t-interval, mean difference with its interval, the paired t-test's raw p
     beside its Holm-adjusted p over the variants tested against that baseline, and the reading (no
-    detectable effect with its MDE) (:func:`cselab.stats.compare_to_baseline`). With
+    detectable effect with its MDE) (:func:`cselab.results.compare_to_baseline`). With
     ``bootstrap_resamples`` > 0, a variant sharing a single seed with the baseline gets the column
     ``Δ, 95% test-pair bootstrap (1 seed)``: the paired bootstrap over the STS ``tasks``' test pairs
-    (:func:`cselab.analysis.compare.single_seed_bootstrap`; test-set uncertainty, not seed variance;
+    (:func:`cselab.results.single_seed_bootstrap`; test-set uncertainty, not seed variance;
     the runs' per-pair similarities are evaluated once and cached). None when no group of the
     baseline variant exists."""
-    from ..analysis.compare import single_seed_bootstrap, single_seed_runs, sts_pair_scores
-    from ..stats import compare_to_baseline, format_comparison
+    from ..analysis.compare import sts_pair_scores
 
     frame = variant_frame(results, groups)
     paths = {label: p for members in groups.values() for label, p in members.items()}

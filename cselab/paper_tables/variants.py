@@ -1,9 +1,9 @@
 """Which runs of a study are which of a paper's variants, and the variant groups split per backbone.
 
 **Variants by label prefix.** A notebook maps the paper's variant names to run-label prefixes,
-e.g. ``{"APINCSE": "apincse", "-AP": "apincse-no_ap"}``. A run belongs to the variant whose prefix
-is the *longest* that matches its label (the label itself, or the prefix followed by ``-``), so
-``apincse-no_ap-s1`` is "-AP", not "APINCSE". The runs of one variant must share one config apart
+e.g. ``{"APINCSE": "apincse", "-AP": "apincse-no_ap"}``; the results layer's one rule
+(:func:`cselab.results.match_variants`: the *longest* matching prefix wins) says which runs each
+variant has, so ``apincse-no_ap-s1`` is "-AP", not "APINCSE". The runs of one variant must share one config apart
 from the seed (and the settings that only record, :data:`cselab.config.NON_IDENTITY_KEYS`):
 :func:`variant_runs` says which key differs when they do not, so a sweep group never slips into a
 variant's mean unnoticed.
@@ -19,40 +19,15 @@ import pandas as pd
 from ..config import LATER_KEYS, NON_IDENTITY_KEYS
 from ..io import read_jsonl
 from ..published import BACKBONES, paper_backbone
-from ..rundir import RunDir, label_matches, read_config
+from ..results import VariantSpec, assign_variants, match_variants
+from ..rundir import RunDir, read_config
 from .backbones import group_model, run_model
 
-VariantSpec = Mapping[str, "str | Sequence[str]"]
-
-
-def _prefixes(variants: VariantSpec) -> list[tuple[str, str]]:
-    pairs = []
-    for variant, prefixes in variants.items():
-        for prefix in [prefixes] if isinstance(prefixes, str) else list(prefixes):
-            if not isinstance(prefix, str) or not prefix:
-                raise ValueError(f"variants: {variant!r}: a label prefix must be a non-empty string, got {prefix!r}")
-            pairs.append((prefix, variant))
-    seen = {}
-    for prefix, variant in pairs:
-        if seen.setdefault(prefix, variant) != variant:
-            raise ValueError(f"variants: the prefix {prefix!r} is given to both {seen[prefix]!r} and {variant!r}")
-    return pairs
-
-def assign_variants(labels: Sequence[str], variants: VariantSpec) -> dict[str, list[str]]:
-    """``{variant: [labels]}`` in the order of ``variants`` (variants without runs left out); each
-    label goes to the variant of the longest prefix it matches, labels matching none are left out."""
-    pairs = _prefixes(variants)
-    out: dict[str, list[str]] = {v: [] for v in variants}
-    for label in labels:
-        matched = [(len(p), v) for p, v in pairs if label_matches(label, p)]
-        if matched:
-            out[max(matched)[1]].append(label)
-    return {v: labels for v, labels in out.items() if labels}
 
 def unmatched(runs: Mapping[str, Path], variants: VariantSpec) -> list[str]:
     """Labels that no variant prefix selects (shown by the notebooks so nothing is dropped silently)."""
-    assigned = {label for labels in assign_variants(list(runs), variants).values() for label in labels}
-    return [label for label in runs if label not in assigned]
+    matched = match_variants(runs, variants)
+    return [label for label in runs if label not in matched]
 
 def identity_without_seed(run_dir: str | os.PathLike) -> dict:
     """A run's config without the seed and the settings that only record or place it."""

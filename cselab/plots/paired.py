@@ -60,7 +60,7 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
         missing = [c for c in (group, "diff", "diff_ci_low", "diff_ci_high", "p", "paired_n") if c not in table]
         if missing:
             raise ValueError(f"plot_paired_differences: {name}: missing column(s) {missing} "
-                             "(pass cselab.stats.compare_to_baseline frames)")
+                             "(pass cselab.results.compare_to_baseline frames)")
         tables[name] = table[table["diff"].notna()].reset_index(drop=True)
     if not any(((t["paired_n"] >= 2) | t["diff_ci_low"].notna()).any() for t in tables.values()):
         raise ValueError("plot_paired_differences: every group shares one seed with the baseline (n = 1): no "

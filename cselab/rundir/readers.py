@@ -70,11 +70,19 @@ def run_select_by(path, results: dict | None = None, config: dict | None = None)
     return (results or {}).get("select_by") or (config or {}).get("select_by") or "stsb_dev"
 
 
+def config_value(config: Mapping, key: str):
+    """A config value by key (None when absent): ``section.key`` reads a method's section
+    (``clusterns.num_clusters``), a list (a method list) reads as its items joined by ``+``."""
+    section, _, name = key.partition(".")
+    value = (config.get(section) or {}).get(name) if name else config.get(key)
+    return "+".join(map(str, value)) if isinstance(value, list) else value
+
+
 def read_results(runs: Runs, config_keys: Iterable[str] = ("method", "seed", "batch_size")) -> pd.DataFrame:
     """One row per finished run: ``run``, the chosen config keys (a method list joined by ``+``,
     a method's hyper-parameter as ``section.key``), ``select_by`` (how ``best/`` was chosen), ``best_stsb_dev``, ``best_step`` and every
-    score of ``results.json`` (STS tasks and ``avg`` under ``sts/``; transfer and clustering
-    scores under ``transfer/`` and ``clustering/`` when present)."""
+    suite result of ``results.json`` (an object with ``scores``, e.g. the final STS table): its task
+    scores and ``avg`` as ``<suite>/<task>`` and ``<suite>/avg`` (``sts/STSBenchmark``)."""
     rows = []
     for label, path in labelled_runs(runs).items():
         run = RunDir(path)
@@ -82,17 +90,14 @@ def read_results(runs: Runs, config_keys: Iterable[str] = ("method", "seed", "ba
             raise FileNotFoundError(f"{path}: unfinished run (no {run.results_file.name})")
         results, config = run.results(), run.read_config()   # both checked: a damaged file is one line naming it
         row = {"run": label}
-        for key in config_keys:
-            section, _, name = key.partition(".")
-            value = config.get(section, {}).get(name) if name else config.get(key)
-            row[key] = "+".join(value) if isinstance(value, list) else value
+        row.update({key: config_value(config, key) for key in config_keys})
         row["select_by"] = run_select_by(path, results, config)
         row["best_stsb_dev"] = results.get("best_stsb_dev")
         row["best_step"] = results.get("best_step")
-        for suite in ("sts", "transfer", "clustering"):
-            if suite in results:
-                row.update({f"{suite}/{task}": v for task, v in results[suite]["scores"].items()})
-                if "avg" in results[suite]:
-                    row[f"{suite}/avg"] = results[suite]["avg"]
+        for suite, result in results.items():   # the suites' results training wrote (final_eval)
+            if isinstance(result, dict) and isinstance(result.get("scores"), dict):
+                row.update({f"{suite}/{task}": v for task, v in result["scores"].items()})
+                if "avg" in result:
+                    row[f"{suite}/avg"] = result["avg"]
         rows.append(row)
     return pd.DataFrame(rows)

@@ -1,5 +1,7 @@
-"""Statistics against hand computations and direct computations: the t interval, the paired t-test,
-the Holm adjustment, the minimum detectable difference and the paired bootstrap over test pairs."""
+"""The results layer (cselab.results) against hand computations and direct computations: runs →
+variants by the one label-prefix rule, per-seed frames, summaries (mean ± std, the t interval), the
+paired t-test, the Holm adjustment, the minimum detectable difference and the paired bootstrap over
+test pairs."""
 from __future__ import annotations
 
 import math
@@ -10,7 +12,70 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
-from cselab.stats import compare_to_baseline, format_comparison, mean_ci, paired_test
+from cselab.results import (assign_variants, compare_to_baseline, format_comparison, group_results, match_variants,
+                            mean_ci, paired_test, summarise, variant_frame)
+
+
+# ------------------------------------------------------------------- runs → variants
+def test_the_longest_label_prefix_wins_where_a_shorter_one_would():
+    labels = ["apincse-s1", "apincse-no_ap-s1", "apincse-no_in-s2", "apincse2-s1", "simcse-s1", "apincse"]
+    variants = {"APINCSE": "apincse", "APINCSE-AP": "apincse-no_ap", "APINCSE-IN": "apincse-no_in"}
+    expected = {"apincse-s1": "APINCSE", "apincse-no_ap-s1": "APINCSE-AP", "apincse-no_in-s2": "APINCSE-IN",
+                "apincse": "APINCSE"}          # apincse2-s1: not "apincse" followed by "-"; simcse-s1: no prefix
+    assert match_variants(labels, variants) == expected
+    # "apincse" matches apincse-no_ap-s1 too: the order of the mapping does not let the shorter one win
+    assert match_variants(labels, dict(reversed(list(variants.items())))) == expected
+    # several prefixes for one variant; variants in the mapping's order, labels in theirs
+    groups = assign_variants(labels, {"SimCSE": ["simcse", "unsup"], "-AP": "apincse-no_ap", "APINCSE": "apincse"})
+    assert groups == {"SimCSE": ["simcse-s1"], "-AP": ["apincse-no_ap-s1"],
+                      "APINCSE": ["apincse-s1", "apincse-no_in-s2", "apincse"]}
+
+
+def test_the_variants_mapping_has_one_direction_and_says_so():
+    labels = ["simcse-s1", "mixcse-s1"]
+    with pytest.raises(ValueError, match="at least one"):
+        match_variants(labels, {})
+    with pytest.raises(ValueError, match="the prefix 'simcse' is given to both 'A' and 'B'"):
+        match_variants(labels, {"A": "simcse", "B": ["x", "simcse"]})
+    with pytest.raises(ValueError, match="must be a non-empty string"):
+        match_variants(labels, {"A": ""})
+    # {label prefix: name}, the direction the compare notebook used to take: one line naming the fix
+    with pytest.raises(ValueError, match=r"the names \['simcse', 'mixcse'\] do; give \{variant name: label prefix\}, "
+                                         r"e.g. \{'SimCSE': 'simcse'\}"):
+        match_variants(labels, {"simcse": "SimCSE", "mixcse": "MixCSE"})
+    assert match_variants(labels, {"GS": "gs_infonce"}) == {}   # no run of it: nothing, and no error
+
+
+# ------------------------------------------------------------------- per-seed scores and summaries
+def test_variant_frame_has_one_row_per_run_with_its_variant_and_seed(tmp_path):
+    from synthetic_runs import write_run
+
+    runs = {f"{m}-s{s}": write_run(tmp_path / f"{m}-{s}", {"method": [m], "seed": s}, [])
+            for m in ("simcse", "mixcse") for s in (1, 2)}
+    results = {"simcse-s1": {"scores": {"A": 70.0}, "avg": 70.0}, "simcse-s2": {"scores": {"A": 72.0}, "avg": 72.0},
+               "mixcse-s1": {"scores": {"A": 73.0}, "avg": 73.0}}   # mixcse-s2 not evaluated: left out
+    groups = {v: {label: runs[label] for label in labels}
+              for v, labels in assign_variants(runs, {"SimCSE": "simcse", "MixCSE": "mixcse"}).items()}
+    frame = variant_frame(results, groups)
+    assert frame[["run", "variant", "seed", "A"]].values.tolist() == [
+        ["simcse-s1", "SimCSE", 1, 70.0], ["simcse-s2", "SimCSE", 2, 72.0], ["mixcse-s1", "MixCSE", 1, 73.0]]
+    assert group_results(results, groups) == {"SimCSE": [results["simcse-s1"], results["simcse-s2"]],
+                                              "MixCSE": [results["mixcse-s1"]]}
+
+
+def test_summarise_by_hand():
+    frame = pd.DataFrame({"variant": ["B", "A", "B", "B", "A"], "x": [1.0, 10.0, 2.0, 6.0, 14.0],
+                          "y": [0.5, 1.0, 0.5, 0.5, float("nan")]})
+    summary = summarise(frame, "variant")
+    assert list(summary.index) == ["B", "A"]                              # order of first appearance
+    # B: x = 1, 2, 6 → mean 3, s² = ((−2)² + (−1)² + 3²) / 2 = 7; A: x = 10, 14 → mean 12, s² = 8
+    assert summary.loc["B", "x"].tolist() == pytest.approx([3.0, math.sqrt(7), 3])
+    assert summary.loc["A", "x"].tolist() == pytest.approx([12.0, math.sqrt(8), 2])
+    # A's y: one value (the NaN is not counted), so no spread
+    assert summary.loc["A", ("y", "mean")] == 1.0 and math.isnan(summary.loc["A", ("y", "std")])
+    assert summary.loc["A", ("y", "n")] == 1 and summary.loc["B", ("y", "std")] == 0.0
+    with pytest.raises(ValueError, match="no column \\['group'\\]"):
+        summarise(frame, "group")
 
 
 def test_mean_ci_by_hand():
@@ -33,6 +98,11 @@ def test_paired_t_test_by_hand():
     assert out["mean_diff"] == pytest.approx(d_mean) and out["t"] == pytest.approx(t)
     # two-sided p of t with 2 degrees of freedom: 1 − t/√(t² + 2)
     assert out["p"] == pytest.approx(1 - t / math.sqrt(t * t + 2))
+    # the same numbers through scipy directly: the statistic, its p and the t-interval of the mean difference
+    direct = scipy_stats.ttest_rel(method, baseline)
+    low, high = direct.confidence_interval(0.95)
+    assert (out["t"], out["p"]) == pytest.approx((direct.statistic, direct.pvalue))
+    assert (out["ci_low"], out["ci_high"]) == pytest.approx((low, high))
     constant = paired_test([2.0, 3.0], [1.0, 2.0])
     assert constant["mean_diff"] == 1.0 and math.isnan(constant["p"])
     with pytest.raises(ValueError, match="aligned"):
@@ -58,7 +128,7 @@ def test_compare_to_baseline_pairs_by_seed():
 def test_holm_by_hand_and_against_statsmodels():
     from statsmodels.stats.multitest import multipletests
 
-    from cselab.stats import holm
+    from cselab.results import holm
 
     # sorted 0.01, 0.03, 0.04 → 3·0.01 = 0.03, 2·0.03 = 0.06, max(1·0.04, 0.06) = 0.06; NaN is no member
     out = holm([0.04, 0.01, float("nan"), 0.03])
@@ -72,7 +142,7 @@ def test_holm_by_hand_and_against_statsmodels():
 
 
 def test_minimum_detectable_difference_has_the_stated_power():
-    from cselab.stats import minimum_detectable_difference
+    from cselab.results import minimum_detectable_difference
 
     sd, n = 0.25, 3
     mde = minimum_detectable_difference(sd, n)
@@ -88,7 +158,7 @@ def test_minimum_detectable_difference_has_the_stated_power():
 
 
 def test_compare_to_baseline_adjusts_over_the_methods_and_states_the_family():
-    from cselab.stats import holm, minimum_detectable_difference
+    from cselab.results import holm, minimum_detectable_difference
 
     frame = pd.DataFrame({
         "method": ["simcse"] * 3 + ["mixcse"] * 3 + ["clusterns"] * 3 + ["apincse"],
@@ -138,7 +208,7 @@ def sts_like(n, seed=0):
 
 
 def test_bootstrap_matches_a_direct_resampling_loop():
-    from cselab.stats import bootstrap_spearman_difference
+    from cselab.results import bootstrap_spearman_difference
 
     a, b, gold = sts_like(120)
     out = bootstrap_spearman_difference(a, b, gold, n_resamples=300, seed=7)
@@ -153,7 +223,7 @@ def test_bootstrap_matches_a_direct_resampling_loop():
 
 
 def test_bootstrap_of_identical_systems_is_exactly_zero_and_constant_resamples_are_left_out():
-    from cselab.stats import bootstrap_average_spearman_difference, bootstrap_spearman_difference
+    from cselab.results import bootstrap_average_spearman_difference, bootstrap_spearman_difference
 
     a, b, gold = sts_like(120)
     same = bootstrap_spearman_difference(a, a.copy(), gold, n_resamples=200, seed=1)
@@ -175,7 +245,7 @@ def test_bootstrap_of_identical_systems_is_exactly_zero_and_constant_resamples_a
 
 
 def test_bootstrap_of_an_average_resamples_each_task_in_turn():
-    from cselab.stats import bootstrap_average_spearman_difference
+    from cselab.results import bootstrap_average_spearman_difference
 
     first, second = sts_like(80, 1), sts_like(50, 2)
     out = bootstrap_average_spearman_difference({"t1": first, "t2": second}, n_resamples=200, seed=5)
