@@ -513,8 +513,8 @@ def test_paired_differences_show_interval_and_p(tmp_path):
 def test_fourteen_classes_get_fourteen_colours():
     colours = distinct_colors(14)
     assert len({to_rgb(c) for c in colours}) == 14
-    # the colour-blind-safe palette (cselab.plots.core.PALETTE: Okabe & Ito first)
-    assert distinct_colors(3) == ["#0072B2", "#D55E00", "#009E73"] and len(set(distinct_colors(30))) == 30
+    # the categorical palette (cselab.plots.palettes.CATEGORICAL_COLOURS: farthest-first, the most distinct first)
+    assert distinct_colors(3) == ["#0072B2", "#446600", "#DD0000"] and len(set(distinct_colors(30))) == 30
     frame = pd.DataFrame({"x": np.arange(28.0), "y": np.arange(28.0),
                           "label": [f"class {i:02d}" for i in range(14)] * 2})
     fig = plot_umap_panels({"after": frame}, max_legend=20)

@@ -170,7 +170,7 @@ def test_a_sweep_of_one_point_is_found():
     problem = _one(check_figure(fig), "one x value")
     assert problem.startswith("panel 'λ sweep' draws all its data at one x value (0.2)")
     fig, (ax,) = new_figure()
-    ax.plot([0.1, 0.2], [75.3, 75.9], marker="o")
+    ax.plot([0.1, 0.2], [75.3, 75.9], "o")   # two values: points (two joined would make no curve)
     ax.axvline(0.2, color="grey")    # a reference line spans the axes: it is not data at one x
     assert check_figure(fig) == []
 
@@ -255,3 +255,193 @@ def test_the_study_index_lists_problems_beside_their_figure(tmp_path):
         "",
         "- the legend of panel 'crossing' covers data of panel 'crossing': 'SimCSE', 'MixCSE'",
     ]
+
+
+# ------------------------------------------------------------------ what a reviewer reads into the data
+def titled(title="panel", n_panels=1, **kwargs):
+    fig, axes = new_figure(n_panels, **kwargs)
+    for ax in axes:
+        ax.set_title(title if n_panels == 1 else f"{title} {axes.index(ax) + 1}")
+    return fig, axes
+
+
+def test_a_line_through_two_points_is_found_and_points_or_references_pass():
+    fig, (ax,) = titled("STS-B dev")
+    ax.plot([8, 16], [71.0, 74.0], marker="o", label="SimCSE")            # two evaluations joined
+    ax.plot([8, 16], [73.0, 75.5], marker="s")                            # and an unlabelled one
+    problem = _one(check_figure(fig), "fewer than 3 points")
+    assert problem.startswith("panel 'STS-B dev': 'SimCSE' (2 points) and 1 unlabelled line (2 points) drawn as a "
+                              "line through fewer than 3 points")
+    fig, (ax,) = titled("STS-B dev")
+    ax.plot([8, 16], [71.5, 74.5], "o", label="SimCSE")                   # two measurements: points alone
+    ax.plot([0, 8, 16], [70.0, 71.0, 74.0], marker="o", label="MixCSE")   # three joined: a curve
+    ax.axhline(72.0, color="grey", linestyle=":")                         # reference lines span the axes
+    ax.axvline(8, color="grey", linestyle=":")
+    ax.axline((0, 70), slope=0.25, color="grey")
+    ax.plot([0, 16], [70.0, 76.0], color="grey", gid="reference")         # a reference in data coordinates
+    ax.plot([2, 5], [71.0, 73.0], color="black", gid="interval")          # an interval drawn as a segment
+    ax.plot([10, 14], [75.0, 75.0], color="grey")                          # a threshold along the x axis
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    assert check_figure(fig) == []
+    fig, (ax,) = titled("spread over seeds")
+    ax.boxplot([[70.1, 71.0, 72.3, 70.8], [71.5, 72.0, 73.1, 72.4]])      # whiskers, caps, medians: segments
+    assert check_figure(fig) == []
+
+
+def test_a_line_through_few_points_needs_its_markers():
+    steps = [0, 4, 8, 12, 16]
+    fig, (ax,) = titled("largest angle")
+    ax.plot(steps, [90, 95, 99, 101, 102], label="SimCSE")
+    problem = _one(check_figure(fig), "without markers")
+    assert problem.startswith("panel 'largest angle': 'SimCSE' (5 points) joined by a line without markers")
+    ax.lines[0].set_marker("o")                                            # its own markers
+    assert check_figure(fig) == []
+    fig, (ax,) = titled("largest angle")
+    ax.plot(steps, [90, 95, 99, 101, 102], label="SimCSE")
+    ax.scatter(steps, [90, 95, 99, 101, 102], c=steps, zorder=3)          # or a scatter at each measurement
+    assert check_figure(fig) == []
+    fig, (ax,) = titled("loss")
+    ax.plot(range(6), [3.0, 2.5, 2.2, 2.0, 1.9, 1.85], label="SimCSE")    # six points: a line may stand alone
+    ax.plot(range(9), np.linspace(0.1, 0.5, 9), "o", label="points")       # markers only: no line at all
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    assert check_figure(fig) == []
+
+
+def test_a_figure_wider_than_a_page_is_found_at_its_saved_size():
+    fig, axes = titled("UMAP", n_panels=3, panel_size=(3.0, 3.0))        # new_figure wraps them: 2 a row
+    assert fig.get_figwidth() <= 7.2
+    fig.set_figwidth(9.3)                                                   # as a caller may widen it
+    problem = _one(check_figure(fig), "wider than a printed page")
+    assert problem == ("the figure is 9.3 in wide, wider than a printed page (7.2 in): printed at page width its "
+                       "8-pt text would be 6.2 pt; put fewer or narrower panels in a row")
+    assert problem in check_figure(fig, dpi=100)                           # inches, whatever the resolution
+    fig.set_figwidth(7.2)
+    assert check_figure(fig) == []
+
+
+def test_text_smaller_than_six_points_is_found():
+    fig, (ax,) = titled("scores")
+    ax.plot(X, X / 10, marker="o", label="a")
+    ax.annotate("n = 3 seeds", (2, 0.5), fontsize=5)
+    ax.tick_params(axis="y", labelsize=5.5)
+    problems = check_figure(fig)
+    assert "text smaller than 6 pt at the saved size: text 'n = 3 seeds' in panel 'scores' is 5 pt" in problems
+    assert "text smaller than 6 pt at the saved size: the y tick labels of panel 'scores' are 5.5 pt" in problems
+    assert len([p for p in problems if "smaller than 6 pt" in p]) == 2      # the tick labels: one problem
+    ax.texts[0].set_fontsize(6)
+    ax.tick_params(axis="y", labelsize=6)
+    assert check_figure(fig) == []
+
+
+def test_an_equality_the_data_do_not_support_is_found():
+    """MixCSE's InfoNCE (≈ 3) sets the scale; two loss parts near 0 differ by a fifth of their own
+    span, which at this scale is less than a line's width: "(= …)" claims what the data deny."""
+    steps = np.arange(10)
+    fig, (ax,) = titled("InfoNCE")
+    ax.plot(steps, 3 - 0.1 * steps, marker="o", label="MixCSE")
+    ax.plot(steps, 0.01 * np.exp(-steps / 3), marker="o", label="APINCSE")
+    ax.plot(steps, 0.01 * np.exp(-steps / 3) + 0.002, linestyle="--", marker="s",
+            label="ClusterNS (= APINCSE in 'InfoNCE')")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    problem = _one(check_figure(fig), "says it equals")
+    assert problem.startswith("panel 'InfoNCE': the label \"ClusterNS (= APINCSE in 'InfoNCE')\" says it equals "
+                              "'APINCSE', but the two series differ (values up to 0.002 apart, more than")
+    # what the library does with such a pair: its own dashes and markers, and no claim
+    from cselab.plots.style import separate_coincident
+
+    ax.lines[2].set_label("ClusterNS")
+    ax.lines[2].set_linestyle("-")
+    ax.lines[2].set_marker("o")
+    assert separate_coincident([ax]) == [("ClusterNS", "APINCSE")]
+    assert ax.lines[2].get_label() == "ClusterNS" and ax.lines[2].get_linestyle() == "--"
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    assert check_figure(fig) == []
+
+
+def test_an_equality_within_the_tolerance_and_named_panels_pass():
+    steps = np.arange(10)
+    fig, axes = new_figure(2)
+    for ax, title in zip(axes, ("positive pairs", "in-batch negatives")):
+        ax.set_title(title)
+        ax.plot(steps, 0.9 - 0.01 * steps, marker="o", label="SimCSE")
+    # equal to SimCSE within 1 % of its span (0.09) in the first panel, 0.05 apart in the second
+    axes[0].plot(steps, 0.9 - 0.01 * steps + 0.0005, linestyle="--", marker="s", label="MixCSE (= SimCSE in 'positive pairs')")
+    axes[1].plot(steps, 0.85 - 0.01 * steps, linestyle="--", marker="s", label="MixCSE (= SimCSE in 'positive pairs')")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2, frameon=False)
+    assert check_figure(fig) == []
+    for line in (axes[0].lines[1], axes[1].lines[1]):
+        line.set_label("MixCSE (= SimCSE)")                                 # "in every panel": the second differs
+    problem = _one(check_figure(fig), "says it equals")
+    assert problem.startswith("panel 'in-batch negatives': the label 'MixCSE (= SimCSE)' says it equals 'SimCSE'")
+    for line in (axes[0].lines[1], axes[1].lines[1]):
+        line.set_label("MixCSE (= SimCSE in 2 panels)")
+    assert "the two series agree in 1" in _one(check_figure(fig), "says it equals")
+    for line in (axes[0].lines[1], axes[1].lines[1]):
+        line.set_label("MixCSE (= BERT)")                                   # a series no panel draws
+    assert "which no panel draws beside it" in _one(check_figure(fig), "says it equals")
+
+
+@pytest.mark.parametrize("horizontal", [False, True])
+def test_bars_from_zero_that_look_equal_are_found(horizontal):
+    fig, (ax,) = titled("ablation")
+    draw = ax.barh if horizontal else ax.bar
+    draw([0, 1, 2], [75.2, 76.1, 76.9], label="APINCSE")                    # one series: 2 % apart
+    if horizontal:
+        ax.set_yticks([0, 1, 2], ["full", "-AP", "-IN"])
+    else:
+        ax.set_xticks([0, 1, 2], ["full", "-AP", "-IN"])
+    problem = _one(check_figure(fig), "look equal")
+    assert problem.startswith("panel 'ablation': bars from zero that differ by less than 5% of their height look "
+                              "equal ('APINCSE' 75.2–76.9)")
+    fig, (ax,) = titled("ablation")
+    draw([0, 1, 2], [40.0, 60.0, 76.9])                                     # bars that differ: sound
+    assert check_figure(fig) == []
+
+
+def test_grouped_bars_are_compared_per_category_and_histograms_and_points_pass():
+    fig, (ax,) = titled("per task")
+    positions = np.arange(3)
+    ax.bar(positions - 0.2, [70.0, 80.0, 60.0], 0.4, label="SimCSE")
+    ax.bar(positions + 0.2, [70.5, 65.0, 75.0], 0.4, label="MixCSE")       # STS12: 70.0 against 70.5
+    ax.set_xticks(positions, ["STS12", "STS-B", "SICK-R"])
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    problem = _one(check_figure(fig), "look equal")
+    assert "('STS12' 70–70.5)" in problem and "STS-B" not in problem
+    fig, (ax,) = titled("lengths")
+    ax.hist(np.repeat(np.arange(10), 100) + 0.5, bins=10)                  # a flat histogram compares no bars
+    assert check_figure(fig) == []
+    fig, (ax,) = titled("ablation")
+    ax.errorbar([0, 1, 2], [75.2, 76.1, 76.9], yerr=[0.4, 0.3, 0.5], fmt="o")   # points on a zoomed axis
+    ax.set_xticks([0, 1, 2], ["full", "-AP", "-IN"])
+    assert check_figure(fig) == []
+
+
+def test_a_series_covered_by_another_of_any_colour_is_found_unless_labelled_equal():
+    steps = np.arange(10)
+    fig, (ax,) = titled("loss parts")
+    ax.plot(steps, 2 - 0.1 * steps, color="#0072B2", label="SimCSE")
+    ax.plot(steps, 2 - 0.1 * steps, color="#D55E00", linewidth=2.5, label="MixCSE")   # wider, another colour
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    problem = _one(check_figure(fig), "cannot be seen")
+    assert problem.startswith("the series 'SimCSE' of panel 'loss parts' lies under 'MixCSE' and cannot be seen")
+    ax.lines[1].set_label("MixCSE (= SimCSE)")                              # said: the reader knows
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    assert check_figure(fig) == []
+    # covered by a line through more points along the same path (another x grid): found too
+    fig, (ax,) = titled("loss parts")
+    ax.plot([0, 9], [2.0, 1.1], marker="", label="linear part", linewidth=1)
+    ax.plot(np.linspace(0, 9, 30), 2 - 0.1 * np.linspace(0, 9, 30), linewidth=2, label="total")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    assert "'linear part' of panel 'loss parts' lies under 'total'" in " ".join(check_figure(fig))
+
+
+def test_save_figure_records_the_new_rules(tmp_path):
+    import json
+
+    fig, (ax,) = titled("STS-B dev")
+    ax.plot([8, 16], [71.0, 74.0], label="SimCSE")
+    fig.set_figwidth(8.0)
+    save_figure(fig, tmp_path / "dev", formats=["png"])
+    problems = json.loads((tmp_path / "dev.problems.json").read_text())["problems"]
+    assert [p.split(":")[0] for p in problems] == ["the figure is 8.0 in wide, wider than a printed page (7.2 in)",
+                                                   "panel 'STS-B dev'"]

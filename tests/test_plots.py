@@ -117,9 +117,15 @@ def test_sweep_averages_seeds_and_ablation_bars_group(runs):
     fig = plot_sweep(_sweep_frame(), "batch_size", "sts_avg", hue="method")
     means = fig.axes[0].lines[0].get_ydata()
     assert np.allclose(means, [75.3, 76.2, 75.5])
-    bars = plot_ablation_bars(pd.DataFrame({"variant": ["full", "-AP"], "STS12": [70.0, 68.0], "STS-B": [80.0, 79.0]}))
+    scores = pd.DataFrame({"variant": ["full", "-AP"], "STS12": [70.0, 68.0], "STS-B": [80.0, 79.0]})
+    bars = plot_ablation_bars(scores, kind="bars")
     heights = [p.get_height() for p in bars.axes[0].patches]
     assert heights == [70.0, 80.0, 68.0, 79.0]
+    # bars from zero 2 points apart at 70 look equal: by default the scores are points on a zoomed axis
+    points = plot_ablation_bars(scores)
+    ax = points.axes[0]
+    assert not ax.patches and [list(line.get_ydata()) for line in ax.lines] == [[70.0, 80.0], [68.0, 79.0]]
+    assert ax.get_ylabel() == "score (axis not from 0)" and ax.get_ylim()[0] > 60
 
 
 def test_layer_profile_uses_the_last_probe(runs):

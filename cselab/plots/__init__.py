@@ -8,12 +8,16 @@ from .core import TooFewPoints, new_figure, save_figure
 from .dynamics import (plot_alignment_uniformity, plot_grad_norm, plot_largest_angle, plot_layer_profile,
                        plot_similarity_dynamics, plot_training_curves)
 from .paired import plot_paired_differences
+from .palettes import categorical_colours, statistic_colour, step_colours
 from .panels import key_words, legend_outside, plot_metric_grid, plot_profile_grid
+from .seeds import baseline_differences, plot_baseline_differences, plot_seed_means, t_errorbar
 from .style import method_color
 
 __all__ = [
-    "TooFewPoints", "check_figure", "key_words", "method_color", "legend_outside", "new_figure", "plot_ablation_bars", "plot_alignment_uniformity",
+    "TooFewPoints", "baseline_differences", "categorical_colours", "check_figure", "key_words", "method_color",
+    "legend_outside", "new_figure", "plot_ablation_bars", "plot_alignment_uniformity", "plot_baseline_differences",
     "plot_cap_geometry", "plot_grad_norm", "plot_lambda_bound", "plot_largest_angle", "plot_layer_profile",
-    "plot_metric_grid", "plot_paired_differences", "plot_profile_grid", "plot_similarity_dynamics", "plot_sweep", "plot_top4_curve",
-    "plot_training_curves", "plot_umap_panels", "save_figure",
+    "plot_metric_grid", "plot_paired_differences", "plot_profile_grid", "plot_seed_means", "plot_similarity_dynamics",
+    "plot_sweep", "plot_top4_curve", "plot_training_curves", "plot_umap_panels", "save_figure", "statistic_colour",
+    "step_colours", "t_errorbar",
 ]

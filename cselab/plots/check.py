@@ -9,16 +9,43 @@ sound figure:
   colour-bar labels, figure titles whose boxes overlap;
 * text outside the canvas (cut off in the PNG);
 * a legend box over data: line vertices or segments, markers, bars, error bars, bands;
-* a legend entry whose series lies exactly under another one drawn in the same style (it has no
-  visible line of its own);
+* a labelled series wholly covered by another line drawn above it, of any colour, unless one of
+  the two labels says they are equal ("X (= Y)");
 * a panel whose data all sit at one x value (a "sweep" or "curve" of one point);
-* error bars of zero length (an interval from one value).
+* error bars of zero length (an interval from one value);
+
+and what a reviewer reads into the data:
+
+* a line through fewer than :data:`MIN_LINE_POINTS` (3) points: two measurements joined make no
+  curve (draw them as points);
+* a line through fewer than :data:`MARKED_BELOW` (6) points without markers: the reader must see
+  where the measurements are (a marker at each vertex, its own or a scatter's);
+* a figure wider than a printed page (:data:`cselab.plots.rc.PAGE_WIDTH`, 7.2 in, at the size it
+  is saved: ``save_figure`` writes the figure's own size), and text smaller than
+  :data:`cselab.plots.rc.MIN_TEXT_PT` (6 pt) at that size;
+* a label "X (= Y)" (or "(= Y in 'panel')", "(= Y in 3 panels)") where the series is not Y's: some
+  value differs from Y's by more than :data:`EQUAL_RELATIVE` (1 %) of the larger of the two series'
+  own spans — a tolerance from the data, not from how close the lines happen to be drawn;
+* bars from zero whose heights, in a group (the bars at one category, or the bars of a single
+  series), differ by less than :data:`BAR_MIN_SPREAD` (5 %) of the tallest: they look equal; draw the
+  differences from the baseline with their intervals, or points on a zoomed axis.
+
+**Reference artists** are no data series: a line that is not drawn in data coordinates on both axes
+(``axhline``, ``axvline``, ``axline``: their transforms span the axes) is one by construction; a
+line drawn in data coordinates is one when its ``gid`` is in :data:`REFERENCE_GIDS` —
+``gid="reference"`` for a reference drawn through two points (the diagonal y = x, a baseline
+segment), ``gid="interval"`` for an interval drawn as a segment or polyline (seaborn's error bars;
+:func:`mark_intervals` tags them). The point-count, marker, coverage and one-x rules skip them.
+A line of two points along an axis (both x or both y equal: a box plot's whisker, cap or median, a
+threshold drawn with ``plot``) is not read as two measurements joined either, nor a closed outline
+(first point = last: a box plot's box).
 
 Works on figures built without pyplot (:func:`cselab.plots.core.new_figure`).
 """
 from __future__ import annotations
 
 import itertools
+import re
 import warnings
 from typing import Iterator
 
@@ -34,7 +61,7 @@ from matplotlib.patches import Patch
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
-from .rc import style
+from .rc import MIN_TEXT_PT, PAGE_WIDTH, style
 
 OVERLAP_PX = 1.0      # texts whose boxes overlap by more than this (both ways, at 100 dpi) collide
 CANVAS_PX = 1.0       # a text further than this outside the canvas is cut off
@@ -42,6 +69,15 @@ COINCIDE_PX = 0.75    # two lines whose vertices all lie this close are drawn on
 MIN_PANEL_IN = 0.6    # a panel narrower or lower than this (inches) is squeezed by its neighbours
 ZERO_RELATIVE = 1e-9  # an error bar shorter than this (relative to its values) has length zero
 SHOWN_CHARS = 40      # texts are quoted in problems up to this length
+MIN_LINE_POINTS = 3   # a line through fewer points is no curve
+MARKED_BELOW = 6      # a line through fewer points than this shows a marker at each one
+MARKER_PX = 1.5       # a vertex with a marker (of any artist) this close is marked
+PAGE_SLACK = 0.05     # inches a figure may exceed PAGE_WIDTH by (rounding of computed widths)
+EQUAL_RELATIVE = 0.01  # "(= X)": every value within this share of the larger series span of X's
+BAR_MIN_SPREAD = 0.05  # bars from zero whose heights differ by less than this share of the tallest look equal
+REFERENCE_GID = "reference"   # a reference line drawn in data coordinates (y = x, a baseline segment)
+INTERVAL_GID = "interval"     # an interval drawn as a line (a segment, seaborn's error bars)
+REFERENCE_GIDS = (REFERENCE_GID, INTERVAL_GID)
 
 
 def check_figure(fig: Figure, dpi: float = 200) -> list[str]:
@@ -72,15 +108,21 @@ def _check(fig: Figure) -> list[str]:
     # matplotlib's own complaints while laying the figure out (e.g. constrained layout gave up)
     problems: list[str] = [f"the layout failed: {w.message}" for w in caught if "layout" in str(w.message)]
     texts = list(_texts(fig, renderer))
+    problems += _too_wide(fig, texts)
+    problems += _small_texts(texts)
     problems += _overlapping_texts(texts, _px(fig, OVERLAP_PX))
     problems += _texts_off_canvas(fig, texts)
     for legend, owner in _legends(fig):
         problems += _legend_over_data(legend, owner, fig, renderer)
-        problems += _hidden_entries(legend, owner, fig)
-    for ax in _data_axes(fig):
+    axes = _data_axes(fig)
+    for ax in axes:
         problems += _squeezed(ax)
         problems += _one_x_value(ax)
         problems += _zero_length_intervals(ax)
+        problems += _sparse_lines(ax)
+        problems += _covered_series(ax)
+        problems += _flat_bars(ax)
+    problems += _false_equalities(axes)
     return list(dict.fromkeys(problems))
 
 
@@ -316,67 +358,92 @@ def _path_hits(path, artist, box: Bbox) -> bool:
     return any(_segments_hit(np.asarray(poly), box) for poly in path.to_polygons(closed_only=False))
 
 
-def _originals(label: str, axes: list[Axes]) -> list[tuple[Axes, object]]:
-    found = []
-    for ax in axes:
-        for artist in [*ax.lines, *ax.collections, *ax.containers, *ax.patches]:
-            if _label(artist) == label:
-                found.append((ax, artist))
-    return found
-
-
-def _line_of(artist) -> Line2D | None:
-    if isinstance(artist, Line2D):
-        return artist
-    if isinstance(artist, ErrorbarContainer):
-        return artist.lines[0]
-    return None
-
-
-def _hidden_entries(legend: Legend, owner, fig: Figure) -> list[str]:
-    axes = [owner] if isinstance(owner, Axes) else _data_axes(fig)
-    where = f"the legend of {axes_name(owner)}" if isinstance(owner, Axes) else "the figure legend"
-    problems = []
-    for text in legend.get_texts():
-        label = text.get_text()
-        for ax, artist in _originals(label, axes):
-            line = _line_of(artist)
-            if line is None or line.get_xdata() is None or len(line.get_xdata()) == 0:
-                continue
-            cover = _covering_line(line, ax)
-            if cover is not None:
-                problems.append(f"{where}: the series {_quote(label)} of {axes_name(ax)} lies under "
-                                f"{_quote(_label(cover) or 'another line')} (same data, same style) and cannot be seen; "
-                                "give it its own marker or dashes")
-    return problems
-
-
 def _display_xy(line: Line2D) -> np.ndarray:
     xy = np.column_stack([line.get_xdata(orig=False), line.get_ydata(orig=False)]).astype(float)
     return line.get_transform().transform(xy)
 
 
 def _covering_line(line: Line2D, ax: Axes) -> Line2D | None:
-    """Another line of ``ax`` drawn above ``line`` over every one of its vertices, at least as wide,
-    solid (or the same dashes) and with the same or no markers: ``line`` cannot be seen."""
-    xy = _display_xy(line)
+    """Another line of ``ax`` drawn above ``line`` whose stroke holds every part of ``line`` (its
+    vertices and the segments between them, as drawn), at least as wide, solid (or the same dashes),
+    opaque and with the same or no markers: ``line`` cannot be seen, whatever the two colours."""
+    xy = _finite(_display_xy(line))
+    if not len(xy):
+        return None
+    fig = ax.get_figure()
     order = {id(a): i for i, a in enumerate(ax.get_children())}
     for other in ax.lines:
-        if other is line or not other.get_visible():
+        if other is line or not other.get_visible() or is_reference(other):
             continue
         above = (other.get_zorder(), order.get(id(other), 0)) > (line.get_zorder(), order.get(id(line), 0))
         if not above or other.get_alpha() not in (None, 1, 1.0):
             continue
-        oxy = _display_xy(other)
-        if oxy.shape != xy.shape or not np.allclose(xy, oxy, atol=_px(ax.get_figure(), COINCIDE_PX), equal_nan=True):
-            continue
         same_dashes = other.get_linestyle() in ("-", "solid") or other.get_linestyle() == line.get_linestyle()
-        wide = other.get_linewidth() >= line.get_linewidth() or line.get_linestyle() in ("None", "none", " ", "")
-        marker_hidden = line.get_marker() in (None, "None", "none", "", " ") or (
+        wide = other.get_linewidth() >= line.get_linewidth() or not _drawn_as_line(line)
+        marker_hidden = not _has_markers(line) or (
             other.get_marker() == line.get_marker() and other.get_markersize() >= line.get_markersize())
-        if same_dashes and wide and marker_hidden:
+        if not (same_dashes and wide and marker_hidden):
+            continue
+        # the part of the wider stroke that reaches past the narrower one, plus the drawing's slack
+        reach = _px(fig, COINCIDE_PX) + max(0.0, other.get_linewidth() - line.get_linewidth()) * fig.dpi / 72 / 2
+        cover = _finite(_display_xy(other))
+        if _within(xy, cover, reach) if _drawn_as_line(line) else _all_marked(xy, cover, _px(fig, COINCIDE_PX)):
             return other
     return None
+
+
+def _finite(xy: np.ndarray) -> np.ndarray:
+    return xy[np.isfinite(xy).all(axis=1)] if len(xy) else xy
+
+
+CHUNK = 64   # points of a path measured at once: most pairs of lines part within the first few
+
+
+def _within(path: np.ndarray, cover: np.ndarray, reach: float) -> bool:
+    """Whether every point of the polyline ``path`` (its vertices and the middle and quarters of each
+    segment) lies within ``reach`` of the polyline ``cover`` (display coordinates)."""
+    if not len(cover):
+        return False
+    if len(path) == len(cover) and np.allclose(path, cover, atol=reach, rtol=0):
+        return True
+    low, high = cover.min(axis=0) - reach, cover.max(axis=0) + reach
+    if (path < low).any() or (path > high).any():
+        return False
+    samples = [path]
+    if len(path) > 1:
+        a, b = path[:-1], path[1:]
+        samples += [a + (b - a) * t for t in (0.25, 0.5, 0.75)]
+    points = np.concatenate(samples)
+    starts = cover[:-1] if len(cover) > 1 else cover
+    ends = cover[1:] if len(cover) > 1 else cover
+    d = ends - starts
+    length2 = np.maximum((d ** 2).sum(axis=1), 1e-12)
+    for i in range(0, len(points), CHUNK):
+        p = points[i:i + CHUNK, None, :]
+        t = np.clip(((p - starts) * d).sum(axis=2) / length2, 0.0, 1.0)
+        nearest = starts + t[..., None] * d
+        if (np.sqrt(((p - nearest) ** 2).sum(axis=2)).min(axis=1) > reach).any():
+            return False
+    return True
+
+
+def _covered_series(ax: Axes) -> list[str]:
+    """Labelled series of ``ax`` that lie wholly under another line (any colour), unless one of the
+    two labels says they are equal."""
+    problems = []
+    for line, label in _named_lines(ax):
+        if label is None:
+            continue
+        cover = _covering_line(line, ax)
+        if cover is None:
+            continue
+        cover_label = _series_label(cover, ax)
+        if _claims_equal(label, cover_label) or _claims_equal(cover_label, label):
+            continue
+        problems.append(f"the series {_quote(label)} of {axes_name(ax)} lies under "
+                        f"{_quote(cover_label or 'another line')} and cannot be seen (whatever the colours); "
+                        "give it its own dashes and markers, or label it '(= …)' where the two are equal")
+    return problems
 
 
 def _squeezed(ax: Axes) -> list[str]:
@@ -394,7 +461,7 @@ def _data_x(ax: Axes) -> np.ndarray:
     axvline / axhline, which span the axes)."""
     xs = []
     for line in ax.lines:
-        if line.get_visible() and line.get_transform() is ax.transData:
+        if line.get_visible() and not is_reference(line):
             xs.append(np.asarray(line.get_xdata(), dtype=float).ravel())
     for coll in ax.collections:
         if not coll.get_visible():
@@ -444,6 +511,321 @@ def _zero_length_intervals(ax: Axes) -> list[str]:
                             f"{'of ' + _quote(name) + ' ' if name else ''}have zero length "
                             "(an interval from one value; draw intervals only with n ≥ 2)")
     return problems
+
+
+# ------------------------------------------------------------------ reference artists, series
+def is_reference(line: Line2D) -> bool:
+    """Whether ``line`` is a reference and no data series: not drawn in data coordinates on both axes
+    (``axhline``, ``axvline``, ``axline``), or tagged ``gid="reference"`` / ``gid="interval"``."""
+    if line.get_gid() in REFERENCE_GIDS:
+        return True
+    ax = line.axes
+    return ax is None or line.get_transform() is not ax.transData
+
+
+def mark_intervals(ax: Axes, lines=None) -> None:
+    """Tag ``lines`` (default: every line of ``ax`` drawn without markers through NaN-separated
+    pieces, as seaborn draws its error bars) as intervals, ``gid="interval"``: the checker does not
+    read them as curves."""
+    for line in (ax.lines if lines is None else lines):
+        if lines is not None or (_drawn_as_line(line) and not _has_markers(line)
+                                 and np.isnan(np.asarray(line.get_xdata(), float)).any()):
+            line.set_gid(INTERVAL_GID)
+
+
+def _drawn_as_line(line: Line2D) -> bool:
+    return line.get_linestyle() not in ("None", "none", " ", "") and line.get_linewidth() > 0
+
+
+def _has_markers(line: Line2D) -> bool:
+    return line.get_marker() not in (None, "None", "none", "", " ") and line.get_markersize() > 0
+
+
+def _series_label(line: Line2D, ax: Axes) -> str | None:
+    """A line's label, or that of the error-bar container it is the data line of."""
+    own = _label(line)
+    if own:
+        return own
+    for container in ax.containers:
+        if isinstance(container, ErrorbarContainer) and container.lines[0] is line:
+            return _label(container)
+    return None
+
+
+def _named_lines(ax: Axes) -> Iterator[tuple[Line2D, str | None]]:
+    """The data lines of ``ax`` (visible, not references) with their series labels."""
+    for line in ax.lines:
+        if line.get_visible() and not is_reference(line):
+            yield line, _series_label(line, ax)
+
+
+def _names(items: list[tuple[str | None, int]], what: str = "line") -> str:
+    """'SimCSE' (2 points), 'MixCSE' (1 point) and 3 unlabelled lines (2 points)."""
+    def points(n):
+        return f"{n} point" + ("s" if n != 1 else "")
+
+    named = [f"{_quote(label)} ({points(n)})" for label, n in items if label]
+    anonymous = sorted({n for label, n in items if not label})
+    count = sum(1 for label, _ in items if not label)
+    if count:
+        spread = points(anonymous[0]) if len(anonymous) == 1 else f"{anonymous[0]}–{anonymous[-1]} points"
+        named.append(f"{count} unlabelled {what}{'s' if count > 1 else ''} ({spread})")
+    if len(named) > 6:
+        named = named[:5] + [f"{len(named) - 5} more"]
+    return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+
+
+# ------------------------------------------------------------------ what the data support
+def _sparse_lines(ax: Axes) -> list[str]:
+    """Lines through fewer than MIN_LINE_POINTS points; lines through fewer than MARKED_BELOW
+    without a marker at each point."""
+    too_few, unmarked = [], []
+    markers = None
+    for line, label in _named_lines(ax):
+        if not _drawn_as_line(line):
+            continue   # markers only: points, not a line
+        xy = _finite(np.column_stack([np.asarray(line.get_xdata(orig=False), float),
+                                      np.asarray(line.get_ydata(orig=False), float)]))
+        points = np.unique(xy, axis=0) if len(xy) else xy
+        n = len(points)
+        if n == 0:
+            continue   # draws nothing (a legend proxy)
+        if n == 2 and (points[0, 0] == points[1, 0] or points[0, 1] == points[1, 1]):
+            continue   # a segment along an axis: a box plot's whisker, cap or median, a threshold
+        if len(xy) > 3 and (xy[0] == xy[-1]).all():
+            continue   # a closed outline (a box plot's box): a shape, not measurements joined
+        if n < MIN_LINE_POINTS:
+            too_few.append((label, n))
+        elif n < MARKED_BELOW and not _has_markers(line):
+            markers = _marker_positions(ax) if markers is None else markers
+            if not _all_marked(_finite(_display_xy(line)), markers, _px(ax.get_figure(), MARKER_PX)):
+                unmarked.append((label, n))
+    problems = []
+    if too_few:
+        problems.append(f"{axes_name(ax)}: {_names(too_few)} drawn as a line through fewer than "
+                        f"{MIN_LINE_POINTS} points: two measurements make no curve (draw the points without "
+                        "a line, or measure more often)")
+    if unmarked:
+        problems.append(f"{axes_name(ax)}: {_names(unmarked)} joined by a line without markers: with fewer "
+                        f"than {MARKED_BELOW} measurements show each one (a marker at every point)")
+    return problems
+
+
+def _marker_positions(ax: Axes) -> np.ndarray:
+    """Display positions of every marker drawn in ``ax``: lines' markers and scatter points."""
+    found = [np.empty((0, 2))]
+    for line in ax.lines:
+        if line.get_visible() and _has_markers(line):
+            found.append(_finite(_display_xy(line)))
+    for coll in ax.collections:
+        if coll.get_visible() and not isinstance(coll, (LineCollection, PolyCollection)):
+            offsets = coll.get_offsets()
+            if offsets is not None and len(offsets):
+                found.append(_finite(coll.get_offset_transform().transform(np.asarray(offsets, float))))
+    return np.concatenate(found)
+
+
+def _all_marked(xy: np.ndarray, markers: np.ndarray, tolerance: float) -> bool:
+    if not len(markers):
+        return False
+    distances = np.sqrt(((xy[:, None, :] - markers[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
+    return bool((distances <= tolerance).all())
+
+
+def _too_wide(fig: Figure, items: list[_Item]) -> list[str]:
+    width = fig.get_figwidth()
+    if width <= PAGE_WIDTH + PAGE_SLACK:
+        return []
+    sizes = [float(it.text.get_fontsize()) for it in items]
+    smallest = min(sizes) if sizes else _rc_font_size()
+    return [f"the figure is {width:.1f} in wide, wider than a printed page ({PAGE_WIDTH:g} in): printed at page "
+            f"width its {smallest:g}-pt text would be {smallest * PAGE_WIDTH / width:.1f} pt; put fewer or "
+            "narrower panels in a row"]
+
+
+def _rc_font_size() -> float:
+    from .rc import STYLE
+
+    return float(STYLE["font.size"])
+
+
+def _small_texts(items: list[_Item]) -> list[str]:
+    problems, groups = [], {}
+    for it in items:
+        size = float(it.text.get_fontsize())
+        if size >= MIN_TEXT_PT - 1e-9:
+            continue
+        if it.group is not None:
+            groups.setdefault(it.group, size)
+            groups[it.group] = min(groups[it.group], size)
+        else:
+            problems.append(f"text smaller than {MIN_TEXT_PT:g} pt at the saved size: {it.what} is {size:g} pt")
+    problems += [f"text smaller than {MIN_TEXT_PT:g} pt at the saved size: the {group} are {size:g} pt"
+                 for group, size in groups.items()]
+    return problems
+
+
+# "X (= Y)", "X (= Y in 'panel')", "X (= Y in 3 panels)": the claim that X's series is Y's
+_IN_PANEL = re.compile(r"^(?P<other>.*?)\s+in\s+(?:'(?P<panel>[^']*)'|\"(?P<panel2>[^\"]*)\"|(?P<count>\d+)\s+panels)$")
+_SEEDS = re.compile(r"\s*\(mean, \d+ seeds\)$")
+
+
+def equality_claim(label: str | None) -> tuple[str, str, str | int | None] | None:
+    """``(own name, the name it claims equality with, where)`` of a label ``X (= Y …)``, where is
+    ``None`` (every panel with both), a panel's title, or a number of panels; ``None`` without a
+    claim."""
+    if not label:
+        return None
+    text = " ".join(str(label).split())
+    start = text.rfind("(= ")
+    if start < 0 or not text.endswith(")"):
+        return None
+    own, claim = text[:start].strip(), text[start + 3:-1].strip()
+    match = _IN_PANEL.match(claim)
+    if match:
+        where = match["panel"] if match["panel"] is not None else match["panel2"]
+        return own, match["other"].strip(), (int(match["count"]) if match["count"] else where)
+    return own, claim, None
+
+
+def _base(label: str | None) -> str:
+    """A label without its equality claim and its "(mean, n seeds)"."""
+    if not label:
+        return ""
+    claim = equality_claim(label)
+    text = claim[0] if claim else " ".join(str(label).split())
+    return _SEEDS.sub("", text)
+
+
+def _claims_equal(label: str | None, other: str | None) -> bool:
+    claim = equality_claim(label)
+    return bool(claim and other and _base(claim[1]) == _base(other))
+
+
+def equal_series(a: Line2D, b: Line2D) -> tuple[bool, float, float]:
+    """Whether two lines draw the same series: the same x and every y within :data:`EQUAL_RELATIVE`
+    of the larger of the two series' own spans (a tolerance from the data, not from the drawing);
+    returns (equal, the largest difference, the tolerance)."""
+    xa, ya = np.asarray(a.get_xdata(), float), np.asarray(a.get_ydata(), float)
+    xb, yb = np.asarray(b.get_xdata(), float), np.asarray(b.get_ydata(), float)
+    if xa.shape != xb.shape or ya.shape != yb.shape or not len(xa) or not np.allclose(xa, xb, equal_nan=True):
+        return False, float("inf"), 0.0
+    both = np.isfinite(ya) & np.isfinite(yb)
+    if (np.isfinite(ya) != np.isfinite(yb)).any() or not both.any():
+        return False, float("inf"), 0.0
+    ya, yb = ya[both], yb[both]
+    span = max(float(np.ptp(ya)), float(np.ptp(yb)))
+    tolerance = max(EQUAL_RELATIVE * span, 1e-9 * max(1.0, float(np.abs(ya).max()), float(np.abs(yb).max())))
+    difference = float(np.abs(ya - yb).max())
+    return difference <= tolerance, difference, tolerance
+
+
+def _panel_names(ax: Axes) -> set[str]:
+    names = {" ".join(t.split()) for t in (ax.get_title(), ax.get_ylabel()) if t}
+    return names | {axes_name(ax)}
+
+
+def _false_equalities(axes: list[Axes]) -> list[str]:
+    """Labels "X (= Y …)" whose series differs from Y's where the label says they are equal."""
+    problems = []
+    checked = set()
+    for ax in axes:
+        for line, label in _named_lines(ax):
+            claim = equality_claim(label)
+            if claim is None or label in checked:
+                continue
+            checked.add(label)
+            _, other, where = claim
+            pairs = []   # (axes, this label's line, the other's line) in every panel holding both
+            for panel in axes:
+                mine = [ln for ln, lab in _named_lines(panel) if lab == label]
+                theirs = [ln for ln, lab in _named_lines(panel) if lab != label and _base(lab) == _base(other)]
+                if mine and theirs:
+                    pairs.append((panel, mine[0], theirs[0]))
+            if isinstance(where, str):
+                named = " ".join(where.split())
+                pairs = [p for p in pairs if named in _panel_names(p[0])]
+            if not pairs:
+                problems.append(f"the label {_quote(label)} says it equals {_quote(other)}, which no panel "
+                                f"{'named ' + _quote(where) + ' ' if isinstance(where, str) else ''}draws beside it")
+                continue
+            results = [(panel, *equal_series(mine, theirs)) for panel, mine, theirs in pairs]
+            equal = [r for r in results if r[1]]
+            if isinstance(where, int):
+                if len(equal) < where:
+                    problems.append(f"the label {_quote(label)} says it equals {_quote(other)} in {where} panels; "
+                                    f"the two series agree in {len(equal)} (within {EQUAL_RELATIVE:.0%} of their span)")
+                continue
+            for panel, same, difference, tolerance in results:
+                if not same:
+                    shown = "different x values" if difference == float("inf") else \
+                        f"values up to {difference:.3g} apart, more than {tolerance:.2g} ({EQUAL_RELATIVE:.0%} of their span)"
+                    problems.append(f"{axes_name(panel)}: the label {_quote(label)} says it equals {_quote(other)}, "
+                                    f"but the two series differ ({shown}); drop the '(= …)' or show the difference")
+    return problems
+
+
+def _bar_groups(ax: Axes) -> list[tuple[str, np.ndarray]]:
+    """Bars drawn from zero, grouped as a reader compares them: the bars at one category when
+    several series have a bar at each, else the bars of each series; histograms (bars edge to
+    edge) are no comparison of bars."""
+    series = []
+    for container in ax.containers:
+        if not isinstance(container, BarContainer) or not container.patches:
+            continue
+        horizontal = getattr(container, "orientation", None) == "horizontal"
+        patches = [p for p in container.patches if p.get_visible()]
+        if not patches:
+            continue
+        base = [p.get_x() if horizontal else p.get_y() for p in patches]
+        if any(abs(b) > 1e-12 for b in base):
+            continue   # stacked, or drawn from another baseline
+        lows = np.array([p.get_y() if horizontal else p.get_x() for p in patches], float)
+        widths = np.array([p.get_height() if horizontal else p.get_width() for p in patches], float)
+        order = np.argsort(lows)
+        if len(patches) > 1 and np.allclose(lows[order][1:], (lows + widths)[order][:-1], rtol=0,
+                                            atol=1e-9 * max(1.0, float(np.abs(widths).max()))):
+            continue   # a histogram
+        heights = np.array([p.get_width() if horizontal else p.get_height() for p in patches], float)
+        series.append((heights, lows + widths / 2, horizontal, _label(container)))
+    if not series:
+        return []
+    horizontal = series[0][2]
+    limits = ax.get_xlim() if horizontal else ax.get_ylim()
+    if min(limits) > 0 or max(limits) < 0:
+        return []   # zero is not on the axis: no bar is seen from zero
+    if len(series) > 1 and len({len(s[0]) for s in series}) == 1:
+        return [(_category(ax, float(np.mean([s[1][j] for s in series])), horizontal),
+                 np.array([s[0][j] for s in series])) for j in range(len(series[0][0]))]
+    return [(label or f"the bars of series {i + 1}", heights) for i, (heights, _, _, label) in enumerate(series)]
+
+
+def _category(ax: Axes, position: float, horizontal: bool) -> str:
+    axis = ax.yaxis if horizontal else ax.xaxis
+    ticks = axis.get_majorticklocs()
+    labels = [t.get_text() for t in (ax.get_yticklabels() if horizontal else ax.get_xticklabels())]
+    if len(ticks) and len(labels) == len(ticks):
+        i = int(np.argmin(np.abs(np.asarray(ticks, float) - position)))
+        if labels[i]:
+            return labels[i]
+    return f"at {position:g}"
+
+
+def _flat_bars(ax: Axes) -> list[str]:
+    flat = []
+    for name, heights in _bar_groups(ax):
+        heights = heights[np.isfinite(heights)]
+        if len(heights) < 2:
+            continue
+        top = float(np.abs(heights).max())
+        if top > 0 and float(np.ptp(heights)) < BAR_MIN_SPREAD * top:
+            flat.append(f"{_quote(name)} {heights.min():.3g}–{heights.max():.3g}")
+    if not flat:
+        return []
+    shown = ", ".join(flat[:4]) + (f" and {len(flat) - 4} more" if len(flat) > 4 else "")
+    return [f"{axes_name(ax)}: bars from zero that differ by less than {BAR_MIN_SPREAD:.0%} of their height look "
+            f"equal ({shown}); draw the differences from the baseline with their intervals, or points on a "
+            "zoomed axis"]
 
 
 def legend_covers_data(legend: Legend, owner: Axes | Figure) -> bool:

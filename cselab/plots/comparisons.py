@@ -6,7 +6,8 @@ function               paper figures / tables
 plot_sweep             ClusterNS Fig. 8–9 (batch size, K), GS-InfoNCE Table 3 (M), APINCSE Fig. 4
                        and Tables 4–5 (k, queue size L, layer M): a metric against a setting,
                        mean and 95 % t-interval over seeds
-plot_ablation_bars     APINCSE Fig. 2: one group of bars per STS task, a bar per variant
+plot_ablation_bars     APINCSE Fig. 2: one group of bars per STS task, a bar per variant (points on a
+                       zoomed axis where bars from zero would look equal)
 plot_top4_curve        GS-InfoNCE Fig. 1: mean of the top-4 negative cosines against batch size
 plot_cap_geometry      MixCSE spherical cap (Distribution of BERT Embeddings): mean and variance of cos θ on a spherical cap against d
 plot_lambda_bound      MixCSE λ bound (section MixCSE): share of mixed negatives closer than the positive against λ
@@ -24,11 +25,12 @@ from matplotlib.figure import Figure
 
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator
-from scipy.stats import t as t_dist
 
+from ..results import mean_ci
 from .core import TooFewPoints, color, distinct_colors, new_figure, styled
 from .labels import display_name, readable, task_name
-from .style import integer_ticks, legend_beside, log2_ticks, place_legend, separate_coincident, series_styles
+from .rc import PAGE_WIDTH
+from .style import integer_ticks, legend_beside, log2_ticks, measured, place_legend, separate_coincident, series_styles
 
 
 def _need_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
@@ -45,11 +47,10 @@ def t_interval(values) -> tuple[float, float, int]:
     """Mean and the half-width of its 95 % t-interval over ``values`` (NaN half-width for n < 2)."""
     values = np.asarray(values, dtype=float)
     values = values[np.isfinite(values)]
-    n = len(values)
-    if n < 2:
-        return (float(values.mean()) if n else float("nan")), float("nan"), n
-    half = float(t_dist.ppf(0.975, n - 1) * values.std(ddof=1) / np.sqrt(n))
-    return float(values.mean()), half, n
+    if not len(values):
+        return float("nan"), float("nan"), 0
+    summary = mean_ci(values)   # cselab.results: scipy's t, the interval every table states
+    return summary["mean"], summary["ci_high"] - summary["mean"], summary["n"]
 
 
 def _n_words(counts) -> str:
@@ -111,8 +112,8 @@ def plot_sweep(results: pd.DataFrame, x: str, y: str, hue: str | None = None, se
         stats = pd.DataFrame([t_interval(part) for _, part in group.groupby(x)[y]],
                              index=sorted(group[x].dropna().unique()), columns=["mean", "half", "n"])
         style = styles[shown]
-        ax.plot(stats.index, stats["mean"], marker=style.get("marker", "o"), markersize=3.5, label=shown or None,
-                **{k: v for k, v in style.items() if k not in ("marker", "markersize")})
+        ax.plot(stats.index, stats["mean"], label=shown or None,
+                **measured({**style, "marker": style.get("marker", "o"), "markersize": 3.5}, len(stats)))
         several = stats[stats["n"] >= 2]
         if len(several):
             ax.errorbar(several.index, several["mean"], yerr=several["half"], fmt="none", ecolor=style["color"],
@@ -139,11 +140,21 @@ HATCHES = {"-": None, "--": "//", ":": "..", "-.": "xx"}
 
 @styled
 def plot_ablation_bars(scores: pd.DataFrame, tasks: Sequence[str] | None = None, variant: str = "variant",
-                       ylim: tuple[float, float] | None = None, title: str | None = None) -> Figure:
+                       ylim: tuple[float, float] | None = None, title: str | None = None,
+                       kind: str = "auto") -> Figure:
     """Grouped bars from zero: one group per task (column), one bar per variant (row; the
     ``variant`` column or the index). Several rows of one variant (seeds) give mean bars with their
     95 % t-interval as whiskers (the legend says so, with n); one row gives a bar without whiskers.
-    ``ylim`` may raise the top; bars always start at 0 (a truncated bar exaggerates differences)."""
+    ``ylim`` may raise the top; bars always start at 0 (a truncated bar exaggerates differences).
+
+    Bars from zero that differ by less than 5 % of their height look equal (the figure checker
+    says so: :data:`cselab.plots.check.BAR_MIN_SPREAD`); with ``kind="auto"`` such scores are drawn
+    as points (mean and interval) on an axis zoomed to them instead, the y label saying that it does
+    not start at zero. ``kind="bars"`` or ``"points"`` chooses."""
+    from .check import _flat_bars
+
+    if kind not in ("auto", "bars", "points"):
+        raise ValueError(f"plot_ablation_bars: kind must be 'auto', 'bars' or 'points', got {kind!r}")
     frame = scores.reset_index() if variant not in scores else scores
     if variant not in frame:
         frame = frame.rename(columns={frame.columns[0]: variant})
@@ -156,24 +167,45 @@ def plot_ablation_bars(scores: pd.DataFrame, tasks: Sequence[str] | None = None,
     grouped = frame.groupby(variant, sort=False)[tasks]
     means, counts = grouped.mean(), grouped.count()
     halves = grouped.agg(lambda s: t_interval(s)[1])
-    # wide enough for a tick label per task (about half an inch each) and the bars of every variant
-    fig, (ax,) = new_figure(panel_size=(max(3.3, 0.8 + len(tasks) * max(0.5, 0.22 * len(means))), 2.6))
-    width = 0.8 / len(means)
+    if kind != "points":
+        fig = _ablation_figure(means, counts, halves, tasks, ylim, title, points=False)
+        if kind == "bars" or not _flat_bars(fig.axes[0]):
+            return fig
+    return _ablation_figure(means, counts, halves, tasks, ylim, title, points=True)
+
+
+def _ablation_figure(means, counts, halves, tasks, ylim, title, points: bool) -> Figure:
+    # wide enough for a tick label per task (about half an inch each) and the bars of every variant,
+    # never wider than a page
+    width = min(PAGE_WIDTH, max(3.3, 0.8 + len(tasks) * max(0.5, 0.22 * len(means))))
+    fig, (ax,) = new_figure(panel_size=(width, 2.6))
+    step = 0.8 / len(means)
     positions = np.arange(len(tasks))
     names = [display_name(name) for name in means.index]
     styles = series_styles(names)
     n_seen = []
     for i, (name, shown) in enumerate(zip(means.index, names)):
         has = (counts.loc[name] >= 2).to_numpy()
-        ax.bar(positions + (i - (len(means) - 1) / 2) * width, means.loc[name], width, color=styles[shown]["color"],
-               label=shown, hatch=HATCHES[styles[shown]["linestyle"]], edgecolor="white", linewidth=0.5)
+        where = positions + (i - (len(means) - 1) / 2) * step
+        values = means.loc[name].to_numpy()
+        if points:
+            ax.plot(where, values, linestyle="none", marker=styles[shown].get("marker", "o"), markersize=4,
+                    color=styles[shown]["color"], label=shown)
+        else:
+            ax.bar(where, values, step, color=styles[shown]["color"], label=shown,
+                   hatch=HATCHES[styles[shown]["linestyle"]], edgecolor="white", linewidth=0.5)
         if has.any():
-            ax.errorbar((positions + (i - (len(means) - 1) / 2) * width)[has], means.loc[name].to_numpy()[has],
-                        yerr=halves.loc[name].to_numpy()[has], fmt="none", ecolor="black", capsize=1.5, elinewidth=0.8)
+            ax.errorbar(where[has], values[has], yerr=halves.loc[name].to_numpy()[has], fmt="none",
+                        ecolor=styles[shown]["color"] if points else "black", capsize=1.5, elinewidth=0.8)
             n_seen += list(counts.loc[name].to_numpy()[has])
     ax.set_xticks(positions, [task_name(t) for t in tasks])
-    ax.set_ylim(0, ylim[1] if ylim is not None else None)
-    ax.set_ylabel("score")
+    if points:
+        ax.set_xlim(-0.5, len(tasks) - 0.5)
+        ax.grid(axis="x", visible=False)   # categories: no grid line through a group
+        ax.set_ylabel("score (axis not from 0)")
+    else:
+        ax.set_ylim(0, ylim[1] if ylim is not None else None)
+        ax.set_ylabel("score")
     handles, labels = ax.get_legend_handles_labels()
     if n_seen:
         handle, text = _interval_handle(ax, _n_words(n_seen))
@@ -204,8 +236,8 @@ def plot_top4_curve(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: st
         _need_values(frame["batch_size"], f"plot_top4_curve of {name or 'the model'!r}", "batch size")
         frame = frame.sort_values("batch_size")
         style = styles[shown]
-        ax.plot(frame["batch_size"], frame["top_k_mean"], marker=style.get("marker", "o"), markersize=3.5,
-                label=shown or None, **{k: v for k, v in style.items() if k not in ("marker", "markersize")})
+        ax.plot(frame["batch_size"], frame["top_k_mean"], label=shown or None,
+                **measured({**style, "marker": style.get("marker", "o"), "markersize": 3.5}, len(frame)))
         if "std" in frame and (frame["std"] > 0).any():
             ax.errorbar(frame["batch_size"], frame["top_k_mean"], yerr=frame["std"], fmt="none",
                         ecolor=style["color"], capsize=2, elinewidth=1)
@@ -239,7 +271,8 @@ def plot_cap_geometry(table: pd.DataFrame, title: str | None = None) -> Figure:
     for omega, group in table.groupby("omega_deg", sort=True):
         group = group.sort_values("d")
         for ax, key in zip(axes, ("mean_cos", "var_cos")):
-            ax.plot(group["d"], group[key], marker="o", markersize=3, label=f"ω = {omega:g}°", **styles[omega])
+            ax.plot(group["d"], group[key], label=f"ω = {omega:g}°",
+                    **measured({"marker": "o", "markersize": 3, **styles[omega]}, len(group)))
     axes[0].set_ylabel("mean of cos θ")
     axes[1].set_ylabel("variance of cos θ")
     axes[1].set_yscale("log")
@@ -269,8 +302,8 @@ def plot_lambda_bound(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: 
         _need_values(frame["lambda"], f"plot_lambda_bound of {name or 'the model'!r}", "λ")
         frame = frame.sort_values("lambda")
         style = styles[shown]
-        ax.plot(frame["lambda"], frame["closer_share"], marker=style.get("marker", "o"), markersize=3.5,
-                label=shown or None, **{k: v for k, v in style.items() if k not in ("marker", "markersize")})
+        ax.plot(frame["lambda"], frame["closer_share"], label=shown or None,
+                **measured({**style, "marker": style.get("marker", "o"), "markersize": 3.5}, len(frame)))
     ax.set_xlabel("λ (weight of the positive in the mixture)")
     ax.set_ylabel("share closer than the positive")
     ax.set_ylim(-0.02, 1.02)

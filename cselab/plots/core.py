@@ -16,7 +16,8 @@ from typing import Iterable
 import matplotlib
 from matplotlib.figure import Figure
 
-from .rc import STYLE, style   # the rc settings (also what the checker draws with)
+from .palettes import OTHER_COLORS, categorical_colours
+from .rc import PAGE_WIDTH, STYLE, style   # the rc settings (also what the checker draws with)
 
 FORMATS = ("png", "pdf")
 
@@ -28,11 +29,12 @@ class TooFewPoints(ValueError):
 # One column of a two-column paper is ~3.3 in wide: a single-panel figure is drawn at that width,
 # so it is printed at 100 % and its 8–9 pt text stays 8–9 pt.
 COLUMN_WIDTH = 3.3
-# Series that are not methods (statistics, ω, steps): colour-blind-safe colours in order (Okabe &
-# Ito, 2008, without black and yellow, then Tol's muted scheme). Methods take theirs from
-# cselab.plots.style.method_color, so a method keeps its colour in every figure.
-PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#332288", "#44AA99", "#999933",
-           "#882255")
+# Series that are neither methods nor statistics nor steps (ω, loss parts, a sweep's one series):
+# Tol's muted colours that no method slot uses, in order (a method that declares no slot gets one of
+# them by hash: cselab.plots.style.method_color). Methods with a slot take theirs from
+# cselab.plots.style.method_color, statistics from cselab.plots.palettes.statistic_colour, steps
+# from step_colours, so that a colour means one thing in every figure.
+PALETTE = OTHER_COLORS
 LEGEND_CHAR_WIDTH = 0.065   # inches per character of an 8-pt legend label
 # Keys matplotlib would fill with a version or a timestamp.
 PNG_METADATA = {"Software": None}
@@ -85,10 +87,13 @@ def fit_tick_labels(fig: Figure) -> None:
 def new_figure(n_panels: int = 1, panel_size: tuple[float, float] = (COLUMN_WIDTH, 2.5), ncols: int | None = None,
                sharey: bool = False):
     """A Figure with ``n_panels`` axes in a row (or ``ncols`` columns; ``ncols=1`` stacks them for a
-    single column); returns (fig, list of axes)."""
+    single column); returns (fig, list of axes). No row is wider than a printed page
+    (:data:`cselab.plots.rc.PAGE_WIDTH`): panels that would not fit wrap into rows of about equal
+    length, and a single panel wider than the page is narrowed to it."""
     if n_panels < 1:
         raise ValueError(f"n_panels must be >= 1, got {n_panels}")
-    ncols = min(n_panels, ncols or n_panels)
+    panel_size = (min(panel_size[0], PAGE_WIDTH), panel_size[1])
+    ncols = fitting_columns(n_panels, panel_size[0], ncols)
     nrows = -(-n_panels // ncols)
     with style():
         fig = Figure(figsize=(panel_size[0] * ncols, panel_size[1] * nrows), layout="constrained")
@@ -96,6 +101,18 @@ def new_figure(n_panels: int = 1, panel_size: tuple[float, float] = (COLUMN_WIDT
     for ax in axes[n_panels:]:
         ax.set_visible(False)
     return fig, axes[:n_panels]
+
+
+def fitting_columns(n_panels: int, panel_width: float, ncols: int | None = None) -> int:
+    """Columns for ``n_panels`` panels of ``panel_width`` inches: ``ncols`` (all in a row when
+    ``None``), at most as many as a printed page holds, the rows balanced (5 panels that fit 2 a row:
+    2 + 2 + 1; 4 that fit 3 a row: 2 + 2, not 3 + 1)."""
+    wanted = min(n_panels, ncols or n_panels)
+    most = max(1, int((PAGE_WIDTH + 1e-9) // panel_width))
+    if wanted <= most:
+        return wanted
+    rows = -(-n_panels // most)
+    return -(-n_panels // rows)
 
 
 def color(i: int) -> str:
@@ -168,13 +185,7 @@ def record_problems(fig: Figure, path: str | os.PathLike) -> list[str]:
 
 
 def distinct_colors(n: int) -> list[str]:
-    """``n`` colours that differ from each other: the palette for up to 10, matplotlib's ``tab20``
-    for up to 20 (e.g. DBpedia's 14 classes), beyond that a sample of ``turbo`` (neighbours close)."""
-    from matplotlib import colormaps
-    from matplotlib.colors import to_hex
-
-    if n <= len(PALETTE):
-        return list(PALETTE[:n])
-    if n <= 20:
-        return [to_hex(c) for c in colormaps["tab20"].colors[:n]]
-    return [to_hex(colormaps["turbo"](i / (n - 1))) for i in range(n)]
+    """``n`` colours a reader tells apart, for categories (e.g. DBpedia's 14 classes):
+    :func:`cselab.plots.palettes.categorical_colours` (14 colours at least CIEDE2000 22 apart; beyond,
+    a sample of ``turbo``)."""
+    return categorical_colours(n)

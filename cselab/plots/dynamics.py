@@ -27,9 +27,13 @@ from ..methods import stat_labels
 from ..rundir import Runs, labelled_runs, read_config, read_metrics
 from .core import TooFewPoints, COLUMN_WIDTH, color, new_figure, styled
 from .labels import display_name, readable
-from .style import (MARKERS, SEED_ALPHA, SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_below, legend_beside, method_key, place_legend,
-                    run_groups,
-                    separate_coincident, series_styles)
+from .palettes import STEP_CMAP, is_statistic, statistic_colour
+from .rc import PAGE_WIDTH
+from .style import (MARKERS, SEED_ALPHA, SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_below, legend_beside,
+                    measured, method_color, method_key, place_legend, run_groups, separate_coincident,
+                    series_styles)
+
+NEUTRAL = "#333333"   # points that stand for no method, statistic or step (one colour, no meaning)
 
 TITLE_WIDTH = 32   # characters per title line of a 3.3-inch panel (9-pt titles)
 
@@ -88,13 +92,18 @@ def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str],
     if panels == "run":
         groups = {run: {"method": None, "runs": [run]} for run in runs}
     outer = keys if panels == "key" else runs
-    fig, axes = new_figure(len(outer), sharey=True, ncols=ncols)
+    # up to three panels share one row of a page (2.4 in each); more wrap into rows of 3.3-in panels
+    width = COLUMN_WIDTH if ncols is not None or len(outer) > 3 else min(COLUMN_WIDTH, PAGE_WIDTH / len(outer))
+    fig, axes = new_figure(len(outer), panel_size=(width, 2.5), sharey=True, ncols=ncols)
     if panels == "key":
         names = list(groups)
         styles = series_styles([display_name(n) for n in names],
                                {display_name(n): g["method"] for n, g in groups.items()})
     else:
-        styles = {words(k): {"color": color(i)} for i, k in enumerate(keys)}
+        # a statistic keeps its colour in every figure (cselab.plots.palettes); other keys take the
+        # colours of no method, statistic or step
+        others = iter(color(i) for i in range(len(keys)))
+        styles = {words(k): {"color": statistic_colour(k) if is_statistic(k) else next(others)} for k in keys}
     for ax, o in zip(axes, outer):
         if panels == "key":
             for name, group in groups.items():
@@ -104,11 +113,12 @@ def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str],
             for key in keys:
                 part = frame.loc[frame["run"] == o, ["step", key]].dropna()   # every key exists: _require
                 if len(part):
-                    ax.plot(part["step"], part[key], label=words(key), **styles[words(key)])
+                    ax.plot(part["step"], part[key], label=words(key), **measured(styles[words(key)], len(part)))
         ax.set_xlabel("training step")
         integer_ticks(ax.xaxis)
     # wrapped: a long run name must not run past its panel (or into the neighbour's title)
-    panel_titles = [textwrap.fill(words(o) if panels == "key" else display_name(o), TITLE_WIDTH) for o in outer]
+    chars = int(TITLE_WIDTH * width / COLUMN_WIDTH)   # narrower panels: shorter title lines
+    panel_titles = [textwrap.fill(words(o) if panels == "key" else display_name(o), chars) for o in outer]
     if len(axes) == 1:
         # A single key's words are the y label already; a single run's name is a fair title.
         axes[0].set_title(title or ("" if panels == "key" else panel_titles[0]))
@@ -133,12 +143,13 @@ def _group_line(ax, frame: pd.DataFrame, key: str, runs: Sequence[str], label: s
     if not parts:
         return
     if len(parts) == 1:
-        ax.plot(parts[0]["step"], parts[0][key], label=label or None, **style)
+        ax.plot(parts[0]["step"], parts[0][key], label=label or None, **measured(style, len(parts[0])))
         return
     for part in parts:
-        ax.plot(part["step"], part[key], color=style["color"], alpha=SEED_ALPHA, linewidth=0.8)
+        ax.plot(part["step"], part[key], **measured({"color": style["color"], "alpha": SEED_ALPHA, "linewidth": 0.8},
+                                                    len(part), markersize=2))
     mean = pd.concat([p.groupby("step")[key].mean() for p in parts], axis=1).dropna().mean(axis=1)
-    ax.plot(mean.index, mean.to_numpy(), label=f"{label}", **style)
+    ax.plot(mean.index, mean.to_numpy(), label=f"{label}", **measured(style, len(mean)))
 
 
 def figure_legend(fig: Figure, axes, title: str | None = None) -> None:
@@ -243,7 +254,7 @@ def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", c
                 n = len(group["runs"])   # a path per seed (no mean of paths): "SimCSE (3 seeds)"
                 label = (f"{names[name]} ({n} seeds)" if n > 1 else names[name]) if i == 0 else None
                 ax.plot(path["uniformity"], path["alignment"], alpha=0.7, label=label,
-                        **{k: v for k, v in style.items() if k != "markersize"})
+                        **measured({k: v for k, v in style.items() if k != "markersize"}, len(path)))
                 if len(path) >= 2:
                     ax.annotate("", xy=(path["uniformity"].iloc[-1], path["alignment"].iloc[-1]),
                                 xytext=(path["uniformity"].iloc[-2], path["alignment"].iloc[-2]),
@@ -251,12 +262,17 @@ def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", c
         separate_coincident([ax])
     if color_by is not None:
         _require(points, [color_by], "plot_alignment_uniformity")
-        sc = ax.scatter(points["uniformity"], points["alignment"], c=points[color_by], cmap="viridis", s=28, zorder=3)
+        # steps in the sequential grey of steps (never a method's hue); other values in viridis
+        cmap = STEP_CMAP if color_by == "step" else "viridis"
+        sc = ax.scatter(points["uniformity"], points["alignment"], c=points[color_by], cmap=cmap, s=28, zorder=3)
         fig.colorbar(sc, ax=ax, label=readable(color_by), shrink=0.9, aspect=25)
         if color_by == "step":
             integer_ticks(sc.colorbar.ax.yaxis)
     else:
-        ax.scatter(points["uniformity"], points["alignment"], color=color(0), s=28, zorder=3)
+        # a point that is a method's model in the method's colour, any other in one neutral colour
+        names = points[label] if label is not None and label in points else [None] * len(points)
+        colours = [method_color(n) if n is not None and method_key(str(n)) else NEUTRAL for n in names]
+        ax.scatter(points["uniformity"], points["alignment"], color=colours, s=28, zorder=3)
     ax.set_xlabel(r"$\ell_{uniform}$")
     ax.set_ylabel(r"$\ell_{align}$")
     if title:
@@ -342,7 +358,7 @@ def plot_layer_profile(profiles: Mapping[str, Sequence[float]] | Runs, title: st
     styles = series_styles(names, methods)
     for shown, values in zip(names, curves.values()):
         style = {"marker": "o", "markersize": 3, **styles[shown]}
-        ax.plot(np.arange(len(values)), values, label=shown, **style)
+        ax.plot(np.arange(len(values)), values, label=shown, **measured(style, len(values)))
     ax.set_xlabel("layer (0 = embeddings)")
     integer_ticks(ax.xaxis)
     ax.set_ylabel("cos to last-layer [CLS]")

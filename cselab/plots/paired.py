@@ -17,7 +17,12 @@ from typing import Mapping
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .core import color, new_figure, styled
+from .check import INTERVAL_GID
+from .core import new_figure, styled
+from .labels import method_key
+from .style import method_color
+
+NEUTRAL = "#333333"   # a group that is no method: one colour without a meaning
 
 TITLE_WIDTH = 28
 
@@ -73,9 +78,12 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
         positions = list(range(len(table)))[::-1]             # first group on top
         for y, (_, r) in zip(positions, table.iterrows()):
             has_ci = not (math.isnan(r["diff_ci_low"]) or math.isnan(r["diff_ci_high"]))
-            if has_ci:
-                ax.plot([r["diff_ci_low"], r["diff_ci_high"]], [y, y], color=color(0), linewidth=2, alpha=0.6)
-            ax.plot([r["diff"]], [y], "o" if has_ci else "x", color=color(0), markersize=4)
+            # each method in its own colour (as in every figure), other groups in one neutral colour
+            colour = method_color(r[group]) if method_key(str(r[group])) else NEUTRAL
+            if has_ci:   # an interval, not a curve through two points (gid: the figure checker's convention)
+                ax.plot([r["diff_ci_low"], r["diff_ci_high"]], [y, y], color=colour, linewidth=2, alpha=0.6,
+                        gid=INTERVAL_GID)
+            ax.plot([r["diff"]], [y], "o" if has_ci else "x", color=colour, markersize=4)
             note = _p_note(r)
             ax.annotate(note, (1.0, y), xycoords=("axes fraction", "data"), xytext=(3, 0),
                         textcoords="offset points", va="center", fontsize=7)

@@ -29,7 +29,9 @@ from ..rundir import Runs, labelled_runs, read_metrics
 from .core import TooFewPoints, LEGEND_CHAR_WIDTH, color, new_figure, styled
 from .dynamics import _group_line, stat_label_words
 from .labels import display_name
-from .style import SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_beside, run_groups, separate_coincident, series_styles
+from .palettes import looks_like_steps, step_colours
+from .style import (SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_beside, legend_under, measured,
+                    run_groups, separate_coincident, series_styles)
 
 TITLE_WIDTH = 22   # characters per title line at a panel width of 2.4 in (9-pt titles)
 
@@ -129,7 +131,8 @@ def legend_outside(fig: Figure, ncols: int = 1) -> Figure:
     """Replace the legends of ``fig``'s panels by one legend to the right of the figure (each label
     once, in order of appearance): for curves with many labelled lines, where legends inside the
     panels would cover them or repeat in every panel. The figure is widened by about the legend's
-    width, so the panels keep theirs. Returns ``fig``."""
+    width, so the panels keep theirs — or, where that would be wider than a page, the legend goes
+    under the panels (:func:`cselab.plots.style.legend_beside`). Returns ``fig``."""
     handles: dict[str, object] = {}
     for ax in fig.axes:
         legend = ax.get_legend()
@@ -154,11 +157,14 @@ def plot_profile_grid(panels: Mapping[str, Mapping[str, Sequence[float]]], ncols
     if not panels:
         raise ValueError("plot_profile_grid: no panels to draw")
     names = list(dict.fromkeys(name for profiles in panels.values() for name in profiles))
+    # steps and snapshots in the sequential greys of steps (light: early, dark: late), never in a
+    # method's colour; other names in the colours of no method, statistic or step
+    colours = step_colours(len(names)) if looks_like_steps(names) else [color(i) for i in range(len(names))]
     fig, axes = new_figure(len(panels), panel_size=(2.4, 1.9), ncols=min(ncols, len(panels)), sharey=True)
     for ax, (panel, profiles) in zip(axes, panels.items()):
         for name, values in profiles.items():
-            ax.plot(range(len(values)), values, marker="o", markersize=2.5, color=color(names.index(name)),
-                    label=name)
+            ax.plot(range(len(values)), values, label=name,
+                    **measured({"marker": "o", "markersize": 2.5, "color": colours[names.index(name)]}, len(values)))
         ax.set_title(textwrap.fill(display_name(panel), TITLE_WIDTH))
         ax.set_xlabel(xlabel)
         integer_ticks(ax.xaxis)
@@ -170,9 +176,8 @@ def plot_profile_grid(panels: Mapping[str, Mapping[str, Sequence[float]]], ncols
     for ax in axes:
         for handle, name in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(name, handle)
-    if len(handles) > 1:
-        fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=min(len(handles), 4),
-                   frameon=False)
+    if len(handles) > 1:   # under the panels, the figure grown by its height (the panels keep theirs)
+        legend_under(fig, list(handles.values()), list(handles))
     if title:
         fig.suptitle(title)
     return fig

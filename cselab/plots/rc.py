@@ -28,3 +28,10 @@ STYLE = {
 def style():
     """Context manager with cselab's figure style."""
     return matplotlib.rc_context(STYLE)
+
+
+# What a printed page holds: the text width of a two-column paper's page (ACL, IEEE: 7.0–7.2 in).
+# A figure is drawn at the size it is printed, so no figure is wider, and no text in it is smaller
+# than MIN_TEXT_PT (the checker says so: cselab.plots.check).
+PAGE_WIDTH = 7.2
+MIN_TEXT_PT = 6.0

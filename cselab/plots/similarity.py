@@ -17,17 +17,19 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .core import LEGEND_CHAR_WIDTH, color, new_figure, styled
+from .core import new_figure, styled
 from .labels import display_name
+from .palettes import categorical_colours
+from .rc import PAGE_WIDTH
+from .style import legend_beside
+
+MIN_ANNOTATED_CELL = 0.3   # inches: a cell narrower than this has no room for its written value
 
 
 def _label_colors(n: int) -> list:
-    """cselab's palette for up to 10 labels; tab20 beyond (DBpedia has 14 classes)."""
-    if n <= 10:
-        return [color(i) for i in range(n)]
-    from matplotlib import colormaps
-
-    return [colormaps["tab20"](i % 20) for i in range(n)]
+    """Colours a reader tells apart for the labels of a sample (DBpedia's 14 classes):
+    :func:`cselab.plots.palettes.categorical_colours`."""
+    return categorical_colours(n)
 
 
 def _short(sentence: str, width: int) -> str:
@@ -44,14 +46,15 @@ def plot_similarity_heatmap(matrix: np.ndarray, sentences: Sequence[str], title:
     n = len(sentences)
     if matrix.shape != (n, n):
         raise ValueError(f"plot_similarity_heatmap: a {matrix.shape} matrix for {n} sentences")
-    side = max(2.4, 0.42 * n + 1.2)
-    # square cells: the width is the square, the sentences (~0.075 in a character at 8 pt) and the colour bar
+    # square cells: the width is the square, the sentences (~0.075 in a character at 8 pt) and the
+    # colour bar, no wider than a page (the square gives way)
+    side = min(max(2.4, 0.42 * n + 1.2), PAGE_WIDTH - 0.075 * label_width - 1.3)
     fig, (ax,) = new_figure(panel_size=(side + 0.075 * label_width + 1.3, side))
     image = ax.imshow(matrix, cmap="viridis", vmin=min(0.0, float(matrix.min())), vmax=1.0)
     ax.set_xticks(range(n), [str(i + 1) for i in range(n)])
     ax.set_yticks(range(n), [f"{i + 1}. {_short(s, label_width)}" for i, s in enumerate(sentences)])
     ax.grid(False)
-    if annotate and n <= 12:
+    if annotate and n <= 12 and (side - 0.8) / n >= MIN_ANNOTATED_CELL:
         for i in range(n):
             for j in range(n):
                 ax.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=7,
@@ -90,13 +93,8 @@ def plot_projection_grid(frames: Mapping[str, pd.DataFrame], ncols: int = 3, max
         ax.grid(False)
     if len(labels) <= max_legend:
         handles, names = axes[0].get_legend_handles_labels()
-        rows = -(-len(frames) // min(ncols, len(frames)))
-        per_column = max(1, int(9 * rows * panel_size / 2.6))   # about 9 entries fit beside a 2.6-inch row
-        columns = -(-len(labels) // per_column)
-        # room for the legend: a column is a marker and the longest label (8-pt text)
-        column_width = 0.5 + LEGEND_CHAR_WIDTH * max(len(str(lab)) for lab in labels)
-        fig.set_size_inches(fig.get_figwidth() + column_width * columns, fig.get_figheight())
-        fig.legend(handles, names, frameon=False, markerscale=2, loc="outside right center", ncols=columns)
+        # beside the maps while the page holds it, else under them
+        legend_beside(fig, handles, names, markerscale=2)
     if title:
         fig.suptitle(display_name(title))   # a run label as its method's name
     return fig

@@ -2,7 +2,10 @@
 method, legends off the data, integer ticks for integer quantities.
 
 * :func:`method_color` — a colour-blind-safe colour (Okabe & Ito, 2008; Tol's muted scheme for the
-  rest) keyed by **method**, the same in every figure of a study, whatever else the figure shows;
+  rest) keyed by **method**, the same in every figure of a study, whatever else the figure shows
+  (statistics, steps and categories have palettes of their own: :mod:`cselab.plots.palettes`);
+* :func:`measured` — the look of a series drawn through few measurements: points alone below 3,
+  a marker at each below 6 (what the figure checker asks);
 * :func:`series_styles` — colours (and, where two series would share one, dashes and markers) for
   the named series of one figure;
 * :func:`run_groups` — runs that differ only in their seed, drawn as one series (faint seed lines
@@ -27,21 +30,10 @@ from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator, ScalarForm
 
 from ..methods import color_slots
 from .labels import method_key, method_name   # method_key lives with the names: labels needs it too
+# The palettes (methods, statistics, steps, categories) live in palettes.py; METHOD_PALETTE is read
+# here by method_color (and named cselab.plots.style.METHOD_PALETTE where a method declares its slot).
+from .palettes import METHOD_PALETTE, NON_METHOD_COLORS, OTHER_COLORS, is_statistic, statistic_colour
 
-# The colour slots a method may declare (``Component.color_slot``): Okabe–Ito's colour-blind-safe
-# colours first (the baseline and the four papers' methods), then Tol's wine, green and indigo.
-METHOD_PALETTE = ("#0072B2",   # 0 blue (SimCSE)
-                  "#D55E00",   # 1 vermillion
-                  "#009E73",   # 2 bluish green
-                  "#CC79A7",   # 3 reddish purple
-                  "#E69F00",   # 4 orange
-                  "#56B4E9",   # 5 sky blue
-                  "#882255",   # 6 Tol's wine
-                  "#117733",   # 7 Tol's green
-                  "#332288")   # 8 Tol's indigo
-NON_METHOD_COLORS = {"bert": "#555555"}   # the untrained encoder: grey
-# Other methods, and series that are not methods: the rest of Tol's muted scheme (colour-blind safe).
-OTHER_COLORS = ("#44AA99", "#999933", "#AA4499", "#88CCEE", "#CC6677", "#DDCC77")
 DASHES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 SEED_ALPHA = 0.3          # each seed of a group, under the group's mean
@@ -78,8 +70,13 @@ def series_styles(names: Sequence[str], methods: Mapping[str, str | None] | None
     styles, used = {}, {}
     for i, name in enumerate(names):
         # a series that is no method (the untrained backbone, a statistic) beside methods takes a
-        # colour no method uses, so it never reads as one of them
-        c = (method_color(methods[name]) if methods[name] else next(others)) if any_method else color(i)
+        # colour no method uses, so it never reads as one of them; a statistic its own colour
+        if methods[name]:
+            c = method_color(methods[name])
+        elif is_statistic(name):
+            c = statistic_colour(name)
+        else:
+            c = next(others) if any_method else color(i)
         n = used.get(c, 0)
         used[c] = n + 1
         styles[name] = {"color": c, "linestyle": DASHES[n % len(DASHES)]}
@@ -87,6 +84,21 @@ def series_styles(names: Sequence[str], methods: Mapping[str, str | None] | None
             styles[name]["marker"] = MARKERS[(n - 1) % len(MARKERS)]
             styles[name]["markersize"] = 3
     return styles
+
+
+def measured(style: Mapping, n_points: int, markersize: float = 3.0) -> dict:
+    """``style`` for a line through ``n_points`` measurements, as the figure checker asks: fewer than
+    3 are points without a line (two points joined make no curve), fewer than 6 get a marker at each
+    (the reader sees where the measurements are); more are left as they are."""
+    from .check import MARKED_BELOW, MIN_LINE_POINTS
+
+    style = dict(style)
+    if n_points < MARKED_BELOW and style.get("marker") in (None, "", "None", "none"):
+        style["marker"] = "o"
+        style.setdefault("markersize", markersize)
+    if n_points < MIN_LINE_POINTS:
+        style["linestyle"] = "none"
+    return style
 
 
 # ------------------------------------------------------------------ runs grouped by method
@@ -157,10 +169,13 @@ SEEDS_NOTE = "faint: each seed"   # the legend title of figures with grouped see
 
 # ------------------------------------------------------------------ coincident series
 def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None = None) -> list[tuple[str, str]]:
-    """Give each labelled line that lies on an earlier one (same x, y within a line's width as drawn) its own dashes
-    and markers — in every panel, so that a series keeps one look — and say so in its label
-    (``X (= Y)``, or ``X (= Y in 'panel')`` when it coincides in some panels only); returns the
-    (hidden, visible) pairs of labels."""
+    """Give each labelled line that lies on an earlier one (same x, y within a line's width as drawn)
+    its own dashes and markers — in every panel, so that a series keeps one look — and, where the
+    two series are equal in their data (:func:`cselab.plots.check.equal_series`: within 1 % of their
+    span, not merely close at this scale), say so in its label (``X (= Y)``, or ``X (= Y in 'panel')``
+    when they are equal in some panels only); returns the (restyled, visible) pairs of labels."""
+    from .check import equal_series
+
     names = names or {}
     found: dict[str, tuple[str, list[Axes]]] = {}
     for ax in axes:
@@ -171,21 +186,34 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
                     found.setdefault(line.get_label(), (earlier.get_label(), []))[1].append(ax)
                     break
     for n, (hidden, (visible, where)) in enumerate(found.items()):
-        if len(where) == len(axes) or len(axes) == 1:
-            panels = ""
-        elif len(where) == 1:
-            panel = names.get(where[0]) or where[0].get_title() or where[0].get_ylabel() or "one panel"
-            panels = f" in {' '.join(panel.split())!r}"
+        both, equal = [], []
+        for ax in axes:
+            mine = [line for line in ax.lines if line.get_label() == hidden]
+            theirs = [line for line in ax.lines if line.get_label() == visible]
+            if mine and theirs:
+                both.append(ax)
+                if equal_series(mine[0], theirs[0])[0]:
+                    equal.append(ax)
+        if not equal:
+            claim = ""
+        elif len(equal) == len(both):
+            claim = " (= {})"
+        elif len(equal) == 1:
+            panel = names.get(equal[0]) or equal[0].get_title() or equal[0].get_ylabel() or "one panel"
+            claim = f" (= {{}} in {' '.join(panel.split())!r})"
         else:
-            panels = f" in {len(where)} panels"
-        visible = re.sub(r" \(mean, \d+ seeds\)$", "", visible)
+            claim = f" (= {{}} in {len(equal)} panels)"
+        shown = re.sub(r" \(mean, \d+ seeds\)$", "", visible)
+        below = {line.get_marker() for ax in axes for line in ax.lines if line.get_label() == visible}
+        marker = next(m for m in MARKERS[n % len(MARKERS):] + MARKERS if m not in below)
         for ax in axes:
             for line in ax.lines:
                 if line.get_label() == hidden:
-                    line.set_linestyle(DASHES[1 + n % (len(DASHES) - 1)])
-                    line.set_marker(MARKERS[n % len(MARKERS)])
+                    if line.get_linestyle() not in ("None", "none", "", " "):   # points alone stay points
+                        line.set_linestyle(DASHES[1 + n % (len(DASHES) - 1)])
+                    line.set_marker(marker)
                     line.set_markersize(3.5)
-                    line.set_label(f"{hidden} (= {visible}{panels})")
+                    line.set_label(hidden + claim.format(shown))
     return [(hidden, visible) for hidden, (visible, _) in found.items()]
 
 
@@ -236,18 +264,39 @@ def place_legend(ax: Axes, handles=None, labels=None, title: str | None = None, 
 def legend_beside(fig: Figure, handles, labels, title: str | None = None, max_rows: int = 14, **kwargs) -> None:
     """One figure legend to the right of the panels: long labels wrapped, in as many columns as
     the figure's height needs (at most ``max_rows`` rows); the figure is widened by about the
-    legend's width, so that the panels keep theirs."""
+    legend's width, so that the panels keep theirs. Where that would make the figure wider than a
+    printed page (:data:`cselab.plots.rc.PAGE_WIDTH`), the legend goes under the panels instead, in
+    as many columns as the width holds (:func:`legend_under`)."""
     from .core import LEGEND_CHAR_WIDTH
+    from .rc import PAGE_WIDTH
 
     labels = [textwrap.fill(str(label), LEGEND_WRAP) for label in labels]
     tallest = max(label.count("\n") + 1 for label in labels)
     fitting = max(1, int((fig.get_figheight() - 0.3 - (0.2 if title else 0)) / (LEGEND_ROW_HEIGHT * tallest)))
     rows = min(max_rows, fitting)
     ncols = -(-len(labels) // rows)
-    fig.legend(handles, labels, loc="outside right center", frameon=False, ncols=ncols, title=title, **kwargs)
     longest = max([max(len(part) for part in str(name).split("\n")) for name in labels] +
                   [len(title or "") // ncols])
-    fig.set_figwidth(fig.get_figwidth() + ncols * (0.5 + LEGEND_CHAR_WIDTH * longest))
+    extra = ncols * (0.5 + LEGEND_CHAR_WIDTH * longest)
+    if fig.get_figwidth() + extra > PAGE_WIDTH:
+        legend_under(fig, handles, labels, title=title, **kwargs)
+        return
+    fig.legend(handles, labels, loc="outside right center", frameon=False, ncols=ncols, title=title, **kwargs)
+    fig.set_figwidth(fig.get_figwidth() + extra)
+
+
+def legend_under(fig: Figure, handles, labels, title: str | None = None, **kwargs) -> None:
+    """One figure legend under the panels in as many columns as the figure's width holds (labels
+    wrapped); the figure grows by the legend's height, so that the panels keep theirs."""
+    from .core import LEGEND_CHAR_WIDTH
+
+    labels = [textwrap.fill(" ".join(str(label).split()), LEGEND_WRAP) for label in labels]
+    longest = max(max(len(part) for part in label.split("\n")) for label in labels)
+    ncols = max(1, min(len(labels), int(fig.get_figwidth() / (0.5 + LEGEND_CHAR_WIDTH * longest))))
+    rows = -(-len(labels) // ncols)
+    tallest = max(label.count("\n") + 1 for label in labels)
+    fig.legend(handles, labels, loc="outside lower center", frameon=False, ncols=ncols, title=title, **kwargs)
+    fig.set_figheight(fig.get_figheight() + 0.15 + LEGEND_ROW_HEIGHT * (rows * tallest + (1 if title else 0)))
 
 
 def legend_below(fig: Figure, handles, labels, title: str | None = None) -> None:
