@@ -88,6 +88,10 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
             ax.annotate(note, (1.0, y), xycoords=("axes fraction", "data"), xytext=(3, 0),
                         textcoords="offset points", va="center", fontsize=7)
         ax.axvline(0.0, color="grey", linestyle=":", linewidth=1)
+        # every interval whole, with room at both ends (an interval that ends at the frame reads as cut)
+        ends = [0.0, *table["diff"], *table["diff_ci_low"].dropna(), *table["diff_ci_high"].dropna()]
+        pad = 0.08 * ((max(ends) - min(ends)) or 1.0)
+        ax.set_xlim(min(ends) - pad, max(ends) + pad)
         ax.set_yticks(positions, [str(g) for g in table[group]])
         ax.set_ylim(-0.6, max(len(table), 1) - 0.4)
         ax.set_title(textwrap.fill(str(name), TITLE_WIDTH))
