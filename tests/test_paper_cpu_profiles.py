@@ -4,16 +4,14 @@ offline backbone at cpu-compare's scale with three seeds, every sweep with at le
 is trained twice. Their dry run lists both profiles; ``smoke-cpu`` shrinks the cpu grid."""
 from __future__ import annotations
 
-import io
 import json
-import os
 from collections import defaultdict
 
 import pytest
 
 from cselab.paper_tables import assign_variants, unmatched
 from cselab.studies import load_study, reproduce
-from test_paper_studies import STUDIES, notebook_defaults
+from test_paper_studies import STUDIES, dry_run, notebook_defaults
 
 # each study's swept key, the notebook parameter naming its runs, and the value its main runs hold
 SWEEPS = {"paper-mixcse": [("lambda_sweep", "mixcse.mix_lambda", "mixcse")],
@@ -70,17 +68,8 @@ def test_cpu_dry_run_lists_the_grid_both_profiles_and_matches_the_notebook(study
     notebook, _, sweeps = STUDIES[study]
     spec = load_study(study, "cpu", runs_root=tmp_path / "runs")
     assert [n.name for n in spec.notebooks] == [notebook]   # the explorer needs snapshots: gpu only
-    stream = io.StringIO()
-    old = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        code = reproduce(study, profile="cpu", dry_run=True, runs_dir=tmp_path / "runs", stream=stream,
-                         progress="lines")
-    finally:
-        os.chdir(old)
-    text = stream.getvalue()
+    code, text, rows = dry_run(study, "cpu", tmp_path)
     assert code == 0 and list(tmp_path.iterdir()) == []
-    rows = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| ") and "label" not in line]
     assert rows == [run.label for run in spec.runs]
     gpu_runs = len(load_study(study, "gpu", runs_root=tmp_path / "runs", notebooks=False).runs)
     assert f"profile gpu (not run now): {gpu_runs} runs" in text and "estimated" in text

@@ -30,24 +30,32 @@ def notebook_defaults(name: str) -> dict:
     return values
 
 
+def dry_run(study: str, profile: str, tmp_path) -> tuple[int, str, list[str]]:
+    """``cselab reproduce --dry-run`` of ``study`` from ``tmp_path``: its exit code, its text and the
+    labels of its run table."""
+    stream = io.StringIO()
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code = reproduce(study, profile=profile, dry_run=True, runs_dir=tmp_path / "runs", stream=stream,
+                         progress="lines")
+    finally:
+        os.chdir(old)
+    text = stream.getvalue()
+    labels = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| ") and "label" not in line]
+    return code, text, labels
+
+
 @pytest.mark.parametrize("study", list(STUDIES))
 def test_paper_study_dry_run_lists_every_run_and_writes_nothing(study, tmp_path):
     notebook, count, sweeps = STUDIES[study]
     spec = load_study(study, "gpu", runs_root=tmp_path / "runs")
     assert len(spec.runs) == count
     assert [n.name for n in spec.notebooks] == [notebook, "explorer"]
-    stream = io.StringIO()
-    old = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        code = reproduce(study, profile="gpu", dry_run=True, runs_dir=tmp_path / "runs", stream=stream,
-                         progress="lines")
-    finally:
-        os.chdir(old)
-    text = stream.getvalue()
+    code, text, labels = dry_run(study, "gpu", tmp_path)
     assert code == 0 and list(tmp_path.iterdir()) == []
     rows = [line for line in text.splitlines() if line.startswith("| ") and "label" not in line]
-    assert [row.split("|")[1].strip() for row in rows] == [run.label for run in spec.runs]
+    assert labels == [run.label for run in spec.runs]
     assert all(row.split("|")[5].strip() == "new" for row in rows)
     assert "ESTIMATED total: " in text and f"for the {count} runs to train or resume" in text
     # every run is one of the notebook's variants or sweeps; every variant the study trains is found

@@ -72,11 +72,10 @@ def claims_table(frame: pd.DataFrame, claims: Sequence[Claim], group: str = "var
     for column in (group, pair_on):
         if column not in frame:
             raise ValueError(f"claims_table: the frame has no {column!r} column; columns: {list(frame.columns)}")
-    rows = []
+    rows, present = [], set(frame[group])
     for c in claims:
         if c.metric not in frame:
             raise ValueError(f"claims_table: claim {c.claim!r}: no column {c.metric!r} in the frame")
-        present = set(frame[group])
         missing = [v for v in (c.variant, c.reference) if v not in present]
         row = {"claim": c.claim, "paper": c.paper, "n": 0, "diff": math.nan, "ci_low": math.nan,
                "ci_high": math.nan, "p": math.nan, "mde": math.nan, "missing": ", ".join(missing)}
