@@ -39,7 +39,7 @@ def test_quickstart_notebook_executes(tiny_model, thin_data, tmp_path):
     run = tmp_path / "runs" / f"simcse-{cfg.config_hash()}"
     assert sorted(p.name for p in (tmp_path / "runs").iterdir() if p.is_dir()) == [run.name]
     metrics = (run / "metrics.jsonl").read_text().splitlines()
-    assert sum('"kind": "eval"' in line for line in metrics) == 2
+    assert sum('"kind": "eval"' in line for line in metrics) == 3   # steps 0 (before training), 2 and 4
 
 
 def test_notebook_sources_are_jupytext_percent():

@@ -138,6 +138,23 @@ def test_training_with_probes_and_grad_norms(tiny_config, data_dir, tmp_path):
     assert not _records(plain, "probe") and "grad/z1_norm" not in _records(plain, "train")[0]
 
 
+def test_evaluations_during_training_see_the_updated_weights(tiny_config, data_dir):
+    """The trainer's fused AdamW changes the weights in place without bumping their version
+    counters, the key of the evaluation path's cached bf16 copy: the trainer drops the copy after
+    every step. (It did not: the probes and dev scores of a run whose pooler puts no head into the
+    backbone when saved, APINCSE's layer attention, all read the weights of step 0.)"""
+    cfg = load_config({**tiny_config, "pooler": "avg", "precision": "fp32", "eval_precision": "bf16", "lr": 1e-3,
+                       "max_steps": 4, "eval_every": 4, "probe_every": 4, "probe_sentences": 24})
+    run = train(cfg, data_dir=data_dir, progress=False)
+    probes = _records(run, "probe")
+    assert [r["step"] for r in probes] == [0, 4]
+    last = SentenceEncoder.from_pretrained(run / "last")
+    last.eval_precision = "bf16"
+    fresh = probe(last, stsb_probe_set(load_stsb(data_dir)["dev"], 24))
+    assert probes[1]["uniformity"] == pytest.approx(fresh["uniformity"], abs=1e-6)     # the weights of step 4
+    assert abs(probes[1]["uniformity"] - probes[0]["uniformity"]) > 1e-4             # not those of step 0
+
+
 def test_probe_config_validation(tiny_config):
     with pytest.raises(ConfigError, match="probe_every: must be >= 1 or null, got 0"):
         load_config({**tiny_config, "probe_every": 0})

@@ -138,9 +138,9 @@ def test_divergence_keeps_the_last_good_checkpoint_and_resume_continues_from_it(
         else:
             real, calls = SUITES["sts"].score_pairs, []   # training's dev score (cselab.train.dev_evaluation)
 
-            def nan_at_second(*args, **kwargs):
+            def nan_at_second(*args, **kwargs):   # the third call: step 0 (before training), 3, then 6
                 calls.append(1)
-                return math.nan if len(calls) == 2 else real(*args, **kwargs)
+                return math.nan if len(calls) == 3 else real(*args, **kwargs)
 
             m.setitem(SUITES, "sts", dataclasses.replace(SUITES["sts"], score_pairs=nan_at_second))
             expected = r"step 6: the STS-B dev score is nan"
@@ -180,7 +180,7 @@ def test_failed_overwrite_leaves_the_finished_run_untouched(tiny_config, data_di
     after = {p.relative_to(run.path): p.read_bytes() for p in run.path.rglob("*") if p.is_file()}
     assert after == before                                          # byte for byte
     staging = run.overwrite_staging()
-    assert [r["step"] for r in staging.metrics()] == [1]           # the failed attempt, kept aside
+    assert [r["step"] for r in staging.metrics()] == [0, 1]        # the failed attempt (step 0's eval, step 1), kept aside
     assert (f"note: the existing run {run.path} is untouched; the failed replacement is in {staging.path}"
             in capsys.readouterr().err)
 
@@ -188,7 +188,7 @@ def test_failed_overwrite_leaves_the_finished_run_untouched(tiny_config, data_di
     train(cfg, data_dir=data_dir, overwrite=True, progress=False, callbacks=[first_steps(seen)])
     assert seen == [1, 2] and not staging.path.exists()
     assert not run.path.with_name(run.path.name + ".old").exists()
-    assert [(r["kind"], r["step"]) for r in run.metrics()] == [("train", 1), ("train", 2), ("eval", 2)]
+    assert [(r["kind"], r["step"]) for r in run.metrics()] == [("eval", 0), ("train", 1), ("train", 2), ("eval", 2)]
     assert json.loads(run.results_file.read_text())["steps"] == 2
 
 
@@ -247,7 +247,7 @@ def test_a_second_process_on_the_same_run_refuses_at_once(tiny_config, data_dir,
         holder.kill()                                          # kill -9: the OS releases the lock
         holder.wait()
     assert train(cfg, data_dir=data_dir, progress=False) == run.path
-    assert [r["step"] for r in run.metrics() if r["kind"] == "eval"] == [2]
+    assert [r["step"] for r in run.metrics() if r["kind"] == "eval"] == [0, 2]
 
 
 def test_the_lock_is_held_for_the_whole_run(tiny_config, data_dir):
@@ -526,7 +526,7 @@ def test_crash_between_the_two_renames_of_a_checkpoint_swap(staged, tiny_config,
     train(cfg, data_dir=data_dir, resume=True, progress=False, callbacks=[first_steps(seen)])
     assert seen == ([5, 6] if staged == "complete" else [3, 4, 5, 6])   # from step 4, or from step 2
     assert load_state(run.last_dir)["train_state"]["step"] == 6
-    assert [r["step"] for r in run.metrics() if r["kind"] == "eval"] == [2, 4, 6]
+    assert [r["step"] for r in run.metrics() if r["kind"] == "eval"] == [0, 2, 4, 6]
     assert not old.exists() and not tmp.exists()
 
 

@@ -47,7 +47,7 @@ def test_tensorboard_event_file_holds_the_metrics_jsonl_scalars(tiny_config, dat
     events = read_events(run)
     assert {"train/loss", "train/loss/info_nce", "train/sim/pos_cos", "train/lr", "eval/stsb_dev",
             "probe/alignment"} <= set(events)
-    assert [step for step, _ in events["eval/stsb_dev"]] == [4, 8]
+    assert [step for step, _ in events["eval/stsb_dev"]] == [0, 4, 8]   # 0: before training
     assert_same(events, expected_events(run))
 
 

@@ -64,7 +64,11 @@ def test_dev_sample_is_fixed_in_file_order_and_out_of_the_hash_when_unset():
 
 
 def _evals(run):
-    return [r for r in read_jsonl(run / "metrics.jsonl") if r["kind"] == "eval"]
+    """The evaluations during training (step 0's, of the model before training, is a reference: it
+    never becomes best/)."""
+    evals = [r for r in read_jsonl(run / "metrics.jsonl") if r["kind"] == "eval"]
+    assert evals[0]["step"] == 0 and evals[0]["before_training"]
+    return evals[1:]
 
 
 def test_the_loop_honours_and_records_select_by(tiny_config, data_dir, tmp_path):

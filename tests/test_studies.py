@@ -229,7 +229,8 @@ def test_interrupted_run_is_resumed_not_restarted(tiny_model, data_dir, tmp_path
         train(cfg, data_dir=data_dir, progress=False, callbacks=[interrupt])
     run_dir = tmp_path / "runs" / cfg.default_run_name()
     assert not (run_dir / "results.json").exists() and (run_dir / "last").is_dir()
-    # mark the step-1 record: a resumed run keeps the records up to its checkpoint (step 2), a restart would not
+    # mark the first record (step 0's): a resumed run keeps the records up to its checkpoint (step 2), a restart
+    # would write them anew
     records = read_jsonl(run_dir / "metrics.jsonl")
     assert [r["step"] for r in records if r["kind"] == "train"] == [1, 2, 3]
     records[0]["marker"] = "written before the interruption"
@@ -243,7 +244,7 @@ def test_interrupted_run_is_resumed_not_restarted(tiny_model, data_dir, tmp_path
     after = read_jsonl(run_dir / "metrics.jsonl")
     assert after[0]["marker"] == "written before the interruption"
     assert [r["step"] for r in after if r["kind"] == "train"] == [1, 2, 3, 4]
-    assert [r["step"] for r in after if r["kind"] == "eval"] == [2, 4]
+    assert [r["step"] for r in after if r["kind"] == "eval"] == [0, 2, 4]
     assert read_json(run_dir / "results.json")["steps"] == 4
     executed = (tmp_path / "reports" / "resume" / "runs" / "simcse.ipynb").read_text()
     assert "resuming from the checkpoint at step 2" in executed
@@ -352,15 +353,15 @@ def test_layer_parameters_of_bert_base_match_its_checkpoint():
 
 def test_cost_estimates_by_hand(data_dir):
     # one H200, BERT-base, bf16 (auto on CUDA), batch 64 × 32: 30 s overhead + 1000 × 0.08 s
-    # + 8 dev evaluations × 1.0 s + the STS suite 7.0 s = 125 s
+    # + 9 dev evaluations (8, and step 0's before training) × 1.0 s + the STS suite 7.0 s = 126 s
     gpu = load_config("simcse-bert-base", {"max_steps": 1000})
     assert gpu.eval_every == 125 and gpu.final_eval
-    assert estimate_run(gpu, "gpu").seconds == pytest.approx(125.0)
-    # the CPU reference: MiniLM fp32, MixCSE (+5 %): 15 s + 100 × 2.0 × 1.05 + 4 evaluations × 8 s = 257 s;
-    # resumed from step 60: 15 + 40 × 2.1 + 2 × 8 = 115 s; bf16 halves the step time
+    assert estimate_run(gpu, "gpu").seconds == pytest.approx(126.0)
+    # the CPU reference: MiniLM fp32, MixCSE (+5 %): 15 s + 100 × 2.0 × 1.05 + 5 evaluations × 8 s = 265 s;
+    # resumed from step 60 (no step-0 evaluation again): 15 + 40 × 2.1 + 2 × 8 = 115 s; bf16 halves the step time
     cpu = load_config(None, {"method": "mixcse", "max_steps": 100, "eval_every": 25, "final_eval": False,
                              "device": "cpu"})
-    assert estimate_run(cpu, "cpu").seconds == pytest.approx(257.0)
+    assert estimate_run(cpu, "cpu").seconds == pytest.approx(265.0)
     assert estimate_run(cpu, "cpu", steps_done=60).seconds == pytest.approx(115.0)
     assert estimate_run(cpu, "cpu", finished=True).seconds == 0.0
     bf16 = load_config(None, {"precision": "bf16", "device": "cpu"})

@@ -33,10 +33,11 @@ def test_short_run_writes_a_complete_run_directory(tiny_config, data_dir):
         assert -1 <= r["sim/neg_cos"] <= r["sim/pos_cos"] + 0.2 <= 1.2
     assert train_records[-1]["lr"] == 0.0  # linear decay to zero, no warm-up
     evals = _records(run, "eval")
-    assert [r["step"] for r in evals] == [4, 8]
+    assert [r["step"] for r in evals] == [0, 4, 8]   # step 0: the model before training, a reference
+    assert evals[0]["before_training"] is True and "improved" not in evals[0] and "best_stsb_dev" not in evals[0]
     results = json.loads((run / "results.json").read_text())
     assert results["steps"] == 8
-    assert results["best_stsb_dev"] == max(r["stsb_dev"] for r in evals)
+    assert results["best_stsb_dev"] == max(r["stsb_dev"] for r in evals[1:])
     best = SentenceEncoder.from_pretrained(run / "best")
     assert json.loads((run / "best" / "cselab.json").read_text())["stsb_dev"] == results["best_stsb_dev"]
     assert best.encode(["hello world"]).shape == (1, 32)
@@ -49,7 +50,7 @@ def test_never_overwrites_a_run_silently(tiny_config, data_dir):
     with pytest.raises(RunExistsError, match="finished run is already there"):
         train(cfg, data_dir=data_dir, progress=False)
     run = train(cfg, data_dir=data_dir, overwrite=True, progress=False)
-    assert [r["step"] for r in _records(run, "eval")] == [2]
+    assert [r["step"] for r in _records(run, "eval")] == [0, 2]
 
 
 class Crash(Exception):
@@ -145,15 +146,16 @@ def test_early_stopping_after_patience_evaluations_without_improvement(tiny_conf
     from cselab.evaluate.suites import SUITES
 
     # training's dev score is the registry's sts suite scoring the dev pairs (cselab.train.dev_evaluation)
-    scores = iter([50.0, 40.0, 45.0, 30.0, 99.0])
+    scores = iter([99.0, 50.0, 40.0, 45.0, 30.0, 99.0])
     monkeypatch.setitem(SUITES, "sts", dataclasses.replace(SUITES["sts"], score_pairs=lambda *a, **k: next(scores)))
     cfg = load_config({**tiny_config, "eval_every": 1, "early_stopping_patience": 2})
     run = train(cfg, data_dir=data_dir, progress=False)
     results = json.loads((run / "results.json").read_text())
+    # step 0 (99, before training) is a reference: neither best/ nor counted by early stopping;
     # 50 (best) → 40 (1 without improvement) → 45 (2: stop); the fourth evaluation never happens
     assert results["stopped_early"] and results["steps"] == 3
     assert results["best_step"] == 1 and results["best_stsb_dev"] == 50.0
-    assert [r["stsb_dev"] for r in _records(run, "eval")] == [50.0, 40.0, 45.0]
+    assert [r["stsb_dev"] for r in _records(run, "eval")] == [99.0, 50.0, 40.0, 45.0]
 
 
 def test_resume_before_the_first_checkpoint_starts_over_cleanly(tiny_config, data_dir):
@@ -166,3 +168,4 @@ def test_resume_before_the_first_checkpoint_starts_over_cleanly(tiny_config, dat
         train(cfg, data_dir=data_dir, callbacks=[kill_at_step_2], progress=False)
     run = train(cfg, data_dir=data_dir, resume=True, progress=False)
     assert [r["step"] for r in _records(run, "train")] == [1, 2, 3, 4]  # no stale records of the killed run
+    assert [r["step"] for r in _records(run, "eval")] == [0, 4]          # its step-0 record not twice

@@ -27,10 +27,19 @@ class PassModes:
         return precision_name(resolve_precision(self.eval_precision, self.device, evaluation=True))
 
     # ------------------------------------------------------------------ low-precision evaluation
+    def forget_eval_copy(self) -> None:
+        """Drop the cached low-precision backbone: the next evaluation pass casts the weights anew.
+        For whoever changes the weights in a way the cache key cannot see: a fused optimizer
+        (``torch.optim.AdamW(fused=True)``, the trainer's) updates them in place without bumping
+        their version counters, so without this every evaluation during training would read the
+        copy made before the first step."""
+        self._eval_copy = None
+
     def _backbone_copy(self, dtype: torch.dtype) -> nn.Module:
         """The backbone with its floating-point weights in ``dtype`` (no gradients), made once and
         kept while the fp32 weights are unchanged: the key holds every tensor's storage, device and
-        version counter, which an optimizer step, ``load_state_dict`` or ``.to()`` changes."""
+        version counter, which ``load_state_dict``, ``.to()`` or an in-place op changes, but not a
+        fused optimizer's step (the trainer calls :meth:`forget_eval_copy` after each)."""
         tensors = [*self.backbone.parameters(), *self.backbone.buffers()]
         key = (dtype, tuple((id(t), t.data_ptr(), t.device, t._version) for t in tensors))
         if self._eval_copy is not None and self._eval_copy[0] == key:

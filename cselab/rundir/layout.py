@@ -289,7 +289,7 @@ class RunDir:
                 recover_dir(self.last_dir)  # a crash between the two renames of a checkpoint swap
                 recover_dir(self.best_dir)
                 if not self.last_dir.is_dir():  # killed before its first checkpoint: start over cleanly
-                    self.truncate_metrics(0)
+                    self.truncate_metrics(-1)       # the step-0 records too: the fresh start writes them again
                     return False
                 return True
             else:

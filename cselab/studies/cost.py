@@ -179,11 +179,12 @@ def estimate_run(cfg: TrainConfig, profile: str, steps_done: int = 0, finished: 
     size = layer_parameters(*backbone_shape(cfg.model)[0]) / layer_parameters(*ref.shape)
     remaining = max(0, steps - steps_done)
     evals = len({s for s in range(steps_done + 1, steps + 1) if s % cfg.eval_every == 0 or s == steps})
+    evals += steps_done == 0   # a fresh run scores STS-B dev once before its first step
     seconds = ref.overhead_seconds + remaining * per_step + evals * ref.dev_eval_seconds * size
     if cfg.final_eval:
         seconds += ref.sts_suite_seconds * size
     if cfg.probe_every:
-        probes = remaining // cfg.probe_every
+        probes = remaining // cfg.probe_every + (steps_done == 0)   # and once before the first step
         seconds += probes * ref.dev_eval_seconds * size * cfg.probe_sentences / 3000
     return Estimate(steps, seconds, kind, tuple(notes))
 

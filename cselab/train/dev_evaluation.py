@@ -1,5 +1,5 @@
 """The evaluation every ``eval_every`` steps: STS-B dev, the ``select_by`` score, ``best/`` and
-early stopping.
+early stopping; and STS-B dev of the model before its first step (:func:`start_record`).
 
 STS-B dev is scored by the ``sts`` suite of the registry (:mod:`cselab.evaluate.suites`: its
 ``score_pairs``, Spearman ×100 of cosines on the evaluation path), on the run's sample of dev pairs;
@@ -29,6 +29,17 @@ DEV_SUITE = "sts"   # the suite whose score_pairs is training's dev score (STS-B
 
 def stsb_dev_score(encoder: SentenceEncoder, pairs: STSPairs, batch_size: int) -> float:
     return get_suite(DEV_SUITE).score_pairs(encoder, pairs, batch_size=batch_size, show_progress_bar=False)
+
+
+def start_record(t: Training, cfg: TrainConfig, dev_pairs: STSPairs) -> dict:
+    """The ``eval`` record of step 0: STS-B dev of the model before training (the backbone with the
+    run's pooler as initialised), the first point of every dev curve, scored as every later
+    evaluation is (the run's dev sample, the evaluation path: no dropout, no random draw). It is a
+    reference only: not a candidate for ``best/``, and early stopping does not count it. Process 0
+    calls it (nothing is broadcast: no other process needs the number)."""
+    score = stsb_dev_score(t.encoder, dev_pairs, cfg.eval_batch_size)
+    logger.info("step 0 (before training): STS-B dev %.2f", score)
+    return {"kind": "eval", "step": 0, "stsb_dev": score, "before_training": True}
 
 
 def evaluate_dev(t: Training, cfg: TrainConfig, run: RunDir, dev_pairs: STSPairs, heldout: list[str],

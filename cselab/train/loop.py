@@ -4,7 +4,8 @@ One step: take B sentences → tokenise them as 2B rows (two dropout views) → 
 the InfoNCE core plus the method's components → backward, clip, AdamW, linear schedule. Every
 ``log_every`` steps a record with the loss parts and similarity statistics goes to
 ``metrics.jsonl``; every ``eval_every`` steps STS-B dev is scored (the evaluation pooler path),
-the best model is kept in ``best/`` and a full checkpoint in ``last/``.
+the best model is kept in ``best/`` and a full checkpoint in ``last/``. Before the first step of a
+fresh run, STS-B dev is scored once as a reference (step 0: the untuned backbone, never ``best/``).
 
 :func:`train` prepares and locks the run directory; :func:`_train_run` is the loop. What it calls
 has a module per subject: :mod:`cselab.train.training` (the encoder, loss, optimiser, schedule and
@@ -42,7 +43,7 @@ from ..utils import native_bf16, precision_name, resolve_precision, seed_everyth
 from . import ddp, execution
 from .batches import batches_per_epoch, epoch_batches, epoch_order  # noqa: F401 (epoch_order: API)
 from .checkpoints import resume_from_checkpoint, save_checkpoint, save_snapshot
-from .dev_evaluation import evaluate_dev
+from .dev_evaluation import evaluate_dev, start_record
 from .guards import TrainingData, check_loss, dev_sample, load_training_data
 from .probes import embedding_grad_norms, probe_record, stsb_probe_set
 from .reporting import RunReporter
@@ -146,10 +147,11 @@ def _train_run(cfg: TrainConfig, run: RunDir, resuming: bool, data: TrainingData
                        enabled=progress and main, mininterval=1.0)
     started = time.perf_counter() - state.train_seconds
     if state.step == 0 and main:   # the model before training: the first frame of every snapshot series and
-        if cfg.snapshot_every:     # the first point of every probe trajectory (eval mode, no RNG drawn)
+        if cfg.snapshot_every:     # the first point of every probe trajectory and dev curve (eval mode, no RNG drawn)
             save_snapshot(run, t.encoder, 0)
         if probe_set is not None:
             reporter.log(probe_record(t.encoder, probe_set, 0, cfg.eval_batch_size))
+        reporter.log(start_record(t, cfg, dev_pairs))   # a reference: not a candidate for best/
     for b, sentences in _batches(corpus, cfg, state, total_steps):
         log_now = (state.step + 1) % cfg.log_every == 0 or state.step == 0 or state.step + 1 == total_steps
         log_grad_norm = cfg.log_embedding_grad_norm and log_now  # ∂L/∂z of both views (MixCSE's dynamics)
@@ -235,6 +237,9 @@ def _update(t: Training, step: StepLoss, max_grad_norm: float | None, world_size
         torch.nn.utils.clip_grad_norm_(t.params, max_grad_norm)
     scaler.step(t.optimizer)
     scaler.update()
+    # the fused AdamW changes the weights in place without bumping their version counters: the
+    # cached low-precision copy of the evaluation path (dev scores, probes) must not outlive them
+    t.encoder.forget_eval_copy()
     t.loss_fn.after_optimizer_step()   # e.g. a momentum encoder's EMA, from the updated weights
     t.scheduler.step()
     t.optimizer.zero_grad(set_to_none=True)
