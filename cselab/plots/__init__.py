@@ -2,18 +2,18 @@
 writes PNG and PDF with reproducible bytes. Which function draws which paper figure: docs/figures.md.
 """
 from .check import check_figure
-from .comparisons import (plot_ablation_bars, plot_cap_geometry, plot_lambda_bound, plot_sweep, plot_top4_curve,
-                          plot_umap_panels)
-from .core import TooFewPoints, new_figure, save_figure
-from .dynamics import (plot_alignment_uniformity, plot_grad_norm, plot_largest_angle, plot_layer_profile,
+from .comparisons import (plot_ablation_bars, plot_cap_geometry, plot_lambda_bound, plot_score_points, plot_sweep,
+                          plot_top4_curve, plot_umap_panels)
+from .core import TooFewPoints, add_note, new_figure, save_figure
+from .dynamics import (plot_alignment_trajectories, plot_alignment_uniformity, plot_grad_norm, plot_largest_angle, plot_layer_profile,
                        plot_similarity_dynamics, plot_training_curves)
 from .paired import plot_paired_differences
 from .panels import key_words, legend_outside, plot_metric_grid, plot_profile_grid
 from .style import method_color
 
 __all__ = [
-    "TooFewPoints", "check_figure", "key_words", "method_color", "legend_outside", "new_figure", "plot_ablation_bars", "plot_alignment_uniformity",
+    "TooFewPoints", "add_note", "check_figure", "key_words", "method_color", "legend_outside", "new_figure", "plot_ablation_bars", "plot_alignment_trajectories", "plot_alignment_uniformity",
     "plot_cap_geometry", "plot_grad_norm", "plot_lambda_bound", "plot_largest_angle", "plot_layer_profile",
-    "plot_metric_grid", "plot_paired_differences", "plot_profile_grid", "plot_similarity_dynamics", "plot_sweep", "plot_top4_curve",
+    "plot_metric_grid", "plot_paired_differences", "plot_profile_grid", "plot_score_points", "plot_similarity_dynamics", "plot_sweep", "plot_top4_curve",
     "plot_training_curves", "plot_umap_panels", "save_figure",
 ]

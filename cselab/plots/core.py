@@ -28,6 +28,10 @@ class TooFewPoints(ValueError):
 # One column of a two-column paper is ~3.3 in wide: a single-panel figure is drawn at that width,
 # so it is printed at 100 % and its 8–9 pt text stays 8–9 pt.
 COLUMN_WIDTH = 3.3
+# The text width of a printed page (two columns and their gap): no figure is drawn wider, so none
+# is shrunk to fit a page (which would shrink its text below the sizes set here).
+PAGE_WIDTH = 7.2
+NOTE_FONTSIZE = 7   # a figure's note (what a value is, over what n), under its panels
 # Series that are not methods (statistics, ω, steps): colour-blind-safe colours in order (Okabe &
 # Ito, 2008, without black and yellow, then Tol's muted scheme). Methods take theirs from
 # cselab.plots.style.method_color, so a method keeps its colour in every figure.
@@ -90,12 +94,60 @@ def new_figure(n_panels: int = 1, panel_size: tuple[float, float] = (COLUMN_WIDT
         raise ValueError(f"n_panels must be >= 1, got {n_panels}")
     ncols = min(n_panels, ncols or n_panels)
     nrows = -(-n_panels // ncols)
+    if panel_size[0] * ncols > PAGE_WIDTH:   # a row of panels never wider than a page: narrower panels
+        panel_size = (PAGE_WIDTH / ncols, panel_size[1])
     with style():
         fig = Figure(figsize=(panel_size[0] * ncols, panel_size[1] * nrows), layout="constrained")
         axes = fig.subplots(nrows, ncols, sharey=sharey, squeeze=False).ravel().tolist()
     for ax in axes[n_panels:]:
         ax.set_visible(False)
     return fig, axes[:n_panels]
+
+
+def add_note(fig: Figure, text: str) -> None:
+    """A note under everything else in the figure (panels, legends under them) in 7-pt text,
+    wrapped to the figure's width: what a value is and over how many measurements (a saved PNG
+    stands alone, without the notebook's text around it). The figure grows by the note's height
+    and constrained layout keeps that strip free (and a legend under the panels above it), so that
+    the panels keep their size and nothing overlaps the note. A second note is added under the
+    first. Call it last (after any legend that widens the figure)."""
+    import textwrap
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    wrapped = "\n".join(textwrap.fill(part, max(20, int(fig.get_figwidth() * 16.5)))   # ~16 characters an inch
+                         for part in str(text).split("\n"))
+    earlier = getattr(fig, "_cselab_note", None)
+    if earlier is not None:
+        wrapped = f"{earlier.get_text()}\n{wrapped}"
+        earlier.remove()
+    strip = 0.08 + 0.135 * (wrapped.count("\n") + 1)   # inches: the lines and a margin
+    height = fig.get_figheight() - getattr(fig, "_cselab_note_strip", 0.0) + strip
+    fig.set_figheight(height)
+    # A legend placed "outside lower" is put at the figure's bottom edge by constrained layout,
+    # whatever its rect: it is anchored above the note instead, and the rect starts above it.
+    lower = [leg for leg in fig.legends if getattr(leg, "_outside_loc", None) == "lower"]
+    legend_height = 0.0
+    if lower:
+        canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+        with style():
+            legend_height = max(leg.get_window_extent(canvas.get_renderer()).height for leg in lower) / fig.dpi + 0.06
+        for leg in lower:
+            leg.set_bbox_to_anchor((0, strip / height, 1, legend_height / height), transform=fig.transFigure)
+    engine = fig.get_layout_engine()
+    if engine is not None and hasattr(engine, "set"):
+        bottom = (strip + legend_height) / height
+        engine.set(rect=(0, bottom, 1, 1 - bottom))
+    with style():
+        fig._cselab_note = fig.text(0.5, 0.03 / height, wrapped, ha="center", va="bottom", fontsize=NOTE_FONTSIZE,
+                                    linespacing=1.25, color="0.25")
+    fig._cselab_note_strip = strip
+
+
+def figure_note(fig: Figure) -> str:
+    """The text of the note :func:`add_note` put under ``fig`` ("" without one)."""
+    note = getattr(fig, "_cselab_note", None)
+    return note.get_text() if note is not None else ""
 
 
 def color(i: int) -> str:
@@ -167,14 +219,21 @@ def record_problems(fig: Figure, path: str | os.PathLike) -> list[str]:
     return problems
 
 
+# Classes of a labelled sample (DBpedia's 14, a clustering set's): 20 colours chosen greedily from
+# Kelly's, Okabe & Ito's, Tol's and tab10 so that each is as far as possible (CIELAB) from those
+# before it, none lighter than L* 76 (visible on white): the first 14 are ≥ 34 ΔE*ab apart (tab20's
+# first 14, pairs of one hue: 17). No method's meaning is implied: a class map shows no methods.
+CATEGORICAL = ("#0072B2", "#F6A600", "#117733", "#BE0032", "#E377C2", "#654522", "#332288", "#8DB600",
+               "#17BECF", "#F99379", "#C2B280", "#882255", "#D55E00", "#7F7F7F", "#882D17", "#999933",
+               "#875692", "#2B3D26", "#CC6677", "#2CA02C")
+
+
 def distinct_colors(n: int) -> list[str]:
-    """``n`` colours that differ from each other: the palette for up to 10, matplotlib's ``tab20``
-    for up to 20 (e.g. DBpedia's 14 classes), beyond that a sample of ``turbo`` (neighbours close)."""
+    """``n`` colours for ``n`` classes that a reader can tell apart: :data:`CATEGORICAL` for up to
+    20 (e.g. DBpedia's 14 classes), beyond that a sample of ``turbo`` (neighbours close)."""
     from matplotlib import colormaps
     from matplotlib.colors import to_hex
 
-    if n <= len(PALETTE):
-        return list(PALETTE[:n])
-    if n <= 20:
-        return [to_hex(c) for c in colormaps["tab20"].colors[:n]]
+    if n <= len(CATEGORICAL):
+        return list(CATEGORICAL[:n])
     return [to_hex(colormaps["turbo"](i / (n - 1))) for i in range(n)]

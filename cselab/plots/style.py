@@ -43,7 +43,7 @@ NON_METHOD_COLORS = {"bert": "#555555"}   # the untrained encoder: grey
 # Other methods, and series that are not methods: the rest of Tol's muted scheme (colour-blind safe).
 OTHER_COLORS = ("#44AA99", "#999933", "#AA4499", "#88CCEE", "#CC6677", "#DDCC77")
 DASHES = ("-", "--", ":", "-.")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 SEED_ALPHA = 0.3          # each seed of a group, under the group's mean
 MAX_INSIDE_LEGEND = 6     # more entries than this go beside the panel
 LEGEND_WRAP = 34          # characters per legend label line (longer labels are wrapped)
@@ -65,6 +65,14 @@ def method_color(name: str | Sequence[str]) -> str:
     return OTHER_COLORS[zlib.crc32(text.encode()) % len(OTHER_COLORS)]
 
 
+UNTUNED_PREFIXES = ("untuned ", "before training")
+
+
+def is_untuned(name) -> bool:
+    """Whether a series is a backbone before training ("untuned all-MiniLM-L6-v2", "before training")."""
+    return str(name).lower().startswith(UNTUNED_PREFIXES)
+
+
 def series_styles(names: Sequence[str], methods: Mapping[str, str | None] | None = None) -> dict[str, dict]:
     """Line styles for the series ``names`` of one figure: each method's colour (``methods`` gives
     each name's method, else it is read from the name) and, for the series that are no method
@@ -78,15 +86,41 @@ def series_styles(names: Sequence[str], methods: Mapping[str, str | None] | None
     styles, used = {}, {}
     for i, name in enumerate(names):
         # a series that is no method (the untrained backbone, a statistic) beside methods takes a
-        # colour no method uses, so it never reads as one of them
-        c = (method_color(methods[name]) if methods[name] else next(others)) if any_method else color(i)
+        # colour no method uses, so it never reads as one of them; the untuned backbone is grey
+        if is_untuned(name):
+            c = NON_METHOD_COLORS["bert"]
+        else:
+            c = (method_color(methods[name]) if methods[name] else next(others)) if any_method else color(i)
         n = used.get(c, 0)
         used[c] = n + 1
         styles[name] = {"color": c, "linestyle": DASHES[n % len(DASHES)]}
-        if n:
-            styles[name]["marker"] = MARKERS[(n - 1) % len(MARKERS)]
+        if n:   # squares, triangles...: a plain dot is what every short line shows (with_markers)
+            styles[name]["marker"] = MARKERS[n % len(MARKERS)]
             styles[name]["markersize"] = 3
     return styles
+
+
+# A line through fewer measurements than this shows a marker at each, so that the reader sees where
+# the measurements are (and that the line between them is an interpolation).
+MARKED_BELOW = 13
+POINT_MARKERSIZE = 3
+
+
+def with_markers(style: Mapping, n_points: int, marker: str = "o") -> dict:
+    """``style`` with a marker at every point (its own, else ``marker``) when the line has fewer
+    than :data:`MARKED_BELOW` points."""
+    style = dict(style)
+    if n_points < MARKED_BELOW:
+        style.setdefault("marker", marker)
+        style.setdefault("markersize", POINT_MARKERSIZE)
+    return style
+
+
+def point_markers(names: Sequence[str]) -> dict[str, str]:
+    """A marker shape per series of one figure (dots for a single one): where short lines coincide
+    for a few steps (two runs identical until a method's term starts), both shapes stay visible,
+    and the series differ by more than colour."""
+    return {name: MARKERS[i % len(MARKERS)] if len(names) > 1 else "o" for i, name in enumerate(names)}
 
 
 # ------------------------------------------------------------------ runs grouped by method
@@ -159,16 +193,19 @@ SEEDS_NOTE = "faint: each seed"   # the legend title of figures with grouped see
 def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None = None) -> list[tuple[str, str]]:
     """Give each labelled line that lies on an earlier one (same x, y within a line's width as drawn) its own dashes
     and markers — in every panel, so that a series keeps one look — and say so in its label
-    (``X (= Y)``, or ``X (= Y in 'panel')`` when it coincides in some panels only); returns the
-    (hidden, visible) pairs of labels."""
+    (``X (= Y)`` where the numbers are equal, ``X (≈ Y)`` where they differ by less than a line's
+    width; ``X (= Y in 'panel')`` when it coincides in some panels only); returns the (hidden,
+    visible) pairs of labels."""
     names = names or {}
     found: dict[str, tuple[str, list[Axes]]] = {}
+    equal: dict[str, bool] = {}   # equal in every panel where it coincides, not only as drawn
     for ax in axes:
         lines = [line for line in ax.lines if line.get_label() and not line.get_label().startswith("_")]
         for i, line in enumerate(lines):
             for earlier in lines[:i]:
                 if earlier.get_label() not in found and _same_data(line, earlier):
                     found.setdefault(line.get_label(), (earlier.get_label(), []))[1].append(ax)
+                    equal[line.get_label()] = equal.get(line.get_label(), True) and _equal_values(line, earlier)
                     break
     for n, (hidden, (visible, where)) in enumerate(found.items()):
         if len(where) == len(axes) or len(axes) == 1:
@@ -183,9 +220,11 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
             for line in ax.lines:
                 if line.get_label() == hidden:
                     line.set_linestyle(DASHES[1 + n % (len(DASHES) - 1)])
-                    line.set_marker(MARKERS[n % len(MARKERS)])
+                    line.set_marker(MARKERS[(n + 1) % len(MARKERS)])
                     line.set_markersize(3.5)
-                    line.set_label(f"{hidden} (= {visible}{panels})")
+                    # "=" only where the numbers are equal; a line that merely lies within a line's
+                    # width of the other is "≈" it (the reader cannot tell them apart, they differ)
+                    line.set_label(f"{hidden} ({'=' if equal[hidden] else '≈'} {visible}{panels})")
     return [(hidden, visible) for hidden, (visible, _) in found.items()]
 
 
@@ -193,6 +232,15 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
 # a line is 1.5 pt wide. The figure checker's "hidden under" test is stricter, so a pair it would
 # flag is always separated here.
 COINCIDENT_PT = 1.0
+
+
+EQUAL_RTOL = 1e-4   # two series are equal when they differ by less than this share of their magnitude
+
+
+def _equal_values(a, b) -> bool:
+    ya, yb = np.asarray(a.get_ydata(), float), np.asarray(b.get_ydata(), float)
+    scale = float(np.nanmax(np.abs(np.concatenate([ya, yb])))) if len(ya) else 0.0
+    return bool(np.allclose(ya, yb, rtol=0, atol=EQUAL_RTOL * max(scale, 1e-12), equal_nan=True))
 
 
 def _same_data(a, b) -> bool:
@@ -236,26 +284,40 @@ def place_legend(ax: Axes, handles=None, labels=None, title: str | None = None, 
 def legend_beside(fig: Figure, handles, labels, title: str | None = None, max_rows: int = 14, **kwargs) -> None:
     """One figure legend to the right of the panels: long labels wrapped, in as many columns as
     the figure's height needs (at most ``max_rows`` rows); the figure is widened by about the
-    legend's width, so that the panels keep theirs."""
-    from .core import LEGEND_CHAR_WIDTH
+    legend's width, so that the panels keep theirs. Where that would make the figure wider than a
+    page (:data:`~cselab.plots.core.PAGE_WIDTH`), the legend goes under the panels instead."""
+    from .core import LEGEND_CHAR_WIDTH, PAGE_WIDTH
 
-    labels = [textwrap.fill(str(label), LEGEND_WRAP) for label in labels]
-    tallest = max(label.count("\n") + 1 for label in labels)
+    wrapped = [textwrap.fill(str(label), LEGEND_WRAP) for label in labels]
+    tallest = max(label.count("\n") + 1 for label in wrapped)
     fitting = max(1, int((fig.get_figheight() - 0.3 - (0.2 if title else 0)) / (LEGEND_ROW_HEIGHT * tallest)))
     rows = min(max_rows, fitting)
-    ncols = -(-len(labels) // rows)
-    fig.legend(handles, labels, loc="outside right center", frameon=False, ncols=ncols, title=title, **kwargs)
-    longest = max([max(len(part) for part in str(name).split("\n")) for name in labels] +
+    ncols = -(-len(wrapped) // rows)
+    longest = max([max(len(part) for part in str(name).split("\n")) for name in wrapped] +
                   [len(title or "") // ncols])
-    fig.set_figwidth(fig.get_figwidth() + ncols * (0.5 + LEGEND_CHAR_WIDTH * longest))
+    width = ncols * (0.5 + LEGEND_CHAR_WIDTH * longest)
+    if fig.get_figwidth() + width > PAGE_WIDTH + 0.01:
+        legend_below(fig, handles, labels, title=title, **kwargs)
+        return
+    fig.legend(handles, wrapped, loc="outside right center", frameon=False, ncols=ncols, title=title, **kwargs)
+    fig.set_figwidth(fig.get_figwidth() + width)
 
 
-def legend_below(fig: Figure, handles, labels, title: str | None = None) -> None:
-    """One figure legend under the panels, one entry a row (a figure one column wide stays so); the
-    figure grows by the legend's height, so that the panels keep theirs."""
-    labels = [textwrap.fill(str(label), int(fig.get_figwidth() * 12)) for label in labels]
-    fig.legend(handles, labels, loc="outside lower center", frameon=False, ncols=1, title=title)
-    lines = sum(label.count("\n") + 1 for label in labels) + (1 if title else 0)
+def legend_below(fig: Figure, handles, labels, title: str | None = None, **kwargs) -> None:
+    """One figure legend under the panels, in as many columns as the figure's width holds (one
+    entry a row in a figure one column wide); the figure grows by the legend's height, so that the
+    panels keep theirs."""
+    from .core import LEGEND_CHAR_WIDTH
+
+    width = fig.get_figwidth()
+    longest = max(len(str(label)) for label in labels)
+    ncols = max(1, min(len(labels), int(width // (0.45 + LEGEND_CHAR_WIDTH * longest))))
+    if ncols == 1:
+        labels = [textwrap.fill(str(label), int(width * 12)) for label in labels]
+    rows = -(-len(labels) // ncols)
+    tallest = max(str(label).count("\n") + 1 for label in labels)
+    fig.legend(handles, labels, loc="outside lower center", frameon=False, ncols=ncols, title=title, **kwargs)
+    lines = (sum(str(label).count("\n") + 1 for label in labels) if ncols == 1 else rows * tallest) + (1 if title else 0)
     fig.set_figheight(fig.get_figheight() + 0.1 + LEGEND_ROW_HEIGHT * lines)
 
 
