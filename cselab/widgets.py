@@ -20,7 +20,7 @@ import numpy as np
 
 from .neighbours import (checkpoint_folders, encode, nearest_neighbours, similarity_matrix, snapshot_folders,
                          snapshot_projections)
-from .plots.labels import display_name
+from .labels import display_name
 from .plots.similarity import plot_projection_grid, plot_similarity_heatmap
 from .rundir import BEST
 

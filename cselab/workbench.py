@@ -24,9 +24,12 @@ import csv
 import io
 import os
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, Union
 
 from matplotlib.figure import Figure
+
+if TYPE_CHECKING:   # annotations only: the notebooks import pandas themselves
+    import pandas as pd
 
 from . import timing
 from .data.errors import DataError

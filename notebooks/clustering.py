@@ -40,7 +40,7 @@ tasks = ["DBpedia", "AgNews", "Biomedical", "GoogleNews-S", "GoogleNews-T", "Goo
 seeds = [0, 1, 2]  # K-means seeds per run and set
 max_texts = 1000  # texts per set, a seeded sample (None: the full sets, as the papers)
 max_length = 128  # tokens per text (ClusterNS's script: 128)
-group_by = ["method"]  # config keys that make a group of runs (seeds are averaged within a group)
+group_by = ["method"]  # config keys that make a group of runs (seeds are averaged within a group); "label": the run label without its seed
 case_corpus = "wiki1m-head"  # sentences for the cluster case study
 case_sentences = 2000  # corpus sentences assigned to the ClusterNS centroids
 case_clusters = 5  # most populated clusters shown
@@ -54,11 +54,11 @@ from cselab import workbench
 from cselab.analysis.clusterns import run_case_study
 from cselab.analysis.compare import (clustering_detail_frame, clustering_metric_frame, grouped_table, run_groups,
                                     with_groups)
-from cselab.analysis.logged import pick_runs, run_methods
+from cselab.analysis.logged import pick_runs, run_methods, training_facts, untuned_starts
 from cselab.data import load_corpus
 from cselab.evaluate.cache import evaluate_runs, evaluation_frame
 from cselab.evaluate.suites import task_labels
-from cselab.plots import plot_ablation_bars
+from cselab.plots import TooFewPoints, add_note, plot_score_points
 
 workbench.setup()
 runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none
@@ -109,17 +109,33 @@ per_run
 # %% [markdown]
 # ## Scores per set and method
 #
-# DBpedia's AMI and the short-text accuracies, one group of bars per set (bars from zero; each
-# score is already a mean over the K-means seeds; whiskers — the std over a method's training
-# seeds — only where a method has two seeds or more: a single run has no training-seed interval).
+# DBpedia's AMI and the short-text accuracies, one panel per set, each method a point on the set's
+# own zoomed axis (each score is already a mean over the K-means seeds; whiskers — the 95 %
+# t-interval over a method's training seeds — only where a method has two seeds or more: a single
+# run has no training-seed interval), with the untuned backbone(s) the runs started from below them
+# (ClusterNS Table 5's reference row).
 
 # %%
 headline = with_groups(evaluation_frame(results, config_keys=()), groups)   # DBpedia: AMI, others: accuracy
-columns = [labels[t] for t in tasks]
-bars = headline.rename(columns=labels)[["group", *columns]]
-fig = plot_ablation_bars(bars, columns, variant="group")
-fig.axes[0].set_ylabel("AMI (DBpedia) / accuracy ×100")
-workbench.show(fig, f"{figures_dir}/clustering_scores");
+names = {t: labels[t] if t == "DBpedia" else f"{labels[t]} (accuracy)" for t in tasks}
+columns = [names[t] for t in tasks]
+points = headline.rename(columns=names)[["group", *columns]]
+starts = untuned_starts(runs)
+before = evaluate_runs(starts, "clustering", model="step-0", data_dir=data_dir, tasks=list(tasks), seeds=list(seeds),
+                       max_texts=max_texts, max_length=max_length) if starts else {}
+references = evaluation_frame(before).rename(columns={**names, "run": "group"})[["group", *columns]] if before else None
+try:
+    fig = plot_score_points(points, columns, variant="group", references=references, xlabel="score ×100")
+except TooFewPoints as error:   # one model and no untuned start: nothing to compare
+    fig = None
+    print(error)
+kmeans = f"K-means seed {seeds[0]}" if len(seeds) == 1 else "K-means seeds " + ", ".join(map(str, seeds))
+sample = ", ".join(f"{n:,} {labels[t].split(' (')[0]}" for t, n in texts.items())
+if fig is not None:
+    add_note(fig, f"Each point: a score ×100 ({'one run of ' if len(seeds) == 1 else 'the mean over '}{kmeans}, K = "
+                  f"the number of classes) on a seeded sample of {sample} texts; {training_facts(runs).runs}; untuned: "
+                  "the backbone before training (step 0).")
+    workbench.show(fig, f"{figures_dir}/clustering_scores");
 
 # %% [markdown]
 # ## What ClusterNS's clusters contain (ClusterNS Table 10)

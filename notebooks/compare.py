@@ -25,7 +25,8 @@
 #    paired bootstrap over the test pairs instead (test-set uncertainty, not seed variance);
 # 2. optionally **transfer** (SentEval) and **clustering** (DBpedia AMI, short-text accuracy) tables
 #    with the same statistics;
-# 3. **ablation bars** per STS task (**APINCSE Fig. 2**), variants named from run labels;
+# 3. the **ablation** per STS task (**APINCSE Fig. 2**), variants named from run labels: each
+#    variant's paired difference from a control variant, or the variants' scores as points;
 # 4. **sweep curves**: a score against a swept config key, one line per method, mean ± std over
 #    seeds (**ClusterNS Fig. 8–9**: batch size and K; **GS-InfoNCE Table 3**: the number of noise
 #    negatives; **APINCSE Fig. 4, Tables 4–5**: k, queue size, layer).
@@ -40,7 +41,7 @@ runs = None  # {label: run directory}; None: the finished runs of the cpu-demo s
 figures_dir = "figures/compare"  # where figures are written (PNG + PDF)
 tables_dir = "reports/compare/tables"  # where tables are written (Markdown + CSV)
 data_dir = None  # data root; None: $CSELAB_DATA, else ./data
-group_by = ["method"]  # config keys that make a group; runs that differ only in their seed are its seeds
+group_by = ["method"]  # config keys that make a group ("label": the run label without its seed); runs that differ only in their seed are its seeds
 group_names = {}  # display names {group: name} on top of the papers' method names (SimCSE, MixCSE, ...)
 baseline = "simcse"  # the group every other is tested against (a group name or a method)
 sts_tasks = None  # None: the 7-task table of results.json (evaluated when absent); or a list of STS tasks
@@ -51,7 +52,8 @@ clustering_tasks = []  # clustering sets to evaluate, e.g. ["DBpedia", "AgNews"]
 clustering_seeds = [0]  # K-means seeds per run and set
 clustering_max_texts = 1000  # texts per clustering set, a seeded sample (None: the full sets)
 texts = {}  # your own labelled texts {name: TSV of label<TAB>text}, clustered by K-means on their labels; {} skips
-variants = {}  # ablation bars: {variant: label prefix(es)}, e.g. {"APINCSE": "apincse", "-AP": "apincse-no_ap"}; {} skips
+variants = {}  # ablation: {variant: label prefix(es)}, e.g. {"APINCSE": "apincse", "-AP": "apincse-no_ap"}; {} skips
+ablation_control = None  # the variant the others are compared with, paired (e.g. APINCSE's pooler alone); None: scores
 sweep_key = None  # swept config key, e.g. "clusterns.num_clusters" or "batch_size"; None skips the sweep
 sweep_metric = "avg"  # y of the sweep: an STS column (avg, STSBenchmark, ...) or best_stsb_dev
 sweep_label = None  # words for the sweep's x-axis (None: the key)
@@ -70,7 +72,7 @@ from cselab.analysis.compare import (describe_sts_average, difference_panels, gr
 from cselab.evaluate.cache import evaluate_runs, evaluation_frame
 from cselab.evaluate.suites import task_labels
 from cselab.paper_tables import TREND_MIN_VALUES
-from cselab.plots import plot_ablation_bars, plot_paired_differences, plot_sweep
+from cselab.plots import TooFewPoints, add_note, plot_paired_differences, plot_score_points, plot_sweep
 from cselab.results import (ALPHA, FAMILIES, POWER, compare_to_baseline, format_comparison, match_variants,
                             paired_tests, single_seed_bootstrap, single_seed_runs)
 
@@ -248,25 +250,51 @@ else:
     print("texts is empty: no custom labelled texts")
 
 # %% [markdown]
-# ## Ablation bars per STS task (APINCSE Fig. 2)
+# ## The ablation per STS task (APINCSE Fig. 2)
 #
-# Runs named by `variants` (variant → label prefix or prefixes; the longest matching prefix wins), one bar per
-# variant and task (whiskers: the 95 % t-interval over seeds, with 2 or more).
+# Runs named by `variants` (variant → label prefix or prefixes; the longest matching prefix wins). With
+# `ablation_control`, each other variant's difference from the control, paired by seed, as the
+# comparison with the baseline above: the 95 % t-interval over the seeds both share, or for a single
+# shared seed the paired bootstrap over the test pairs (test-set uncertainty). A control with
+# neither of a method's terms (APINCSE's layer-attention pooler alone) separates what the pooler
+# does from what the terms do. Without a control, each variant's scores as points on a zoomed axis.
 
 # %%
 if variants:
     chosen = match_variants(sts_frame["run"], variants)
-    ablation = sts_frame[sts_frame["run"].isin(chosen)].rename(columns=names)
-    ablation.insert(0, "variant", ablation["run"].map(chosen))
+    ablation = sts_frame[sts_frame["run"].isin(chosen)].assign(group=lambda f: f["run"].map(chosen))
     columns = [names[t] for t in drawn]
-    fig = plot_ablation_bars(ablation[["variant", *columns]], columns, variant="variant")
-    fig.axes[0].set_ylabel("Spearman ×100")
-    workbench.show(fig, f"{figures_dir}/ablation_bars")
-    ablation_table = grouped_table(ablation, columns, by="variant")
+    if ablation_control is not None and ablation_control in set(ablation["group"]):
+        ablation_tests = paired_tests(ablation, drawn, baseline=ablation_control, family=holm_family)
+        ablation_bootstrap = None
+        needed = single_seed_runs(ablation, baseline=ablation_control)
+        if bootstrap_resamples and needed:
+            ablation_pairs = sts_pair_scores({label: runs[label] for label in needed}, sts_tasks, data_dir)
+            ablation_bootstrap = single_seed_bootstrap(ablation, ablation_pairs, drawn, baseline=ablation_control,
+                                                       n_resamples=bootstrap_resamples, seed=bootstrap_seed)
+        ablation_panels = difference_panels(ablation_tests, ablation_bootstrap, names)
+        fig = plot_paired_differences({names[t]: ablation_panels[names[t]] for t in (["avg", *tasks] if len(tasks) > 1
+                                                                                     else tasks)},
+                                      baseline=ablation_control)
+    else:
+        if ablation_control is not None:
+            print(f"ablation_control {ablation_control!r} is none of the variants {sorted(set(ablation['group']))}: "
+                  "the variants' scores are drawn instead")
+        try:
+            fig = plot_score_points(ablation.rename(columns=names)[["group", *columns]], columns, variant="group",
+                                    xlabel="Spearman ×100")
+        except TooFewPoints as error:   # one variant: nothing to compare
+            fig = None
+            print(error)
+    if fig is not None:
+        add_note(fig, f"{describe_sts_average(sts_tasks) if len(tasks) > 1 else names[tasks[0]]} test; variants: "
+                      f"{', '.join(dict.fromkeys(chosen.values()))}.")
+        workbench.show(fig, f"{figures_dir}/ablation")
+    ablation_table = grouped_table(ablation.rename(columns=names), columns)
     workbench.save_table(ablation_table, "ablation", tables_dir)
     display(ablation_table)
 else:
-    print("variants is empty: no ablation bars")
+    print("variants is empty: no ablation figure")
 
 # %% [markdown]
 # ## Sweep (ClusterNS Fig. 8–9, GS-InfoNCE Table 3, APINCSE Fig. 4 / Tables 4–5)

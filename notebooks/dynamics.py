@@ -56,16 +56,20 @@ from IPython.display import display
 from cselab import workbench
 from cselab.analysis.gs_infonce import top4_curve
 from cselab.analysis.mixcse import mixcse_score_series
-from cselab.analysis.logged import base_encoders, logged_keys, logged_statistics, pick_runs, runs_logging
+from cselab.analysis.logged import (base_encoders, logged_keys, logged_statistics, pick_runs, runs_logging,
+                                    same_start, training_facts)
 from cselab.data import load_corpus, load_stsb
 from cselab.encoder import SentenceEncoder
-from cselab.plots import (TooFewPoints, legend_outside, plot_grad_norm, plot_metric_grid, plot_similarity_dynamics,
-                          plot_top4_curve, plot_training_curves)
+from cselab.methods.mixcse import MixCSEParams
+from cselab.plots import (TooFewPoints, add_note, legend_outside, plot_grad_norm, plot_metric_grid,
+                          plot_similarity_dynamics, plot_top4_curve, plot_training_curves)
+from cselab.labels import display_name
 from cselab.rundir import RunDir
 
 workbench.setup()
 runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none
 statistics = logged_statistics(runs)
+facts = training_facts(runs)   # batch size, seeds, STS-B dev sample: what a point of these curves is
 print(f"{len(runs)} runs: {', '.join(runs)}")
 print("similarity statistics logged:", statistics["similarity"])
 print("other statistics logged:", statistics["other"])
@@ -73,12 +77,19 @@ print("other statistics logged:", statistics["other"])
 # %% [markdown]
 # ## Loss parts
 #
-# The total loss and each logged part (InfoNCE; both directions for MixCSE; ClusterNS's BML term
-# already multiplied by λ; APINCSE's l_P and l_N), each panel on its own scale.
+# The total loss and each logged part (the InfoNCE term; ClusterNS's BML term already multiplied
+# by λ; APINCSE's l_P and l_N), each panel on its own scale, logarithmic where the runs differ by
+# orders of magnitude (MixCSE's InfoNCE has its mixed negatives in the denominator and is several
+# times the others'). MixCSE's two directions (view-1 and view-2 anchors, whose mean is its InfoNCE
+# term) are in the run's records (`loss/info_nce_forward`, `loss/info_nce_reverse`), not drawn.
 
 # %%
-loss_keys = logged_keys(runs, "loss")
-workbench.show(plot_metric_grid(runs, loss_keys), f"{figures_dir}/loss_parts");
+loss_keys = [k for k in logged_keys(runs, "loss") if k not in ("loss/info_nce_forward", "loss/info_nce_reverse")]
+fig = plot_metric_grid(runs, loss_keys, logy=True, labels={"loss/info_nce": "InfoNCE term"})
+add_note(fig, f"Each point: the loss of one training batch ({facts.batch}) at that step; {facts.runs}. "
+              "A panel holds the runs that have the term; MixCSE's InfoNCE term has its mixed negatives in the "
+              "denominator.")
+workbench.show(fig, f"{figures_dir}/loss_parts");
 
 # %% [markdown]
 # ## Similarity of positive pairs and in-batch negatives, all runs
@@ -88,7 +99,10 @@ workbench.show(plot_metric_grid(runs, loss_keys), f"{figures_dir}/loss_parts");
 
 # %%
 shared = [s for s in ("pos_cos", "neg_cos") if s in statistics["similarity"]]
-workbench.show(legend_outside(plot_similarity_dynamics(runs, shared)), f"{figures_dir}/similarity_all_runs");
+fig = legend_outside(plot_similarity_dynamics(runs, shared))
+add_note(fig, f"Each point: the mean cosine over one training batch ({facts.batch}: its {facts.batch_size} positive "
+              f"pairs, its in-batch negative pairs); {facts.runs}.")
+workbench.show(fig, f"{figures_dir}/similarity_all_runs");
 
 # %% [markdown]
 # ## Every pair type, one figure per run (ClusterNS Fig. 3, 4, 5, 7, 10)
@@ -104,18 +118,24 @@ workbench.show(legend_outside(plot_similarity_dynamics(runs, shared)), f"{figure
 for label, path in runs.items():
     own = [s for s in statistics["similarity"] if runs_logging({label: path}, f"sim/{s}")]
     fig = legend_outside(plot_similarity_dynamics({label: path}, own, panels="run"))
+    add_note(fig, f"Each point: a mean cosine over one training batch ({facts.batch}) at that step; one run "
+                  f"({facts.seed_of(label)}).")
     workbench.show(fig, f"{figures_dir}/similarity_{label}")
 
 # %% [markdown]
 # ## The methods' other statistics
 #
-# Statistics that are not cosines (ClusterNS: share of anchors with a false negative, non-empty
-# clusters; APINCSE: queue fill, the positive's weight on itself), one panel each.
+# Statistics that are not cosines (ClusterNS: the share of the batch's anchors whose cluster holds
+# another sample of the batch — a false negative —, non-empty clusters; APINCSE: how full the
+# neighbour queue is, the attention weight of the positive on itself in eq. 14), one panel each.
 
 # %%
 if statistics["other"]:
     other = [f"sim/{s}" for s in statistics["other"]]
-    workbench.show(plot_metric_grid(runs, other), f"{figures_dir}/method_statistics")
+    fig = plot_metric_grid(runs, other)
+    add_note(fig, f"Each point: one training batch ({facts.batch}) at that step; {facts.runs}. ClusterNS's "
+                  "statistics start when its clustering starts, APINCSE-IN's weight when its queue is full.")
+    workbench.show(fig, f"{figures_dir}/method_statistics")
 else:
     print("no method statistics besides cosines in these runs")
 
@@ -129,17 +149,23 @@ else:
 # %%
 mixcse_runs = runs_logging(runs, "sim/mixcse.mixed_cos")
 if mixcse_runs:
-    compared = {**pick_runs(runs, ["simcse"], per_method=None), **mixcse_runs}
-    fig = plot_similarity_dynamics(compared, ["pos_cos", "neg_cos", "mixcse.mixed_cos"], per_temperature=True)
-    workbench.show(legend_outside(fig), f"{figures_dir}/mixcse_scores_records")
+    # SimCSE from the same start (backbone and pooler) as the MixCSE runs: the comparison is of the losses
+    compared = {**same_start(pick_runs(runs, ["simcse"], per_method=None), next(iter(mixcse_runs.values()))),
+                **mixcse_runs}
+    fig = legend_outside(plot_similarity_dynamics(compared, ["pos_cos", "neg_cos", "mixcse.mixed_cos"],
+                                                  per_temperature=True))
+    add_note(fig, f"cos / τ: the batch mean cosine of each pair type divided by the run's τ; each point one "
+                  f"training batch ({facts.batch}); {facts.runs_of(compared)}. SimCSE has no mixed negatives.")
+    workbench.show(fig, f"{figures_dir}/mixcse_scores_records")
 else:
     print("no MixCSE run among these runs: no mixed-negative records")
 
 # %% [markdown]
 # The same three scores recomputed on the model snapshots (`snapshot_every`) with fixed sentences
 # (the first `score_sentences` distinct STS-B dev sentences, batches of `score_batch_size`) and fixed
-# dropout draws, so the curves differ by the model only. SimCSE runs are scored with MixCSE's
-# default λ: the mixed negatives they would have had.
+# dropout draws, so the curves differ by the model only. SimCSE has no mixed negatives: its
+# "mixed negative" score is hypothetical, MixCSE's default λ applied to SimCSE's embeddings (the
+# mixed negatives it would have had), and the figure says so.
 
 # %%
 score_runs = pick_runs(runs, score_methods, runs_per_method)
@@ -149,8 +175,17 @@ if score_runs:
     sentences = list(dict.fromkeys(dev.sentences1 + dev.sentences2))[:score_sentences]
     scores = mixcse_score_series(score_runs, sentences, batch_size=score_batch_size)
     workbench.save_table(scores.round(3), "mixcse_scores_snapshots", tables_dir)
-    fig = plot_similarity_dynamics(scores, ("positive", "random_negative", "mixed_negative"), ylabel="cos / τ")
-    workbench.show(legend_outside(fig), f"{figures_dir}/mixcse_scores_snapshots")
+    hypothetical = [label for label, path in score_runs.items() if "mixcse" not in RunDir(path).read_config()]
+    words = {"mixed_negative": "mixed negative (" + ", ".join(map(display_name, hypothetical)) + ": hypothetical)"
+             } if hypothetical else {}
+    fig = legend_outside(plot_similarity_dynamics(scores, ("positive", "random_negative", "mixed_negative"),
+                                                  ylabel="cos / τ", labels=words))
+    add_note(fig, f"Each point: the mean cos / τ over the {len(sentences)} first distinct STS-B dev sentences in "
+                  f"batches of {score_batch_size}, at a model snapshot (step 0: before training); one run per "
+                  "method. " + (f"{', '.join(map(display_name, hypothetical))}: no mixed negatives in training; "
+                                f"its values are mixtures of its own embeddings with MixCSE's λ = {MixCSEParams().mix_lambda:g}."
+                                if hypothetical else ""))
+    workbench.show(fig, f"{figures_dir}/mixcse_scores_snapshots")
     display(scores.round(3))
 else:
     print(f"no run of {score_methods} with model snapshots: train with snapshot_every to get this analysis")
@@ -164,7 +199,10 @@ else:
 # %%
 grad_runs = runs_logging(runs, "grad/z1_norm")
 if grad_runs:
-    workbench.show(legend_outside(plot_grad_norm(grad_runs)), f"{figures_dir}/gradient_norms")
+    fig = legend_outside(plot_grad_norm(grad_runs))
+    add_note(fig, f"Each point: the mean over the {facts.batch_size} sentences of one training batch of the norm "
+                  f"of the loss gradient with respect to each view's embedding; {facts.runs_of(grad_runs)}.")
+    workbench.show(fig, f"{figures_dir}/gradient_norms")
 else:
     print("no gradient norms recorded: train with log_embedding_grad_norm: true")
 
@@ -177,7 +215,9 @@ else:
 
 # %%
 top4_runs = pick_runs(runs, top4_methods, runs_per_method)
-if top4_runs:
+if not top4_methods:
+    print("top4_methods is empty: GS-InfoNCE Fig. 1 is not drawn here (the paper_gs_infonce notebook draws it)")
+elif top4_runs:
     corpus = load_corpus(top4_corpus, top4_sentences, data_dir)
     sizes = [b for b in top4_batch_sizes if b <= len(corpus)]
     curves = {name: top4_curve(encoder, corpus, sizes, top4_batches)
@@ -193,6 +233,10 @@ else:
 
 # %% [markdown]
 # ## STS-B dev during training
+#
+# Every `eval_every` steps and at step 0 (the backbone before training, with the run's pooler:
+# the layer-attention pooler of the APINCSE runs starts elsewhere than [CLS]), on the runs' STS-B
+# dev sample (`dev_max_pairs`; all 1,500 pairs when unset).
 
 # %%
 try:   # a curve needs two evaluations: runs shorter than 2 × eval_every have one point
@@ -200,4 +244,7 @@ try:   # a curve needs two evaluations: runs shorter than 2 × eval_every have o
 except TooFewPoints as e:
     print(e)
 else:
-    workbench.show(legend_outside(dev_curves), f"{figures_dir}/stsb_dev");
+    dev_curves = legend_outside(dev_curves)
+    add_note(dev_curves, f"Each point: Spearman ×100 of the cosines on {facts.dev_pairs} (one evaluation); step 0: "
+                         f"before training; {facts.runs}.")
+    workbench.show(dev_curves, f"{figures_dir}/stsb_dev");

@@ -16,10 +16,11 @@
 # # embedding_maps: the embedding space before and after training, coloured by class
 #
 # DBpedia abstracts (`per_class` of each of its 14 classes by default) embedded by the backbone the
-# runs started from ("before": the step-0 snapshot of the first run of each starting model) and by
+# runs started from ("untuned": the step-0 snapshot of the first run of each starting model) and by
 # each run's trained model (`best/`), each projected to 2-D with UMAP (seeded; PCA below 100
-# points), side by side with one colour per class. The embedding maps of the papers (before /
-# after contrastive training) on any runs.
+# points) and aligned onto the map of the model its run started from (Procrustes: rotation,
+# reflection, uniform scale), one figure per starting model with one colour per class. The
+# embedding maps of the papers (before / after contrastive training) on any runs.
 #
 # Run it with a study (`cselab reproduce cpu-demo`), on its defaults after that study has trained
 # (`runs = None`), or by hand: `papermill embedding_maps.ipynb out.ipynb -y "runs: {simcse: runs/simcse-…}" -p per_class 40`.
@@ -36,18 +37,20 @@ projection = "auto"  # "umap", "pca", or "auto" (UMAP from 100 points on, PCA be
 n_neighbors = 15  # UMAP neighbours
 max_length = None  # truncate the abstracts to this many tokens (None: the model's limit)
 seed = 0  # seed of the sample and of UMAP
-include_base = True  # add the model(s) the runs started from as "before" panels
-panels_per_figure = 4  # panels side by side in one figure
+include_base = True  # add the model(s) the runs started from as "untuned" maps
+align = True  # rotate/reflect/scale each trained model's map onto its starting model's (Procrustes)
+panels_per_figure = 5  # maps per figure (a page-wide grid of 3 columns; the classes' legend takes a free cell)
 
 # %%
 import pandas as pd
 
 from cselab import workbench
-from cselab.analysis.logged import base_encoders, base_groups
+from cselab.analysis.logged import base_encoders, base_groups, training_facts
 from cselab.analysis.umap import umap_frames
 from cselab.data.clustering import load_dbpedia
 from cselab.encoder import SentenceEncoder
-from cselab.plots import plot_umap_panels
+from cselab.neighbours import procrustes_align
+from cselab.plots import add_note, plot_umap_panels
 
 workbench.setup()
 runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none
@@ -61,21 +64,42 @@ frames = umap_frames(models, list(data.texts), data.label_words(), projection, s
                      n_neighbors=n_neighbors)
 
 # %% [markdown]
-# ## Maps, `panels_per_figure` side by side
+# ## Maps, one figure per starting model (at most `panels_per_figure` maps each)
 #
-# The projection is fitted per model, so axes are not comparable between panels: what compares is
-# how well each class forms its own region.
-
-# %%
-names = list(frames)
-for start in range(0, len(names), panels_per_figure):
-    part = {name: frames[name] for name in names[start:start + panels_per_figure]}
-    workbench.show(plot_umap_panels(part, max_legend=20), f"{figures_dir}/umap_{start // panels_per_figure + 1}")
+# The projection is fitted per model: the maps compare by how well each class forms its own region.
+# With `align`, each trained model's map is turned onto the map of the model its run started
+# from, so that where a class went can be read too (positions compare, the axes mean nothing).
 
 # %%
 starts = base_groups(runs)
-panels = pd.DataFrame([{"panel": name, "figure": i // panels_per_figure + 1, "projection": frames[name].attrs["method"],
+order = []   # each start's untuned map, then its runs'
+for name, labels in starts.items():
+    order += ([name] if name in frames else []) + [label for label in labels if label in frames]
+order += [name for name in frames if name not in order]
+if align:
+    for name, labels in starts.items():
+        if name in frames:
+            for label in labels:
+                xy = procrustes_align(frames[label][["x", "y"]].to_numpy(), frames[name][["x", "y"]].to_numpy())
+                frames[label] = frames[label].assign(x=xy[:, 0], y=xy[:, 1])
+chunks = []
+for name, labels in starts.items():
+    members = [n for n in order if n == name or n in labels]
+    chunks += [members[i:i + panels_per_figure] for i in range(0, len(members), panels_per_figure)]
+method = str(next(iter(frames.values())).attrs["method"]).upper()
+for number, chunk in enumerate(chunks, start=1):
+    fig = plot_umap_panels({n: frames[n] for n in chunk})
+    add_note(fig, f"{method} of each model's embeddings of the same {len(data)} DBpedia test abstracts ({per_class} per "
+                  f"class, seeded sample), fitted per model (seed {seed})"
+                  + ("; each trained model's map rotated, reflected and scaled onto its untuned start's (Procrustes)"
+                     if align else "; the axes of two maps are not comparable")
+                  + f". Trained models: best/, {training_facts(runs).runs}.")
+    workbench.show(fig, f"{figures_dir}/umap_{number}")
+
+# %%
+figure_of = {n: number for number, chunk in enumerate(chunks, start=1) for n in chunk}
+panels = pd.DataFrame([{"panel": name, "figure": figure_of[name], "projection": frames[name].attrs["method"],
                         "model": f"start of {', '.join(starts[name])}" if name in starts else f"{runs[name].name}/best",
-                        "points": len(frames[name])} for i, name in enumerate(names)])
+                        "points": len(frames[name])} for name in order])
 workbench.save_table(panels, "umap_panels", tables_dir)
 panels

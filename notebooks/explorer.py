@@ -56,7 +56,8 @@ from IPython.display import display
 from cselab import workbench
 from cselab.neighbours import (checkpoint_folders, corpus_sample, labelled_sample, nearest_neighbours,
                                similarity_matrix, snapshot_folders, snapshot_projections)
-from cselab.plots.labels import display_name
+from cselab.plots import add_note
+from cselab.labels import display_name
 from cselab.plots.similarity import plot_projection_grid, plot_similarity_heatmap
 
 workbench.setup()
@@ -82,8 +83,10 @@ if interactive:
 else:
     folder = checkpoint_folders(runs[run])[checkpoint]
     matrix = similarity_matrix(folder, sentences)
-    workbench.show(plot_similarity_heatmap(matrix, sentences, title=f"{display_name(run)} · {checkpoint}"),
-                   f"{figures_dir}/similarity")
+    fig = plot_similarity_heatmap(matrix, sentences, title=f"{display_name(run)}, {checkpoint}")
+    add_note(fig, f"Each cell: the cosine of two sentences' embeddings under {display_name(run)}'s {checkpoint} "
+                  "model (one run).")
+    workbench.show(fig, f"{figures_dir}/similarity")
     table = nearest_neighbours(folder, sentences, pool, k=neighbours)
     workbench.save_table(table, "neighbours", tables_dir)
     display(table)
@@ -105,4 +108,13 @@ elif interactive:
 else:
     first = run if run in with_snapshots else next(iter(with_snapshots))
     maps = snapshot_projections(snapshot_folders(with_snapshots[first]), texts, labels, projection, align)
-    workbench.show(plot_projection_grid(maps, ncols=grid_columns, title=first), f"{figures_dir}/snapshots")
+    used = str(next(iter(maps.values())).attrs["method"]).upper()
+    fig = plot_projection_grid({(f"{name} (before training)" if name == "step 0" else name): frame
+                                for name, frame in maps.items()}, ncols=grid_columns, title=first)
+    aligned = {"procrustes": "each map fitted on its own and rotated, reflected and scaled onto the last one's "
+                             "(Procrustes): positions compare, the axes mean nothing",
+               "shared_pca": "one PCA fitted on all snapshots together",
+               "none": "each map fitted on its own: the axes of two maps are not comparable"}[align]
+    add_note(fig, f"{used} of {len(texts)} {labelled_set} texts ({len(set(labels))} classes, balanced sample) embedded by "
+                  f"{display_name(first)}'s model snapshots; {aligned}.")
+    workbench.show(fig, f"{figures_dir}/snapshots")

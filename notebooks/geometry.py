@@ -17,10 +17,12 @@
 #
 # Across any set of runs:
 #
-# 1. the **alignment–uniformity plane** of each trained model on STS-B, coloured by its STS average
-#    (**ClusterNS Fig. 6**, SimCSE Fig. 2): lower-left is better;
-# 2. **trajectories** in that plane over training, from the probe records (`probe_every`), starting
-#    from the model each run started from;
+# 1. the **alignment–uniformity plane** of each trained model and of the untuned backbone(s) the
+#    runs started from, on STS-B (**ClusterNS Fig. 6**, SimCSE Fig. 2; the STS average of each model
+#    is in the table under it): lower-left is better;
+# 2. **trajectories** in that plane over training, from the probe records (`probe_every`: a smaller
+#    set of STS-B dev sentences, so another quantity than 1's), starting from the model each run
+#    started from;
 # 3. **largest angle** between any two probe embeddings and **anisotropy** (their mean cosine) over
 #    training (**MixCSE**'s spherical-cap argument: anisotropic embeddings fill a narrow cap);
 # 4. the **per-layer [CLS] similarity** to the last layer on STS-B test sentences, of the base
@@ -48,11 +50,13 @@ import pandas as pd
 from cselab import workbench
 from cselab.analysis.apincse import layer_cls_similarity
 from cselab.analysis.compare import describe_sts_average, run_groups, sts_results, with_groups
-from cselab.analysis.logged import backbone_name, probe_layer_profiles, runs_logging, start_probe_records
+from cselab.analysis.logged import (base_groups, runs_logging, start_probe_records,
+                                    training_facts, untuned_name, untuned_starts)
 from cselab.data import load_stsb
 from cselab.evaluate.cache import evaluate_runs, evaluation_frame
-from cselab.plots import (legend_outside, plot_alignment_uniformity, plot_layer_profile, plot_metric_grid,
-                          plot_profile_grid)
+from cselab.evaluate.geometry import describe_geometry
+from cselab.plots import (add_note, legend_outside, plot_alignment_trajectories, plot_alignment_uniformity,
+                          plot_layer_profile, plot_metric_grid, plot_training_curves)
 from cselab.rundir import read_config, read_metrics
 
 workbench.setup()
@@ -64,17 +68,30 @@ print(f"{len(runs)} runs: {', '.join(runs)}")
 #
 # ℓ_align: mean squared distance of the STS-B pairs scored above 4; ℓ_uniform: log mean Gaussian
 # potential over all STS-B sentences of the split (Wang & Isola 2020); with `geometry_max_pairs`, of
-# a seeded sample of the split's pairs (cheaper, noisier). Colour: each run's STS
-# average (the final table of `results.json`, or the `sts_tasks` evaluated when asked or absent).
+# a seeded sample of the split's pairs (cheaper, noisier). Each model in its method's colour
+# (the untuned backbones grey: the step-0 snapshot of a run from each start, the reference the
+# trained models moved from); its STS average (the final table of `results.json`, or the
+# `sts_tasks` evaluated when asked or absent) is in the table below (the paper_clusterns notebook
+# draws Fig. 6 coloured by it).
 
 # %%
-geometry = evaluate_runs(runs, "geometry", data_dir=data_dir, split=geometry_split,
-                         **({"max_pairs": geometry_max_pairs} if geometry_max_pairs else {}))
+geometry_options = {"split": geometry_split, **({"max_pairs": geometry_max_pairs} if geometry_max_pairs else {})}
+geometry = evaluate_runs(runs, "geometry", data_dir=data_dir, **geometry_options)
 sts = sts_results(runs, sts_tasks, data_dir)
 colour = describe_sts_average(sts_tasks)
 points = with_groups(evaluation_frame(geometry, runs, config_keys=()), run_groups(runs))
 points[colour] = [sts[label]["avg"] for label in points["run"]]
-fig = plot_alignment_uniformity(points, label="run", color_by=colour)
+starts = untuned_starts(runs)   # {untuned <backbone>: a run whose step-0 snapshot is that model}
+if starts:
+    before = evaluate_runs(starts, "geometry", model="step-0", data_dir=data_dir, **geometry_options)
+    before_sts = sts_results(starts, sts_tasks, data_dir, model="step-0")
+    untuned = evaluation_frame(before).assign(group=list(before), seed=None)
+    untuned[colour] = [before_sts[name]["avg"] for name in untuned["run"]]
+    points = pd.concat([points, untuned], ignore_index=True)
+facts = training_facts(runs)
+fig = plot_alignment_uniformity(points, label="run", quantity="STS-B pairs")
+add_note(fig, f"{describe_geometry(next(iter(geometry.values())))}. One point per model: {facts.runs}; "
+              "untuned: the model before training (step 0).")
 workbench.show(fig, f"{figures_dir}/alignment_uniformity");
 
 # %%
@@ -97,7 +114,15 @@ if probed:
     start = start_probe_records(probed, data_dir) if start_probes else None   # runs made before the step-0 probe
     if start is not None and len(start):
         probes = pd.concat([start, probes], ignore_index=True)
-    fig = legend_outside(plot_alignment_uniformity(probes, trajectory="run", color_by="step"))
+    first = probes.dropna(subset=["positive_pairs"]).iloc[0]
+    probe_words = (f"the probe set ({int(first['sentences'])} STS-B dev sentences; ℓ_align over its "
+                   f"{int(first['positive_pairs'])} pairs scored > 4)")
+    # one panel per starting model: runs from the same model share their first point
+    panels = {f"from: {name.removeprefix('untuned ')}": [label for label in labels if label in probed]
+              for name, labels in base_groups(probed).items()}
+    fig = plot_alignment_trajectories(probes, panels, quantity="probe set")
+    add_note(fig, f"Each dot: one probe of {probe_words}, every {read_config(next(iter(probed.values())))['probe_every']} "
+                  f"steps from step 0 (before training); {training_facts(probed).runs}. Lower-left is better.")
     workbench.show(fig, f"{figures_dir}/alignment_uniformity_trajectories");
 else:
     print("no probe records in these runs: train with probe_every to get trajectories")
@@ -111,7 +136,11 @@ else:
 # %%
 if probed:
     keys = ["largest_angle", "mean_cos", "alignment", "uniformity"]
-    workbench.show(plot_metric_grid(probes, keys, ncols=2), f"{figures_dir}/probe_geometry");
+    fig = plot_metric_grid(probes, keys, ncols=2, labels={"alignment": r"$\ell_{align}$, probe set",
+                                                          "uniformity": r"$\ell_{uniform}$, probe set"})
+    add_note(fig, f"Each point: one probe of {probe_words}; step 0: before training; "
+                  f"{training_facts(probed).runs}.")
+    workbench.show(fig, f"{figures_dir}/probe_geometry");
 
 # %% [markdown]
 # ## Per-layer [CLS] similarity to the last layer (APINCSE Fig. 3)
@@ -128,9 +157,12 @@ if probed:
 split = load_stsb(data_dir)[layer_split]
 sentences = list(dict.fromkeys([*split.sentences1, *split.sentences2]))[:layer_sentences]
 backbones = dict.fromkeys(read_config(path)["model"] for path in runs.values())
-layers = {f"base: {backbone_name(model)}": layer_cls_similarity(model, sentences) for model in backbones}
+layers = {untuned_name(model): layer_cls_similarity(model, sentences) for model in backbones}
 layers.update({label: layer_cls_similarity(path / "best", sentences) for label, path in runs.items()})
 fig = legend_outside(plot_layer_profile({name: result.mean for name, result in layers.items()}))
+add_note(fig, f"Each point: the mean over {len(sentences)} STS-B {layer_split} sentences of the cosine between a "
+              f"layer's [CLS] and the last layer's (which is 1 by definition, not drawn); trained models: best/, "
+              f"{training_facts(runs).runs}.")
 workbench.show(fig, f"{figures_dir}/layer_cls_similarity");
 
 # %%
@@ -140,9 +172,19 @@ workbench.save_table(profile_table, "layer_cls_similarity", tables_dir)
 profile_table
 
 # %% [markdown]
-# The same profile over training, from the probe records (first and last probe of each run; the
-# first is step 0 with `start_probes`).
+# Over training, from the probe records: the similarity of the layer below the last to the last
+# layer — the layer APINCSE draws its interlayer negatives from (M = −2), and the closest to the
+# last in the profile above — at every probe, one line per run. (The whole profile at every probe
+# is in the probe records, `layer_cls_sim`; it moves as the figure above shows, every layer alike.)
 
 # %%
 if probed:
-    workbench.show(plot_profile_grid(probe_layer_profiles(probes)), f"{figures_dir}/layer_cls_similarity_probes");
+    layer_probes = probes.dropna(subset=["layer_cls_sim"]).copy()
+    last = len(layer_probes["layer_cls_sim"].iloc[0]) - 1
+    layer_probes["below_last"] = [values[-2] for values in layer_probes["layer_cls_sim"]]
+    fig = legend_outside(plot_training_curves(layer_probes, ("below_last",), kind="probe",
+                                              ylabel=f"cos(layer {last - 1} [CLS], layer {last} [CLS])"))
+    add_note(fig, f"Each point: the mean over the probe set's {int(first['sentences'])} STS-B dev sentences of the "
+                  f"cosine between the [CLS] of layer {last - 1} and of the last layer ({last}), at one probe; step 0: "
+                  f"before training; {training_facts(probed).runs}.")
+    workbench.show(fig, f"{figures_dir}/layer_cls_similarity_probes");

@@ -82,7 +82,10 @@ from cselab.data import load_corpus
 from cselab.data.transfer import TRANSFER_TASKS
 from cselab.evaluate.clustering import CLUSTERING_TASKS
 from cselab.evaluate.cache import evaluate_runs, evaluation_frame
-from cselab.plots import plot_alignment_uniformity, plot_similarity_dynamics, plot_sweep
+from cselab.analysis.logged import training_facts
+from cselab.evaluate.geometry import describe_geometry
+from cselab.evaluate.sts import TASK_LABELS
+from cselab.plots import add_note, plot_alignment_uniformity, plot_similarity_dynamics, plot_sweep
 from cselab.rundir import read_config
 from cselab.tables import summarise
 
@@ -209,8 +212,8 @@ if pt.enough_values([float(name.split("= ")[1]) for name in curves], "Figure 5 (
 # below the positives; **Fig. 4** the mean cosine of sample–nearest-centroid, sample–hard-negative,
 # intra-cluster (false-negative), inter-centroid and in-batch negative pairs — inter-centroid
 # similarity falls (the clusters scatter), false negatives stay far above in-batch negatives;
-# **Fig. 7** the false-negative rate (share of the batch in a cluster of two or more), which stays
-# high; **Fig. 10** Fig. 4 for global centroid initialisation, whose inter-centroid similarity
+# **Fig. 7** the false-negative rate (the share of the batch's anchors whose cluster holds another
+# sample of the batch: a false negative), which stays high; **Fig. 10** Fig. 4 for global centroid initialisation, whose inter-centroid similarity
 # stays very high. **Ours**: the same statistics from our runs' training logs (one panel per run
 # for Fig. 3, 4 and 10, one line per run for Fig. 7), drawn only for the runs that logged them.
 
@@ -226,8 +229,13 @@ for name, (stats, panels) in figures.items():
     if local:   # one line per run: a lone run has no legend, so its name goes in the title (saved PNGs stand alone)
         lone = panels == "key" and len(local) == 1
         fig = plot_similarity_dynamics(local if panels == "run" else pt.for_legend(local), stats, panels=panels,
-                                       ylabel="share of the batch" if "rate" in name else None,
+                                       ylabel="false-negative rate" if "rate" in name else None,
                                        title=next(iter(local)) if lone else None)
+        facts = training_facts(local)
+        add_note(fig, f"Each point: one training batch ({facts.batch}) at that step; {facts.runs}. "
+                      + ("False-negative rate: the share of the batch's anchors whose cluster (nearest centroid) "
+                         "holds another sample of the batch. " if "rate" in name else "")
+                      + "The clustering statistics start when the batch's mean cosine falls below the start threshold σ.")
         workbench.show(fig, f"{figures_dir}/{name}")
 global_init = {n: p for n, p in clustered.items() if read_config(p)["clusterns"]["init"] == "global"}
 if global_init:
@@ -301,8 +309,12 @@ for name, members in untuned.items():
     key = next(iter(members))
     points.loc[len(points)] = {"model": name, "alignment": geometry_before[key]["alignment"],
                                "uniformity": geometry_before[key]["uniformity"], f"STS {average}": sts_before[key]["avg"]}
-workbench.show(plot_alignment_uniformity(points, label="model", color_by=f"STS {average}"),
-               f"{figures_dir}/figure6_alignment_uniformity")
+colour = f"STS {average}" if len(sts_tasks) > 1 else f"{TASK_LABELS[sts_tasks[0]]} test (Spearman ×100)"
+fig = plot_alignment_uniformity(points.rename(columns={f"STS {average}": colour}), label="model", color_by=colour,
+                                quantity="STS-B pairs")
+add_note(fig, f"{describe_geometry(next(iter(geometry.values())))}. One point per model (the first run of each "
+              "variant); untuned: the backbone before training (step 0).")
+workbench.show(fig, f"{figures_dir}/figure6_alignment_uniformity")
 points = points.set_index("model")[["alignment", "uniformity", f"STS {average}"]]
 workbench.save_table(points, "figure6_alignment_uniformity", tables_dir)
 points

@@ -47,6 +47,7 @@ top4_sentences = None  # the first N sentences of it form the pool (None: gpu 20
 top4_batch_sizes = [16, 32, 64, 128, 256, 512]  # batch sizes of Figure 1
 top4_batches = None  # random batches per batch size (None: gpu 100 as the paper, cpu 20)
 top4_models = {}  # further models for Figure 1: {name: Hub id or folder}, e.g. the official SimCSE-RoBERTa-large
+noise_figure = True  # the Gaussian negatives over training (no paper figure); False where the dynamics notebook draws it
 data_dir = None  # data root; None: $CSELAB_DATA, else ./data
 figures_dir = "figures/paper_gs_infonce"  # where the figures go (PNG + PDF)
 tables_dir = "reports/paper_gs_infonce/tables"  # where the tables go (Markdown + CSV)
@@ -62,7 +63,8 @@ from cselab.data import load_corpus
 from cselab.encoder import SentenceEncoder
 from cselab.evaluate.cache import evaluate_runs
 from cselab.neighbours import load_encoder, snapshot_folders
-from cselab.plots import plot_similarity_dynamics, plot_sweep, plot_top4_curve
+from cselab.analysis.logged import training_facts
+from cselab.plots import add_note, plot_similarity_dynamics, plot_sweep, plot_top4_curve
 from cselab.published import published_frame
 from cselab.rundir import read_config
 from cselab.tables import summarise
@@ -191,7 +193,11 @@ for name, path in first.items():
 for name, model in top4_models.items():
     models[name] = SentenceEncoder.from_pretrained(model, pooler="cls_before_pooler")
 curves = {name: top4_curve(model, pool, top4_batch_sizes, top4_batches) for name, model in models.items()}
-workbench.show(plot_top4_curve(curves), f"{figures_dir}/figure1_top4")
+fig = plot_top4_curve(curves)
+add_note(fig, f"Each point: the mean over {top4_batches} random batches of the mean of the 4 highest cosines between "
+              f"two different sentences of a batch, the batches drawn from the first {len(pool):,} sentences of "
+              f"{top4_corpus}; whiskers: ± 1 std over those batches; trained models: best/ of the first run of each.")
+workbench.show(fig, f"{figures_dir}/figure1_top4")
 curves = pd.concat(curves, names=["model"]).reset_index(level=0).set_index(["model", "batch_size"])
 workbench.save_table(curves, "figure1_top4", tables_dir)
 curves
@@ -205,8 +211,12 @@ curves
 
 # %%
 logged = pt.runs_with(pt.representatives(groups, ["GS-InfoNCE"]), "sim/gs_infonce.noise_cos")
-if logged:
+if not noise_figure:
+    print("noise_figure is False: the dynamics notebook draws this figure (similarity_<run>)")
+elif logged:
     fig = plot_similarity_dynamics(logged, ("pos_cos", "neg_cos", "gs_infonce.noise_cos"), panels="run")
+    facts = training_facts(logged)
+    add_note(fig, f"Each point: a mean cosine over one training batch ({facts.batch}) at that step; {facts.runs}.")
     workbench.show(fig, f"{figures_dir}/noise_similarity")
 else:
     print("no GS-InfoNCE run logged the Gaussian negatives' similarity")

@@ -79,7 +79,9 @@ from cselab.data import load_stsb
 from cselab.data.transfer import TRANSFER_TASKS
 from cselab.evaluate.cache import evaluate_runs, evaluation_frame
 from cselab.neighbours import load_encoder, over_snapshots, snapshot_folders
-from cselab.plots import (plot_alignment_uniformity, plot_cap_geometry, plot_grad_norm, plot_lambda_bound,
+from cselab.analysis.logged import training_facts, untuned_name
+from cselab.evaluate.geometry import describe_geometry
+from cselab.plots import (add_note, plot_alignment_uniformity, plot_cap_geometry, plot_grad_norm, plot_lambda_bound,
                           plot_largest_angle, plot_similarity_dynamics, plot_sweep)
 from cselab.rundir import read_config
 from cselab.tables import summarise
@@ -182,6 +184,9 @@ logged = pt.runs_with(mixing, "sim/mixcse.mixed_cos")
 if logged:
     fig = plot_similarity_dynamics(logged, ("pos_cos", "neg_cos", "mixcse.mixed_cos"), per_temperature=True,
                                    panels="run")
+    facts = training_facts(logged)
+    add_note(fig, f"cos / τ: the batch mean cosine of each pair type divided by the run's τ; each point one training "
+                  f"batch ({facts.batch}); {facts.runs}.")
     workbench.show(fig, f"{figures_dir}/scores_training_log")
 else:
     print("no MixCSE run with mixed-negative statistics in its log")
@@ -202,6 +207,9 @@ for name, path in with_snapshots.items():
     workbench.save_table(scores.set_index("step"), f"scores_snapshots_{pt.slug(name)}", tables_dir)
     fig = plot_similarity_dynamics(scores.assign(run=name), ("positive", "random_negative", "mixed_negative"),
                                    panels="run", ylabel="cos / τ")
+    add_note(fig, f"Each point: the mean cos / τ over the first {len(score_text)} distinct STS-B dev sentences in "
+                  f"batches of {score_batch_size} (two dropout views, λ = {config['mixcse']['mix_lambda']:g}) at a "
+                  f"model snapshot; step 0: before training; one run ({training_facts({name: path}).seed_of(name)}).")
     workbench.show(fig, f"{figures_dir}/scores_snapshots_{pt.slug(name)}")
 if not with_snapshots:
     print("no MixCSE run has snapshots (train with snapshot_every)")
@@ -222,7 +230,12 @@ curves = pt.representatives(groups)
 probed = pt.runs_with(curves, "largest_angle", kind="probe")
 if probed:
     angles = largest_angle_series(pt.for_legend(probed), data_dir)
-    workbench.show(plot_largest_angle(angles), f"{figures_dir}/largest_angle")
+    fig = plot_largest_angle(angles)
+    config = read_config(next(iter(probed.values())))
+    add_note(fig, f"Each point: the largest angle between two of the probe set's {config['probe_sentences']} STS-B "
+                  f"dev sentence embeddings (the first distinct ones), every {config['probe_every']} steps from step 0 "
+                  f"(before training); {training_facts(probed).runs}.")
+    workbench.show(fig, f"{figures_dir}/largest_angle")
     workbench.save_table(angles.assign(run=angles["run"].replace("", next(iter(probed)))).round(3),
                          "largest_angle", tables_dir, index=False)
 else:
@@ -237,7 +250,11 @@ else:
 # %%
 graded = pt.runs_with(curves, "grad/z1_norm")
 if graded:
-    workbench.show(plot_grad_norm(pt.for_legend(graded)), f"{figures_dir}/gradient_norm")
+    fig = plot_grad_norm(pt.for_legend(graded))
+    facts = training_facts(graded)
+    add_note(fig, f"Each point: the mean over the {facts.batch_size} sentences of one training batch of the norm of the "
+                  f"loss gradient with respect to each view's embedding; {facts.runs}.")
+    workbench.show(fig, f"{figures_dir}/gradient_norm")
 else:
     print("no run logged gradient norms (train with log_embedding_grad_norm)")
 
@@ -256,7 +273,10 @@ geometry = evaluate_runs(curves, "geometry", data_dir=data_dir, **geometry_optio
 before, untuned = pt.untuned({name: groups[name] for name in curves}, "geometry", data_dir, **geometry_options)
 geometry.update({name: before[next(iter(members))] for name, members in untuned.items()})   # snapshot 0
 points = evaluation_frame(geometry).rename(columns={"run": "model"})
-workbench.show(plot_alignment_uniformity(points, label="model"), f"{figures_dir}/alignment_uniformity")
+fig = plot_alignment_uniformity(points, label="model", quantity="STS-B pairs")
+add_note(fig, f"{describe_geometry(next(iter(geometry.values())))}. One point per model (the first run of each "
+              "variant); untuned: the backbone before training (step 0). Lower is better on both axes.")
+workbench.show(fig, f"{figures_dir}/alignment_uniformity")
 points = points.set_index("model")[["alignment", "uniformity"]]
 workbench.save_table(points, "alignment_uniformity", tables_dir)
 points
@@ -272,7 +292,10 @@ points
 
 # %%
 cap = cap_geometry_table(cap_dims, cap_omegas, cap_pairs)
-workbench.show(plot_cap_geometry(cap), f"{figures_dir}/spherical_cap")
+fig = plot_cap_geometry(cap)
+add_note(fig, f"Each point: {cap_pairs:,} simulated pairs of points drawn uniformly on a spherical cap of angular "
+              "radius ω in the unit sphere of dimension d.")
+workbench.show(fig, f"{figures_dir}/spherical_cap")
 workbench.save_table(cap, "spherical_cap", tables_dir)
 cap
 
@@ -290,12 +313,16 @@ bound = {}
 for name, path in mixing.items():
     folders = snapshot_folders(path)
     if "step 0" in folders and not bound:
-        bound["before training"] = lambda_bound_curve(load_encoder(folders["step 0"]), score_text, lambdas,
-                                                      score_batch_size)
+        bound[untuned_name(read_config(path)["model"])] = lambda_bound_curve(load_encoder(folders["step 0"]), score_text,
+                                                                             lambdas, score_batch_size)
     bound[f"{name} (best)"] = lambda_bound_curve(load_encoder(path / "best"), score_text, lambdas, score_batch_size)
 if bound:
     workbench.save_table(pd.concat(bound, names=["model"]).reset_index(level=0), "lambda_bound", tables_dir)
-    workbench.show(plot_lambda_bound(bound), f"{figures_dir}/lambda_bound")
+    fig = plot_lambda_bound(bound)
+    add_note(fig, f"Each point: the share of the mixed negatives (every anchor with every other sentence of its batch) "
+                  f"closer to the anchor than its positive, over the first {len(score_text)} distinct STS-B dev "
+                  f"sentences in batches of {score_batch_size}; untuned: before training (step 0).")
+    workbench.show(fig, f"{figures_dir}/lambda_bound")
 else:
     print("no MixCSE runs")
 

@@ -8,7 +8,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from matplotlib.colors import to_rgb
+from matplotlib.collections import PathCollection
+from matplotlib.colors import to_hex, to_rgb
 import synthetic_runs
 from synthetic_runs import make_run, make_runs
 from test_plots import assert_drawn
@@ -23,9 +24,9 @@ from cselab.analysis.logged import (base_encoder, base_groups, is_similarity, lo
                                     start_probe_records)
 from cselab.data.clustering import ClusteringData, load_dbpedia
 from cselab.evaluate import evaluate_clustering
-from cselab.plots import (key_words, legend_outside, plot_metric_grid, plot_paired_differences, plot_profile_grid,
-                          plot_umap_panels, save_figure)
-from cselab.plots.core import distinct_colors
+from cselab.plots import (check_figure, key_words, legend_outside, plot_metric_grid, plot_paired_differences,
+                          plot_profile_grid, plot_umap_panels, save_figure)
+from cselab.plots.core import distinct_colors, figure_note
 from cselab.results import compare_to_baseline, paired_tests, single_seed_bootstrap
 
 
@@ -81,13 +82,13 @@ def test_base_groups_name_each_starting_model(tmp_path):
     config = {"model": "all-minilm-l6", "pooler": "cls", "method": ["simcse"]}
     runs = {"s": write_run(tmp_path / "s", config, []),
             "m": write_run(tmp_path / "m", {**config, "method": ["mixcse"]}, [])}
-    assert base_groups(runs) == {"base: all-minilm-l6": ["s", "m"]}
+    assert base_groups(runs) == {"untuned all-MiniLM-L6-v2": ["s", "m"]}   # the alias by its Hub name
     runs["a"] = write_run(tmp_path / "a", {**config, "pooler": "layer_attention"}, [])
     runs["p"] = write_run(tmp_path / "p", {**config, "model": str(tmp_path / "s"), "pooler": "avg",
                                            "pooler_options": {"k": 1}}, [])
-    assert base_groups(runs) == {"base: all-minilm-l6 (cls)": ["s", "m"],
-                                 "base: all-minilm-l6 (layer_attention)": ["a"],
-                                 'base: s (avg {"k": 1})': ["p"]}   # a local folder by its name
+    assert base_groups(runs) == {"untuned all-MiniLM-L6-v2, [CLS]": ["s", "m"],
+                                 "untuned all-MiniLM-L6-v2, layer-attention pooler": ["a"],
+                                 'untuned s, mean pooling {"k": 1}': ["p"]}   # a local folder by its name
 
 
 def test_probe_layer_profiles_first_and_last(tmp_path):
@@ -122,6 +123,15 @@ def test_run_groups_by_config_keys_with_names(tmp_path):
                       names={"simcse, augmented_positive.top_k=None": "S"})
     assert list(by_k["group"]) == ["S", "augmented_positive+interlayer_negative, augmented_positive.top_k=8",
                                    "augmented_positive+interlayer_negative, augmented_positive.top_k=16"]
+    # by label (without the seed): runs named apart stay apart, named as figures name them; APINCSE's
+    # pooler-only control has SimCSE's method but is no SimCSE seed
+    runs["apincse-pooler"] = write_run(tmp_path / "4", {"method": ["simcse"], "seed": 1, "batch_size": 64,
+                                                        "pooler": "layer_attention"}, [])
+    assert list(run_groups(runs)["group"]) == ["SimCSE", "APINCSE", "APINCSE", "SimCSE"]
+    by_label = run_groups(runs, ["label"])
+    assert list(by_label["group"]) == ["SimCSE", "APINCSE", "apincse-k16", "APINCSE pooler only"]
+    assert resolve_baseline("simcse", by_label) == "SimCSE"
+    del runs["apincse-pooler"]
     assert config_value({"method": ["a", "b"], "x": {"y": 3}}, "x.y") == 3
     assert config_value({"method": ["a", "b"]}, "method") == "a+b" and config_value({}, "x.y") is None
     assert resolve_baseline("simcse", groups) == "SimCSE" and resolve_baseline("APINCSE", groups) == "APINCSE"
@@ -452,13 +462,20 @@ def test_geometry_on_a_sample_of_pairs(data_dir):
 def test_metric_grid_one_panel_per_key_own_axis(logged, tmp_path):
     fig = plot_metric_grid(logged, ["loss", "loss/clusterns.bml", "sim/clusterns.false_neg_rate"], ncols=2)
     panels = [ax for ax in fig.axes if ax.get_visible()]
-    assert [ax.get_title() for ax in panels] == ["total loss", "ClusterNS BML (× λ)", "share with a false\nnegative"]
+    assert [ax.get_title() for ax in panels] == ["total loss", "ClusterNS BML (× λ)",
+                                                 "share of anchors with\na false negative"]
     assert [len(ax.lines) for ax in panels] == [2, 1, 1]                 # only the runs that logged the key
     assert panels[1].lines[0].get_ydata().tolist() == [0.1]
     assert panels[0].lines[1].get_color() == panels[0].lines[1].get_color() != panels[0].lines[0].get_color()
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["a", "b"]
     assert not panels[0].get_shared_y_axes().joined(panels[0], panels[1])
     assert_drawn(fig)
+    # the 2 × 2 grid's fourth cell holds the legend (no empty cell, nothing added under the panels)
+    from cselab.plots.check import _draw
+
+    renderer = _draw(fig)
+    cell, box = fig.axes[3], fig.legends[0].get_window_extent(renderer)
+    assert not cell.get_visible() and cell.bbox.contains(*box.get_points().mean(axis=0))
     with pytest.raises(ValueError, match=r"no values for \['sim/nothing'\]"):
         plot_metric_grid(logged, ["sim/nothing"])
     assert key_words("sim/pos_cos") == "positive pairs" and key_words("loss/x.y") == "loss: x.y"
@@ -494,13 +511,29 @@ def test_profile_grid_and_legend_outside(tmp_path):
         plot_profile_grid({})
 
 
+def test_paired_differences_of_single_seeds_speak_of_the_test_pairs_only():
+    """Every row n = 1 (the cpu-demo): the note says what the bootstrap bar is, and nothing of
+    t-intervals or p-values, which no row has."""
+    bootstrap = pd.DataFrame({"group": ["MixCSE", "APINCSE"], "diff": [-0.1, 1.8], "diff_ci_low": [-0.3, 1.2],
+                              "diff_ci_high": [0.1, 2.4], "p": [float("nan")] * 2, "paired_n": [1, 1],
+                              "interval": ["bootstrap over test pairs"] * 2})
+    fig = plot_paired_differences({"STS-B": bootstrap}, baseline="SimCSE")
+    note = " ".join(figure_note(fig).split())
+    assert note.startswith("n 1 (every row): one seed each, no test; dot: the difference of the two runs")
+    assert "t-interval" not in note and "p-value" not in note and "t-test" not in note
+    assert [t.get_text() for t in fig.axes[0].texts] == ["n 1, test pairs"] * 2
+    dots = [to_hex(c.get_facecolor()[0]).upper() for c in fig.axes[0].collections if isinstance(c, PathCollection)]
+    assert dots == ["#D55E00", "#E69F00"]   # each row in its method's colour
+    assert check_figure(fig) == []
+
+
 def test_paired_differences_show_interval_and_p(tmp_path):
     comparisons = {"task A": compare_to_baseline(paired_frame(), "A", "group", "SimCSE")}
     fig = plot_paired_differences(comparisons, baseline="SimCSE")
     ax = fig.axes[0]
     rows = {t.get_text(): y for t, y in zip(ax.get_yticklabels(), ax.get_yticks())}
     assert rows == {"MixCSE": 1, "ClusterNS": 0}                 # first group on top; no row for the baseline
-    interval = ax.lines[0].get_xdata()           # MixCSE: 2 ± t(0.975, 2) · 1/√3 = 2 ± 2.484
+    interval = ax.collections[0].get_segments()[0][:, 0]   # MixCSE: 2 ± t(0.975, 2) · 1/√3 = 2 ± 2.484
     assert interval.tolist() == pytest.approx([2 - 2.4841, 2 + 2.4841], abs=1e-3)
     assert [t.get_text() for t in ax.texts] == ["Holm p 0.074, n 3", "n 1: no interval"]   # a family of one: Holm p = p
     assert ax.get_xlabel() == "difference from SimCSE"
@@ -522,13 +555,21 @@ def test_fourteen_classes_get_fourteen_colours():
     assert len(drawn) == 14
 
 
-def test_umap_panel_titles_wrap_so_neighbours_do_not_overlap():
-    frame = pd.DataFrame({"x": [0.0, 1.0], "y": [0.0, 1.0], "label": ["a", "b"]})
-    frame.attrs["method"] = "umap"
-    fig = plot_umap_panels({"base: all-minilm-l6 (layer_attention)": frame, "simcse": frame.copy()})
-    titles = [ax.get_title() for ax in fig.axes[:2]]
-    assert titles[0] == "base: all-minilm-l6\n(layer_attention) (UMAP)"   # 28 characters a line
-    assert titles[1] == "SimCSE (UMAP)"   # short titles stay on one line
+def test_umap_maps_fit_a_page_with_the_legend_in_a_free_cell():
+    frame = pd.DataFrame({"x": np.arange(28.0), "y": np.arange(28.0) % 5,
+                          "label": ["EducationalInstitution", "MeanOfTransportation", "Album", "Artist"] * 7})
+    frames = {"untuned all-MiniLM-L6-v2, layer-attention pooler": frame, "simcse": frame, "mixcse": frame,
+              "apincse-no_ap": frame, "apincse-pooler": frame}
+    fig = plot_umap_panels(frames)
+    assert fig.get_figwidth() <= 7.2 + 1e-9                                 # a page, three maps a row
+    maps = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(maps) == 5 and len(fig.axes) == 6                            # the sixth cell holds the legend
+    assert [ax.get_title() for ax in maps] == [
+        "untuned all-MiniLM-L6-v2,\nlayer-attention pooler", "SimCSE", "MixCSE", "APINCSE-AP", "APINCSE pooler only"]
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["Album", "Artist", "Educational institution",
+                                                          "Mean of transportation"]   # class names in words
+    assert check_figure(fig) == []
 
 
 def _same_bytes_twice(build, path):

@@ -10,7 +10,7 @@ import pytest
 from cselab.analysis.compare import method_names as compare_names
 from cselab.losses.base import Component, Contribution
 from cselab.methods import FAMILIES, METHODS, method_table, registry
-from cselab.plots.labels import display_name, method_key, readable
+from cselab.labels import display_name, method_key, readable
 from cselab.plots.style import METHOD_PALETTE, method_color
 from cselab.studies import cost
 
@@ -61,7 +61,13 @@ def test_the_papers_methods_keep_their_names_colours_and_costs():
     assert method_key(["interlayer_negative", "augmented_positive", "mlm"]) == "apincse"
     assert method_key("apincse-no_ap") == "interlayer_negative"
     assert display_name("apincse-no_ap") == "APINCSE-AP"
+    # a family's pooler with neither of its parts: SimCSE's loss on APINCSE's pooler (the ablation's control)
+    assert display_name("apincse-pooler") == "APINCSE pooler only"
+    assert method_key("apincse-pooler") == method_key("APINCSE pooler only") == "simcse"
     assert FAMILIES["apincse"].methods == ("augmented_positive", "interlayer_negative")
+    # every statistic the papers' methods log has words for figures (none shows as a raw key)
+    words = registry.stat_labels()
+    assert words["mixcse.mixed_cos"] == "mixed negatives" and words["gs_infonce.noise_cos"] == "Gaussian negatives"
     assert registry.cost_factors()["mlm"] == 0.5 and registry.cost_factors()["simcse"] == 0.0
 
 

@@ -19,11 +19,11 @@ NOTEBOOKS = ("dynamics", "geometry", "clustering", "embedding_maps", "compare")
 
 @pytest.fixture
 def base(tiny_runs) -> str:
-    """How the notebooks name the tiny runs' backbone: "base: <folder name>"."""
-    from cselab.analysis.logged import backbone_name
+    """How the notebooks name the tiny runs' backbone: "untuned <folder name>"."""
+    from cselab.analysis.logged import untuned_name
     from cselab.rundir import read_config
 
-    return f"base: {backbone_name(read_config(tiny_runs['simcse-s1'])['model'])}"
+    return untuned_name(read_config(tiny_runs['simcse-s1'])['model'])
 
 
 @pytest.fixture
@@ -103,8 +103,10 @@ def test_geometry(runs, base, data_dir, tmp_path, monkeypatch):
     check_outputs(notebook, figures, {"alignment_uniformity", "alignment_uniformity_trajectories", "probe_geometry",
                                       "layer_cls_similarity", "layer_cls_similarity_probes"})
     geometry = table_rows(tables, "geometry")
-    assert [r["run"] for r in geometry] == list(chosen)
-    assert [r["group"] for r in geometry] == ["SimCSE", "SimCSE", "MixCSE", "APINCSE"]
+    # the trained models, then the untuned backbones they started from (their step-0 snapshots)
+    untuned = [f"{base}, [CLS]", f"{base}, layer-attention pooler"]
+    assert [r["run"] for r in geometry] == [*chosen, *untuned]
+    assert [r["group"] for r in geometry] == ["SimCSE", "SimCSE", "MixCSE", "APINCSE", *untuned]
     assert all(-4.0 <= float(r["uniformity"]) <= 0.0 and 0.0 <= float(r["alignment"]) <= 4.0 for r in geometry)
     layers = table_rows(tables, "layer_cls_similarity")
     assert [r["layer"] for r in layers] == ["0", "1", "2"]                # the tiny BERT: embeddings + 2 layers
@@ -145,11 +147,12 @@ def test_embedding_maps(runs, base, data_dir, tmp_path, monkeypatch):
         "max_length": 32})
     check_outputs(notebook, figures, {"umap_1", "umap_2"})
     panels = table_rows(tables, "umap_panels")
+    # one figure per starting model: its untuned map first, then its runs'
     assert [(r["panel"], r["figure"]) for r in panels] == [
-        (f"{base} (cls)", "1"), (f"{base} (layer_attention)", "1"), ("simcse-s1", "1"),
-        ("clusterns-s1", "2"), ("apincse-s1", "2")]
+        (f"{base}, [CLS]", "1"), ("simcse-s1", "1"), ("clusterns-s1", "1"),
+        (f"{base}, layer-attention pooler", "2"), ("apincse-s1", "2")]
     assert all(r["projection"] == "pca" and r["points"] == "42" for r in panels)   # 3 × 14 DBpedia classes
-    assert panels[0]["model"] == "start of simcse-s1, clusterns-s1" and panels[2]["model"] == "simcse-s1/best"
+    assert panels[0]["model"] == "start of simcse-s1, clusterns-s1" and panels[1]["model"] == "simcse-s1/best"
 
 
 def test_compare(runs, data_dir, tmp_path, monkeypatch):
@@ -158,9 +161,9 @@ def test_compare(runs, data_dir, tmp_path, monkeypatch):
     notebook, figures, tables = execute("compare", tmp_path, monkeypatch, {
         "runs": {k: str(v) for k, v in runs.items()}, "data_dir": str(data_dir), "sts_tasks": ["STS16"],
         "clustering_tasks": ["Tweet"], "clustering_max_texts": 60, "texts": {"own": str(own)},
-        "variants": {"SimCSE": "simcse", "MixCSE": "mixcse", "APINCSE": "apincse"},
+        "variants": {"SimCSE": "simcse", "MixCSE": "mixcse", "APINCSE": "apincse"}, "ablation_control": "SimCSE",
         "sweep_key": "mixcse.mix_lambda", "sweep_label": "λ"})
-    check_outputs(notebook, figures, {"sts_vs_baseline", "ablation_bars"})    # one λ: the sweep is a table, no figure
+    check_outputs(notebook, figures, {"sts_vs_baseline", "ablation"})    # one λ: the sweep is a table, no figure
     assert "sweep of mixcse.mix_lambda: 1 value(s) here [0.2], a figure needs 3" in notebook_text(notebook)
     assert [r["run"] for r in table_rows(tables, "sts_runs")] == list(runs)
     groups = ["SimCSE", "MixCSE", "GS-InfoNCE", "ClusterNS", "APINCSE"]
@@ -187,7 +190,7 @@ def test_compare(runs, data_dir, tmp_path, monkeypatch):
         assert [r["group"] for r in table_rows(tables, name)] == groups
     assert all(100 / 3 - 0.01 <= float(r["own"].split(" ")[0]) <= 100 for r in table_rows(tables, "custom_texts_methods"))
     assert not (tables / "transfer_methods.csv").exists()                 # transfer_tasks [] skips it
-    assert [(r["variant"], r["runs"]) for r in table_rows(tables, "ablation")] == [
+    assert [(r["group"], r["runs"]) for r in table_rows(tables, "ablation")] == [
         ("SimCSE", "2"), ("MixCSE", "2"), ("APINCSE", "1")]
     assert table_rows(tables, "sweep") == [{"group": "MixCSE", "mixcse.mix_lambda": "0.2", "runs": "2",
                                             "avg": methods[1]["Avg."]}]

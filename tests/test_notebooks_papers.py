@@ -126,7 +126,7 @@ def test_paper_notebooks_declare_their_parameters():
         "paper_mixcse": {"lambda_sweep", "transfer_tasks", "transfer_fast", "transfer_probe", "score_sentences",
                          "score_batch_size", "lambdas", "cap_dims", "cap_omegas", "cap_pairs", "geometry_split", "geometry_max_pairs"},
         "paper_gs_infonce": {"m_sweep", "top4_corpus", "top4_sentences", "top4_batch_sizes", "top4_batches",
-                             "top4_models"},
+                             "top4_models", "noise_figure"},
         "paper_clusterns": {"threshold_sweep", "batch_sweep", "k_sweep", "clustering_tasks", "clustering_seeds",
                             "clustering_max_length", "clustering_max_texts", "transfer_tasks", "transfer_fast",
                             "transfer_probe", "geometry_split", "geometry_max_pairs",
@@ -168,7 +168,7 @@ def test_paper_mixcse(runs, tiny_model, small_data, tmp_path, monkeypatch):
     assert 0.0 <= float(paired["p (paired t)"].iloc[1]) <= 1.0                    # two seeds: a paired t-test
     assert read_table(tables, "ablation_study")["variant"].tolist() == ["MixCSE"]
     assert len(read_table(tables, "spherical_cap")) == 4                    # 2 dimensions × 2 radii
-    assert read_table(tables, "lambda_bound")["model"].tolist() == ["before training"] * 2 + ["MixCSE (best)"] * 2
+    assert read_table(tables, "lambda_bound")["model"].tolist() == [untuned] * 2 + ["MixCSE (best)"] * 2
     assert read_table(tables, "scores_snapshots_mixcse")["step"].tolist() == ["0", "3", "6"]
     assert read_table(tables, "alignment_uniformity")["model"].tolist() == ["SimCSE", "MixCSE", untuned]
 
@@ -233,7 +233,8 @@ def test_paper_apincse(runs, tiny_model, small_data, tmp_path, monkeypatch):
     notebook, figures, tables = execute(
         "paper_apincse", tmp_path, monkeypatch, runs=chosen, data_dir=str(small_data), sts_tasks=TINY_STS,
         transfer_tasks=[], layer_sentences=48)
-    check_figures(notebook, figures, {"figure2_ablation", "figure3_layer_profile"})
+    check_figures(notebook, figures, {"figure3_layer_profile"})   # Figure 2 is per task: one here, its table stays
+    assert "Figure 2: one STS task here (STS16), the figure is per task" in printed(notebook)
     assert "table4_topk (k (neighbours)): one value here (" in printed(notebook)
     assert read_table(tables, "figure4_queue")["source"].tolist() == ["cselab (1 seed)"]   # the table stays
     assert read_table(tables, "figure2_ablation")["variant"].tolist() == ["APINCSE", "APINCSE-bs64"]

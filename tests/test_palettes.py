@@ -80,7 +80,7 @@ def test_clusterns_figures_3_and_4_draw_the_hard_negative_in_one_colour(tmp_path
     figure4 = plot_similarity_dynamics(frame, ("clusterns.hard_neg_cos", "clusterns.nearest_centroid_cos"),
                                        panels="run")
     colours = [{line.get_label(): line.get_color() for line in fig.axes[0].lines} for fig in (figure3, figure4)]
-    assert colours[0]["hard negative (c_i2)"] == colours[1]["hard negative (c_i2)"] == STATISTIC_COLOURS["hard negative"]
+    assert colours[0]["hard negative (2nd-nearest centroid)"] == colours[1]["hard negative (2nd-nearest centroid)"] == STATISTIC_COLOURS["hard negative"]
     assert colours[0]["positive pairs"] == STATISTIC_COLOURS["positive"]
     assert not set(colours[0].values()) & set(METHOD_COLOURS)
 

@@ -130,6 +130,9 @@ def test_sweep_averages_seeds_and_ablation_bars_group(runs):
 
 def test_layer_profile_uses_the_last_probe(runs):
     fig = plot_layer_profile({"mixcse-s1": runs["mixcse-s1"]})
+    assert np.allclose(fig.axes[0].lines[0].get_ydata(), [0.3, 0.6])   # the last layer, 1 by definition, not drawn
+    assert "2: not drawn" in fig.axes[0].get_xlabel()
+    fig = plot_layer_profile({"mixcse-s1": runs["mixcse-s1"]}, last_layer=True)
     assert np.allclose(fig.axes[0].lines[0].get_ydata(), [0.3, 0.6, 1.0])
 
 
@@ -218,7 +221,7 @@ def test_single_series_figures_have_no_legend(runs):
 
 
 def test_readable_labels():
-    from cselab.plots.labels import readable
+    from cselab.labels import readable
 
     assert readable("stsb_dev") == "STS-B dev (Spearman ×100)"
     assert readable("loss/clusterns.bml") == "bidirectional margin loss"

@@ -9,11 +9,13 @@ import pandas as pd
 import pytest
 from synthetic_runs import make_many_runs, make_run, make_runs
 
-from cselab.plots import (check_figure, legend_outside, method_color, plot_ablation_bars, plot_alignment_uniformity,
+from cselab.plots import (add_note, check_figure, legend_outside, method_color, plot_ablation_bars,
+                          plot_alignment_trajectories, plot_alignment_uniformity, plot_score_points,
                           plot_cap_geometry, plot_grad_norm, plot_lambda_bound, plot_largest_angle,
                           plot_layer_profile, plot_metric_grid, plot_paired_differences, plot_profile_grid,
                           plot_similarity_dynamics, plot_sweep, plot_top4_curve, plot_training_curves,
                           plot_umap_panels, save_figure)
+from cselab.plots.core import PAGE_WIDTH, TooFewPoints, figure_note
 from cselab.plots.similarity import plot_projection_grid, plot_similarity_heatmap
 from cselab.rundir import read_metrics, read_results
 from cselab.results import compare_to_baseline
@@ -46,6 +48,10 @@ CURVES = {
     "trajectory": lambda r: legend_outside(plot_alignment_uniformity(read_metrics(r, "probe"), trajectory="run",
                                                                      color_by="step")),
     "layer_profile_runs": lambda r: plot_layer_profile(r),
+    "trajectories_per_start": lambda r: plot_alignment_trajectories(read_metrics(r, "probe")),
+    "score_points_from_runs": lambda r: plot_score_points(
+        read_results(r, config_keys=("method",)).rename(columns=lambda c: c.removeprefix("sts/")),
+        tasks=["STS12", "STSBenchmark", "avg"], variant="method"),
     "ablation_from_runs": lambda r: plot_ablation_bars(
         read_results(r, config_keys=("method",)).rename(columns=lambda c: c.removeprefix("sts/")), tasks=["STS12", "STS13", "STSBenchmark", "SICKRelatedness",
                                                               "avg"], variant="method"),
@@ -55,10 +61,28 @@ CURVES = {
 @pytest.mark.parametrize("case", ["one run", "two methods × two seeds", "15 runs", "long labels"])
 @pytest.mark.parametrize("kind", list(CURVES))
 def test_every_curve_figure_is_sound(kind, case, run_sets, tmp_path):
+    if kind == "score_points_from_runs" and case == "one run":   # one model's points compare with nothing
+        with pytest.raises(TooFewPoints, match="one row"):
+            CURVES[kind](run_sets[case])
+        return
     fig = CURVES[kind](run_sets[case])
     assert check_figure(fig) == []
     if case == "15 runs" and kind in ("similarity_dynamics", "metric_grid", "ablation_from_runs"):
         save_figure(fig, tmp_path / kind, formats=["png"])   # looked at by eye while writing these tests
+
+
+@pytest.mark.parametrize("case", ["two methods × two seeds", "15 runs", "long labels"])
+def test_no_figure_is_wider_than_a_page_and_its_note_overlaps_nothing(case, run_sets):
+    """Three panels of 3.3 in would be 9.9 in: they are narrowed to the page (7.2 in), the legend
+    that would widen it goes under them, and a note under all of it takes a strip of its own."""
+    fig = plot_similarity_dynamics(run_sets[case], ("pos_cos", "neg_cos", "mixcse.mixed_cos"))
+    assert fig.get_figwidth() <= PAGE_WIDTH + 1e-9
+    height = fig.get_figheight()
+    add_note(fig, "Each point: the mean cosine over one training batch (B = 32 sentences) at that step; each line the "
+                  "mean of its seeds. " * 2)
+    add_note(fig, "A second note goes under the first.")
+    assert figure_note(fig).endswith("A second note goes under the first.") and fig.get_figheight() > height
+    assert check_figure(fig) == []
 
 
 def legend_texts(fig) -> list[str]:
@@ -102,7 +126,7 @@ def test_coincident_series_get_their_own_style_and_say_so(run_sets):
     # the synthetic methods share their positive-pair curve: MixCSE's lies on SimCSE's in that panel
     assert legend_texts(fig) == ["SimCSE (mean, 2 seeds)", "MixCSE (mean, 2 seeds) (= SimCSE in 'positive pairs')"]
     hidden = [line for line in fig.axes[0].lines if line.get_label().startswith("MixCSE")]
-    assert hidden[0].get_linestyle() == "--" and hidden[0].get_marker() == "o"
+    assert hidden[0].get_linestyle() == "--" and hidden[0].get_marker() == "s"   # dots: every short line's
     profile = plot_layer_profile({"BERT": [0.1, 0.5, 1.0], "SimCSE": [0.1, 0.5, 1.0], "MixCSE": [0.2, 0.6, 1.0]})
     assert legend_texts(profile) == ["BERT", "SimCSE (= BERT)", "MixCSE"]
     assert check_figure(profile) == []
@@ -289,8 +313,8 @@ def test_paired_differences_need_two_seeds_and_say_what_the_bars_are():
                           "A": [70.0, 71.0, 72.0, 71.0, 73.0, 75.0, 69.5]})
     fig = plot_paired_differences({"STS avg.": compare_to_baseline(frame, "A", "group", "SimCSE")}, baseline="SimCSE")
     assert check_figure(fig) == []
-    assert " ".join(fig._supxlabel.get_text().split()).startswith(
-        "dot: mean paired difference; bar: its 95 % t-interval over seeds")
+    assert " ".join(figure_note(fig).split()) == (
+        "dot: mean paired difference over the seeds both share (n); bar: its 95 % t-interval; p: paired t-test")
     assert [t.get_text() for t in fig.axes[0].texts] == ["Holm p 0.074, n 3", "n 1: no interval"]   # a family of one: Holm p = p
     single = frame[frame["seed"] == 1]
     with pytest.raises(ValueError, match=r"plot_paired_differences: every group shares one seed .* \(n = 1\)"):

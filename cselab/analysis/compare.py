@@ -50,14 +50,23 @@ def config_value(config: Mapping, key: str):
     return method_name(config) if key == "method" else read_config_value(config, key)
 
 
+LABEL_KEY = "label"   # run_groups' key for the run label (without its seed suffix)
+
+
 def run_groups(runs: Runs, keys: Sequence[str] = ("method",), names: Mapping[str, str] | None = None,
                seed_key: str = "seed") -> pd.DataFrame:
     """One row per run: ``run``, ``group``, ``seed`` and each config key of ``keys``.
 
     ``group`` joins the values of ``keys`` with ``, `` (``key=value`` for every key but
-    ``method``) and is then renamed by ``names`` (default :func:`method_names`; a mapping given
-    here is added on top). Runs that differ only in their seed share a group: the unit over
-    which :func:`cselab.results.compare_to_baseline` pairs seeds."""
+    ``method`` and ``label``) and is then renamed by ``names`` (default :func:`method_names`; a
+    mapping given here is added on top). The key ``label`` is the run's label without a seed suffix
+    (``apincse-no_ap-s2`` → ``apincse-no_ap``), named as figures name it ("APINCSE-AP"): runs named
+    apart are grouped apart (e.g. APINCSE's pooler-only control, which has SimCSE's method on
+    another pooler). Runs that differ only in their seed share a group: the unit over which
+    :func:`cselab.results.compare_to_baseline` pairs seeds."""
+    from ..labels import display_name
+    from ..labels import strip_seed
+
     keys = list(keys)
     if not keys:
         raise ValueError("run_groups: keys must name at least one config key (e.g. method)")
@@ -65,8 +74,9 @@ def run_groups(runs: Runs, keys: Sequence[str] = ("method",), names: Mapping[str
     rows = []
     for label, path in labelled_runs(runs).items():
         config = read_config(path)
-        values = {key: config_value(config, key) for key in keys}
-        text = ", ".join(str(v) if k == "method" else f"{k}={v}" for k, v in values.items())
+        values = {key: (strip_seed(label) if key == LABEL_KEY else config_value(config, key)) for key in keys}
+        text = ", ".join(display_name(v) if k == LABEL_KEY else str(v) if k == "method" else f"{k}={v}"
+                         for k, v in values.items())
         rows.append({"run": label, "group": names.get(text, text), seed_key: config.get(seed_key), **values})
     return pd.DataFrame(rows)
 

@@ -124,10 +124,19 @@ def base_encoder(run_dir: str | os.PathLike):
                                            pooler_options=config.get("pooler_options") or None)
 
 
+def untuned_name(model: str | os.PathLike) -> str:
+    """How figures and tables name a backbone before training: ``untuned all-MiniLM-L6-v2``."""
+    from ..labels import backbone_words
+
+    return f"untuned {backbone_words(backbone_name(model))}"
+
+
 def base_groups(runs: Runs) -> dict[str, list[str]]:
     """Runs grouped by the model they started from (backbone, pooler and its options):
-    ``{name: [labels]}`` with names like ``base: all-minilm-l6`` — ``base: all-minilm-l6 (cls)``
-    when the runs start from several poolers."""
+    ``{name: [labels]}`` with names like ``untuned all-MiniLM-L6-v2`` — ``untuned all-MiniLM-L6-v2,
+    [CLS]`` when the runs start from several poolers."""
+    from ..labels import pooler_words
+
     keys = {}
     for label, path in labelled_runs(runs).items():
         config = read_config(path)
@@ -137,8 +146,8 @@ def base_groups(runs: Runs) -> dict[str, list[str]]:
     several_poolers = len({k[1:] for k in keys}) > 1
     names = {}
     for (model, pooler, options), labels in keys.items():
-        name = f"base: {model}" + (f" ({pooler}{'' if options == '{}' else ' ' + options})" if several_poolers else "")
-        names[name] = labels
+        pooler_text = pooler_words(pooler) + ("" if options == "{}" else " " + options)
+        names[untuned_name(model) + (f", {pooler_text}" if several_poolers else "")] = labels
     return names
 
 
@@ -212,3 +221,86 @@ def probe_layer_profiles(probes: Runs | pd.DataFrame, steps: str = "first_last")
         picked = [group.iloc[0], group.iloc[-1]] if steps == "first_last" and len(group) > 1 else [group.iloc[-1]]
         profiles[label] = {f"step {int(r['step'])}": [float(v) for v in r["layer_cls_sim"]] for r in picked}
     return profiles
+
+
+# ------------------------------------------------------------------- what a figure's point is
+def starting_model(path: str | os.PathLike) -> tuple:
+    """What a run started from: its backbone, pooler and pooler options."""
+    config = read_config(path)
+    return (str(config.get("model")), config.get("pooler", "cls"),
+            json.dumps(config.get("pooler_options") or {}, sort_keys=True))
+
+
+def same_start(runs: Runs, reference: str | os.PathLike) -> dict[str, Path]:
+    """The runs that started from the same model (backbone, pooler) as the run ``reference``: the
+    ones a comparison of methods with it may use (SimCSE on another pooler is not its baseline)."""
+    start = starting_model(reference)
+    return {label: path for label, path in labelled_runs(runs).items() if starting_model(path) == start}
+
+
+class TrainingFacts:
+    """Words for what the points of a training-curve figure are: the batch size, the runs and
+    seeds behind each line, the STS-B dev sample of the dev curves (read from the runs' configs
+    and results), for the figures' notes."""
+
+    def __init__(self, runs: Runs):
+        from ..labels import run_groups
+
+        self.paths = labelled_runs(runs)
+        self.configs = {label: read_config(path) for label, path in self.paths.items()}
+        self.groups = run_groups(self.paths)
+        sizes = sorted({int(c.get("batch_size", 64)) for c in self.configs.values()})
+        self.batch_size = sizes[0] if len(sizes) == 1 else f"{sizes[0]}–{sizes[-1]}"
+        self.batch = f"B = {self.batch_size} sentences"
+
+    def seed_of(self, label: str) -> str:
+        return f"seed {self.configs[label].get('seed')}"
+
+    def runs_of(self, labels) -> str:
+        """"one run per method (seed 42)", or how many seeds each line is the mean of."""
+        labels = set(labels)
+        counts = [len([r for r in g["runs"] if r in labels]) for g in self.groups.values()]
+        counts = [c for c in counts if c]
+        seeds = sorted({self.configs[label].get("seed") for label in labels}, key=str)
+        if len(labels) == 1:
+            return f"one run (seed {seeds[0]})"
+        if max(counts, default=1) == 1:
+            return (f"one run per line (seed {seeds[0]})" if len(seeds) == 1 else
+                    f"one run per line (seeds {', '.join(map(str, seeds))})")
+        low, high = min(counts), max(counts)
+        return f"each line the mean of {low if low == high else f'{low}–{high}'} seeds (faint: each seed)"
+
+    @property
+    def runs(self) -> str:
+        return self.runs_of(self.paths)
+
+    @property
+    def dev_pairs(self) -> str:
+        """The STS-B dev pairs of the runs' dev evaluations, in words."""
+        counts = set()
+        for label, path in self.paths.items():
+            results = RunDir(path).results() if RunDir(path).results_file.is_file() else {}
+            counts.add(results.get("stsb_dev_pairs") or self.configs[label].get("dev_max_pairs") or 1500)
+        counts = sorted(int(c) for c in counts)
+        if counts == [1500]:
+            return "STS-B dev's 1,500 pairs"
+        shown = " or ".join(f"{c:,}" for c in counts)
+        return f"a fixed sample of {shown} of STS-B dev's 1,500 pairs"
+
+
+def training_facts(runs: Runs) -> TrainingFacts:
+    return TrainingFacts(runs)
+
+
+def untuned_starts(runs: Runs) -> dict[str, Path]:
+    """``{name: run directory}``: for each model the runs started from (:func:`base_groups`, named
+    ``untuned <backbone>``), the first of its runs with a step-0 snapshot, whose ``step-0`` model
+    (``evaluate_runs(..., model="step-0")``) stands for the untuned backbone; a start none of whose
+    runs kept snapshots is left out."""
+    labelled = labelled_runs(runs)
+    out = {}
+    for name, labels in base_groups(labelled).items():
+        found = next((labelled[label] for label in labels if 0 in RunDir(labelled[label]).snapshots()), None)
+        if found is not None:
+            out[name] = found
+    return out

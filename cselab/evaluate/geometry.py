@@ -114,6 +114,16 @@ def geometry_summary(embeddings: np.ndarray, positives: tuple[np.ndarray, np.nda
     return out
 
 
+def describe_geometry(result: dict) -> str:
+    """What an alignment–uniformity result was measured on, in words (a figure's note): "ℓ_align:
+    the 162 pairs scored > 4 of a 600-pair sample of STS-B dev; ℓ_uniform: its 1,187 sentences"."""
+    split = result.get("split", "all")
+    where = "STS-B (train, dev and test)" if split == "all" else f"STS-B {split}"
+    sample = f"a {result['max_pairs']:,}-pair sample of {where}" if result.get("max_pairs") else where
+    return (f"ℓ_align: the {result['positive_pairs']:,} pairs scored > {result.get('threshold', POSITIVE_THRESHOLD):g} "
+            f"of {sample}; ℓ_uniform: its {result['sentences']:,} sentences")
+
+
 def evaluate_alignment_uniformity(model, split: str = "all", data_dir: str | os.PathLike | None = None,
                                   batch_size: int = 128, t: float = 2.0, alpha: float = 2.0,
                                   threshold: float = POSITIVE_THRESHOLD, max_pairs: int | None = None,

@@ -94,6 +94,7 @@ class GSInfoNCE(Component):
         loss_fn = ContrastiveLoss(0.05, [GSInfoNCE(GSInfoNCEParams(noise_ratio=3.0))])
     """
 
+    stat_labels = {"noise_cos": "Gaussian negatives"}   # words for its statistic in figures
     display_name = "GS-InfoNCE"
     citation = ('Wu, Gao, Su, Han, Wang & Hu, "Smoothed Contrastive Learning for Unsupervised Sentence '
                 'Embedding", COLING 2022 (the Gaussian-smoothed InfoNCE)')

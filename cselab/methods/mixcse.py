@@ -150,6 +150,8 @@ class MixCSE(Component):
         out = loss_fn(ContrastiveBatch(z1, z2)); out.parts["info_nce_reverse"]
     """
 
+    # words for its statistics in figures (lost once when the identity moved onto the class)
+    stat_labels = {"mixed_cos": "mixed negatives", "mixed_cos_reverse": "mixed negatives (reverse)"}
     display_name = "MixCSE"
     citation = ('Zhang, Zhang, Mensah, Liu & Mao, "Unsupervised Sentence Representation via Contrastive '
                 'Learning with Mixing Negatives", AAAI 2022 (the mixed-negative InfoNCE)')

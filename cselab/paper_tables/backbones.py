@@ -36,9 +36,12 @@ def one_per_backbone(runs: Mapping[str, Path]) -> dict[str, tuple[str, Path]]:
     return out
 
 def backbone_label(model: str) -> str:
-    """How to write a backbone in a label: the papers' name (``BERT-base``) or the folder's name."""
+    """How to write a backbone in a label: the papers' name (``BERT-base``), an alias's Hub name
+    (``all-MiniLM-L6-v2``) or the folder's name."""
+    from ..labels import BACKBONE_NAMES
+
     backbone = paper_backbone(model)
-    return BACKBONES[backbone] if backbone else Path(model).name
+    return BACKBONES[backbone] if backbone else BACKBONE_NAMES.get(str(model), Path(model).name)
 
 def num_layers(run_dir: str | os.PathLike) -> int:
     """Transformer layers of a run's backbone (``num_hidden_layers`` of its saved model)."""

@@ -2,11 +2,11 @@
 writes PNG and PDF with reproducible bytes. Which function draws which paper figure: docs/figures.md.
 """
 from .check import check_figure
-from .comparisons import (plot_ablation_bars, plot_cap_geometry, plot_lambda_bound, plot_sweep, plot_top4_curve,
-                          plot_umap_panels)
-from .core import TooFewPoints, new_figure, save_figure
-from .dynamics import (plot_alignment_uniformity, plot_grad_norm, plot_largest_angle, plot_layer_profile,
-                       plot_similarity_dynamics, plot_training_curves)
+from .comparisons import (plot_ablation_bars, plot_cap_geometry, plot_lambda_bound, plot_score_points, plot_sweep,
+                          plot_top4_curve, plot_umap_panels)
+from .core import TooFewPoints, add_note, new_figure, save_figure
+from .dynamics import (plot_alignment_trajectories, plot_alignment_uniformity, plot_grad_norm, plot_largest_angle,
+                       plot_layer_profile, plot_similarity_dynamics, plot_training_curves)
 from .paired import plot_paired_differences
 from .palettes import categorical_colours, statistic_colour, step_colours
 from .panels import key_words, legend_outside, plot_metric_grid, plot_profile_grid
@@ -14,10 +14,11 @@ from .seeds import baseline_differences, plot_baseline_differences, plot_seed_me
 from .style import method_color
 
 __all__ = [
-    "TooFewPoints", "baseline_differences", "categorical_colours", "check_figure", "key_words", "method_color",
-    "legend_outside", "new_figure", "plot_ablation_bars", "plot_alignment_uniformity", "plot_baseline_differences",
-    "plot_cap_geometry", "plot_grad_norm", "plot_lambda_bound", "plot_largest_angle", "plot_layer_profile",
-    "plot_metric_grid", "plot_paired_differences", "plot_profile_grid", "plot_seed_means", "plot_similarity_dynamics",
-    "plot_sweep", "plot_top4_curve", "plot_training_curves", "plot_umap_panels", "save_figure", "statistic_colour",
-    "step_colours", "t_errorbar",
+    "TooFewPoints", "add_note", "baseline_differences", "categorical_colours", "check_figure", "key_words",
+    "legend_outside", "method_color", "new_figure", "plot_ablation_bars", "plot_alignment_trajectories",
+    "plot_alignment_uniformity", "plot_baseline_differences", "plot_cap_geometry", "plot_grad_norm",
+    "plot_lambda_bound", "plot_largest_angle", "plot_layer_profile", "plot_metric_grid",
+    "plot_paired_differences", "plot_profile_grid", "plot_score_points", "plot_seed_means",
+    "plot_similarity_dynamics", "plot_sweep", "plot_top4_curve", "plot_training_curves", "plot_umap_panels",
+    "save_figure", "statistic_colour", "step_colours", "t_errorbar",
 ]

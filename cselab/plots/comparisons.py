@@ -16,6 +16,7 @@ plot_umap_panels       UMAP / PCA maps coloured by label, side by side (before /
 """
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Mapping, Sequence
 
@@ -27,10 +28,11 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator
 
 from ..results import mean_ci
-from .core import TooFewPoints, color, distinct_colors, new_figure, styled
-from .labels import display_name, readable, task_name
+from .core import TooFewPoints, add_note, color, distinct_colors, new_figure, styled
+from ..labels import display_name, readable, task_name
 from .rc import PAGE_WIDTH
-from .style import integer_ticks, legend_beside, log2_ticks, measured, place_legend, separate_coincident, series_styles
+from .style import (integer_ticks, legend_beside, log2_ticks, measured, place_legend, point_markers,
+                    separate_coincident, series_styles)
 
 
 def _need_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
@@ -97,7 +99,7 @@ def plot_sweep(results: pd.DataFrame, x: str, y: str, hue: str | None = None, se
                ylabel: str | None = None) -> Figure:
     """``y`` against the swept setting ``x``: the mean over the rows sharing (hue, x) — seeds —
     with its 95 % t-interval as error bars where there are at least 2 (the legend says so and over
-    what n). Axis labels are the columns in words (:mod:`cselab.plots.labels`) unless
+    what n). Axis labels are the columns in words (:mod:`cselab.labels`) unless
     ``xlabel``/``ylabel`` are given. A sweep of fewer than 2 values of ``x`` is an error (one dot
     is no trend). ``logx``: a log₂ axis; ``None`` chooses it for powers of two spanning ≥ 8×
     (batch sizes); whole-number settings get ticks at their values."""
@@ -218,28 +220,109 @@ def _ablation_figure(means, counts, halves, tasks, ylim, title, points: bool) ->
     return fig
 
 
+REFERENCE_COLOR = "0.45"   # rows that are no method (the untuned backbone): grey, hollow markers
+ROW_LABEL_WIDTH = 28       # characters per line of a row label
+
+
+@styled
+def plot_score_points(scores: pd.DataFrame, tasks: Sequence[str] | None = None, variant: str = "variant",
+                      references: pd.DataFrame | None = None, xlabel: str = "score",
+                      title: str | None = None) -> Figure:
+    """Scores as points on a zoomed axis: one panel per task (column), one row per variant (rows of
+    ``scores``, the ``variant`` column; several rows of a variant are its seeds: the dot is their
+    mean with its 95 % t-interval, a single row a dot alone). Each task has its own axis range,
+    set by the values (not from 0: bars from 0 of scores that differ by a point or two would look
+    equal). ``references`` (same columns, e.g. the untuned backbones) are drawn below the variants
+    as grey hollow diamonds. A row's colour is its method's."""
+    frame = scores.reset_index() if variant not in scores else scores
+    tasks = list(tasks) if tasks is not None else [c for c in frame.columns if c != variant and
+                                                   pd.api.types.is_numeric_dtype(frame[c])]
+    _need_columns(frame, [variant, *tasks], "plot_score_points")
+    refs = None
+    if references is not None and len(references):
+        refs = references.reset_index() if variant not in references else references
+        _need_columns(refs, [variant, *tasks], "plot_score_points (references)")
+    grouped = frame.groupby(variant, sort=False)[tasks]
+    means, counts = grouped.mean(), grouped.count()
+    halves = grouped.agg(lambda s: t_interval(s)[1])
+    from matplotlib.figure import Figure as _Figure
+
+    from .core import PAGE_WIDTH, style
+
+    names = [display_name(name) for name in means.index]
+    ref_names = [display_name(name) for name in refs[variant]] if refs is not None else []
+    rows = len(names) + len(ref_names)
+    if rows < 2:
+        raise TooFewPoints(f"plot_score_points: one row ({', '.join(names)}): points of one model compare with nothing")
+    shown_rows = [textwrap.fill(n, ROW_LABEL_WIDTH) for n in [*names, *ref_names]]
+    label_width = 0.25 + 0.07 * max(len(part) for n in shown_rows for part in n.split("\n"))
+    panel = min(2.4, max(1.3, (PAGE_WIDTH - label_width) / len(tasks)))
+    height = max(1.8, 0.85 + 0.24 * rows + 0.12 * sum(n.count("\n") for n in shown_rows))
+    # the row labels take room of their own, beside the first panel: the panels keep equal widths
+    with style():
+        fig = _Figure(figsize=(min(PAGE_WIDTH, label_width + panel * len(tasks)), height), layout="constrained")
+        axes = fig.subplots(1, len(tasks), sharey=True, squeeze=False,
+                            width_ratios=[(panel + label_width) / panel] + [1] * (len(tasks) - 1)).ravel().tolist()
+    styles = series_styles(names)
+    positions = list(range(rows))[::-1]   # first variant on top
+    n_seen = []
+    for ax, task in zip(axes, tasks):
+        for y, (name, shown) in zip(positions, zip(means.index, names)):
+            style = styles[shown]
+            value, n = means.loc[name, task], int(counts.loc[name, task])
+            if n >= 2:
+                ax.errorbar([value], [y], xerr=[halves.loc[name, task]], fmt="none", ecolor=style["color"],
+                            elinewidth=1.2, capsize=2)
+                n_seen.append(n)
+            ax.scatter([value], [y], marker=style.get("marker", "o"), s=25, color=style["color"], zorder=3)
+        for y, (_, row) in zip(positions[len(names):], refs.iterrows() if refs is not None else []):
+            ax.scatter([row[task]], [y], marker="D", s=25, facecolors="none", edgecolors=REFERENCE_COLOR, zorder=3)
+        ax.set_title(textwrap.fill(task_name(task), 24))
+        ax.set_xlabel(xlabel)
+        ax.grid(axis="y", visible=False)
+        ax.margins(x=0.12)
+    axes[0].set_yticks(positions, shown_rows)
+    axes[0].set_ylim(-0.6, rows - 0.4)
+    if refs is not None:   # a thin rule between the trained variants and the references
+        for ax in axes:
+            ax.axhline(len(ref_names) - 0.5, color="0.8", linewidth=0.6)
+    if n_seen:   # what the bars are, under the panels (a legend in a panel would cover its points)
+        add_note(fig, f"Dot: the mean over a row's seeds; bar: its 95 % t-interval ({_n_words(n_seen)}); a row of one "
+                      "seed has no bar.")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+DODGE_OCTAVES = 0.04   # whiskers of several models at one batch size, this far apart on the log₂ axis
+
+
 @styled
 def plot_top4_curve(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: str | None = None) -> Figure:
     """Mean of the top-k negative-pair cosines against batch size (frames from
     :func:`cselab.analysis.gs_infonce.top4_curve`; a mapping gives one line per model). The
     whiskers, when the frames have ``std``, are ± one standard deviation over the random batches
-    (the legend says over how many, from ``n_batches`` when given). Fewer than 2 batch sizes are
-    an error."""
+    (the legend says over how many, from ``n_batches`` when given); several models are drawn a
+    little apart at each batch size, so that their whiskers do not overlap. Fewer than 2 batch
+    sizes are an error."""
     frames = _as_frames(curves)
     sizes = [b for frame in frames.values() for b in frame.get("batch_size", [])]
     fig, (ax,) = new_figure()
     names = [display_name(name) for name in frames]
     styles = series_styles(names)
     spread = []
-    for shown, (name, frame) in zip(names, frames.items()):
+    markers = point_markers(names)
+    for i, (shown, (name, frame)) in enumerate(zip(names, frames.items())):
         _need_columns(frame, ["batch_size", "top_k_mean"], "plot_top4_curve")
         _need_values(frame["batch_size"], f"plot_top4_curve of {name or 'the model'!r}", "batch size")
         frame = frame.sort_values("batch_size")
         style = styles[shown]
-        ax.plot(frame["batch_size"], frame["top_k_mean"], label=shown or None,
-                **measured({**style, "marker": style.get("marker", "o"), "markersize": 3.5}, len(frame)))
+        # the models at one batch size side by side (a small shift on the log axis), whiskers apart
+        shifted = frame["batch_size"] * 2 ** (DODGE_OCTAVES * (i - (len(frames) - 1) / 2))
+        ax.plot(shifted, frame["top_k_mean"], label=shown or None,
+                **measured({**style, "marker": style.get("marker", markers[shown]), "markersize": 3.5}, len(frame)))
         if "std" in frame and (frame["std"] > 0).any():
-            ax.errorbar(frame["batch_size"], frame["top_k_mean"], yerr=frame["std"], fmt="none",
+            ax.errorbar(shifted, frame["top_k_mean"], yerr=frame["std"], fmt="none",
                         ecolor=style["color"], capsize=2, elinewidth=1)
             spread.append(int(frame["n_batches"].iloc[0]) if "n_batches" in frame else None)
     log2_ticks(ax, sizes)
@@ -297,13 +380,14 @@ def plot_lambda_bound(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: 
     frames = _as_frames(curves)
     names = [display_name(name) for name in frames]
     styles = series_styles(names)
+    markers = point_markers(names)
     for shown, (name, frame) in zip(names, frames.items()):
         _need_columns(frame, ["lambda", "closer_share"], "plot_lambda_bound")
         _need_values(frame["lambda"], f"plot_lambda_bound of {name or 'the model'!r}", "λ")
         frame = frame.sort_values("lambda")
         style = styles[shown]
         ax.plot(frame["lambda"], frame["closer_share"], label=shown or None,
-                **measured({**style, "marker": style.get("marker", "o"), "markersize": 3.5}, len(frame)))
+                **measured({**style, "marker": style.get("marker", markers[shown]), "markersize": 3.5}, len(frame)))
     ax.set_xlabel("λ (weight of the positive in the mixture)")
     ax.set_ylabel("share closer than the positive")
     ax.set_ylim(-0.02, 1.02)
@@ -314,36 +398,85 @@ def plot_lambda_bound(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: 
     return fig
 
 
-UMAP_TITLE_WIDTH = 28   # characters per title line of a 3-inch panel
+UMAP_TITLE_WIDTH = 26   # characters per title line of a 2.4-inch map
+MAP_LEGEND_FONTSIZE = 7
+MAP_POINT_AREA = 7      # pt² of a point on a 2.4-inch map (scaled with the map's area)
 
 
-@styled
-def plot_umap_panels(frames: pd.DataFrame | Mapping[str, pd.DataFrame], max_legend: int = 12,
-                     title: str | None = None) -> Figure:
-    """One scatter panel per frame (columns x, y, label; :func:`cselab.analysis.umap.umap_frames`),
-    points coloured by label with the same colour for a label in every panel."""
-    frames = _as_frames(frames)
-    for frame in frames.values():
-        _need_columns(frame, ["x", "y", "label"], "plot_umap_panels")
+def class_words(label) -> str:
+    """A class name as words: DBpedia's ``EducationalInstitution`` → "Educational institution"
+    (any other name as it is)."""
+    text = str(label)
+    if re.fullmatch(r"(?:[A-Z][a-z]+){2,}", text):
+        words = re.findall(r"[A-Z][a-z]+", text)
+        return " ".join([words[0], *(w.lower() for w in words[1:])])
+    return text
+
+
+def _legend_fits_cell(labels: Sequence[str], size: float) -> bool:
+    """Whether a one-column 7-pt legend of ``labels`` fits a ``size``-inch square cell."""
+    from .core import LEGEND_CHAR_WIDTH
+
+    width = 0.35 + 0.9 * LEGEND_CHAR_WIDTH * max(len(label) for label in labels)
+    return 0.15 * len(labels) + 0.1 <= size and width <= size
+
+
+def draw_label_maps(frames: Mapping[str, pd.DataFrame], titles: Sequence[str], ncols: int = 3,
+                    max_legend: int = 20, max_panel: float = 3.0) -> Figure:
+    """Maps of one labelled sample (x, y, label per frame), a label's colour the same in every map
+    (:func:`~cselab.plots.core.distinct_colors`), in a grid of ``ncols`` columns no wider than a
+    page (maps at most ``max_panel`` inches). The legend of the classes takes the grid's next
+    cell when it fits there (a 3 × 2 grid: five maps and the legend), else it goes under the maps;
+    more than ``max_legend`` classes get none."""
+    from .core import PAGE_WIDTH
+    from .style import legend_below
+
     labels = sorted({lab for f in frames.values() for lab in f["label"]}, key=str)
-    colors = distinct_colors(len(labels))    # more than 10 classes must not share colours
-    fig, axes = new_figure(len(frames), panel_size=(3.0, 3.0))
-    for ax, (name, frame) in zip(axes, frames.items()):
+    colors = distinct_colors(len(labels))
+    words = [class_words(lab) for lab in labels]
+    legend = 1 < len(labels) <= max_legend
+    n = len(frames)
+    size = min(max_panel, PAGE_WIDTH / min(ncols, n + legend))
+    in_cell = legend and _legend_fits_cell(words, size)
+    ncols = min(ncols, n + in_cell)
+    fig, axes = new_figure(n, panel_size=(size, size), ncols=ncols)
+    in_cell = in_cell and len(fig.axes) > n   # a full grid has no free cell: the legend goes under it
+    for ax, frame, text in zip(axes, frames.values(), titles):
         for i, lab in enumerate(labels):
             part = frame[frame["label"] == lab]
-            ax.scatter(part["x"], part["y"], s=6, color=colors[i], label=str(lab), linewidths=0)
-        method = str(frame.attrs.get("method", "")).upper()   # UMAP or PCA
-        # wrapped: long model names of neighbouring 3-inch panels would run into each other
-        shown = display_name(name)
-        ax.set_title(textwrap.fill(f"{shown} ({method})" if method else shown, UMAP_TITLE_WIDTH))
+            ax.scatter(part["x"], part["y"], s=MAP_POINT_AREA * (size / 2.4) ** 2, color=colors[i],
+                       label=words[i], linewidths=0)
+        ax.set_title(textwrap.fill(text, UMAP_TITLE_WIDTH))
         ax.set_xticks([])
         ax.set_yticks([])
         ax.grid(False)
-    if 1 < len(labels) <= max_legend:
-        handles, names = axes[-1].get_legend_handles_labels()
-        legend_beside(fig, handles, names, markerscale=2)
-    if title and len(axes) == 1:
-        axes[0].set_title(title)   # one panel: its title is the figure's, never both
-    elif title:
+        for spine in ax.spines.values():   # a light frame: each map reads as its own
+            spine.set_visible(True)
+            spine.set_color("0.75")
+            spine.set_linewidth(0.6)
+    if legend:
+        handles, names = axes[0].get_legend_handles_labels()
+        if in_cell:   # a figure legend over the free cell (not a panel: the checker reads it as a legend)
+            cell = fig.axes[n]
+            fig.legend(handles, names, loc="center", bbox_to_anchor=(0, 0, 1, 1), bbox_transform=cell.transAxes,
+                       frameon=False, fontsize=MAP_LEGEND_FONTSIZE, markerscale=1.6, handletextpad=0.2,
+                       borderaxespad=0.0, labelspacing=0.35)
+        else:
+            legend_below(fig, handles, names, markerscale=1.6)
+    return fig
+
+
+@styled
+def plot_umap_panels(frames: pd.DataFrame | Mapping[str, pd.DataFrame], max_legend: int = 20,
+                     title: str | None = None, ncols: int = 3) -> Figure:
+    """One map per frame (columns x, y, label; :func:`cselab.analysis.umap.umap_frames`), titled
+    by the frame's name in words, points coloured by label with the same colour for a label in
+    every map (:func:`draw_label_maps`: at most a page wide, the classes' legend in the grid's next
+    cell or under it)."""
+    frames = _as_frames(frames)
+    for frame in frames.values():
+        _need_columns(frame, ["x", "y", "label"], "plot_umap_panels")
+    fig = draw_label_maps(frames, [display_name(name) for name in frames], ncols=ncols, max_legend=max_legend)
+    if title:
         fig.suptitle(title)
     return fig

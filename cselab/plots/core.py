@@ -35,6 +35,7 @@ COLUMN_WIDTH = 3.3
 # cselab.plots.style.method_color, statistics from cselab.plots.palettes.statistic_colour, steps
 # from step_colours, so that a colour means one thing in every figure.
 PALETTE = OTHER_COLORS
+NOTE_FONTSIZE = 7   # a figure's note (what a value is, over what n), under its panels
 LEGEND_CHAR_WIDTH = 0.065   # inches per character of an 8-pt legend label
 # Keys matplotlib would fill with a version or a timestamp.
 PNG_METADATA = {"Software": None}
@@ -95,6 +96,8 @@ def new_figure(n_panels: int = 1, panel_size: tuple[float, float] = (COLUMN_WIDT
     panel_size = (min(panel_size[0], PAGE_WIDTH), panel_size[1])
     ncols = fitting_columns(n_panels, panel_size[0], ncols)
     nrows = -(-n_panels // ncols)
+    if panel_size[0] * ncols > PAGE_WIDTH:   # a row of panels never wider than a page: narrower panels
+        panel_size = (PAGE_WIDTH / ncols, panel_size[1])
     with style():
         fig = Figure(figsize=(panel_size[0] * ncols, panel_size[1] * nrows), layout="constrained")
         axes = fig.subplots(nrows, ncols, sharey=sharey, squeeze=False).ravel().tolist()
@@ -113,6 +116,50 @@ def fitting_columns(n_panels: int, panel_width: float, ncols: int | None = None)
         return wanted
     rows = -(-n_panels // most)
     return -(-n_panels // rows)
+def add_note(fig: Figure, text: str) -> None:
+    """A note under everything else in the figure (panels, legends under them) in 7-pt text,
+    wrapped to the figure's width: what a value is and over how many measurements (a saved PNG
+    stands alone, without the notebook's text around it). The figure grows by the note's height
+    and constrained layout keeps that strip free (and a legend under the panels above it), so that
+    the panels keep their size and nothing overlaps the note. A second note is added under the
+    first. Call it last (after any legend that widens the figure)."""
+    import textwrap
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    wrapped = "\n".join(textwrap.fill(part, max(20, int(fig.get_figwidth() * 16.5)))   # ~16 characters an inch
+                         for part in str(text).split("\n"))
+    earlier = getattr(fig, "_cselab_note", None)
+    if earlier is not None:
+        wrapped = f"{earlier.get_text()}\n{wrapped}"
+        earlier.remove()
+    strip = 0.08 + 0.135 * (wrapped.count("\n") + 1)   # inches: the lines and a margin
+    height = fig.get_figheight() - getattr(fig, "_cselab_note_strip", 0.0) + strip
+    fig.set_figheight(height)
+    # A legend placed "outside lower" is put at the figure's bottom edge by constrained layout,
+    # whatever its rect: it is anchored above the note instead, and the rect starts above it.
+    lower = [leg for leg in fig.legends if getattr(leg, "_outside_loc", None) == "lower"]
+    legend_height = 0.0
+    if lower:
+        canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+        with style():
+            legend_height = max(leg.get_window_extent(canvas.get_renderer()).height for leg in lower) / fig.dpi + 0.06
+        for leg in lower:
+            leg.set_bbox_to_anchor((0, strip / height, 1, legend_height / height), transform=fig.transFigure)
+    engine = fig.get_layout_engine()
+    if engine is not None and hasattr(engine, "set"):
+        bottom = (strip + legend_height) / height
+        engine.set(rect=(0, bottom, 1, 1 - bottom))
+    with style():
+        fig._cselab_note = fig.text(0.5, 0.03 / height, wrapped, ha="center", va="bottom", fontsize=NOTE_FONTSIZE,
+                                    linespacing=1.25, color="0.25")
+    fig._cselab_note_strip = strip
+
+
+def figure_note(fig: Figure) -> str:
+    """The text of the note :func:`add_note` put under ``fig`` ("" without one)."""
+    note = getattr(fig, "_cselab_note", None)
+    return note.get_text() if note is not None else ""
 
 
 def color(i: int) -> str:

@@ -26,12 +26,12 @@ from ..analysis.mixcse import SCORE_LABELS
 from ..methods import stat_labels
 from ..rundir import Runs, labelled_runs, read_config, read_metrics
 from .core import TooFewPoints, COLUMN_WIDTH, color, new_figure, styled
-from .labels import display_name, readable
+from ..labels import display_name, readable
 from .palettes import STEP_CMAP, is_statistic, statistic_colour
 from .rc import PAGE_WIDTH
-from .style import (MARKERS, SEED_ALPHA, SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_below, legend_beside,
-                    measured, method_color, method_key, place_legend, run_groups, separate_coincident,
-                    series_styles)
+from .style import (MARKERS, SEED_ALPHA, SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_below,
+                    legend_beside, measured, method_color, method_key, place_legend, point_markers, run_groups,
+                    separate_coincident, series_styles)
 
 NEUTRAL = "#333333"   # points that stand for no method, statistic or step (one colour, no meaning)
 
@@ -99,21 +99,25 @@ def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str],
         names = list(groups)
         styles = series_styles([display_name(n) for n in names],
                                {display_name(n): g["method"] for n, g in groups.items()})
+        markers = point_markers([display_name(n) for n in names])
     else:
         # a statistic keeps its colour in every figure (cselab.plots.palettes); other keys take the
         # colours of no method, statistic or step
         others = iter(color(i) for i in range(len(keys)))
         styles = {words(k): {"color": statistic_colour(k) if is_statistic(k) else next(others)} for k in keys}
+        markers = point_markers([words(k) for k in keys])
     for ax, o in zip(axes, outer):
         if panels == "key":
             for name, group in groups.items():
                 shown = display_name(name)
-                _group_line(ax, frame, o, group["runs"], group_label(shown, len(group["runs"])), styles[shown])
+                _group_line(ax, frame, o, group["runs"], group_label(shown, len(group["runs"])), styles[shown],
+                            markers[shown])
         else:
             for key in keys:
                 part = frame.loc[frame["run"] == o, ["step", key]].dropna()   # every key exists: _require
                 if len(part):
-                    ax.plot(part["step"], part[key], label=words(key), **measured(styles[words(key)], len(part)))
+                    ax.plot(part["step"], part[key], label=words(key),
+                            **measured(styles[words(key)], len(part), marker=markers[words(key)]))
         ax.set_xlabel("training step")
         integer_ticks(ax.xaxis)
     # wrapped: a long run name must not run past its panel (or into the neighbour's title)
@@ -135,7 +139,8 @@ def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str],
     return fig
 
 
-def _group_line(ax, frame: pd.DataFrame, key: str, runs: Sequence[str], label: str, style: dict) -> None:
+def _group_line(ax, frame: pd.DataFrame, key: str, runs: Sequence[str], label: str, style: dict,
+                marker: str = "o") -> None:
     """One series: a run's line, or for several seeds a faint line each and their mean (over the
     steps every seed recorded) in the series' style."""
     parts = [frame.loc[frame["run"] == run, ["step", key]].dropna() for run in runs]
@@ -143,13 +148,13 @@ def _group_line(ax, frame: pd.DataFrame, key: str, runs: Sequence[str], label: s
     if not parts:
         return
     if len(parts) == 1:
-        ax.plot(parts[0]["step"], parts[0][key], label=label or None, **measured(style, len(parts[0])))
+        ax.plot(parts[0]["step"], parts[0][key], label=label or None, **measured(style, len(parts[0]), marker=marker))
         return
     for part in parts:
         ax.plot(part["step"], part[key], **measured({"color": style["color"], "alpha": SEED_ALPHA, "linewidth": 0.8},
                                                     len(part), markersize=2))
     mean = pd.concat([p.groupby("step")[key].mean() for p in parts], axis=1).dropna().mean(axis=1)
-    ax.plot(mean.index, mean.to_numpy(), label=f"{label}", **measured(style, len(mean)))
+    ax.plot(mean.index, mean.to_numpy(), label=f"{label}", **measured(style, len(mean), marker=marker))
 
 
 def figure_legend(fig: Figure, axes, title: str | None = None) -> None:
@@ -172,7 +177,8 @@ def figure_legend(fig: Figure, axes, title: str | None = None) -> None:
 @styled
 def plot_similarity_dynamics(data: Runs | pd.DataFrame, stats: Sequence[str] = ("pos_cos", "neg_cos"),
                              per_temperature: bool = False, panels: str = "key", ylabel: str | None = None,
-                             title: str | None = None, ncols: int | None = None) -> Figure:
+                             title: str | None = None, ncols: int | None = None,
+                             labels: Mapping[str, str] | None = None) -> Figure:
     """Mean cosine of each pair type over training, from the ``sim/<stat>`` keys of the train
     records (``stats`` without the ``sim/`` prefix), or from a DataFrame with ``step`` and the
     ``stats`` as columns (e.g. MixCSE scores per checkpoint: positive, random_negative, mixed_negative).
@@ -180,7 +186,7 @@ def plot_similarity_dynamics(data: Runs | pd.DataFrame, stats: Sequence[str] = (
     ``per_temperature`` divides by each run's τ (read from its config), MixCSE's cos/τ scores.
     ``panels="key"``: one panel per statistic, a line per run; ``"run"``: a panel per run.
     ``ylabel`` defaults to "mean cosine" (or "cos / τ"). ``ncols=1`` stacks several panels (one
-    column of a paper)."""
+    column of a paper). ``labels`` words a statistic for this figure (e.g. a hypothetical one)."""
     if isinstance(data, pd.DataFrame):
         if per_temperature:
             raise ValueError("per_temperature needs run directories (τ comes from their configs)")
@@ -195,18 +201,20 @@ def plot_similarity_dynamics(data: Runs | pd.DataFrame, stats: Sequence[str] = (
                     frame[s] = frame[s] / tau
     _require(frame, stats, "plot_similarity_dynamics")
     ylabel = ylabel or ("cos / τ" if per_temperature else "mean cosine")
-    return _curves(frame, stats, stat_label_words(), panels, ylabel, title, ncols, _groups(data),
+    return _curves(frame, stats, {**stat_label_words(), **(labels or {})}, panels, ylabel, title, ncols, _groups(data),
                    "plot_similarity_dynamics")
 
 
 @styled
 def plot_training_curves(data: Runs | pd.DataFrame, keys: Sequence[str] = ("loss",), kind: str = "train",
-                         panels: str = "key", title: str | None = None, ncols: int | None = None) -> Figure:
+                         panels: str = "key", title: str | None = None, ncols: int | None = None,
+                         ylabel: str | None = None) -> Figure:
     """Any numeric keys of the ``kind`` records over training (``loss``, ``loss/info_nce``,
-    ``stsb_dev`` with ``kind="eval"``, ...), labelled in words (:mod:`cselab.plots.labels`)."""
+    ``stsb_dev`` with ``kind="eval"``, ...), labelled in words (:mod:`cselab.labels`) or by
+    ``ylabel``."""
     frame = _frame(data, kind)
     _require(frame, keys, "plot_training_curves")
-    return _curves(frame, keys, {}, panels, readable(keys[0]) if len(keys) == 1 else "", title, ncols,
+    return _curves(frame, keys, {}, panels, ylabel or (readable(keys[0]) if len(keys) == 1 else ""), title, ncols,
                    _groups(data), "plot_training_curves")
 
 
@@ -231,8 +239,10 @@ def plot_grad_norm(data: Runs | pd.DataFrame, keys: Sequence[str] = ("grad/z1_no
 
 @styled
 def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", color_by: str | None = None,
-                              trajectory: str | None = None, title: str | None = None) -> Figure:
-    """ℓ_align against ℓ_uniform (lower-left is better).
+                              trajectory: str | None = None, title: str | None = None,
+                              quantity: str | None = None) -> Figure:
+    """ℓ_align against ℓ_uniform (lower-left is better); ``quantity`` says on what they were
+    measured (e.g. "STS-B dev pairs"), in the axis labels.
 
     ``points`` has columns ``alignment`` and ``uniformity``; ``label`` names each point (e.g. the
     model; labels are placed where they overlap no other label), ``color_by`` a numeric column
@@ -268,19 +278,79 @@ def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", c
         fig.colorbar(sc, ax=ax, label=readable(color_by), shrink=0.9, aspect=25)
         if color_by == "step":
             integer_ticks(sc.colorbar.ax.yaxis)
+    elif label is not None and label in points and trajectory is None:
+        # each point in its method's colour (grey: untuned) and a marker of its own, so that a legend
+        # can name them when the points crowd too much for labels beside them
+        shown = [display_name(v) for v in points[label]]
+        styles = series_styles(list(dict.fromkeys(shown)))
+        markers = point_markers(list(dict.fromkeys(shown)))
+        for x, y, name in zip(points["uniformity"], points["alignment"], shown):
+            ax.scatter([x], [y], color=styles[name]["color"], marker=styles[name].get("marker", markers[name]), s=34,
+                       zorder=3, label=name, edgecolors="white", linewidths=0.4)
     else:
         # a point that is a method's model in the method's colour, any other in one neutral colour
         names = points[label] if label is not None and label in points else [None] * len(points)
         colours = [method_color(n) if n is not None and method_key(str(n)) else NEUTRAL for n in names]
         ax.scatter(points["uniformity"], points["alignment"], color=colours, s=28, zorder=3)
-    ax.set_xlabel(r"$\ell_{uniform}$")
-    ax.set_ylabel(r"$\ell_{align}$")
+    ax.set_xlabel(r"$\ell_{uniform}$" + (f", {quantity}" if quantity else ""))
+    ax.set_ylabel(r"$\ell_{align}$" + (f", {quantity}" if quantity else ""))
     if title:
         ax.set_title(title)
     if trajectory is not None:
         place_legend(ax)
     if label is not None and label in points and trajectory is None:
-        _label_points(ax, points["uniformity"], points["alignment"], [display_name(v) for v in points[label]])
+        _label_points(ax, points["uniformity"], points["alignment"], [display_name(v) for v in points[label]],
+                      marked=color_by is None)
+    return fig
+
+
+@styled
+def plot_alignment_trajectories(probes: pd.DataFrame, panels: Mapping[str, Sequence[str]] | None = None,
+                                quantity: str = "probe set") -> Figure:
+    """Each run's path in the (ℓ_uniform, ℓ_align) plane over training, from its probe records
+    (``read_metrics(runs, "probe")``, step 0 = the model it started from): a line in the run's
+    method colour through a dot at every probe, the last probe a larger dot with a black edge and
+    the start a black ring (one per panel: the runs of a panel start from one model). ``panels``
+    (``{title: run labels}``, e.g. the runs of each starting model) draws each group in its own
+    panel, so that runs from different starts do not cross each other. ``quantity`` names what
+    ℓ_align and ℓ_uniform are measured on (the axis labels say it: the same symbols on STS-B pairs
+    are another quantity)."""
+    from matplotlib.lines import Line2D
+
+    _require(probes, ["alignment", "uniformity", "step"], "plot_alignment_trajectories")
+    runs = list(dict.fromkeys(probes["run"]))
+    panels = dict(panels) if panels else {"": runs}
+    fig, axes = new_figure(len(panels), panel_size=(3.5, 3.0), sharey=True)
+    names = {run: display_name(run) for run in runs}
+    styles = series_styles(list(names.values()))
+    for ax, (title, members) in zip(axes, panels.items()):
+        starts = []
+        for run in members:
+            path = probes[probes["run"] == run].sort_values("step")
+            if path.empty:
+                continue
+            style = styles[names[run]]
+            ax.plot(path["uniformity"], path["alignment"], color=style["color"], linestyle=style["linestyle"],
+                    linewidth=1.2, marker=style.get("marker", "o"), markersize=2.5, label=names[run])
+            ax.scatter(path["uniformity"].iloc[-1:], path["alignment"].iloc[-1:], marker=style.get("marker", "o"), s=36,
+                       color=style["color"], edgecolors="black", linewidths=0.7, zorder=4)
+            if int(path["step"].iloc[0]) == 0:
+                starts.append((path["uniformity"].iloc[0], path["alignment"].iloc[0]))
+        for x, y in dict.fromkeys(starts):
+            ax.scatter([x], [y], marker="o", s=49, facecolors="none", edgecolors="black", linewidths=1.0, zorder=5)
+        if title:
+            ax.set_title(textwrap.fill(title, 40))
+        ax.set_xlabel(r"$\ell_{uniform}$" + f", {quantity}")
+    axes[0].set_ylabel(r"$\ell_{align}$" + f", {quantity}")
+    separate_coincident(axes)
+    handles, labels = {}, []
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    last = int(probes["step"].max())
+    keys = [Line2D([], [], linestyle="none", marker="o", markersize=7, markerfacecolor="none", markeredgecolor="black"),
+            Line2D([], [], linestyle="none", marker="o", markersize=6, color="0.6", markeredgecolor="black")]
+    legend_below(fig, [*handles.values(), *keys], [*handles, "step 0 (before training)", f"last probe (step {last})"])
     return fig
 
 
@@ -292,7 +362,7 @@ _LABEL_DIRECTIONS = [(1, 1, "left", "bottom"), (1, -1, "left", "top"), (-1, 1, "
 _LABEL_RADII = (4, 12, 22)
 
 
-def _label_points(ax, xs, ys, texts) -> None:
+def _label_points(ax, xs, ys, texts, marked: bool = False) -> None:
     """Name each point with a text placed at the first offset around it where it overlaps no label
     placed before and stays inside the panel, nearest first (a far one gets a leader line). Where
     some label finds no free place — points that crowd, which depends on the numbers and so on the
@@ -321,7 +391,11 @@ def _label_points(ax, xs, ys, texts) -> None:
         if found is None:
             for note in notes:
                 note.remove()
-            _legend_points(ax, xs, ys, texts)
+            if marked:   # each point has its own colour and marker already: a legend names them
+                handles, labels = ax.get_legend_handles_labels()
+                legend_beside(fig, handles, labels)
+            else:
+                _legend_points(ax, xs, ys, texts)
             return
         notes.append(found[0])
         placed.append(found[1])
@@ -335,10 +409,17 @@ def _legend_points(ax, xs, ys, texts) -> None:
     place_legend(ax, min_entries=1)
 
 
+LAST_LAYER_NOTE = "the last layer, 1 by definition, is not drawn"
+
+
 @styled
-def plot_layer_profile(profiles: Mapping[str, Sequence[float]] | Runs, title: str | None = None) -> Figure:
-    """Mean cos(h^a_CLS, h^L_CLS) for every layer a (0 = embeddings), one line per model in its
-    method's colour; profiles that coincide get their own dashes and markers (the legend says so).
+def plot_layer_profile(profiles: Mapping[str, Sequence[float]] | Runs, title: str | None = None,
+                       last_layer: bool = False) -> Figure:
+    """Mean cos(h^a_CLS, h^L_CLS) for every layer a (0 = embeddings) below the last, one line per
+    model in its method's colour (a model that is no method, the untuned backbone, in a colour no
+    method uses); profiles that coincide get their own dashes and markers (the legend says so).
+    The last layer's value is 1 by definition: drawn only with ``last_layer`` (it would set the
+    y range and squeeze the layers that differ).
 
     ``profiles``: ``{name: per-layer means}`` (e.g. ``layer_cls_similarity(...).mean``), or run
     directories, whose last probe record's ``layer_cls_sim`` is used."""
@@ -356,10 +437,13 @@ def plot_layer_profile(profiles: Mapping[str, Sequence[float]] | Runs, title: st
     fig, (ax,) = new_figure()
     names = [display_name(name) for name in curves]
     styles = series_styles(names, methods)
+    markers = point_markers(names)
     for shown, values in zip(names, curves.values()):
-        style = {"marker": "o", "markersize": 3, **styles[shown]}
-        ax.plot(np.arange(len(values)), values, label=shown, **measured(style, len(values)))
-    ax.set_xlabel("layer (0 = embeddings)")
+        style = {"marker": markers[shown], "markersize": 3, **styles[shown]}
+        shown_values = values if last_layer else values[:-1]
+        ax.plot(np.arange(len(shown_values)), shown_values, label=shown, **measured(style, len(shown_values)))
+    ax.set_xlabel("layer (0 = embeddings)" if last_layer else
+                  f"layer (0 = embeddings; {len(next(iter(curves.values()))) - 1}: not drawn)")
     integer_ticks(ax.xaxis)
     ax.set_ylabel("cos to last-layer [CLS]")
     separate_coincident([ax])

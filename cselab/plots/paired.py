@@ -17,12 +17,8 @@ from typing import Mapping
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .check import INTERVAL_GID
-from .core import new_figure, styled
-from .labels import method_key
-from .style import method_color
-
-NEUTRAL = "#333333"   # a group that is no method: one colour without a meaning
+from .core import add_note, new_figure, styled
+from .style import series_styles
 
 TITLE_WIDTH = 28
 
@@ -72,18 +68,18 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
                          "interval or test to draw (for one seed, a paired bootstrap over the test pairs says "
                          "how uncertain a difference is)")
     rows = max(len(t) for t in tables.values())
+    groups = list(dict.fromkeys(str(g) for t in tables.values() for g in t[group]))
+    styles = series_styles(groups)   # each row in its method's colour
     # 1.2 in besides the rows: the title, the x label and ticks leave a single-row panel room to be read
     fig, axes = new_figure(len(tables), panel_size=(3.0, 1.2 + 0.32 * max(rows, 1)), ncols=ncols, sharey=True)
     for ax, (name, table) in zip(axes, tables.items()):
         positions = list(range(len(table)))[::-1]             # first group on top
         for y, (_, r) in zip(positions, table.iterrows()):
             has_ci = not (math.isnan(r["diff_ci_low"]) or math.isnan(r["diff_ci_high"]))
-            # each method in its own colour (as in every figure), other groups in one neutral colour
-            colour = method_color(r[group]) if method_key(str(r[group])) else NEUTRAL
-            if has_ci:   # an interval, not a curve through two points (gid: the figure checker's convention)
-                ax.plot([r["diff_ci_low"], r["diff_ci_high"]], [y, y], color=colour, linewidth=2, alpha=0.6,
-                        gid=INTERVAL_GID)
-            ax.plot([r["diff"]], [y], "o" if has_ci else "x", color=colour, markersize=4)
+            row_color = styles[str(r[group])]["color"]
+            if has_ci:   # an interval and a point: no line through measurements
+                ax.hlines(y, r["diff_ci_low"], r["diff_ci_high"], color=row_color, linewidth=2, alpha=0.6)
+            ax.scatter([r["diff"]], [y], marker="o" if has_ci else "x", color=row_color, s=16, zorder=3)
             note = _p_note(r)
             ax.annotate(note, (1.0, y), xycoords=("axes fraction", "data"), xytext=(3, 0),
                         textcoords="offset points", va="center", fontsize=7)
@@ -98,12 +94,16 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
         ax.set_xlabel(xlabel or f"difference from {baseline or 'the baseline'}")
         ax.grid(axis="y", visible=False)
     # what the bars are, under the panels (the per-row n is written beside each row)
-    note = "dot: mean paired difference; bar: its 95 % t-interval over seeds; p: paired t-test; n: seeds"
-    if any(_is_bootstrap(r) for t in tables.values() for _, r in t.iterrows()):
-        note += "; with n 1, the bar is the 95 % paired bootstrap over the test pairs (test-set uncertainty)"
-    note = textwrap.fill(note, int(fig.get_figwidth() * 15))   # ~15 characters an inch at 7 pt
-    fig.supxlabel(note, fontsize=7)
-    fig.set_figheight(fig.get_figheight() + 0.13 * (note.count("\n") + 1))   # its room: the panels keep theirs
+    rows_drawn = [r for t in tables.values() for _, r in t.iterrows()]
+    parts = []
+    if any(r["paired_n"] >= 2 for r in rows_drawn):
+        parts.append("dot: mean paired difference over the seeds both share (n); bar: its 95 % t-interval; "
+                     "p: paired t-test")
+    if any(_is_bootstrap(r) for r in rows_drawn):
+        parts.append(("n 1" if parts else "n 1 (every row)") + ": one seed each, no test; dot: the difference "
+                     "of the two runs, bar: its 95 % paired bootstrap interval over the test pairs (test-set "
+                     "uncertainty, not seed variance)")
+    add_note(fig, "; ".join(parts))   # under the panels, in a strip of its own
     if title:
         fig.suptitle(title)
     return fig

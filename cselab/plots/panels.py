@@ -28,10 +28,10 @@ from matplotlib.figure import Figure
 from ..rundir import Runs, labelled_runs, read_metrics
 from .core import TooFewPoints, LEGEND_CHAR_WIDTH, color, new_figure, styled
 from .dynamics import _group_line, stat_label_words
-from .labels import display_name
+from ..labels import display_name
 from .palettes import looks_like_steps, step_colours
 from .style import (SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_beside, legend_under, measured,
-                    run_groups, separate_coincident, series_styles)
+                    point_markers, run_groups, separate_coincident, series_styles)
 
 TITLE_WIDTH = 22   # characters per title line at a panel width of 2.4 in (9-pt titles)
 
@@ -68,12 +68,51 @@ def key_words(key: str) -> str:
     return key
 
 
+def legend_in_free_cell(fig: Figure, handles, labels, title: str | None = None, fontsize: float = 8) -> bool:
+    """Put the legend over the grid's first unused cell (hidden by :func:`new_figure`) when it fits
+    there, one entry a line; returns whether it did (the caller places it elsewhere otherwise)."""
+    free = [ax for ax in fig.axes if not ax.get_visible()]
+    if not free:
+        return False
+    cell = free[0]
+    grid = cell.get_subplotspec().get_gridspec()   # the cell's share of the figure (its room, titles included)
+    width, height = fig.get_figwidth() / grid.ncols - 0.2, fig.get_figheight() / grid.nrows - 0.2
+    char = LEGEND_CHAR_WIDTH * fontsize / 8
+    labels = [textwrap.fill(str(label), max(12, int((width - 0.45) / char))) for label in labels]
+    lines = sum(label.count("\n") + 1 for label in labels) + (1 if title else 0)
+    if 0.19 * lines * fontsize / 8 > height:
+        return False
+    # a figure legend over the hidden cell (whose place constrained layout keeps up to date): not a
+    # panel of its own, so every data panel stays checked for the series it names
+    fig.legend(handles, labels, loc="center", bbox_to_anchor=(0, 0, 1, 1), bbox_transform=cell.transAxes,
+               frameon=False, title=title, fontsize=fontsize, borderaxespad=0.0)
+    return True
+
+
+LOG_SPAN = 10   # a log axis for values spanning more than a decade (so that it has a labelled tick or two)
+
+
+def _log_scale(ax, values) -> bool:
+    from matplotlib.ticker import NullFormatter
+
+    values = pd.to_numeric(pd.Series(values), errors="coerce").dropna()
+    if len(values) and (values > 0).all() and values.max() / values.min() > LOG_SPAN:
+        ax.set_yscale("log")
+        ax.yaxis.set_minor_formatter(NullFormatter())   # 2×10⁻², 3×10⁻² … would collide
+        return True
+    return False
+
+
 @styled
 def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str = "train", ncols: int = 3,
-                     labels: Mapping[str, str] | None = None, title: str | None = None) -> Figure:
+                     labels: Mapping[str, str] | None = None, title: str | None = None,
+                     logy: bool | Sequence[str] = False) -> Figure:
     """One panel per key of the ``kind`` records (titled in words, :func:`key_words` or
-    ``labels``), a line per run that recorded it, rows of ``ncols`` panels, each panel with its
-    own y-axis; one legend for the runs under the panels (none for a single run).
+    ``labels``), a line per run that recorded it, rows of ``ncols`` panels (at most a page wide),
+    each panel with its own y-axis; one legend for the runs, in the grid's free cell when there
+    is one, else under the panels (none for a single run). ``logy`` (all keys, or the keys
+    listed): a log y-axis where the panel's values are positive and span more than 10× (losses
+    whose runs differ by orders of magnitude: on a linear axis the largest flattens the others).
 
     ``data``: run directories (:func:`cselab.rundir.read_metrics`) or a frame with ``run``, ``step``
     and the keys. Keys no run recorded are an error naming what is there."""
@@ -97,13 +136,18 @@ def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str =
               else frame_groups(runs))
     shown = {name: display_name(name) for name in groups}
     styles = series_styles(list(shown.values()), {shown[n]: g["method"] for n, g in groups.items()})
+    markers = point_markers(list(shown.values()))
     fig, axes = new_figure(len(keys), panel_size=(2.4, 1.9), ncols=min(ncols, len(keys)))
+    logged = set(keys) if logy is True else set(logy or ())
     for ax, key in zip(axes, keys):
         for name, group in groups.items():
-            _group_line(ax, frame, key, group["runs"], group_label(shown[name], len(group["runs"])), styles[shown[name]])
+            _group_line(ax, frame, key, group["runs"], group_label(shown[name], len(group["runs"])), styles[shown[name]],
+                        markers[shown[name]])
         ax.set_title(textwrap.fill(words[key], TITLE_WIDTH))
         ax.set_xlabel("training step")
         integer_ticks(ax.xaxis)
+        if key in logged:
+            _log_scale(ax, frame[key])   # its ticks (10⁻², 10⁻¹) say so
     separate_coincident(axes, {ax: words[key] for ax, key in zip(axes, keys)})
     handles = {}
     for ax in axes:
@@ -112,9 +156,12 @@ def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str =
     if len(handles) > 1:
         names = list(handles)
         seeds = SEEDS_NOTE if any(len(g["runs"]) > 1 for g in groups.values()) else None
-        # below the panels when one row holds it, else beside them (rows below squeeze the panels)
+        # in a free cell of the grid; else below the panels when one row holds it, else beside
+        # them (or below when beside is wider than a page)
         column = 0.5 + LEGEND_CHAR_WIDTH * max(len(str(n)) for n in names)
-        if len(names) * column <= fig.get_figwidth() and len(names) <= 4:
+        if legend_in_free_cell(fig, [handles[n] for n in names], names, title=seeds):
+            pass
+        elif len(names) * column <= fig.get_figwidth() and len(names) <= 4:
             fig.legend([handles[n] for n in names], names, loc="outside lower center", ncols=len(names),
                        frameon=False, title=seeds)
             # room for it: a legend row (and its title) below must not squeeze the panels

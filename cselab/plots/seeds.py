@@ -33,7 +33,7 @@ from matplotlib.figure import Figure
 from ..results import mean_ci
 from .check import mark_intervals
 from .core import COLUMN_WIDTH, new_figure, styled
-from .labels import display_name, method_key, readable, task_name
+from ..labels import display_name, method_key, readable, task_name
 from .rc import PAGE_WIDTH
 from .style import place_legend, series_styles
 

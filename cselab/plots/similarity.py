@@ -18,7 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .core import new_figure, styled
-from .labels import display_name
+from ..labels import display_name
 from .palettes import categorical_colours
 from .rc import PAGE_WIDTH
 from .style import legend_beside
@@ -46,13 +46,16 @@ def plot_similarity_heatmap(matrix: np.ndarray, sentences: Sequence[str], title:
     n = len(sentences)
     if matrix.shape != (n, n):
         raise ValueError(f"plot_similarity_heatmap: a {matrix.shape} matrix for {n} sentences")
-    # square cells: the width is the square, the sentences (~0.075 in a character at 8 pt) and the
-    # colour bar, no wider than a page (the square gives way)
-    side = min(max(2.4, 0.42 * n + 1.2), PAGE_WIDTH - 0.075 * label_width - 1.3)
-    fig, (ax,) = new_figure(panel_size=(side + 0.075 * label_width + 1.3, side))
+    rows = [f"{i + 1}. {_short(s, label_width)}" for i, s in enumerate(sentences)]
+    # square cells: the width is the square, the longest row label (~0.068 in a character at 8 pt)
+    # and the colour bar, no more (a wider figure is white space beside the square), and no wider
+    # than a page (the square gives way)
+    labels_width = 0.068 * max(len(r) for r in rows) + 1.1
+    side = min(max(2.4, 0.42 * n + 1.2), PAGE_WIDTH - labels_width)
+    fig, (ax,) = new_figure(panel_size=(side + labels_width, side))
     image = ax.imshow(matrix, cmap="viridis", vmin=min(0.0, float(matrix.min())), vmax=1.0)
     ax.set_xticks(range(n), [str(i + 1) for i in range(n)])
-    ax.set_yticks(range(n), [f"{i + 1}. {_short(s, label_width)}" for i, s in enumerate(sentences)])
+    ax.set_yticks(range(n), rows)
     ax.grid(False)
     if annotate and n <= 12 and (side - 0.8) / n >= MIN_ANNOTATED_CELL:
         for i in range(n):
@@ -66,35 +69,22 @@ def plot_similarity_heatmap(matrix: np.ndarray, sentences: Sequence[str], title:
 
 
 @styled
-def plot_projection_grid(frames: Mapping[str, pd.DataFrame], ncols: int = 3, max_legend: int = 14,
-                         title: str | None = None, panel_size: float = 2.6) -> Figure:
-    """One scatter panel per frame (columns x, y, label; :func:`cselab.neighbours.snapshot_projections`)
-    in a grid of ``ncols`` columns of ``panel_size``-inch square panels, a label's colour the same in
-    every panel, one legend beside them, as wide as its longest label."""
+def plot_projection_grid(frames: Mapping[str, pd.DataFrame], ncols: int = 3, max_legend: int = 20,
+                         title: str | None = None, panel_size: float = 3.0) -> Figure:
+    """One map per frame (columns x, y, label; :func:`cselab.neighbours.snapshot_projections`) in a
+    grid of ``ncols`` columns at most a page wide (maps at most ``panel_size`` inches square), a
+    label's colour the same in every map, the classes' legend in the grid's next cell or under it
+    (:func:`cselab.plots.comparisons.draw_label_maps`)."""
+    from .comparisons import draw_label_maps
+
     if not frames:
         raise ValueError("plot_projection_grid: no frames")
     for name, frame in frames.items():
         missing = [c for c in ("x", "y", "label") if c not in frame]
         if missing:
             raise ValueError(f"plot_projection_grid: frame {name!r} lacks column(s) {missing}")
-    labels = sorted({lab for f in frames.values() for lab in f["label"]}, key=str)
-    colors = _label_colors(len(labels))
-    fig, axes = new_figure(len(frames), panel_size=(panel_size, panel_size), ncols=ncols)
-    for ax, (name, frame) in zip(axes, frames.items()):
-        for i, lab in enumerate(labels):
-            part = frame[frame["label"] == lab]
-            # markers grow with the panel (area ∝ its area): 5 pt² on a 2.6-inch panel
-            ax.scatter(part["x"], part["y"], s=5 * (panel_size / 2.6) ** 2, color=colors[i], label=str(lab),
-                       linewidths=0)
-        method = str(frame.attrs.get("method", "")).upper()   # UMAP or PCA
-        ax.set_title(f"{name} ({method})" if method else str(name))
-        ax.set_xticks([])
-        ax.set_yticks([])
-        ax.grid(False)
-    if len(labels) <= max_legend:
-        handles, names = axes[0].get_legend_handles_labels()
-        # beside the maps while the page holds it, else under them
-        legend_beside(fig, handles, names, markerscale=2)
+    fig = draw_label_maps(frames, [str(name) for name in frames], ncols=ncols, max_legend=max_legend,
+                          max_panel=panel_size)
     if title:
         fig.suptitle(display_name(title))   # a run label as its method's name
     return fig

@@ -29,13 +29,13 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator, ScalarFormatter
 
 from ..methods import color_slots
-from .labels import method_key, method_name   # method_key lives with the names: labels needs it too
+from ..labels import frame_groups, method_key, method_name, run_groups   # names and run groups live in cselab.labels
 # The palettes (methods, statistics, steps, categories) live in palettes.py; METHOD_PALETTE is read
 # here by method_color (and named cselab.plots.style.METHOD_PALETTE where a method declares its slot).
 from .palettes import METHOD_PALETTE, NON_METHOD_COLORS, OTHER_COLORS, is_statistic, statistic_colour
 
 DASHES = ("-", "--", ":", "-.")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 SEED_ALPHA = 0.3          # each seed of a group, under the group's mean
 MAX_INSIDE_LEGEND = 6     # more entries than this go beside the panel
 LEGEND_WRAP = 34          # characters per legend label line (longer labels are wrapped)
@@ -57,6 +57,14 @@ def method_color(name: str | Sequence[str]) -> str:
     return OTHER_COLORS[zlib.crc32(text.encode()) % len(OTHER_COLORS)]
 
 
+UNTUNED_PREFIXES = ("untuned ", "before training")
+
+
+def is_untuned(name) -> bool:
+    """Whether a series is a backbone before training ("untuned all-MiniLM-L6-v2", "before training")."""
+    return str(name).lower().startswith(UNTUNED_PREFIXES)
+
+
 def series_styles(names: Sequence[str], methods: Mapping[str, str | None] | None = None) -> dict[str, dict]:
     """Line styles for the series ``names`` of one figure: each method's colour (``methods`` gives
     each name's method, else it is read from the name) and, for the series that are no method
@@ -70,8 +78,11 @@ def series_styles(names: Sequence[str], methods: Mapping[str, str | None] | None
     styles, used = {}, {}
     for i, name in enumerate(names):
         # a series that is no method (the untrained backbone, a statistic) beside methods takes a
-        # colour no method uses, so it never reads as one of them; a statistic its own colour
-        if methods[name]:
+        # colour no method uses, so it never reads as one of them; the untuned backbone is grey and
+        # a statistic has its own colour (the same in every figure)
+        if is_untuned(name):
+            c = NON_METHOD_COLORS["bert"]
+        elif methods[name]:
             c = method_color(methods[name])
         elif is_statistic(name):
             c = statistic_colour(name)
@@ -80,84 +91,41 @@ def series_styles(names: Sequence[str], methods: Mapping[str, str | None] | None
         n = used.get(c, 0)
         used[c] = n + 1
         styles[name] = {"color": c, "linestyle": DASHES[n % len(DASHES)]}
-        if n:
-            styles[name]["marker"] = MARKERS[(n - 1) % len(MARKERS)]
+        if n:   # squares, triangles...: a plain dot is what every short line shows (measured)
+            styles[name]["marker"] = MARKERS[n % len(MARKERS)]
             styles[name]["markersize"] = 3
     return styles
 
 
-def measured(style: Mapping, n_points: int, markersize: float = 3.0) -> dict:
-    """``style`` for a line through ``n_points`` measurements, as the figure checker asks: fewer than
-    3 are points without a line (two points joined make no curve), fewer than 6 get a marker at each
-    (the reader sees where the measurements are); more are left as they are."""
-    from .check import MARKED_BELOW, MIN_LINE_POINTS
+# A line through fewer measurements than this shows a marker at each, so that the reader sees where
+# the measurements are (and that the line between them is an interpolation). The figure checker
+# asks for markers below 6 points (cselab.plots.check.MARKED_BELOW); figures mark more generously.
+MARK_POINTS_BELOW = 13
+POINT_MARKERSIZE = 3
+
+
+def measured(style: Mapping, n_points: int, marker: str = "o", markersize: float = POINT_MARKERSIZE) -> dict:
+    """``style`` for a line through ``n_points`` measurements: fewer than 3 are points without a line
+    (two points joined make no curve: the checker's MIN_LINE_POINTS), fewer than
+    :data:`MARK_POINTS_BELOW` get a marker at each (the style's own, else ``marker``); more are left
+    as they are."""
+    from .check import MIN_LINE_POINTS
 
     style = dict(style)
-    if n_points < MARKED_BELOW and style.get("marker") in (None, "", "None", "none"):
-        style["marker"] = "o"
+    if n_points < MARK_POINTS_BELOW:
+        if style.get("marker") in (None, "", "None", "none"):
+            style["marker"] = marker
         style.setdefault("markersize", markersize)
     if n_points < MIN_LINE_POINTS:
         style["linestyle"] = "none"
     return style
 
 
-# ------------------------------------------------------------------ runs grouped by method
-IGNORED_CONFIG = ("seed", "run_name", "output_dir")
-
-
-def run_groups(runs: Mapping[str, Path]) -> dict[str, dict]:
-    """Runs that differ only in ``seed`` (and where they were written) form one group, named by its
-    method (``SimCSE``), or by its first run's label when the method has several settings:
-    ``{group name: {"method": key, "runs": [labels]}}``, in the order of the runs."""
-    from ..rundir import read_config
-
-    configs = {}
-    for label, path in runs.items():
-        config = read_config(path)
-        configs[label] = {k: v for k, v in config.items() if k not in IGNORED_CONFIG}
-    settings: list[tuple[dict, list[str]]] = []
-    for label, config in configs.items():
-        for known, labels in settings:
-            if known == config:
-                labels.append(label)
-                break
-        else:
-            settings.append((config, [label]))
-    per_method: dict[str, int] = {}
-    for config, _ in settings:
-        key = method_key(config.get("method")) or "?"
-        per_method[key] = per_method.get(key, 0) + 1
-    groups = {}
-    for config, labels in settings:
-        key = method_key(config.get("method"))
-        name = method_name(key) if key and per_method[key] == 1 and len(labels) > 1 else labels[0]
-        if len(labels) > 1 and name == labels[0]:
-            name = _strip_seed(labels[0])
-        groups[name] = {"method": key, "runs": labels}
-    return groups
-
-
-def frame_groups(runs: Sequence[str]) -> dict[str, dict]:
-    """Groups for the runs of a frame (no configs to compare): labels that are the same but for a
-    seed suffix (``simcse-s1``, ``simcse-s2``) form one group; every other run is its own."""
-    stems: dict[str, list[str]] = {}
-    for run in runs:
-        stems.setdefault(_strip_seed(str(run)), []).append(run)
-    groups = {}
-    for stem, labels in stems.items():
-        if len(labels) > 1:
-            key = method_key(stem)
-            # "simcse-s1", "simcse-s2": the group is the method itself, named as the papers do
-            exact = key is not None and re.sub(r"[^a-z0-9]", "", stem.lower()) in (
-                re.sub(r"[^a-z0-9]", "", key), re.sub(r"[^a-z0-9]", "", method_name(key).lower()))
-            groups[method_name(key) if exact else stem] = {"method": key, "runs": labels}
-        else:
-            groups[labels[0]] = {"method": method_key(str(labels[0])), "runs": labels}
-    return groups
-
-
-def _strip_seed(label: str) -> str:
-    return re.sub(r"[-_ ]?(s|seed)[-_=]?\d+$", "", label) or label
+def point_markers(names: Sequence[str]) -> dict[str, str]:
+    """A marker shape per series of one figure (dots for a single one): where short lines coincide
+    for a few steps (two runs identical until a method's term starts), both shapes stay visible,
+    and the series differ by more than colour."""
+    return {name: MARKERS[i % len(MARKERS)] if len(names) > 1 else "o" for i, name in enumerate(names)}
 
 
 def group_label(name: str, n: int) -> str:
@@ -270,8 +238,8 @@ def legend_beside(fig: Figure, handles, labels, title: str | None = None, max_ro
     from .core import LEGEND_CHAR_WIDTH
     from .rc import PAGE_WIDTH
 
-    labels = [textwrap.fill(str(label), LEGEND_WRAP) for label in labels]
-    tallest = max(label.count("\n") + 1 for label in labels)
+    wrapped = [textwrap.fill(str(label), LEGEND_WRAP) for label in labels]
+    tallest = max(label.count("\n") + 1 for label in wrapped)
     fitting = max(1, int((fig.get_figheight() - 0.3 - (0.2 if title else 0)) / (LEGEND_ROW_HEIGHT * tallest)))
     rows = min(max_rows, fitting)
     ncols = -(-len(labels) // rows)
@@ -299,12 +267,21 @@ def legend_under(fig: Figure, handles, labels, title: str | None = None, **kwarg
     fig.set_figheight(fig.get_figheight() + 0.15 + LEGEND_ROW_HEIGHT * (rows * tallest + (1 if title else 0)))
 
 
-def legend_below(fig: Figure, handles, labels, title: str | None = None) -> None:
-    """One figure legend under the panels, one entry a row (a figure one column wide stays so); the
-    figure grows by the legend's height, so that the panels keep theirs."""
-    labels = [textwrap.fill(str(label), int(fig.get_figwidth() * 12)) for label in labels]
-    fig.legend(handles, labels, loc="outside lower center", frameon=False, ncols=1, title=title)
-    lines = sum(label.count("\n") + 1 for label in labels) + (1 if title else 0)
+def legend_below(fig: Figure, handles, labels, title: str | None = None, **kwargs) -> None:
+    """One figure legend under the panels, in as many columns as the figure's width holds (one
+    entry a row in a figure one column wide); the figure grows by the legend's height, so that the
+    panels keep theirs."""
+    from .core import LEGEND_CHAR_WIDTH
+
+    width = fig.get_figwidth()
+    longest = max(len(str(label)) for label in labels)
+    ncols = max(1, min(len(labels), int(width // (0.45 + LEGEND_CHAR_WIDTH * longest))))
+    if ncols == 1:
+        labels = [textwrap.fill(str(label), int(width * 12)) for label in labels]
+    rows = -(-len(labels) // ncols)
+    tallest = max(str(label).count("\n") + 1 for label in labels)
+    fig.legend(handles, labels, loc="outside lower center", frameon=False, ncols=ncols, title=title, **kwargs)
+    lines = (sum(str(label).count("\n") + 1 for label in labels) if ncols == 1 else rows * tallest) + (1 if title else 0)
     fig.set_figheight(fig.get_figheight() + 0.1 + LEGEND_ROW_HEIGHT * lines)
 
 

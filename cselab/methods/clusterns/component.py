@@ -118,10 +118,14 @@ class Selection:
 @register_method("clusterns", ClusterNSParams,
                  "ClusterNS: in-batch momentum K-means gives hard negatives (centroids) and false negatives (BML)")
 class ClusterNS(Component):
-    stat_labels = {"hard_neg_cos": "hard negative (c_i2)", "nearest_centroid_cos": "nearest centroid (c_i1)",
+    # words a figure can show: the hard negative is the second-nearest centroid (c_i2 in the paper),
+    # the false-negative rate the share of anchors whose cluster holds another sample of the batch,
+    # batch_cos the mean over every view-1 × view-2 pair (positives too): the start test against σ
+    stat_labels = {"hard_neg_cos": "hard negative (2nd-nearest centroid)",
+                   "nearest_centroid_cos": "nearest centroid (own cluster)",
                    "inter_centroid_cos": "between centroids", "false_neg_cos": "false negatives",
-                   "false_neg_rate": "share with a false negative", "nonempty_clusters": "non-empty clusters",
-                   "batch_cos": "batch mean cosine"}
+                   "false_neg_rate": "share of anchors with a false negative", "nonempty_clusters": "non-empty clusters",
+                   "batch_cos": "all pairs of the batch (start test, σ)"}
     display_name = "ClusterNS"
     citation = ('Deng, Wan, Yang, Quan & Wang, "Clustering-Aware Negative Sampling for Unsupervised Sentence '
                 'Representation", Findings of ACL 2023, eq. 2-8')

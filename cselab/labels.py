@@ -7,10 +7,11 @@ labels; this mapping covers everything else and :func:`readable` turns any other
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from pathlib import Path
+from typing import Mapping, Sequence
 
-from ..methods import FAMILIES, aliases as method_aliases, display_names, family_of
-from ..methods import key_labels as registry_key_labels
+from .methods import FAMILIES, aliases as method_aliases, display_names, family_of
+from .methods import key_labels as registry_key_labels
 
 KEY_LABELS = {
     # metrics records (cselab.train.loop, cselab.analysis.probes)
@@ -95,10 +96,57 @@ def _ablation(text: str) -> tuple[str, str] | None:
     return None
 
 
+# A family's pooler with neither of its parts, i.e. with SimCSE's loss: the run label
+# ``<family>-pooler`` (APINCSE's layer-attention pooler alone, the control that separates the
+# pooler's effect from its two terms'; the paper's -bs64 is the same at its batch size of 64).
+_POOLER_ONLY = re.compile(r"(?P<method>[a-z0-9_]+)[- ]pooler(?: only)?")
+POOLER_ONLY_METHOD = "simcse"   # what is left of a family without its parts: the InfoNCE core
+
+
+def _pooler_only(text: str) -> str | None:
+    """The family of a pooler-only label (``apincse-pooler``, or its display name), else None."""
+    match = _POOLER_ONLY.fullmatch(text.strip().lower())
+    return match["method"] if match and match["method"] in FAMILIES else None
+
+
+def pooler_only_name(family: str) -> str:
+    return f"{FAMILIES[family].display_name} pooler only"
+
+
+# Backbones as their authors name them (an alias → its Hub name); the papers' backbones are
+# named by cselab.published.BACKBONES.
+BACKBONE_NAMES = {"all-minilm-l6": "all-MiniLM-L6-v2"}
+# Poolers in words (the config's ``pooler``).
+POOLER_NAMES = {"cls": "[CLS]", "cls_before_pooler": "[CLS] before the MLP", "avg": "mean pooling",
+                "avg_first_last": "first-last mean", "avg_top2": "top-2 mean", "layer_attention": "layer-attention pooler",
+                "prompt": "prompt [MASK]"}
+
+
+def backbone_words(model) -> str:
+    """A backbone as a figure names it: ``all-minilm-l6`` → "all-MiniLM-L6-v2", ``bert-base-uncased``
+    → "BERT-base", a local folder by its last part, another Hub id as it is."""
+    from pathlib import Path
+
+    from .published import BACKBONES, paper_backbone
+
+    text = str(model)
+    paper = paper_backbone(text)
+    if paper:
+        return BACKBONES[paper]
+    if text in BACKBONE_NAMES:
+        return BACKBONE_NAMES[text]
+    return Path(text).name if "/" in text and Path(text).exists() else text
+
+
+def pooler_words(pooler: str) -> str:
+    return POOLER_NAMES.get(pooler, _words(pooler))
+
+
 def display_name(name) -> str:
     """A series name as a figure shows it: a raw method key becomes its display name
     (``interlayer_negative`` → "APINCSE-AP": APINCSE without its augmented positive), an ablation
-    label its paper's name (``apincse-no_ap`` → "APINCSE-AP"), another raw key (lower case,
+    label its paper's name (``apincse-no_ap`` → "APINCSE-AP"), a pooler-only label its words
+    (``apincse-pooler`` → "APINCSE pooler only"), another raw key (lower case,
     ``_``/``.`` separated, no spaces) becomes words, anything else stays as it is."""
     text = str(name)
     names = method_names()
@@ -107,6 +155,9 @@ def display_name(name) -> str:
     ablation = _ablation(text)
     if ablation:
         return method_name(method_key(text))
+    family = _pooler_only(text)
+    if family:
+        return pooler_only_name(family)
     parts = text.split("+")
     if len(parts) > 1 and all(p in names for p in parts):   # a run's methods as read_results joins them
         return method_name(method_key(parts))
@@ -138,6 +189,8 @@ def method_key(name: str | Sequence[str] | None) -> str | None:
         if family is not None:
             return family.name
         return methods[0] if len(methods) == 1 else ("+".join(methods) or None)
+    if _pooler_only(name):   # apincse-pooler: the family's pooler with SimCSE's loss
+        return POOLER_ONLY_METHOD
     ablation = _ablation(name)   # apincse-no_ap or APINCSE-AP
     if ablation:
         parts = method_parts()[ablation[0]]
@@ -151,3 +204,65 @@ def method_key(name: str | Sequence[str] | None) -> str | None:
         if alias in flat:
             return key
     return None
+
+
+# ------------------------------------------------------------------ runs grouped by method
+# Figures draw the runs of a group as one series and tables summarise them; the analysis layer
+# (cselab.analysis) names groups the same way, so these live here, below both.
+IGNORED_CONFIG = ("seed", "run_name", "output_dir")
+
+
+def run_groups(runs: Mapping[str, Path]) -> dict[str, dict]:
+    """Runs that differ only in ``seed`` (and where they were written) form one group, named by its
+    method (``SimCSE``), or by its first run's label when the method has several settings:
+    ``{group name: {"method": key, "runs": [labels]}}``, in the order of the runs."""
+    from .rundir import read_config
+
+    configs = {}
+    for label, path in runs.items():
+        config = read_config(path)
+        configs[label] = {k: v for k, v in config.items() if k not in IGNORED_CONFIG}
+    settings: list[tuple[dict, list[str]]] = []
+    for label, config in configs.items():
+        for known, labels in settings:
+            if known == config:
+                labels.append(label)
+                break
+        else:
+            settings.append((config, [label]))
+    per_method: dict[str, int] = {}
+    for config, _ in settings:
+        key = method_key(config.get("method")) or "?"
+        per_method[key] = per_method.get(key, 0) + 1
+    groups = {}
+    for config, labels in settings:
+        key = method_key(config.get("method"))
+        name = method_name(key) if key and per_method[key] == 1 and len(labels) > 1 else labels[0]
+        if len(labels) > 1 and name == labels[0]:
+            name = strip_seed(labels[0])
+        groups[name] = {"method": key, "runs": labels}
+    return groups
+
+
+def frame_groups(runs: Sequence[str]) -> dict[str, dict]:
+    """Groups for the runs of a frame (no configs to compare): labels that are the same but for a
+    seed suffix (``simcse-s1``, ``simcse-s2``) form one group; every other run is its own."""
+    stems: dict[str, list[str]] = {}
+    for run in runs:
+        stems.setdefault(strip_seed(str(run)), []).append(run)
+    groups = {}
+    for stem, labels in stems.items():
+        if len(labels) > 1:
+            key = method_key(stem)
+            # "simcse-s1", "simcse-s2": the group is the method itself, named as the papers do
+            exact = key is not None and re.sub(r"[^a-z0-9]", "", stem.lower()) in (
+                re.sub(r"[^a-z0-9]", "", key), re.sub(r"[^a-z0-9]", "", method_name(key).lower()))
+            groups[method_name(key) if exact else stem] = {"method": key, "runs": labels}
+        else:
+            groups[labels[0]] = {"method": method_key(str(labels[0])), "runs": labels}
+    return groups
+
+
+def strip_seed(label: str) -> str:
+    """A run label without its seed suffix (``apincse-no_ap-s2`` → ``apincse-no_ap``)."""
+    return re.sub(r"[-_ ]?(s|seed)[-_=]?\d+$", "", label) or label
