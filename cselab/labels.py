@@ -109,6 +109,11 @@ def _pooler_only(text: str) -> str | None:
     return match["method"] if match and match["method"] in FAMILIES else None
 
 
+def is_pooler_only(name) -> bool:
+    """Whether a label or display name is a family's pooler-only control (``apincse-pooler``)."""
+    return isinstance(name, str) and _pooler_only(name) is not None
+
+
 def pooler_only_name(family: str) -> str:
     return f"{FAMILIES[family].display_name} pooler only"
 

@@ -133,7 +133,7 @@ kmeans = f"K-means seed {seeds[0]}" if len(seeds) == 1 else "K-means seeds " + "
 sample = ", ".join(f"{n:,} {labels[t].split(' (')[0]}" for t, n in texts.items())
 if fig is not None:
     add_note(fig, f"Each point: a score ×100 ({'one run of ' if len(seeds) == 1 else 'the mean over '}{kmeans}, K = "
-                  f"the number of classes) on a seeded sample of {sample} texts; {training_facts(runs).runs}; untuned: "
+                  f"the number of classes) on a seeded sample of {sample} texts; {training_facts(runs).each}; untuned: "
                   "the backbone before training (step 0).")
     workbench.show(fig, f"{figures_dir}/clustering_scores");
 

@@ -93,7 +93,7 @@ for number, chunk in enumerate(chunks, start=1):
                   f"class, seeded sample), fitted per model (seed {seed})"
                   + ("; each trained model's map rotated, reflected and scaled onto its untuned start's (Procrustes)"
                      if align else "; the axes of two maps are not comparable")
-                  + f". Trained models: best/, {training_facts(runs).runs}.")
+                  + f". Trained models: best/, {training_facts(runs).each}.")
     workbench.show(fig, f"{figures_dir}/umap_{number}")
 
 # %%

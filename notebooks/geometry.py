@@ -90,7 +90,7 @@ if starts:
     points = pd.concat([points, untuned], ignore_index=True)
 facts = training_facts(runs)
 fig = plot_alignment_uniformity(points, label="run", quantity="STS-B pairs")
-add_note(fig, f"{describe_geometry(next(iter(geometry.values())))}. One point per model: {facts.runs}; "
+add_note(fig, f"{describe_geometry(next(iter(geometry.values())))}. One point per model: {facts.each}; "
               "untuned: the model before training (step 0).")
 workbench.show(fig, f"{figures_dir}/alignment_uniformity");
 

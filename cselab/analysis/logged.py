@@ -256,8 +256,9 @@ class TrainingFacts:
     def seed_of(self, label: str) -> str:
         return f"seed {self.configs[label].get('seed')}"
 
-    def runs_of(self, labels) -> str:
-        """"one run per method (seed 42)", or how many seeds each line is the mean of."""
+    def runs_of(self, labels, per: str = "line") -> str:
+        """"one run per line (seed 42)", or how many seeds each line is the mean of; ``per`` names
+        what a run is drawn as ("line"; "each" for points, rows or maps: "one run each")."""
         labels = set(labels)
         counts = [len([r for r in g["runs"] if r in labels]) for g in self.groups.values()]
         counts = [c for c in counts if c]
@@ -265,14 +266,23 @@ class TrainingFacts:
         if len(labels) == 1:
             return f"one run (seed {seeds[0]})"
         if max(counts, default=1) == 1:
-            return (f"one run per line (seed {seeds[0]})" if len(seeds) == 1 else
-                    f"one run per line (seeds {', '.join(map(str, seeds))})")
+            one = "one run each" if per == "each" else f"one run per {per}"
+            return (f"{one} (seed {seeds[0]})" if len(seeds) == 1 else
+                    f"{one} (seeds {', '.join(map(str, seeds))})")
         low, high = min(counts), max(counts)
-        return f"each line the mean of {low if low == high else f'{low}–{high}'} seeds (faint: each seed)"
+        seeds_text = f"{low if low == high else f'{low}–{high}'} seeds"
+        if per == "each":
+            return f"each the mean of {seeds_text}"
+        return f"each {per} the mean of {seeds_text} (faint: each seed)"
 
     @property
     def runs(self) -> str:
         return self.runs_of(self.paths)
+
+    @property
+    def each(self) -> str:
+        """The runs of a figure that draws each model once (points, rows, maps): "one run each (seed 42)"."""
+        return self.runs_of(self.paths, per="each")
 
     @property
     def dev_pairs(self) -> str:

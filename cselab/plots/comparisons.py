@@ -110,17 +110,25 @@ def plot_sweep(results: pd.DataFrame, x: str, y: str, hue: str | None = None, se
     names = [display_name(name) if hue else "" for name, _ in groups]
     styles = series_styles(names)
     counts = []
+    import seaborn as sns
+
+    from .check import mark_intervals
+    from .seeds import t_errorbar
+
     for shown, (name, group) in zip(names, groups):
-        stats = pd.DataFrame([t_interval(part) for _, part in group.groupby(x)[y]],
-                             index=sorted(group[x].dropna().unique()), columns=["mean", "half", "n"])
-        style = styles[shown]
-        ax.plot(stats.index, stats["mean"], label=shown or None,
-                **measured({**style, "marker": style.get("marker", "o"), "markersize": 3.5}, len(stats)))
-        several = stats[stats["n"] >= 2]
-        if len(several):
-            ax.errorbar(several.index, several["mean"], yerr=several["half"], fmt="none", ecolor=style["color"],
-                        capsize=2, elinewidth=1)
-            counts += list(several["n"])
+        part = group[[x, y]].dropna()
+        n_per_x = part.groupby(x)[y].count()
+        style = measured({**styles[shown], "marker": styles[shown].get("marker", "o"), "markersize": 3.5},
+                         len(n_per_x))
+        # seaborn's estimator and error bars: the mean over the seeds at each x and its 95 %
+        # t-interval (t_errorbar: scipy's t; seaborn's own ("ci", 95) bootstraps 3 numbers)
+        sns.lineplot(data=part, x=x, y=y, estimator="mean", errorbar=t_errorbar if n_per_x.max() >= 2 else None,
+                     err_style="bars",
+                     err_kws={"capsize": 2, "elinewidth": 1}, color=style["color"],
+                     linestyle=style.get("linestyle", "-"), marker=style["marker"],
+                     markersize=style["markersize"], markeredgewidth=0, label=shown or None, legend=False, ax=ax)
+        counts += [int(n) for n in n_per_x if n >= 2]
+    mark_intervals(ax, [line for line in ax.lines if _is_errorbar_segment(line)])
     _setting_ticks(ax, results[x], logx)
     ax.set_xlabel(xlabel or readable(x))
     ax.set_ylabel(ylabel or readable(y))
@@ -134,6 +142,12 @@ def plot_sweep(results: pd.DataFrame, x: str, y: str, hue: str | None = None, se
     if title:
         ax.set_title(title)
     return fig
+
+
+def _is_errorbar_segment(line: Line2D) -> bool:
+    """seaborn's error bars (err_style="bars") are ax.errorbar's segments and caps: lines without a
+    label of their own."""
+    return str(line.get_label()).startswith("_")
 
 
 # bars that share a colour are told apart by hatching, one per dash style of series_styles

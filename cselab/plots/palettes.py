@@ -52,10 +52,13 @@ METHOD_PALETTE = ("#0072B2",   # 0 blue (SimCSE)
                   "#882255",   # 6 Tol's wine
                   "#117733",   # 7 Tol's green
                   "#332288")   # 8 Tol's indigo
-NON_METHOD_COLORS = {"bert": "#555555"}   # the untrained encoder: grey
+# The untrained encoder: grey. A family's pooler trained with SimCSE's loss (APINCSE's pooler-only
+# control): olive, its own colour, because SimCSE's blue would make it read as a second SimCSE and
+# its family's as the method it controls for.
+NON_METHOD_COLORS = {"bert": "#555555", "pooler_only": "#999933"}
 # Methods without a slot, and series that are neither a method nor a statistic: the rest of Tol's
 # muted scheme (colour-blind safe).
-OTHER_COLORS = ("#44AA99", "#999933", "#AA4499", "#88CCEE", "#CC6677", "#DDCC77")
+OTHER_COLORS = ("#44AA99", "#AA4499", "#88CCEE", "#CC6677", "#DDCC77")
 
 # ------------------------------------------------------------------ training statistics
 # One colour per kind of statistic (what the number is about), the same in every figure.

@@ -29,7 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator, ScalarFormatter
 
 from ..methods import color_slots
-from ..labels import frame_groups, method_key, method_name, run_groups   # names and run groups live in cselab.labels
+from ..labels import frame_groups, is_pooler_only, method_key, method_name, run_groups   # names and run groups live in cselab.labels
 # The palettes (methods, statistics, steps, categories) live in palettes.py; METHOD_PALETTE is read
 # here by method_color (and named cselab.plots.style.METHOD_PALETTE where a method declares its slot).
 from .palettes import METHOD_PALETTE, NON_METHOD_COLORS, OTHER_COLORS, is_statistic, statistic_colour
@@ -49,6 +49,8 @@ def method_colors() -> dict[str, str]:
 def method_color(name: str | Sequence[str]) -> str:
     """The colour of a method (a method key, display name, run label or config ``method`` list),
     the same in every figure; methods outside the papers get a stable colour of their own."""
+    if is_pooler_only(name):   # SimCSE's loss on another pooler: neither SimCSE nor the family
+        return NON_METHOD_COLORS["pooler_only"]
     key = method_key(name)
     colors = method_colors()
     if key in colors:
@@ -82,6 +84,8 @@ def series_styles(names: Sequence[str], methods: Mapping[str, str | None] | None
         # a statistic has its own colour (the same in every figure)
         if is_untuned(name):
             c = NON_METHOD_COLORS["bert"]
+        elif is_pooler_only(name):
+            c = method_color(name)
         elif methods[name]:
             c = method_color(methods[name])
         elif is_statistic(name):
@@ -238,18 +242,24 @@ def legend_beside(fig: Figure, handles, labels, title: str | None = None, max_ro
     from .core import LEGEND_CHAR_WIDTH
     from .rc import PAGE_WIDTH
 
-    wrapped = [textwrap.fill(str(label), LEGEND_WRAP) for label in labels]
-    tallest = max(label.count("\n") + 1 for label in wrapped)
-    fitting = max(1, int((fig.get_figheight() - 0.3 - (0.2 if title else 0)) / (LEGEND_ROW_HEIGHT * tallest)))
-    rows = min(max_rows, fitting)
-    ncols = -(-len(labels) // rows)
-    longest = max([max(len(part) for part in str(name).split("\n")) for name in labels] +
+    wrapped = [textwrap.fill(" ".join(str(label).split()), LEGEND_WRAP) for label in labels]
+    lines = [label.count("\n") + 1 for label in wrapped]
+    # columns: as many as the entries' lines need at the figure's height (a wrapped label takes
+    # the height of its lines, not every entry that of the tallest)
+    available = fig.get_figheight() - 0.3 - (0.2 if title else 0)
+    per_column = max(max(lines), min(max_rows, int(available / LEGEND_ROW_HEIGHT)))
+    ncols, used = 1, 0
+    for n in lines:
+        if used + n > per_column:
+            ncols, used = ncols + 1, 0
+        used += n
+    longest = max([max(len(part) for part in label.split("\n")) for label in wrapped] +
                   [len(title or "") // ncols])
     extra = ncols * (0.5 + LEGEND_CHAR_WIDTH * longest)
     if fig.get_figwidth() + extra > PAGE_WIDTH:
         legend_under(fig, handles, labels, title=title, **kwargs)
         return
-    fig.legend(handles, labels, loc="outside right center", frameon=False, ncols=ncols, title=title, **kwargs)
+    fig.legend(handles, wrapped, loc="outside right center", frameon=False, ncols=ncols, title=title, **kwargs)
     fig.set_figwidth(fig.get_figwidth() + extra)
 
 
