@@ -94,7 +94,9 @@ def series_styles(names: Sequence[str], methods: Mapping[str, str | None] | None
             c = next(others) if any_method else color(i)
         n = used.get(c, 0)
         used[c] = n + 1
-        styles[name] = {"color": c, "linestyle": DASHES[n % len(DASHES)]}
+        # a control (a family's pooler alone) is dashed: lines it lies on stay visible between its dashes
+        dash = DASHES[(n + 1) % len(DASHES)] if is_pooler_only(name) else DASHES[n % len(DASHES)]
+        styles[name] = {"color": c, "linestyle": dash}
         if n:   # squares, triangles...: a plain dot is what every short line shows (measured)
             styles[name]["marker"] = MARKERS[n % len(MARKERS)]
             styles[name]["markersize"] = 3
