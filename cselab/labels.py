@@ -109,9 +109,17 @@ def _pooler_only(text: str) -> str | None:
     return match["method"] if match and match["method"] in FAMILIES else None
 
 
+# The paper's own names for it: APINCSE-bs64 and -bs128 ("neither term", at those batch sizes).
+_POOLER_ONLY_PAPER = re.compile(r"(?P<method>[a-z0-9_]+)-bs\d+")
+
+
 def is_pooler_only(name) -> bool:
-    """Whether a label or display name is a family's pooler-only control (``apincse-pooler``)."""
-    return isinstance(name, str) and _pooler_only(name) is not None
+    """Whether a label or display name is a family's pooler-only control (``apincse-pooler``, or
+    the paper's ``APINCSE-bs64``): the figures draw it in a colour of its own, dashed."""
+    if not isinstance(name, str):
+        return False
+    paper = _POOLER_ONLY_PAPER.fullmatch(name.strip().lower())
+    return _pooler_only(name) is not None or bool(paper and paper["method"] in FAMILIES)
 
 
 def pooler_only_name(family: str) -> str:

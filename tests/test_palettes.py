@@ -118,3 +118,19 @@ def test_categorical_colours_are_pairwise_distinguishable():
     assert min(delta_e(a, b) for a, b in itertools.combinations(tab20, 2)) < CATEGORICAL
     assert categorical_colours(5) == list(CATEGORICAL_COLOURS[:5])          # fewer: the most distinct first
     assert len(set(categorical_colours(20))) == 20
+
+
+def test_the_pooler_only_control_has_its_own_colour_and_is_dashed():
+    """APINCSE's pooler alone trains with SimCSE's loss: in SimCSE's blue it read as a second SimCSE,
+    in APINCSE's orange as the method it controls for. Its own colour, whatever it is called."""
+    from cselab.plots.style import series_styles
+
+    control = NON_METHOD_COLORS["pooler_only"]
+    assert control not in (method_color("simcse"), method_color("apincse")) and control not in OTHER_COLORS
+    for name in ("apincse-pooler", "APINCSE pooler only", "APINCSE-bs64", "APINCSE-bs128"):
+        assert method_color(name) == control, name
+    styles = series_styles(["SimCSE", "APINCSE", "APINCSE-AP", "APINCSE pooler only"])
+    assert styles["APINCSE pooler only"]["color"] == control
+    assert styles["APINCSE pooler only"]["linestyle"] != "-"            # dashed: what it lies on shows through
+    assert styles["SimCSE"]["color"] == method_color("simcse")          # SimCSE keeps its own
+    assert method_color("simcse-bs128") == method_color("simcse")       # a SimCSE run at another batch size is SimCSE

@@ -319,3 +319,16 @@ def test_paired_differences_need_two_seeds_and_say_what_the_bars_are():
     single = frame[frame["seed"] == 1]
     with pytest.raises(ValueError, match=r"plot_paired_differences: every group shares one seed .* \(n = 1\)"):
         plot_paired_differences({"STS avg.": compare_to_baseline(single, "A", "group", "SimCSE")})
+
+
+def test_score_points_of_the_papers_eight_columns_wrap_into_rows_within_a_page():
+    """APINCSE Fig. 2 has 7 STS tasks and their average: eight panels in one row were 0.6 in each
+    and their x labels collided (the checker said so); they wrap into two rows of four."""
+    tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "avg"]
+    rows = [{"variant": v, **{t: 75 + 0.1 * i + 0.05 * s for i, t in enumerate(tasks)}}
+            for v in ("APINCSE", "APINCSE-AP", "APINCSE-IN", "APINCSE-bs64") for s in range(3)]
+    fig = plot_score_points(pd.DataFrame(rows), tasks=tasks, variant="variant", xlabel="Spearman ×100")
+    assert check_figure(fig) == []
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(visible) == 8 and len({round(ax.get_position().y0, 3) for ax in visible}) == 2
+    assert fig.get_figwidth() <= 7.2 + 1e-9

@@ -103,13 +103,16 @@ def format_claims(table: pd.DataFrame, decimals: int = 2) -> pd.DataFrame:
     def number(x: float, d: int = decimals) -> str:
         return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{d}f}"
 
+    def p_text(p: float) -> str:   # three decimals, and "< 0.001" rather than a p of 0.000
+        return number(p, 3) if not (isinstance(p, float) and 0 <= p < 0.0005) else "< 0.001"
+
     out = pd.DataFrame({
         "claim": table["claim"], "paper": table["paper"],
         "ours: Δ (seeds)": [f"{r['diff']:+.{decimals}f} (n {int(r['n'])})" if not math.isnan(r["diff"])
                             else f"no runs ({r['missing']})" for _, r in table.iterrows()],
         "Δ 95% CI": [f"[{number(r['ci_low'])}, {number(r['ci_high'])}]" for _, r in table.iterrows()],
-        "p (paired t)": [number(p, 3) for p in table["p"]],
-        "p (Holm)": [number(p, 3) for p in table["p_holm"]],
+        "p (paired t)": [p_text(p) for p in table["p"]],
+        "p (Holm)": [p_text(p) for p in table["p_holm"]],
         "verdict": table["verdict"]})
     out.attrs = dict(table.attrs)
     return out.set_index("claim")

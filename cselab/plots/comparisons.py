@@ -270,13 +270,20 @@ def plot_score_points(scores: pd.DataFrame, tasks: Sequence[str] | None = None, 
         raise TooFewPoints(f"plot_score_points: one row ({', '.join(names)}): points of one model compare with nothing")
     shown_rows = [textwrap.fill(n, ROW_LABEL_WIDTH) for n in [*names, *ref_names]]
     label_width = 0.25 + 0.07 * max(len(part) for n in shown_rows for part in n.split("\n"))
-    panel = min(2.4, max(1.3, (PAGE_WIDTH - label_width) / len(tasks)))
+    # as many panels a row as a page holds at 1.3 in or more each (the paper's 7 tasks and their
+    # average wrap into two rows of four), the row labels beside each row's first panel
+    ncols = min(len(tasks), max(1, int((PAGE_WIDTH - label_width) // MIN_SCORE_PANEL)))
+    nrows = -(-len(tasks) // ncols)
+    panel = min(2.4, max(MIN_SCORE_PANEL, (PAGE_WIDTH - label_width) / ncols))
     height = max(1.8, 0.85 + 0.24 * rows + 0.12 * sum(n.count("\n") for n in shown_rows))
     # the row labels take room of their own, beside the first panel: the panels keep equal widths
     with style():
-        fig = _Figure(figsize=(min(PAGE_WIDTH, label_width + panel * len(tasks)), height), layout="constrained")
-        axes = fig.subplots(1, len(tasks), sharey=True, squeeze=False,
-                            width_ratios=[(panel + label_width) / panel] + [1] * (len(tasks) - 1)).ravel().tolist()
+        fig = _Figure(figsize=(min(PAGE_WIDTH, label_width + panel * ncols), height * nrows), layout="constrained")
+        axes = fig.subplots(nrows, ncols, sharey=True, squeeze=False,
+                            width_ratios=[(panel + label_width) / panel] + [1] * (ncols - 1)).ravel().tolist()
+    for ax in axes[len(tasks):]:
+        ax.set_visible(False)
+    axes = axes[:len(tasks)]
     styles = series_styles(names)
     positions = list(range(rows))[::-1]   # first variant on top
     n_seen = []
@@ -308,6 +315,7 @@ def plot_score_points(scores: pd.DataFrame, tasks: Sequence[str] | None = None, 
     return fig
 
 
+MIN_SCORE_PANEL = 1.3   # inches: the narrowest panel of plot_score_points (a row wraps below it)
 DODGE_OCTAVES = 0.04   # whiskers of several models at one batch size, this far apart on the log₂ axis
 
 
