@@ -63,7 +63,7 @@ from cselab.analysis.apincse import layer_cls_similarity
 from cselab.data import load_stsb
 from cselab.evaluate.cache import evaluate_runs
 from cselab.evaluate.sts import TASK_LABELS
-from cselab.neighbours import snapshot_folders
+from cselab.analysis.logged import base_encoder
 from cselab.plots import add_note, plot_layer_profile, plot_score_points, plot_sweep
 from cselab.published import APINCSE_CLAIMS, BACKBONES
 from cselab.tables import summarise
@@ -146,15 +146,15 @@ if ablation:
         print(f"Figure 2: one variant here ({', '.join(ablation)}), nothing to compare; the paper-apincse study draws it")
     else:
         fig = plot_score_points(scores, tasks=tasks, variant="variant", xlabel="Spearman ×100")
-        seeds = scores.groupby("variant")[tasks[0]].count()
         paper = ["APINCSE", "APINCSE-AP", "APINCSE-IN", "APINCSE-LAST", "APINCSE-bs64", "APINCSE-bs128"]
         kept = [v for v in paper if v in set(scores["variant"])]
-        add_note(fig, f"Each point: Spearman ×100 on the task's test set, the mean over a variant's seeds "
-                      f"(n = {seeds.min()}{'' if seeds.min() == seeds.max() else f'–{seeds.max()}'}; bars: 95 % "
-                      f"t-interval with n ≥ 2). The paper's Fig. 2 has {len(paper)} variants on 7 tasks and their "
-                      f"average; here {len(kept)} of its variants"
+        covered = ("all 7 tasks and their average" if len(sts_tasks) == 7 else
+                   f"{len(sts_tasks)} of its 7 tasks" + (" and their average" if len(sts_tasks) > 1 else ""))
+        add_note(fig, "Spearman ×100 on each task's test set. -bs64: the layer-attention pooler with neither term "
+                      "(the pooler-only control). The paper's Fig. 2 has "
+                      f"{len(paper)} variants on 7 tasks and their average; here {len(kept)} of its variants"
                       + (f" ({', '.join(v for v in paper if v not in kept)} not trained)" if len(kept) < len(paper) else "")
-                      + f" on {len(tasks)} of its 8 task groups.")
+                      + f", on {covered}.")
         workbench.show(fig, f"{figures_dir}/figure2_ablation")
     table = pt.comparison_table(pt.suite_summary(sts, ablation, "sts", sts_tasks))
     workbench.save_table(table, "figure2_ablation", tables_dir)
@@ -179,10 +179,9 @@ test = load_stsb(data_dir)["test"]
 profile_text = list(dict.fromkeys([*test.sentences1, *test.sentences2]))[:layer_sentences]
 profiles = {}
 for name, path in pt.representatives(groups, ["APINCSE", "SimCSE"]).items():
-    folders = snapshot_folders(path)
     label = f"untuned {pt.backbone_label(pt.run_model(path))}"
-    if "step 0" in folders and label not in profiles:
-        profiles[label] = layer_cls_similarity(folders["step 0"], profile_text)
+    if label not in profiles:   # the step-0 snapshot, or without snapshots the backbone the run names
+        profiles[label] = layer_cls_similarity(base_encoder(path), profile_text)
     profiles[name] = layer_cls_similarity(path / "best", profile_text)
 if profiles:
     fig = plot_layer_profile({name: p.mean for name, p in profiles.items()})
