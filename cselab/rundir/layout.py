@@ -236,15 +236,33 @@ class RunDir:
         raise FileNotFoundError(f"{self.path}: this run has no best/ model yet ({hint})")
 
     def has_content(self) -> bool:
-        """Whether the folder holds anything a run produced (more than its config.json and an
-        empty metrics file): a folder with nothing more is a start that never trained."""
+        """Whether the folder holds anything a run produced: more than its config.json and what a
+        fresh start writes before its first step (the step-0 records: the untuned model's STS-B dev
+        and probe, and its step-0 snapshot). A folder with nothing more is a start that never
+        trained."""
         if not self.path.is_dir():
             return False
         for entry in self.path.iterdir():
-            if entry.name == CONFIG or (entry.name == METRICS and entry.stat().st_size == 0):
+            if entry.name == CONFIG:
+                continue
+            if entry.name == METRICS and self._only_step_zero_records(entry):
+                continue
+            if entry.name == SNAPSHOTS and entry.is_dir() and \
+                    {p.name for p in entry.iterdir()} <= {self.snapshot_dir(0).name}:
                 continue
             return True
         return False
+
+    @staticmethod
+    def _only_step_zero_records(path: Path) -> bool:
+        """Whether a metrics file holds nothing but step-0 records (or nothing); a damaged one counts
+        as content (it is not this check's to judge)."""
+        if path.stat().st_size == 0:
+            return True
+        try:
+            return all(isinstance(r, dict) and r.get("step") == 0 for r in read_jsonl(path))
+        except (ValueError, OSError):
+            return False
 
     def version_differences(self) -> list[str]:
         """``"torch 2.1.0 → 2.2.0"`` for each package (and Python, CUDA) whose version this
@@ -298,6 +316,10 @@ class RunDir:
                                      "or --overwrite to replace it")
         elif resume and not self.path.is_dir():
             raise FileNotFoundError(f"{self.path}: no run to resume")
+        elif self.path.is_dir():   # a start that never trained: its step-0 records and snapshot are written again
+            self.metrics_file.unlink(missing_ok=True)
+            if self.snapshots_dir.is_dir():
+                remove_dir(self.snapshots_dir)
         created = not self.path.exists()
         self.path.mkdir(parents=True, exist_ok=True)
         try:
