@@ -79,7 +79,7 @@ from cselab.data import load_stsb
 from cselab.data.transfer import TRANSFER_TASKS
 from cselab.evaluate.cache import evaluate_runs, evaluation_frame
 from cselab.neighbours import load_encoder, over_snapshots, snapshot_folders
-from cselab.analysis.logged import training_facts, untuned_name
+from cselab.analysis.logged import base_encoder, training_facts, untuned_name
 from cselab.evaluate.geometry import describe_geometry
 from cselab.plots import (add_note, plot_alignment_uniformity, plot_cap_geometry, plot_grad_norm, plot_lambda_bound,
                           plot_largest_angle, plot_similarity_dynamics, plot_sweep)
@@ -311,9 +311,8 @@ cap
 # %%
 bound = {}
 for name, path in mixing.items():
-    folders = snapshot_folders(path)
-    if "step 0" in folders and not bound:
-        bound[untuned_name(read_config(path)["model"])] = lambda_bound_curve(load_encoder(folders["step 0"]), score_text,
+    if not bound:   # the untuned start: the step-0 snapshot, or without snapshots the backbone the run names
+        bound[untuned_name(read_config(path)["model"])] = lambda_bound_curve(base_encoder(path), score_text,
                                                                              lambdas, score_batch_size)
     bound[f"{name} (best)"] = lambda_bound_curve(load_encoder(path / "best"), score_text, lambdas, score_batch_size)
 if bound:
