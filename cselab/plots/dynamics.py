@@ -26,12 +26,12 @@ from ..analysis.mixcse import SCORE_LABELS
 from ..methods import stat_labels
 from ..rundir import Runs, labelled_runs, read_config, read_metrics
 from .core import TooFewPoints, COLUMN_WIDTH, color, new_figure, styled
-from ..labels import display_name, readable
+from ..labels import display_name, frame_groups, run_groups, readable
 from .palettes import STEP_CMAP, is_statistic, statistic_colour
 from .rc import PAGE_WIDTH
-from .style import (MARKERS, SEED_ALPHA, SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_below,
-                    legend_beside, measured, method_color, method_key, place_legend, point_markers, run_groups,
-                    separate_coincident, series_styles)
+from .style import (MARKERS, SEED_ALPHA, SEEDS_NOTE, group_label, integer_ticks, legend_below, legend_beside,
+                   measured, method_color, method_key, place_legend, point_markers, separate_coincident,
+                   series_styles)
 
 NEUTRAL = "#333333"   # points that stand for no method, statistic or step (one colour, no meaning)
 
@@ -343,7 +343,7 @@ def plot_alignment_trajectories(probes: pd.DataFrame, panels: Mapping[str, Seque
         ax.set_xlabel(r"$\ell_{uniform}$" + f", {quantity}")
     axes[0].set_ylabel(r"$\ell_{align}$" + f", {quantity}")
     separate_coincident(axes)
-    handles, labels = {}, []
+    handles = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)

@@ -28,10 +28,10 @@ from matplotlib.figure import Figure
 from ..rundir import Runs, labelled_runs, read_metrics
 from .core import TooFewPoints, LEGEND_CHAR_WIDTH, color, new_figure, styled
 from .dynamics import _group_line, stat_label_words
-from ..labels import display_name
+from ..labels import display_name, frame_groups, run_groups
 from .palettes import looks_like_steps, step_colours
-from .style import (SEEDS_NOTE, frame_groups, group_label, integer_ticks, legend_beside, legend_under, measured,
-                    point_markers, run_groups, separate_coincident, series_styles)
+from .style import (SEEDS_NOTE, group_label, integer_ticks, legend_beside, legend_under, measured,
+                   point_markers, separate_coincident, series_styles)
 
 TITLE_WIDTH = 22   # characters per title line at a panel width of 2.4 in (9-pt titles)
 

@@ -19,17 +19,9 @@ from matplotlib.figure import Figure
 
 from .core import new_figure, styled
 from ..labels import display_name
-from .palettes import categorical_colours
 from .rc import PAGE_WIDTH
-from .style import legend_beside
 
 MIN_ANNOTATED_CELL = 0.3   # inches: a cell narrower than this has no room for its written value
-
-
-def _label_colors(n: int) -> list:
-    """Colours a reader tells apart for the labels of a sample (DBpedia's 14 classes):
-    :func:`cselab.plots.palettes.categorical_colours`."""
-    return categorical_colours(n)
 
 
 def _short(sentence: str, width: int) -> str:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import re
 import textwrap
 import zlib
-from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -29,7 +28,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator, ScalarFormatter
 
 from ..methods import color_slots
-from ..labels import frame_groups, is_pooler_only, method_key, method_name, run_groups   # names and run groups live in cselab.labels
+from ..labels import is_pooler_only, method_key
 # The palettes (methods, statistics, steps, categories) live in palettes.py; METHOD_PALETTE is read
 # here by method_color (and named cselab.plots.style.METHOD_PALETTE where a method declares its slot).
 from .palettes import METHOD_PALETTE, NON_METHOD_COLORS, OTHER_COLORS, is_statistic, statistic_colour
