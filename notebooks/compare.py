@@ -172,7 +172,9 @@ if baseline_group is not None:
 
 # %% [markdown]
 # The same as a figure: each method's difference from the baseline (dot) and its 95 % interval
-# (bar) for the average and every task, with the Holm-adjusted p at the right. The bar is the
+# (bar) for the average and every task. With one or two panels the Holm-adjusted p is written at the
+# right of each row; with more, a filled dot is an adjusted p below 0.05 and a hollow one is not (the
+# table above gives each p). The bar is the
 # t-interval **over seeds** when the method shares several seeds with the baseline; for a single
 # shared seed (marked "n 1, test pairs") it is the paired bootstrap **over the test pairs**, which
 # says how much the comparison depends on the particular test sentences, not on the training seed.

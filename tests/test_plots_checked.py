@@ -321,6 +321,41 @@ def test_paired_differences_need_two_seeds_and_say_what_the_bars_are():
         plot_paired_differences({"STS avg.": compare_to_baseline(single, "A", "group", "SimCSE")})
 
 
+def test_paired_differences_of_eight_panels_fit_a_page_with_p_as_filled_or_hollow_dots():
+    """cpu-compare's figure: the STS average and 7 tasks, six methods, 3 seeds. With the p written
+    beside each row it was 6.0 x 12.8 in; here four panels a row fit a page, and a filled dot is a
+    Holm-adjusted p below 0.05, a hollow one is not (the note says so, and over how many seeds)."""
+    from matplotlib.collections import PathCollection
+    from matplotlib.colors import to_hex
+
+    from cselab.analysis.compare import difference_panels
+    from cselab.results import paired_tests
+
+    methods = ["MixCSE", "GS-InfoNCE", "ClusterNS", "APINCSE", "ESimCSE", "SimCSE++"]
+    tasks = ["Avg.", "STS12", "STS13", "STS14", "STS15", "STS16", "STS-B", "SICK-R"]
+    # MixCSE +1.0 at every seed (p of the paired t-test 0 before rounding: detected); the others
+    # differ by +1, -1, +0.5 over the seeds (mean +0.17, p 0.76: not detected)
+    rows = [{"group": "SimCSE", "seed": s, **{t: 70.0 + s for t in tasks}} for s in (1, 2, 3)]
+    rows += [{"group": "MixCSE", "seed": s, **{t: 70.0 + s + 1.0 + 0.01 * s for t in tasks}} for s in (1, 2, 3)]
+    rows += [{"group": m, "seed": s, **{t: 70.0 + s + d for t in tasks}}
+             for m in methods[1:] for s, d in zip((1, 2, 3), (1.0, -1.0, 0.5))]
+    frame = pd.DataFrame(rows)
+    panels = difference_panels(paired_tests(frame, tasks, baseline="SimCSE"))   # Holm over each method's 8
+    assert panels["Avg."]["p_holm"].iloc[0] < 0.05 < panels["Avg."]["p_holm"].iloc[1]
+    fig = plot_paired_differences(panels, baseline="SimCSE")
+    assert check_figure(fig) == []
+    assert fig.get_figwidth() <= PAGE_WIDTH + 1e-9 and fig.get_figheight() <= 9.0
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(visible) == 8 and len({round(ax.get_position().y0, 3) for ax in visible}) == 2
+    assert all(len(ax.texts) == 0 for ax in visible)   # no words beside the rows
+    dots = [c for c in visible[0].collections if isinstance(c, PathCollection)]
+    faces = [to_hex(d.get_facecolor()[0]).upper() for d in dots]
+    assert faces[0] == "#D55E00" and faces[1:] == ["#FFFFFF"] * 5   # MixCSE filled in its colour; the rest hollow
+    assert " ".join(figure_note(fig).split()) == (
+        "dot: mean paired difference Δ over the seeds both share (n = 3 seeds in every row); bar: its 95 % "
+        "t-interval; filled dot: Holm-adjusted p of the paired t-test < 0.05, hollow: not detected")
+
+
 def test_score_points_of_the_papers_eight_columns_wrap_into_rows_within_a_page():
     """APINCSE Fig. 2 has 7 STS tasks and their average: eight panels in one row were 0.6 in each
     and their x labels collided (the checker said so); they wrap into two rows of four."""

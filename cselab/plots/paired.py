@@ -4,8 +4,9 @@
 function                   what it shows
 =========================  ======================================================================
 plot_paired_differences    each method's mean per-seed difference from the baseline with its 95 %
-                           t-interval and the paired t-test's Holm-adjusted p, one panel per metric (the
-                           ``compare`` notebook; none of the four papers gave intervals)
+                           t-interval and the paired t-test's Holm-adjusted p (written beside each row,
+                           or for many panels a filled dot where it is below α), one panel per metric
+                           (the ``compare`` notebook; none of the four papers gave intervals)
 =========================  ======================================================================
 """
 from __future__ import annotations
@@ -17,10 +18,14 @@ from typing import Mapping
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ..results import ALPHA
 from .core import add_note, new_figure, styled
 from .style import series_styles
 
 TITLE_WIDTH = 28
+# Above this many panels the p is a filled or hollow dot instead of words beside each row: with the
+# words, 8 panels (the STS average and 7 tasks) needed 3.0-in panels two a row, 12.8 in tall.
+MOST_PANELS_WITH_P_WORDS = 2
 
 
 def _p_note(row: pd.Series) -> str:
@@ -38,6 +43,12 @@ def _p_note(row: pd.Series) -> str:
     return f"n {n}: no interval"
 
 
+def _p(row: pd.Series) -> float:
+    """The p a reader may act on: Holm-adjusted when the frame has it, else the raw p."""
+    adjusted = row.get("p_holm", math.nan)
+    return float(row["p"] if pd.isna(adjusted) else adjusted)
+
+
 def _is_bootstrap(row: pd.Series) -> bool:
     return row.get("interval") == "bootstrap over test pairs"
 
@@ -45,13 +56,15 @@ def _is_bootstrap(row: pd.Series) -> bool:
 @styled
 def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str = "group",
                             baseline: str | None = None, xlabel: str | None = None, ncols: int = 4,
-                            title: str | None = None) -> Figure:
+                            title: str | None = None, p_beside: bool | None = None) -> Figure:
     """One panel per metric (``{metric words: compare_to_baseline(...) frame}``), one row per group
     other than the baseline: the mean difference (dot) with its 95 % interval (bar: the t-interval over
     seeds, or for a single shared seed the paired bootstrap over test pairs of
     :func:`cselab.analysis.compare.difference_panels`) and, at the right, the Holm-adjusted p of the
     paired t-test when the frame has ``p_holm`` (else the raw p; ``n 1`` when only one seed is shared:
-    no test).
+    no test). ``p_beside=False`` (the default above two panels) writes no words beside the rows: a
+    filled dot is an adjusted p below α, a hollow one is not, and the note says over how many seeds;
+    the p values themselves are in the table the frames came from.
     A vertical line marks no difference; the x-axis reads "difference from <baseline>". Panels
     wrap after ``ncols``."""
     if not comparisons:
@@ -70,8 +83,15 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
     rows = max(len(t) for t in tables.values())
     groups = list(dict.fromkeys(str(g) for t in tables.values() for g in t[group]))
     styles = series_styles(groups)   # each row in its method's colour
-    # 1.2 in besides the rows: the title, the x label and ticks leave a single-row panel room to be read
-    fig, axes = new_figure(len(tables), panel_size=(3.0, 1.2 + 0.32 * max(rows, 1)), ncols=ncols, sharey=True)
+    if p_beside is None:
+        p_beside = len(tables) <= MOST_PANELS_WITH_P_WORDS
+    # 1.2 in besides the rows: the title, the x label and ticks leave a single-row panel room to be read;
+    # without the words beside the rows, four 1.7-in panels fit a page's width
+    size = (3.0, 1.2 + 0.32 * max(rows, 1)) if p_beside else (1.7, 1.0 + 0.26 * max(rows, 1))
+    fig, axes = new_figure(len(tables), panel_size=size, ncols=ncols, sharey=True)
+    # four "difference from SimCSE" side by side nearly touch: the short form under narrow panels
+    x_words = xlabel or (f"difference from {baseline or 'the baseline'}" if p_beside
+                         else f"Δ from {baseline or 'baseline'}")
     for ax, (name, table) in zip(axes, tables.items()):
         positions = list(range(len(table)))[::-1]             # first group on top
         for y, (_, r) in zip(positions, table.iterrows()):
@@ -79,10 +99,17 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
             row_color = styles[str(r[group])]["color"]
             if has_ci:   # an interval and a point: no line through measurements
                 ax.hlines(y, r["diff_ci_low"], r["diff_ci_high"], color=row_color, linewidth=2, alpha=0.6)
-            ax.scatter([r["diff"]], [y], marker="o" if has_ci else "x", color=row_color, s=16, zorder=3)
-            note = _p_note(r)
-            ax.annotate(note, (1.0, y), xycoords=("axes fraction", "data"), xytext=(3, 0),
-                        textcoords="offset points", va="center", fontsize=7)
+            if not has_ci:
+                ax.scatter([r["diff"]], [y], marker="x", color=row_color, s=16, zorder=3)
+            elif p_beside or math.isnan(_p(r)):
+                ax.scatter([r["diff"]], [y], marker="o", color=row_color, s=16, zorder=3)
+            else:   # filled: detected at α after adjustment; hollow: not
+                detected = _p(r) < ALPHA
+                ax.scatter([r["diff"]], [y], marker="o", s=22, zorder=3, linewidths=1.2, edgecolors=row_color,
+                           facecolors=row_color if detected else "white")
+            if p_beside:
+                ax.annotate(_p_note(r), (1.0, y), xycoords=("axes fraction", "data"), xytext=(3, 0),
+                            textcoords="offset points", va="center", fontsize=7)
         ax.axvline(0.0, color="grey", linestyle=":", linewidth=1)
         # every interval whole, with room at both ends (an interval that ends at the frame reads as cut)
         ends = [0.0, *table["diff"], *table["diff_ci_low"].dropna(), *table["diff_ci_high"].dropna()]
@@ -91,14 +118,21 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
         ax.set_yticks(positions, [str(g) for g in table[group]])
         ax.set_ylim(-0.6, max(len(table), 1) - 0.4)
         ax.set_title(textwrap.fill(str(name), TITLE_WIDTH))
-        ax.set_xlabel(xlabel or f"difference from {baseline or 'the baseline'}")
+        ax.set_xlabel(x_words)
         ax.grid(axis="y", visible=False)
     # what the bars are, under the panels (the per-row n is written beside each row)
     rows_drawn = [r for t in tables.values() for _, r in t.iterrows()]
     parts = []
-    if any(r["paired_n"] >= 2 for r in rows_drawn):
+    tested = [r for r in rows_drawn if r["paired_n"] >= 2]
+    if tested and p_beside:
         parts.append("dot: mean paired difference over the seeds both share (n); bar: its 95 % t-interval; "
                      "p: paired t-test")
+    elif tested:
+        ns = sorted({int(r["paired_n"]) for r in tested})
+        seeds = f"n = {ns[0]} seeds in every row" if len(ns) == 1 else f"n = {ns[0]}–{ns[-1]} seeds by row"
+        adjusted = "Holm-adjusted " if any(not pd.isna(r.get("p_holm", math.nan)) for r in tested) else ""
+        parts.append(f"dot: mean paired difference Δ over the seeds both share ({seeds}); bar: its 95 % "
+                     f"t-interval; filled dot: {adjusted}p of the paired t-test < {ALPHA:g}, hollow: not detected")
     if any(_is_bootstrap(r) for r in rows_drawn):
         parts.append(("n 1" if parts else "n 1 (every row)") + ": one seed each, no test; dot: the difference "
                      "of the two runs, bar: its 95 % paired bootstrap interval over the test pairs (test-set "
