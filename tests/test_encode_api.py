@@ -167,3 +167,27 @@ def test_batches_are_formed_longest_first_by_tokens_not_characters(encoder, monk
     together = encoder.encode(sentences, batch_size=1)
     assert widths == sorted(by_tokens, reverse=True)
     assert np.allclose(together, np.stack([encoder.encode(s) for s in sentences]), atol=1e-5)
+
+
+def test_batches_are_padded_from_the_one_tokenizer_pass_key_for_key(encoder, monkeypatch):
+    """encode tokenises its sentences once (their lengths order the batches) and pads each batch
+    from those ids: the inputs are the tokenizer's own ``padding=True`` batch, key for key, and the
+    vectors those of tokenising every batch again."""
+    sentences = ["a b c d e f g h", "internationalization", "a b", "the cat sat on the mat today", "a b"]
+    ids = encoder._plain_token_ids(sentences, None)
+    padded = encoder._padded(ids[:4])
+    reference = encoder.tokenize(sentences[:4])
+    assert list(padded) == list(reference)
+    for key in reference:
+        assert torch.equal(padded[key], reference[key]), key
+    fast = encoder.encode(sentences, batch_size=2)
+    monkeypatch.setattr(encoder, "_plain_token_ids", lambda *args: None)   # the path that tokenises each batch
+    np.testing.assert_array_equal(encoder.encode(sentences, batch_size=2), fast)
+
+
+def test_a_prompt_pooler_tokenises_each_batch_itself(tiny_model):
+    """A pooler that builds its own inputs (the prompt's template) gets no shortcut: its batches come
+    from its eval_inputs."""
+    prompt = SentenceEncoder.from_pretrained(tiny_model, pooler="prompt")
+    assert prompt._plain_token_ids(SENTENCES, None) is None
+    assert prompt.encode(SENTENCES).shape[0] == 3

@@ -24,13 +24,16 @@ class Batches:
     def iter_batches(self, sentences: Sequence[str], batch_size: int, path: str = "eval", views: int = 2,
                      dropout: bool | None = False, seed: int | None = None, max_length: int | None = None,
                      output_hidden_states: bool = False, progress: bool = False,
-                     desc: str = "encoding") -> Iterator[tuple[list[str], EncoderOutput]]:
+                     desc: str = "encoding", token_ids: Sequence[list[int]] | None = None
+                     ) -> Iterator[tuple[list[str], EncoderOutput]]:
         """``(chunk, EncoderOutput)`` for consecutive chunks of ``sentences``, without gradients.
 
         ``path="eval"``: the evaluation path on :meth:`tokenize` inputs (one row per sentence).
         ``path="train"``: the training path on :meth:`training_inputs` (rows of view 1, then view
         2; ``views=1`` keeps view 1's rows only). ``dropout``/``seed``: see :meth:`dropout_mode`
-        (the whole iteration runs in one mode and one random stream).
+        (the whole iteration runs in one mode and one random stream). ``token_ids``: the ids of
+        ``sentences`` as :meth:`_plain_token_ids` gave them (evaluation path, default tokenisation
+        only): each batch is padded from them instead of tokenised again.
         """
         if path not in ("eval", "train"):
             raise ValueError(f"path must be 'eval' or 'train', got {path!r}")
@@ -45,13 +48,41 @@ class Batches:
                 chunk = sentences[start:start + batch_size]
                 with timed("encode"), torch.no_grad(), self.eval_weights(weights):   # not around the yield
                     if path == "eval":
-                        out = self.forward_eval(self.tokenize(chunk, max_length), output_hidden_states)
+                        inputs = (self.tokenize(chunk, max_length) if token_ids is None
+                                  else self._padded(token_ids[start:start + batch_size]))
+                        out = self.forward_eval(inputs, output_hidden_states)
                     else:
                         inputs = self.training_inputs(chunk, max_length)
                         if views == 1:
                             inputs = {k: v[:len(chunk)] for k, v in inputs.items()}
                         out = self(inputs, output_hidden_states)
                 yield chunk, out
+
+    def _plain_token_ids(self, sentences: list[str], max_length: int | None) -> list[list[int]] | None:
+        """The evaluation inputs' ids of each sentence, unpadded, when the pooler tokenises as the
+        tokenizer does (not a prompt) and pads on the right: what :meth:`_padded` builds batches
+        from. ``None`` otherwise (batches are then tokenised one by one)."""
+        from .pooling import Pooler
+
+        plain = type(self.pooler).eval_inputs is Pooler.eval_inputs and self.tokenizer.padding_side == "right"
+        if not plain:
+            return None
+        return self.tokenizer(sentences, truncation=True, max_length=self._length_limit(max_length))["input_ids"]
+
+    def _padded(self, ids: Sequence[list[int]]) -> dict:
+        """A batch as the tokenizer would pad it (``padding=True``: to its longest row, on the
+        right), built from ids already tokenised: the inputs of :meth:`tokenize`, key for key."""
+        width = max(len(row) for row in ids)
+        input_ids = torch.full((len(ids), width), self.tokenizer.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((len(ids), width), dtype=torch.long)
+        for i, row in enumerate(ids):
+            input_ids[i, :len(row)] = torch.tensor(row, dtype=torch.long)
+            mask[i, :len(row)] = 1
+        batch = {"input_ids": input_ids}
+        if "token_type_ids" in self.tokenizer.model_input_names:
+            batch["token_type_ids"] = torch.zeros_like(input_ids)
+        batch["attention_mask"] = mask
+        return batch
 
     def _token_lengths(self, sentences: list[str], max_length: int | None) -> list[int]:
         """Tokens per sentence as the evaluation path would truncate them (special tokens included;
@@ -67,14 +98,16 @@ class Batches:
         unique = list(dict.fromkeys(sentences))
         # Longest first by *token* count, not characters: batches of near-equal token lengths carry
         # less padding (sorting by characters, as sentence-transformers does, left 20-25 % more time
-        # in padded positions on the STS sentences: docs/performance.md). One extra pass of the fast
-        # tokenizer costs a few per cent of that.
-        tokens = self._token_lengths(unique, max_length)
+        # in padded positions on the STS sentences: docs/performance.md). The ids of that one pass of
+        # the tokenizer are padded into the batches (tokenising twice cost 5-8 % of an fp32 encode).
+        ids = self._plain_token_ids(unique, max_length)
+        tokens = [len(row) for row in ids] if ids is not None else self._token_lengths(unique, max_length)
         order = sorted(range(len(unique)), key=lambda i: (-tokens[i], -len(unique[i])))
         n_batches = (len(order) + batch_size - 1) // batch_size
         show = n_batches > FEW_BATCHES if show_progress_bar is None else show_progress_bar
         chunks = [out.embeddings.float().cpu() for _, out in
-                  self.iter_batches([unique[i] for i in order], batch_size, max_length=max_length, progress=show)]
+                  self.iter_batches([unique[i] for i in order], batch_size, max_length=max_length, progress=show,
+                                    token_ids=None if ids is None else [ids[i] for i in order])]
         by_sorted = torch.cat(chunks).numpy()
         emb_unique = np.empty_like(by_sorted)
         emb_unique[order] = by_sorted
