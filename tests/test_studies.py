@@ -351,7 +351,7 @@ def test_layer_parameters_of_bert_base_match_its_checkpoint():
     assert layer_parameters(12, 768, 3072) == 85_054_464
 
 
-def test_cost_estimates_by_hand(data_dir):
+def test_cost_estimates_by_hand(data_dir, monkeypatch):
     # one H200, BERT-base, bf16 (auto on CUDA), batch 64 × 32: 30 s overhead + 1000 × 0.08 s
     # + 9 dev evaluations (8, and step 0's before training) × 1.0 s + the STS suite 7.0 s = 126 s
     gpu = load_config("simcse-bert-base", {"max_steps": 1000})
@@ -361,11 +361,17 @@ def test_cost_estimates_by_hand(data_dir):
     # resumed from step 60 (no step-0 evaluation again): 15 + 40 × 2.1 + 2 × 8 = 115 s; bf16 halves the step time
     cpu = load_config(None, {"method": "mixcse", "max_steps": 100, "eval_every": 25, "final_eval": False,
                              "device": "cpu"})
+    monkeypatch.setenv("CSELAB_NATIVE_BF16", "off")   # auto is fp32 on a CPU without native bf16
     assert estimate_run(cpu, "cpu").seconds == pytest.approx(265.0)
     assert estimate_run(cpu, "cpu", steps_done=60).seconds == pytest.approx(115.0)
     assert estimate_run(cpu, "cpu", finished=True).seconds == 0.0
     bf16 = load_config(None, {"precision": "bf16", "device": "cpu"})
     assert seconds_per_step(bf16, "cpu")[0] == pytest.approx(1.0)
+    # where bf16 is native, auto trains in it: 15 + 100 × 1.05 + 5 × 8 = 160 s (the AMX cpu studies'
+    # estimates were twice their measured times while auto was read as fp32)
+    monkeypatch.setenv("CSELAB_NATIVE_BF16", "on")
+    assert estimate_run(cpu, "cpu").seconds == pytest.approx(160.0)
+    monkeypatch.setenv("CSELAB_NATIVE_BF16", "off")
     # steps from the corpus: one epoch of the mirror's wiki1m head at batch 64, capped by max_sentences
     from cselab.data import load_corpus
 

@@ -149,11 +149,20 @@ def device_kind(cfg: TrainConfig, profile: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def auto_precision(kind: str) -> str:
+    """What ``precision: auto`` trains in: bf16 on CUDA, and on a CPU where bf16 is native (this
+    machine's, as :func:`cselab.utils.cpu_supports_bf16` says: an AMX CPU's runs take about half
+    the fp32 reference's step), else fp32."""
+    from ..utils import cpu_supports_bf16
+
+    return "bf16" if kind == "cuda" or cpu_supports_bf16() else "fp32"
+
+
 def seconds_per_step(cfg: TrainConfig, kind: str) -> tuple[float, list[str]]:
     ref = REFERENCES[kind]
     shape, note = backbone_shape(cfg.model)
     notes = [note] if note else []
-    precision = cfg.precision if cfg.precision != "auto" else ("bf16" if kind == "cuda" else "fp32")
+    precision = cfg.precision if cfg.precision != "auto" else auto_precision(kind)
     size = layer_parameters(*shape) / layer_parameters(*ref.shape)
     tokens = (cfg.batch_size * cfg.max_len) / (ref.batch_size * ref.max_len)
     declared = cost_factors()
