@@ -77,7 +77,7 @@ def test_every_method_declares_a_citation_and_a_display_name():
         assert spec.display_name and spec.display_name != name or name in ("mlm",), name
 
 
-def test_new_methods_are_in_cpu_compare_and_costed_by_hand(tmp_path):
+def test_new_methods_are_in_cpu_compare_and_costed_by_hand(tmp_path, monkeypatch):
     from cselab.config import load_config
     from cselab.studies import load_study
 
@@ -88,4 +88,5 @@ def test_new_methods_are_in_cpu_compare_and_costed_by_hand(tmp_path):
     # (every 25 steps, and step 0's before training)
     cfg = load_config(None, {"method": "esimcse", "max_steps": 100, "eval_every": 25, "final_eval": False,
                              "device": "cpu"})
+    monkeypatch.setenv("CSELAB_NATIVE_BF16", "off")   # the fp32 reference step (auto is bf16 where it is native)
     assert cost.estimate_run(cfg, "cpu").seconds == pytest.approx(15 + 100 * 2.0 * (1 + 0.05 + 1 / 6) + 40)
