@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from synthetic_runs import make_run, make_runs
 
 from cselab.rundir import read_metrics, read_results
+from cselab.plots.core import figure_note
 from cselab.plots import (plot_ablation_bars, plot_alignment_uniformity, plot_cap_geometry, plot_grad_norm,
                           plot_lambda_bound, plot_largest_angle, plot_layer_profile, plot_similarity_dynamics,
                           plot_sweep, plot_top4_curve, plot_training_curves, plot_umap_panels, save_figure,
@@ -208,7 +209,9 @@ def test_single_series_figures_have_no_legend(runs):
     one_variant = plot_ablation_bars(pd.DataFrame({"variant": ["full"], "STS12": [70.0], "STS-B": [80.0]}))
     assert one_variant.axes[0].get_legend() is None and len(one_variant.axes[0].patches) == 2
     sweep = plot_sweep(_sweep_frame(), "batch_size", "sts_avg")            # no hue: one series
-    assert legend_texts(sweep) == ["95 % t-interval over seeds (n = 4)"]   # only what the whiskers are
+    assert legend_texts(sweep) == [] and sweep.axes[0].get_legend() is None   # no hue: one series, no legend
+    assert " ".join(figure_note(sweep).split()) == "Each point: the mean over seeds; bars: its 95 % t-interval over seeds (n = 4)."
+    assert sweep.get_figwidth() < 4   # not widened by a one-entry legend beside the panel
     assert (sweep.axes[0].get_xlabel(), sweep.axes[0].get_ylabel()) == ("batch size", "STS average (Spearman ×100)")
     by_method = plot_sweep(_sweep_frame(), "batch_size", "sts_avg", hue="method", xlabel="B")
     assert legend_texts(by_method) == ["SimCSE", "ClusterNS", "95 % t-interval over seeds (n = 2)"]

@@ -99,7 +99,7 @@ def plot_sweep(results: pd.DataFrame, x: str, y: str, hue: str | None = None, se
                ylabel: str | None = None) -> Figure:
     """``y`` against the swept setting ``x``: the mean over the rows sharing (hue, x) — seeds —
     with its 95 % t-interval as error bars where there are at least 2 (the legend says so and over
-    what n). Axis labels are the columns in words (:mod:`cselab.labels`) unless
+    what n; for a single curve, the note under the panel). Axis labels are the columns in words (:mod:`cselab.labels`) unless
     ``xlabel``/``ylabel`` are given. A sweep of fewer than 2 values of ``x`` is an error (one dot
     is no trend). ``logx``: a log₂ axis; ``None`` chooses it for powers of two spanning ≥ 8×
     (batch sizes); whole-number settings get ticks at their values."""
@@ -134,13 +134,19 @@ def plot_sweep(results: pd.DataFrame, x: str, y: str, hue: str | None = None, se
     ax.set_ylabel(ylabel or readable(y))
     separate_coincident([ax])
     handles, labels = ax.get_legend_handles_labels()
+    if title:
+        ax.set_title(title)
+    if counts and len(handles) < 2:
+        # one curve: what its bars are fits a line under the panel; a legend of that one entry
+        # beside the panel doubled the figure's width
+        _, text = _interval_handle(ax, _n_words(counts))
+        add_note(fig, f"Each point: the mean over seeds; bars: its {text}.")
+        return fig
     if counts:
         handle, text = _interval_handle(ax, _n_words(counts))
         handles, labels = handles + [handle], labels + [text]
     place_legend(ax, handles, labels, title=readable(hue) if hue and len(groups) > 1 else None,
                  min_entries=1 if counts else 2)
-    if title:
-        ax.set_title(title)
     return fig
 
 
