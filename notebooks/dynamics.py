@@ -210,7 +210,8 @@ else:
 # ## GS-InfoNCE Fig. 1: the hardest in-batch negatives against batch size
 #
 # For random batches of B corpus sentences: the mean of the 4 highest cosines between two
-# different sentences, averaged over `top4_batches` batches (error bars: their std). Larger batches
+# different sentences (texts: a repeated one is counted once), averaged over `top4_batches` batches
+# (error bars: their std). Larger batches
 # hold harder negatives; the trained model and the backbone it started from side by side.
 
 # %%
@@ -219,7 +220,7 @@ if not top4_methods:
     print("top4_methods is empty: GS-InfoNCE Fig. 1 is not drawn here (the paper_gs_infonce notebook draws it)")
 elif top4_runs:
     corpus = load_corpus(top4_corpus, top4_sentences, data_dir)
-    sizes = [b for b in top4_batch_sizes if b <= len(corpus)]
+    sizes = [b for b in top4_batch_sizes if b <= len(set(corpus))]   # batches of distinct texts (top4_curve)
     curves = {name: top4_curve(encoder, corpus, sizes, top4_batches)
               for name, encoder in base_encoders(top4_runs).items()}
     for label, path in top4_runs.items():

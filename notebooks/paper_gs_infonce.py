@@ -62,8 +62,8 @@ from cselab.analysis.gs_infonce import top4_curve
 from cselab.data import load_corpus
 from cselab.encoder import SentenceEncoder
 from cselab.evaluate.cache import evaluate_runs
-from cselab.neighbours import load_encoder, snapshot_folders
-from cselab.analysis.logged import training_facts
+from cselab.neighbours import load_encoder
+from cselab.analysis.logged import base_encoder, training_facts
 from cselab.plots import add_note, plot_similarity_dynamics, plot_sweep, plot_top4_curve
 from cselab.published import published_frame
 from cselab.rundir import read_config
@@ -178,26 +178,29 @@ table3
 # **The paper's Fig. 1** plots, against the batch size, the mean of the 4 highest cosine
 # similarities between different sentences of a random batch (100 batches per size, the official
 # SimCSE-RoBERTa-large): it rises with the batch size — larger batches hold near-duplicate
-# "negatives", i.e. false negatives. **Ours**: the same statistic for the untuned backbone (step-0
-# snapshot), our trained models and any `top4_models`, `top4_batches` batches per size from
-# `top4_corpus` (error bars: the std over those batches, not over training seeds).
+# "negatives", i.e. false negatives. **Ours**: the same statistic for the untuned backbone (the step-0
+# snapshot, or the backbone the run started from), our trained models and any `top4_models`,
+# `top4_batches` batches per size from the distinct sentences of `top4_corpus` (a text the corpus
+# repeats would be a "negative pair" of cosine 1; error bars: the std over those batches, not over
+# training seeds).
 
 # %%
 pool = load_corpus(top4_corpus, top4_sentences, data_dir)
+distinct = len(set(pool))   # top4_curve draws from the distinct texts: a repeated one is no negative pair
 models = {}
 first = pt.representatives(groups)
 for name, path in first.items():
-    folders = snapshot_folders(path)
-    if "step 0" in folders and f"untuned {pt.backbone_label(pt.run_model(path))}" not in models:
-        models[f"untuned {pt.backbone_label(pt.run_model(path))}"] = load_encoder(folders["step 0"])
+    untuned = f"untuned {pt.backbone_label(pt.run_model(path))}"
+    if untuned not in models:   # the step-0 snapshot when the run kept one, else the backbone it started from
+        models[untuned] = base_encoder(path)
     models[name] = load_encoder(path / "best")
 for name, model in top4_models.items():
     models[name] = SentenceEncoder.from_pretrained(model, pooler="cls_before_pooler")
 curves = {name: top4_curve(model, pool, top4_batch_sizes, top4_batches) for name, model in models.items()}
 fig = plot_top4_curve(curves)
 add_note(fig, f"Each point: the mean over {top4_batches} random batches of the mean of the 4 highest cosines between "
-              f"two different sentences of a batch, the batches drawn from the first {len(pool):,} sentences of "
-              f"{top4_corpus}; whiskers: ± 1 std over those batches; trained models: best/ of the first run of each.")
+              f"two different sentences of a batch, the batches drawn from the {distinct:,} distinct sentences among "
+              f"the first {len(pool):,} of {top4_corpus}; whiskers: ± 1 std over those batches; trained models: best/ of the first run of each.")
 workbench.show(fig, f"{figures_dir}/figure1_top4")
 curves = pd.concat(curves, names=["model"]).reset_index(level=0).set_index(["model", "batch_size"])
 workbench.save_table(curves, "figure1_top4", tables_dir)

@@ -55,6 +55,21 @@ def test_top4_curve_draws_batches_and_encodes_only_what_they_use():
         top4_curve_from_embeddings(vectors[:10], (11,), n_batches=1)
 
 
+def test_top4_curve_counts_a_repeated_text_once():
+    """A text the corpus holds twice is one sentence, not a negative pair of cosine 1 (planted: 40
+    copies of one sentence among 60 distinct ones; with them, every batch of 50 would score 1)."""
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(61, 16))
+    corpus = [f"s{i}" for i in range(60)] + ["again"] * 40
+    model = LookupEncoder(dict(zip([*corpus[:60], "again"], vectors)))
+    curve = top4_curve(model, corpus, batch_sizes=(50,), n_batches=5, seed=0)
+    distinct = top4_curve_from_embeddings(vectors, (50,), n_batches=5, seed=0)   # the 61 distinct texts
+    pd.testing.assert_frame_equal(curve, distinct)
+    assert curve["top_k_mean"].iloc[0] < 0.9
+    with pytest.raises(ValueError, match="exceeds the corpus"):   # 61 distinct sentences, not 100
+        top4_curve(model, corpus, batch_sizes=(62,), n_batches=1)
+
+
 # ------------------------------------------------------------------ MixCSE spherical cap (section Distribution of BERT Embeddings)
 def test_cap_moments_in_three_dimensions_match_archimedes():
     # On S², the height t of a uniform cap point is uniform on [cos ω, 1] (Archimedes), so with
