@@ -201,6 +201,10 @@ curves = pt.runs_with(threshold_curves(sigma_runs), "sim/clusterns.hard_neg_cos"
 if pt.enough_values([float(name.split("= ")[1]) for name in curves], "Figure 5 (σ)", "paper-clusterns",
                     minimum=pt.COMPARISON_MIN_VALUES):
     fig = plot_similarity_dynamics(curves, ("clusterns.hard_neg_cos",), ylabel="hard-negative cosine")
+    facts = training_facts(curves)
+    add_note(fig, f"Each point: the mean cosine of the batch's anchors to their second-nearest centroid over one "
+                  f"training batch ({facts.batch}) at that step; {facts.runs}. A curve starts when its clustering "
+                  "does (the batch's mean cosine below σ).")
     workbench.show(fig, f"{figures_dir}/figure5_threshold")
 
 # %% [markdown]
@@ -313,7 +317,8 @@ colour = f"STS {average}" if len(sts_tasks) > 1 else f"{TASK_LABELS[sts_tasks[0]
 fig = plot_alignment_uniformity(points.rename(columns={f"STS {average}": colour}), label="model", color_by=colour,
                                 quantity="STS-B pairs")
 add_note(fig, f"{describe_geometry(next(iter(geometry.values())))}. One point per model (the first run of each "
-              "variant); untuned: the backbone before training (step 0).")
+              "variant); " + ("untuned: the backbone before training (step 0)." if untuned else
+                              "no untuned point: these runs kept no step-0 snapshot (snapshot_every)."))
 workbench.show(fig, f"{figures_dir}/figure6_alignment_uniformity")
 points = points.set_index("model")[["alignment", "uniformity", f"STS {average}"]]
 workbench.save_table(points, "figure6_alignment_uniformity", tables_dir)

@@ -275,7 +275,9 @@ geometry.update({name: before[next(iter(members))] for name, members in untuned.
 points = evaluation_frame(geometry).rename(columns={"run": "model"})
 fig = plot_alignment_uniformity(points, label="model", quantity="STS-B pairs")
 add_note(fig, f"{describe_geometry(next(iter(geometry.values())))}. One point per model (the first run of each "
-              "variant); untuned: the backbone before training (step 0). Lower is better on both axes.")
+              "variant); " + ("untuned: the backbone before training (step 0). " if untuned else
+                              "no untuned point: these runs kept no step-0 snapshot (snapshot_every). ")
+              + "Lower is better on both axes.")
 workbench.show(fig, f"{figures_dir}/alignment_uniformity")
 points = points.set_index("model")[["alignment", "uniformity"]]
 workbench.save_table(points, "alignment_uniformity", tables_dir)
