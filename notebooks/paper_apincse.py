@@ -237,7 +237,7 @@ for name, key, label, output in (("k sweep", "augmented_positive.top_k", "k (nei
                           value_name="Spearman × 100")
         fig = plot_sweep(long, x=label, y="Spearman × 100", hue="measure")
     else:
-        fig = plot_sweep(frame, x=label, y=average)
+        fig = plot_sweep(frame, x=label, y=average, method="apincse")
     workbench.show(fig, f"{figures_dir}/{output}")
 
 # %% [markdown]

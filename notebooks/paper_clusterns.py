@@ -342,7 +342,8 @@ for name, key, label, figure in (("batch sweep", "batch_size", "batch size", "fi
         continue
     frame = pt.sweep_results(sts, points_runs, key, name=label).rename(columns={"avg": f"STS {average}"})
     if pt.enough_values(frame[label], f"{figure} ({label})", "paper-clusterns"):
-        workbench.show(plot_sweep(frame, x=label, y=f"STS {average}", logx=True), f"{figures_dir}/{figure}")
+        workbench.show(plot_sweep(frame, x=label, y=f"STS {average}", logx=True, method="clusterns"),
+                       f"{figures_dir}/{figure}")
     table = pt.comparison_table(summarise(frame.sort_values(label), label, [f"STS {average}"]))
     workbench.save_table(table, figure, tables_dir)
     display(table)

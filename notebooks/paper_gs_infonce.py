@@ -167,7 +167,7 @@ if pt.enough_values(frame["M / batch size"], "Table 3 (M sweep)", "paper-gs-info
                                                 metric: [float(v) for v in published.values],
                                                 "source": "published, GS-InfoNCE Table 3"})])
     workbench.show(plot_sweep(curve, x="M / batch size", y=metric, hue="source" if comparable else None,
-                              xlabel="M, Gaussian negatives (× batch size)"),
+                              xlabel="M, Gaussian negatives (× batch size)", method="gs_infonce"),
                    f"{figures_dir}/table3_m_sweep")
 workbench.save_table(table3, "table3_m_sweep", tables_dir)
 table3

@@ -212,6 +212,11 @@ def test_single_series_figures_have_no_legend(runs):
     assert legend_texts(sweep) == [] and sweep.axes[0].get_legend() is None   # no hue: one series, no legend
     assert " ".join(figure_note(sweep).split()) == "Each point: the mean over seeds; bars: its 95 % t-interval over seeds (n = 4)."
     assert sweep.get_figwidth() < 4   # not widened by a one-entry legend beside the panel
+    from matplotlib.colors import to_hex
+
+    from cselab.plots import method_color
+    lambda_sweep = plot_sweep(_sweep_frame(), "batch_size", "sts_avg", method="mixcse")   # its method's colour
+    assert to_hex(lambda_sweep.axes[0].lines[0].get_color()).upper() == method_color("mixcse").upper() == "#D55E00"
     assert (sweep.axes[0].get_xlabel(), sweep.axes[0].get_ylabel()) == ("batch size", "STS average (Spearman ×100)")
     by_method = plot_sweep(_sweep_frame(), "batch_size", "sts_avg", hue="method", xlabel="B")
     assert legend_texts(by_method) == ["SimCSE", "ClusterNS", "95 % t-interval over seeds (n = 2)"]

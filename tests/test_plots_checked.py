@@ -353,7 +353,10 @@ def test_paired_differences_of_eight_panels_fit_a_page_with_p_as_filled_or_hollo
     assert faces[0] == "#D55E00" and faces[1:] == ["#FFFFFF"] * 5   # MixCSE filled in its colour; the rest hollow
     assert " ".join(figure_note(fig).split()) == (
         "dot: mean paired difference Δ over the seeds both share (n = 3 seeds in every row); bar: its 95 % "
-        "t-interval; filled dot: Holm-adjusted p of the paired t-test < 0.05, hollow: not detected")
+        "t-interval; filled dot: Holm-adjusted p of the paired t-test < 0.05 (Holm over each row's 8 scores), "
+        "hollow: not detected")
+    by_task = difference_panels(paired_tests(frame, tasks, baseline="SimCSE", family="task"))
+    assert "(Holm over each panel's 6 rows)" in " ".join(figure_note(plot_paired_differences(by_task)).split())
 
 
 def test_score_points_of_the_papers_eight_columns_wrap_into_rows_within_a_page():

@@ -83,6 +83,10 @@ def two_runs(tiny_model, data_dir, tmp_path_factory):
     return root, study, code, text, summary
 
 
+def again_by_label(summary: dict) -> dict:
+    return {r["label"]: r for r in summary["runs"]}
+
+
 def test_two_run_study_runs_end_to_end_then_reuses_its_runs(two_runs, tiny_model, data_dir):
     root, study, code, text, summary = two_runs
     assert code == 0, text
@@ -150,6 +154,13 @@ def test_two_run_study_runs_end_to_end_then_reuses_its_runs(two_runs, tiny_model
     assert [(report / "runs" / f"{r['label']}.ipynb").stat().st_mtime_ns for r in summary["runs"]] == executed
     assert [r["best_stsb_dev"] for r in again["runs"]] == devs
     assert again["notebooks"][0]["status"] == "ok" and len(image_outputs(report / "summary.ipynb")) == 3
+    # the index of the second invocation still records what each run's training cost (results.json)
+    index_again = (report / "index.md").read_text()
+    for run in summary["runs"]:
+        assert again_by_label(again)[run["label"]]["train_seconds"] == run["train_seconds"]
+        assert f"reused (its training loop took {format_seconds(run['train_seconds'])})" in index_again
+    total = format_seconds(sum(r["train_seconds"] for r in summary["runs"]))
+    assert f"The 2 reused runs' training loops took {total} in all when they were trained" in index_again
 
 
 def test_failing_run_and_notebook_are_reported_and_the_rest_completes(two_runs, tiny_model, data_dir):

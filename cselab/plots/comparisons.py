@@ -96,19 +96,20 @@ def _setting_ticks(ax, values, log2: bool | None, axis: str = "x") -> None:
 @styled
 def plot_sweep(results: pd.DataFrame, x: str, y: str, hue: str | None = None, seed: str | None = "seed",
                logx: bool | None = None, title: str | None = None, xlabel: str | None = None,
-               ylabel: str | None = None) -> Figure:
+               ylabel: str | None = None, method: str | None = None) -> Figure:
     """``y`` against the swept setting ``x``: the mean over the rows sharing (hue, x) — seeds —
     with its 95 % t-interval as error bars where there are at least 2 (the legend says so and over
     what n; for a single curve, the note under the panel). Axis labels are the columns in words (:mod:`cselab.labels`) unless
     ``xlabel``/``ylabel`` are given. A sweep of fewer than 2 values of ``x`` is an error (one dot
-    is no trend). ``logx``: a log₂ axis; ``None`` chooses it for powers of two spanning ≥ 8×
+    is no trend). ``method``: the method a curve without ``hue`` belongs to (the λ sweep: MixCSE),
+    whose colour it takes, as in every other figure. ``logx``: a log₂ axis; ``None`` chooses it for powers of two spanning ≥ 8×
     (batch sizes); whole-number settings get ticks at their values."""
     _need_columns(results, [x, y] + ([hue] if hue else []), "plot_sweep")
     _need_values(results[x], f"plot_sweep of {y!r} against {x!r}", f"sweep of {x!r}")
     fig, (ax,) = new_figure()
     groups = list(results.groupby(hue, sort=False)) if hue else [("", results)]
     names = [display_name(name) if hue else "" for name, _ in groups]
-    styles = series_styles(names)
+    styles = series_styles(names, None if hue else {"": method})
     counts = []
     import seaborn as sns
 

@@ -12,6 +12,7 @@ plot_paired_differences    each method's mean per-seed difference from the basel
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from typing import Mapping
 
@@ -47,6 +48,19 @@ def _p(row: pd.Series) -> float:
     """The p a reader may act on: Holm-adjusted when the frame has it, else the raw p."""
     adjusted = row.get("p_holm", math.nan)
     return float(row["p"] if pd.isna(adjusted) else adjusted)
+
+
+def _family_words(rows: list[pd.Series]) -> str:
+    """The Holm family of :func:`cselab.results.paired_tests`' ``family`` column in a figure's words
+    (" over each row's 8 scores", " over each panel's 6 rows"), or "" when the rows disagree."""
+    families = {str(r.get("family", "")) for r in rows}
+    by_row = {m.group(1) for f in families if (m := re.fullmatch(r"Holm over .+'s (\d+) scores", f))}
+    by_panel = {m.group(1) for f in families if (m := re.fullmatch(r"Holm over (\d+) \S+ on .+", f))}
+    if len(by_row) == 1 and len(families) == len([f for f in families if f.endswith(" scores")]):
+        return f" (Holm over each row's {by_row.pop()} scores)"
+    if len(by_panel) == 1 and all(" on " in f for f in families):
+        return f" (Holm over each panel's {by_panel.pop()} rows)"
+    return ""
 
 
 def _is_bootstrap(row: pd.Series) -> bool:
@@ -132,7 +146,8 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
         seeds = f"n = {ns[0]} seeds in every row" if len(ns) == 1 else f"n = {ns[0]}–{ns[-1]} seeds by row"
         adjusted = "Holm-adjusted " if any(not pd.isna(r.get("p_holm", math.nan)) for r in tested) else ""
         parts.append(f"dot: mean paired difference Δ over the seeds both share ({seeds}); bar: its 95 % "
-                     f"t-interval; filled dot: {adjusted}p of the paired t-test < {ALPHA:g}, hollow: not detected")
+                     f"t-interval; filled dot: {adjusted}p of the paired t-test < {ALPHA:g}"
+                     f"{_family_words(tested) if adjusted else ''}, hollow: not detected")
     if any(_is_bootstrap(r) for r in rows_drawn):
         parts.append(("n 1" if parts else "n 1 (every row)") + ": one seed each, no test; dot: the difference "
                      "of the two runs, bar: its 95 % paired bootstrap interval over the test pairs (test-set "

@@ -198,6 +198,8 @@ def index_markdown(report: StudyReport) -> str:
     for p in report.plan:
         o = report.outcomes.get(p.spec.label)
         status = o.status if o else "interrupted" if report.interrupted else "not run"
+        if o and o.status == "reused" and o.train_seconds is not None:
+            status += f" (its training loop took {format_seconds(o.train_seconds)})"
         if p.same_as:
             status += f" (same run as {p.same_as})"
         executed = here / "runs" / f"{p.spec.label}.ipynb"
@@ -281,12 +283,16 @@ def time_split_lines(report: StudyReport) -> list[str]:
                                     "other cells"], tablefmt="github", disable_numparse=True)
     phases = (f"; the last run finished after {format_seconds(report.runs_done_seconds)}"
               if report.runs_done_seconds is not None else "")
+    reused = [o.train_seconds for o in report.outcomes.values() if o.status == "reused" and o.train_seconds]
+    earlier = (f" The {len(reused)} reused runs' training loops took {format_seconds(sum(reused))} in all when they "
+               "were trained (results.json's train_seconds; their final STS evaluation not included)."
+               if reused else "")
     return [f"Wall time {format_seconds(report.wall_seconds)}, {report.jobs} process(es) at a time{phases} "
             f"(a notebook starts once its runs are done). Summed over the processes: runs {format_seconds(runs)}, "
             f"notebooks {format_seconds(notebooks)}; in them {format_seconds(totals['kernel'])} starting kernels and "
             f"saving notebooks, {format_seconds(totals['encode'])} encoding sentences, "
             f"{format_seconds(totals['fit'])} in K-means/UMAP fits. A run's encode seconds (dev evaluation, probes) "
-            "overlap its training seconds.", "", table]
+            f"overlap its training seconds.{earlier}", "", table]
 
 
 def summary(report: StudyReport) -> dict:
