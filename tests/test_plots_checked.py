@@ -370,3 +370,20 @@ def test_score_points_of_the_papers_eight_columns_wrap_into_rows_within_a_page()
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert len(visible) == 8 and len({round(ax.get_position().y0, 3) for ax in visible}) == 2
     assert fig.get_figwidth() <= 7.2 + 1e-9
+
+
+def test_trajectories_a_hair_apart_are_told_apart():
+    """Two runs whose (ℓ_uniform, ℓ_align) paths differ in the third decimal lie on each other as
+    drawn: the later one gets its own dashes and markers (found on a CPU without native bf16, where
+    the geometry notebook's fp32 probes of SimCSE and MixCSE came out that close)."""
+    from cselab.plots import plot_alignment_trajectories
+
+    steps = [0, 2, 4, 6]
+    u = [-1.0, -1.4, -1.7, -2.0]
+    a = [0.10, 0.14, 0.17, 0.20]
+    probes = pd.DataFrame({"run": ["simcse-s1"] * 4 + ["mixcse-s1"] * 4, "step": steps * 2,
+                           "uniformity": u + [x + 1e-3 for x in u], "alignment": a + [y - 1e-4 for y in a]})
+    fig = plot_alignment_trajectories(probes)
+    assert check_figure(fig) == []
+    (mixcse,) = [line for line in fig.axes[0].lines if "mixcse" in line.get_label().lower()]
+    assert mixcse.get_linestyle() not in ("-", "solid")

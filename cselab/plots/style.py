@@ -155,7 +155,7 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
         lines = [line for line in ax.lines if line.get_label() and not line.get_label().startswith("_")]
         for i, line in enumerate(lines):
             for earlier in lines[:i]:
-                if earlier.get_label() not in found and _same_data(line, earlier):
+                if earlier.get_label() not in found and (_same_data(line, earlier) or _covers(line, earlier)):
                     found.setdefault(line.get_label(), (earlier.get_label(), []))[1].append(ax)
                     break
     for n, (hidden, (visible, where)) in enumerate(found.items()):
@@ -196,13 +196,24 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
 COINCIDENT_PT = 1.0
 
 
+def _covers(line, earlier) -> bool:
+    """Whether ``line`` hides ``earlier`` by the figure checker's own test (its stroke holds every
+    part of ``earlier`` as drawn): paths whose vertices differ, e.g. two runs' trajectories, one
+    lying along the other's segments."""
+    from .check import _covering_line
+
+    ax = line.axes
+    ax.get_xlim(), ax.get_ylim()   # settles autoscaled limits, so transData is the drawn one
+    return _covering_line(earlier, ax) is line
+
+
 def _same_data(a, b) -> bool:
     xa, ya = np.asarray(a.get_xdata(), float), np.asarray(a.get_ydata(), float)
     xb, yb = np.asarray(b.get_xdata(), float), np.asarray(b.get_ydata(), float)
     if xa.shape != xb.shape or ya.shape != yb.shape or not len(xa):
         return False
-    if not np.allclose(xa, xb, equal_nan=True):
-        return False
+    # as drawn, not as data: a trajectory's x is a measurement too (ℓ_uniform), and two runs' paths
+    # that differ in the fourth decimal lie on each other all the same
     ax = a.axes
     ax.get_xlim(), ax.get_ylim()   # settles autoscaled limits, so transData is the drawn one
     to_pt = 72.0 / ax.figure.dpi
