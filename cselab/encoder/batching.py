@@ -65,8 +65,11 @@ class Batches:
         from .pooling import Pooler
 
         plain = type(self.pooler).eval_inputs is Pooler.eval_inputs and self.tokenizer.padding_side == "right"
-        if not plain:
-            return None
+        return self._token_ids(sentences, max_length) if plain else None
+
+    def _token_ids(self, sentences: list[str], max_length: int | None) -> list[list[int]]:
+        """Each sentence's ids as the evaluation path truncates them (special tokens included; a
+        prompt pooler adds the same template to each, which leaves their order by length as it is)."""
         return self.tokenizer(sentences, truncation=True, max_length=self._length_limit(max_length))["input_ids"]
 
     def _padded(self, ids: Sequence[list[int]]) -> dict:
@@ -84,12 +87,6 @@ class Batches:
         batch["attention_mask"] = mask
         return batch
 
-    def _token_lengths(self, sentences: list[str], max_length: int | None) -> list[int]:
-        """Tokens per sentence as the evaluation path would truncate them (special tokens included;
-        a prompt pooler adds the same template to each, which leaves the order as it is)."""
-        ids = self.tokenizer(sentences, truncation=True, max_length=self._length_limit(max_length))["input_ids"]
-        return [len(row) for row in ids]
-
     def _encode_unique(self, sentences: list[str], batch_size: int, show_progress_bar: bool | None,
                        max_length: int | None) -> np.ndarray:
         """(N, D) float32 embeddings, each distinct sentence encoded once, longest batches first."""
@@ -101,7 +98,7 @@ class Batches:
         # in padded positions on the STS sentences: docs/performance.md). The ids of that one pass of
         # the tokenizer are padded into the batches (tokenising twice cost 5-8 % of an fp32 encode).
         ids = self._plain_token_ids(unique, max_length)
-        tokens = [len(row) for row in ids] if ids is not None else self._token_lengths(unique, max_length)
+        tokens = [len(row) for row in (ids if ids is not None else self._token_ids(unique, max_length))]
         order = sorted(range(len(unique)), key=lambda i: (-tokens[i], -len(unique[i])))
         n_batches = (len(order) + batch_size - 1) // batch_size
         show = n_batches > FEW_BATCHES if show_progress_bar is None else show_progress_bar
