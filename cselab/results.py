@@ -396,8 +396,12 @@ def single_seed_bootstrap(frame: pd.DataFrame, pair_scores: Mapping[str, Mapping
         for label in (ours, theirs):
             if label not in pair_scores:
                 raise ValueError(f"single_seed_bootstrap: no per-pair scores for run {label!r}")
+        done = {}   # the average over one test set is that set's bootstrap (same seed, same draws): drawn once
         for task in tasks:
             names = list(pair_scores[ours]) if task == average else [task]
+            if tuple(names) in done:
+                rows.append({**done[tuple(names)], "task": task})
+                continue
             sets = {}
             for t in names:
                 (a, gold_a), (b, gold_b) = pair_scores[ours][t], pair_scores[theirs][t]
@@ -409,19 +413,21 @@ def single_seed_bootstrap(frame: pd.DataFrame, pair_scores: Mapping[str, Mapping
             rows.append({group: name, "task": task, "run": ours, "baseline_run": theirs,
                          **{k: result[k] for k in ("diff", "ci_low", "ci_high", "n_pairs", "n_resamples",
                                                    "interval")}})
+            done[tuple(names)] = rows[-1]
     return pd.DataFrame(rows, columns=[group, "task", "run", "baseline_run", "diff", "ci_low", "ci_high", "n_pairs",
                                        "n_resamples", "interval"])
 
 
 
 # ------------------------------------------------------------------- 5. one shared seed: paired bootstrap over test pairs
-def _row_spearman(pred: np.ndarray, gold: np.ndarray) -> np.ndarray:
+def _row_spearman(pred: np.ndarray, gold: np.ndarray, gold_ranks: np.ndarray | None = None) -> np.ndarray:
     """Spearman correlation of each row of ``pred`` with the same row of ``gold`` (both
     (resamples, pairs)): scipy's Pearson correlation (``pearsonr``, row-wise) of the average ranks
     (``rankdata``), which is what ``scipy.stats.spearmanr`` computes for one row. NaN for a row where
-    either side is constant (the correlation is undefined there)."""
+    either side is constant (the correlation is undefined there). ``gold_ranks``: ``gold``'s ranks
+    when the caller already has them (two systems scored on the same resampled pairs share them)."""
     ranks_p = scipy_stats.rankdata(pred, axis=1)
-    ranks_g = scipy_stats.rankdata(gold, axis=1)
+    ranks_g = scipy_stats.rankdata(gold, axis=1) if gold_ranks is None else gold_ranks
     with warnings.catch_warnings():   # a constant row: NaN, said by the callers (undefined_resamples)
         warnings.simplefilter("ignore", scipy_stats.ConstantInputWarning)
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -467,7 +473,9 @@ def _resampled_differences(a: np.ndarray, b: np.ndarray, g: np.ndarray, n_resamp
         if identical:
             out[start:stop] = 0.0
         else:
-            out[start:stop] = 100 * (_row_spearman(a[index], g[index]) - _row_spearman(b[index], g[index]))
+            gold_ranks = scipy_stats.rankdata(g[index], axis=1)   # ranked once for both systems
+            out[start:stop] = 100 * (_row_spearman(a[index], g[index], gold_ranks)
+                                     - _row_spearman(b[index], g[index], gold_ranks))
     return out
 
 

@@ -203,6 +203,15 @@ def test_single_seed_groups_get_the_paired_bootstrap_over_test_pairs():
     cluster = panels["task A"].set_index("group").loc["ClusterNS"]
     assert cluster["interval"] == "bootstrap over test pairs" and cluster["diff_ci_low"] == pytest.approx(one["ci_low"])
     assert panels["task A"].set_index("group").loc["MixCSE", "interval"] == "t over seeds"
+    # one test set (the demo's STS-B): its average is its own bootstrap, drawn once and given to both rows
+    only_a = {label: {"A": by_task["A"]} for label, by_task in scores.items()}
+    single = single_seed_bootstrap(frame, only_a, ["A", "avg"], baseline="SimCSE", n_resamples=200, seed=3)
+    alone = bootstrap_average_spearman_difference({"A": (scores["clusterns-s1"]["A"][0], scores["simcse-s1"]["A"][0],
+                                                         gold["A"])}, 200, 3)
+    assert single["task"].tolist() == ["A", "avg"]
+    assert single.iloc[1][["diff", "ci_low", "ci_high"]].tolist() == [alone["diff"], alone["ci_low"], alone["ci_high"]]
+    assert single.iloc[0][["diff", "ci_low", "ci_high"]].tolist() == pytest.approx([one["diff"], one["ci_low"],
+                                                                                     one["ci_high"]])
     other = {**scores, "simcse-s1": {**scores["simcse-s1"], "A": (scores["simcse-s1"]["A"][0], gold["A"] + 1)}}
     with pytest.raises(ValueError, match="different A test pairs"):
         single_seed_bootstrap(frame, other, ["A"], baseline="SimCSE")
