@@ -76,8 +76,17 @@ def test_figures_draw_and_save_reproducibly(tmp_path):
         first = save_figure(build(), tmp_path / "a" / name)
         second = save_figure(build(), tmp_path / "b" / name)
         assert [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
-    heatmap = plot_similarity_heatmap(matrix, sentences)
+    heatmap = plot_similarity_heatmap(matrix, sentences, title="SimCSE, best")
     assert [t.get_text() for t in heatmap.axes[0].texts][:2] == ["1.00", "0.80"]
+    # no white space beside the square: the row labels start near the figure's left edge, and the
+    # square is as wide as it is tall (the height leaves room for the title and the column numbers)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(heatmap).get_renderer()
+    heatmap.draw(renderer)
+    left = min(t.get_window_extent(renderer).x0 for t in heatmap.axes[0].get_yticklabels()) / heatmap.dpi
+    square = heatmap.axes[0].get_window_extent(renderer)
+    assert left < 0.25 and square.width == pytest.approx(square.height, rel=0.02)
     # 4 maps asked 3 a row: a 2 × 3 grid at most a page wide, the classes' legend in the free cell
     grid = plot_projection_grid(frames, ncols=3)
     maps = [ax for ax in grid.axes if ax.get_title().startswith("step")]

@@ -306,6 +306,8 @@ def test_other_figure_kinds_are_sound():
     for name, fig in figures.items():
         assert check_figure(fig) == [], name
     assert legend_texts(figures["cap"]) == ["ω = 60°", "ω = 120°", "ω = 180° (= ω = 120° in 'mean of cos θ')"]
+    # the whiskers' entry says over how many batches inside its words ("(n = 8)" at its end wrapped alone)
+    assert legend_texts(figures["top4 two models"])[-1] == "± 1 std over 8 random batches"
 
 
 def test_paired_differences_need_two_seeds_and_say_what_the_bars_are():

@@ -514,3 +514,29 @@ def test_a_study_trains_esimcse_and_simcse_pp_beside_simcse(tiny_model, data_dir
     metrics = {r["label"]: read_jsonl(Path(r["run_dir"]) / "metrics.jsonl") for r in summary["runs"]}
     assert any("sim/esimcse.queue_fill" in m for m in metrics["esimcse"])
     assert any("loss/simcse_pp.dcl" in m for m in metrics["simcse_pp"])
+
+
+def test_a_kernel_being_shut_down_is_not_interrupted_first():
+    """jupyter_client interrupts a kernel before every shutdown; ipykernel then printed "ERROR |
+    KeyboardInterrupt caught in kernel" into `make demo`'s output when a warm kernel was closed. The
+    study's kernel manager skips that interrupt while shutting down, and still interrupts otherwise."""
+    import signal
+
+    from jupyter_core.utils import run_sync
+
+    from cselab.studies.execute import _tracked_kernel_manager_class
+
+    class Provisioner:   # stands in for the kernel process: records the signals it gets
+        has_process, signals = True, []
+
+        async def send_signal(self, signum):
+            self.signals.append(signum)
+
+    manager = _tracked_kernel_manager_class()(kernel_name="python3")
+    manager.provisioner = Provisioner()
+    manager.shutting_down = True
+    run_sync(manager._async_interrupt_kernel)()
+    assert manager.provisioner.signals == []
+    manager.shutting_down = False
+    run_sync(manager._async_interrupt_kernel)()
+    assert manager.provisioner.signals == [signal.SIGINT]

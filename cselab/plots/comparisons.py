@@ -363,7 +363,8 @@ def plot_top4_curve(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: st
     if spread:
         counts = sorted({n for n in spread if n})
         handles.append(_whisker())
-        labels.append("± 1 std over random batches" + (f" (n = {counts[0]})" if len(counts) == 1 else ""))
+        # the count inside the words: "(n = 10)" at the end of a long entry wrapped apart from its n
+        labels.append(f"± 1 std over {counts[0]} random batches" if len(counts) == 1 else "± 1 std over random batches")
     place_legend(ax, handles, labels, min_entries=1 if spread else 2)
     if title:
         ax.set_title(title)

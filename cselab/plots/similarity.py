@@ -28,6 +28,22 @@ def _short(sentence: str, width: int) -> str:
     return textwrap.shorten(sentence, width=width, placeholder="…")
 
 
+COLOUR_BAR_WIDTH = 1.3   # inches: the colour bar, its ticks and label, and the tick marks' pad
+COLUMN_NUMBERS_HEIGHT, TITLE_HEIGHT = 0.4, 0.35   # inches below and above the square
+
+
+def _row_labels_width(rows: Sequence[str]) -> float:
+    """Inches the widest row label takes in the current style's tick font, measured as drawn (a
+    count of characters overestimated short words and left white space left of the labels)."""
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    font = FontProperties(size=rcParams["ytick.labelsize"])
+    widths = [TextToPath().get_text_width_height_descent(r, font, ismath=False)[0] for r in rows]
+    return max(widths) / 72   # points to inches
+
+
 @styled
 def plot_similarity_heatmap(matrix: np.ndarray, sentences: Sequence[str], title: str | None = None,
                             label_width: int = 32, annotate: bool = True) -> Figure:
@@ -39,12 +55,14 @@ def plot_similarity_heatmap(matrix: np.ndarray, sentences: Sequence[str], title:
     if matrix.shape != (n, n):
         raise ValueError(f"plot_similarity_heatmap: a {matrix.shape} matrix for {n} sentences")
     rows = [f"{i + 1}. {_short(s, label_width)}" for i, s in enumerate(sentences)]
-    # square cells: the width is the square, the longest row label (~0.068 in a character at 8 pt)
-    # and the colour bar, no more (a wider figure is white space beside the square), and no wider
-    # than a page (the square gives way)
-    labels_width = 0.068 * max(len(r) for r in rows) + 1.1
+    # square cells: the width is the square, the longest row label as drawn and the colour bar, no
+    # more (a wider figure is white space beside the square), and no wider than a page (the square
+    # gives way)
+    labels_width = _row_labels_width(rows) + COLOUR_BAR_WIDTH
     side = min(max(2.4, 0.42 * n + 1.2), PAGE_WIDTH - labels_width)
-    fig, (ax,) = new_figure(panel_size=(side + labels_width, side))
+    # the height adds the title's and the column numbers' room, so the square keeps its side
+    frame = COLUMN_NUMBERS_HEIGHT + (TITLE_HEIGHT if title else 0.0)
+    fig, (ax,) = new_figure(panel_size=(side + labels_width, side + frame))
     image = ax.imshow(matrix, cmap="viridis", vmin=min(0.0, float(matrix.min())), vmax=1.0)
     ax.set_xticks(range(n), [str(i + 1) for i in range(n)])
     ax.set_yticks(range(n), rows)

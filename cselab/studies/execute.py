@@ -47,6 +47,15 @@ def _tracked_kernel_manager_class():
             if self.has_trait("transport_encryption") and _zmq_has_curve():
                 self.transport_encryption = "auto"
 
+        async def _async_interrupt_kernel(self):
+            # jupyter_client interrupts every kernel before shutting it down. Between notebooks the
+            # kernel is idle, and ipykernel then prints "ERROR | KeyboardInterrupt caught in kernel"
+            # into the study's output, which reads as a failure; the shutdown ends the kernel anyway.
+            # A user's Ctrl-C reaches a running cell through signal_kernels, not through here.
+            if self.shutting_down:
+                return None
+            return await super()._async_interrupt_kernel()
+
         async def _async_pre_start_kernel(self, **kw):
             # papermill runs the kernel in its cwd (the study's working directory): relative paths in
             # the notebook must mean what they mean to `cselab reproduce`, not the checkout's root
