@@ -131,3 +131,10 @@ def test_warm_kernels_benchmark_prints_its_table(data_dir, tmp_path, monkeypatch
     assert load("warm_kernels").main(["--pairs", "1", "--data-dir", str(data_dir)]) == 0
     printed = capsys.readouterr().out
     assert "| fresh kernel per run " in printed and "saved per run:" in printed
+
+
+@pytest.mark.slow   # compiling even a tiny BERT takes tens of seconds
+def test_compile_step_benchmark_prints_its_table(tiny_model, data_dir, capsys):
+    assert load("compile_step").main(["--model", str(tiny_model), "--steps", "2", "--data-dir", str(data_dir)]) == 0
+    printed = capsys.readouterr().out
+    assert "| eager " in printed and "| torch.compile " in printed and "first torch.compile step (compiling):" in printed
