@@ -540,3 +540,23 @@ def test_a_kernel_being_shut_down_is_not_interrupted_first():
     manager.shutting_down = False
     run_sync(manager._async_interrupt_kernel)()
     assert manager.provisioner.signals == [signal.SIGINT]
+
+
+def test_notebooks_executed_side_by_side_warn_nothing_and_leave_no_partial_file(tmp_path, recwarn):
+    """A study executes notebooks in parallel threads. papermill warns about an output path not
+    ending in .ipynb, and a warnings filter around its call did not hold across threads (filters are
+    process-wide): the warning reached `make demo`'s output. The partial file now ends in .ipynb."""
+    import threading
+
+    from cselab.studies.execute import execute_notebook
+
+    source = tmp_path / "tiny.py"
+    source.write_text("# %%\nanswer = 6 * 7\nprint(answer)\n")
+    threads = [threading.Thread(target=execute_notebook, args=(source, tmp_path / f"out{i}.ipynb", {}),
+                                kwargs={"cwd": tmp_path}) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [str(w.message) for w in recwarn if "does not end in one of" in str(w.message)] == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out0.ipynb", "out1.ipynb", "tiny.py"]

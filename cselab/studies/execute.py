@@ -11,7 +11,6 @@ import functools
 import os
 import signal
 import time
-import warnings
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -255,8 +254,11 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     # papermill saves after every cell: into a hidden partial file, put in place when execution
-    # ends (done or failed), so a kill -9 leaves the earlier complete notebook, not a half one
-    partial = output.with_name(f".{output.name}.partial")
+    # ends (done or failed), so a kill -9 leaves the earlier complete notebook, not a half one. It
+    # ends in .ipynb: papermill warns about any other suffix, and a warnings filter around the call
+    # would not hold, since a study executes notebooks in parallel threads and warning filters are
+    # process-wide (the warning leaked into `make demo`'s output).
+    partial = output.with_name(f".{output.stem}.partial.ipynb")
     partial.unlink(missing_ok=True)   # left by a process killed earlier
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cselab-timing-") as tmp:
@@ -266,11 +268,9 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
                  {"kernel_manager_class": _kernel_manager_class({ENV: str(timings), **thread_env(threads)})})
         failed = True
         try:
-            with warnings.catch_warnings():   # the partial file's suffix is not .ipynb on purpose (see above)
-                warnings.filterwarnings("ignore", message="The specified file .* does not end in one of")
-                papermill.execute_notebook(read_notebook(Path(source)), str(partial), parameters=parameters,
-                                           kernel_name=KERNEL, progress_bar=False, cwd=str(cwd) if cwd else None,
-                                           **where)
+            papermill.execute_notebook(read_notebook(Path(source)), str(partial), parameters=parameters,
+                                       kernel_name=KERNEL, progress_bar=False, cwd=str(cwd) if cwd else None,
+                                       **where)
             failed = False
         except PapermillExecutionError as e:
             if partial.exists():
