@@ -51,6 +51,7 @@ Example::
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -357,6 +358,20 @@ def paired_tests(frame: pd.DataFrame, tasks: Sequence[str], group: str = "group"
     tests["reading"] = [describe_difference(r["diff"], r["p_holm"], r["mde"], r["paired_n"], alpha)
                         for _, r in tests.iterrows()]
     return tests[[group, "task", *TEST_COLUMNS]]
+
+
+def holm_family_scope(families: Iterable[str]) -> tuple[str, int] | None:
+    """What the ``family`` words of :func:`paired_tests` say in common, read back where they are
+    written: ``("group", n)`` when every family is one group's n scores, ``("task", n)`` when every
+    one is n groups on one task, None when they differ (or come from another test)."""
+    families = {str(f) for f in families}
+    by_group = {m.group(1) for f in families if (m := re.fullmatch(r"Holm over .+'s (\d+) scores", f))}
+    by_task = {m.group(1) for f in families if (m := re.fullmatch(r"Holm over (\d+) \S+ on .+", f))}
+    if len(by_group) == 1 and all(f.endswith(" scores") for f in families):
+        return "group", int(by_group.pop())
+    if len(by_task) == 1 and all(" on " in f for f in families):
+        return "task", int(by_task.pop())
+    return None
 
 
 def _single_seed_pairs(frame: pd.DataFrame, group: str, baseline: str, pair_on: str) -> list[tuple[str, str, str]]:

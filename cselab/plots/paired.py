@@ -12,14 +12,13 @@ plot_paired_differences    each method's mean per-seed difference from the basel
 from __future__ import annotations
 
 import math
-import re
 import textwrap
 from typing import Mapping
 
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ..results import ALPHA
+from ..results import ALPHA, holm_family_scope
 from .core import add_note, new_figure, styled
 from .style import series_styles
 
@@ -53,14 +52,11 @@ def _p(row: pd.Series) -> float:
 def _family_words(rows: list[pd.Series]) -> str:
     """The Holm family of :func:`cselab.results.paired_tests`' ``family`` column in a figure's words
     (" over each row's 8 scores", " over each panel's 6 rows"), or "" when the rows disagree."""
-    families = {str(r.get("family", "")) for r in rows}
-    by_row = {m.group(1) for f in families if (m := re.fullmatch(r"Holm over .+'s (\d+) scores", f))}
-    by_panel = {m.group(1) for f in families if (m := re.fullmatch(r"Holm over (\d+) \S+ on .+", f))}
-    if len(by_row) == 1 and len(families) == len([f for f in families if f.endswith(" scores")]):
-        return f" (Holm over each row's {by_row.pop()} scores)"
-    if len(by_panel) == 1 and all(" on " in f for f in families):
-        return f" (Holm over each panel's {by_panel.pop()} rows)"
-    return ""
+    scope = holm_family_scope(r.get("family", "") for r in rows)
+    if scope is None:
+        return ""
+    kind, size = scope
+    return f" (Holm over each row's {size} scores)" if kind == "group" else f" (Holm over each panel's {size} rows)"
 
 
 def _is_bootstrap(row: pd.Series) -> bool:

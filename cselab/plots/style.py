@@ -153,9 +153,15 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
     found: dict[str, tuple[str, list[Axes]]] = {}
     for ax in axes:
         lines = [line for line in ax.lines if line.get_label() and not line.get_label().startswith("_")]
+        cover: dict = {}   # a line -> the line hiding it by the checker's test (searched once per line)
         for i, line in enumerate(lines):
             for earlier in lines[:i]:
-                if earlier.get_label() not in found and (_same_data(line, earlier) or _covers(line, earlier)):
+                if earlier.get_label() in found:
+                    continue
+                same = _same_data(line, earlier)
+                if not same and earlier not in cover:
+                    cover[earlier] = _covering(earlier)
+                if same or cover[earlier] is line:
                     found.setdefault(line.get_label(), (earlier.get_label(), []))[1].append(ax)
                     break
     for n, (hidden, (visible, where)) in enumerate(found.items()):
@@ -196,15 +202,15 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
 COINCIDENT_PT = 1.0
 
 
-def _covers(line, earlier) -> bool:
-    """Whether ``line`` hides ``earlier`` by the figure checker's own test (its stroke holds every
-    part of ``earlier`` as drawn): paths whose vertices differ, e.g. two runs' trajectories, one
+def _covering(line):
+    """The line whose stroke hides ``line`` by the figure checker's own test (it holds every part of
+    ``line`` as drawn), or None: also paths whose vertices differ, e.g. two runs' trajectories, one
     lying along the other's segments."""
     from .check import _covering_line
 
     ax = line.axes
     ax.get_xlim(), ax.get_ylim()   # settles autoscaled limits, so transData is the drawn one
-    return _covering_line(earlier, ax) is line
+    return _covering_line(line, ax)
 
 
 def _same_data(a, b) -> bool:

@@ -313,9 +313,8 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
             for p in plan:
                 if p.same_as is None and p.status.kind == "finished":
                     # what its training cost when it was trained: the index then records every run's time
-                    recorded = (RunDir(p.spec.run_dir).results() or {}).get("train_seconds")
                     record(RunOutcome(p.spec.label, str(p.spec.run_dir), "reused", 0.0, p.status.best_stsb_dev,
-                                      p.status.steps_done, train_seconds=recorded))
+                                      p.status.steps_done, train_seconds=p.status.train_seconds))
             try:
                 for outcome in run_launcher.run(tasks):
                     record(outcome)

@@ -22,6 +22,7 @@ class RunStatus:
     kind: str                      # "new" | "partial" | "finished"
     steps_done: int = 0            # finished: steps trained; partial: steps in the last checkpoint
     best_stsb_dev: float | None = None
+    train_seconds: float | None = None   # finished: its training loop's seconds (results.json)
 
     def describe(self, total_steps: int | None = None) -> str:
         if self.kind == "partial":
@@ -42,7 +43,8 @@ def run_status(run_dir: str | os.PathLike) -> RunStatus:
     run = RunDir(Path(run_dir))
     results = run.results()
     if results is not None:
-        return RunStatus("finished", int(results.get("steps", 0)), results.get("best_stsb_dev"))
+        return RunStatus("finished", int(results.get("steps", 0)), results.get("best_stsb_dev"),
+                         results.get("train_seconds"))
     if run.config_file.is_file():
         return RunStatus("partial", checkpoint_step(run_dir))
     return RunStatus("new")
