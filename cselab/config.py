@@ -44,6 +44,9 @@ class TrainConfig:
     pooler: str = "cls"
     mlp_only_train: bool = True
     dropout: float = 0.1
+    # training-mode dropout masks on CPU: "fast" (one 64-bit draw per four elements, the drop probability
+    # a multiple of 2^-15: cselab.encoder.cpu_dropout) or "torch" (bernoulli_, as cselab before 2026-12-02)
+    cpu_dropout: str = "fast"
     pooler_options: dict = field(default_factory=dict)
     # objective
     method: list = field(default_factory=lambda: ["simcse"])
@@ -137,7 +140,10 @@ NON_IDENTITY_KEYS = ("output_dir", "run_name", "device", "log_every", "eval_batc
                      "probe_every", "probe_sentences", "log_embedding_grad_norm", "snapshot_every", "report_to")
 # Keys added after runs were made: left out of the identity while at their default, so that every
 # earlier config keeps its hash (and its run directory); set to anything else, they are identity.
-LATER_KEYS = {"no_duplicates": False, "select_by": "stsb_dev", "heldout_sentences": 1024, "dev_max_pairs": None}
+# cpu_dropout is the exception that changed the default: every earlier run drew torch's masks, so "torch" is
+# what an earlier config meant, and the new default ("fast") gives a config a new identity.
+LATER_KEYS = {"no_duplicates": False, "select_by": "stsb_dev", "heldout_sentences": 1024, "dev_max_pairs": None,
+              "cpu_dropout": "torch"}
 SELECT_BY = ("stsb_dev", "last", "heldout_infonce")   # cselab.train.selection
 STS_SELECTED = ("stsb_dev",)   # the choices that read STS data (the tables' † mark)
 
@@ -154,6 +160,7 @@ def uses_sts(select_by: str | None) -> bool:
 
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+CPU_DROPOUTS = ("fast", "torch")
 # The smallest temperature whose logits fp32 still carries. The InfoNCE runs in fp32 on logits
 # cos/τ with |cos| ≤ 1, so they reach 1/τ, and fp32 rounds a number of magnitude x by up to x·2⁻²⁴.
 # The loss is a difference of such logits (log-sum-exp minus the positive's), so its rounding is
@@ -207,6 +214,7 @@ def validate(cfg: TrainConfig) -> None:
 
     pooler_options(cfg.pooler, cfg.pooler_options)
     need(0.0 <= cfg.dropout < 1.0, "dropout", "must be in [0, 1)")
+    need(cfg.cpu_dropout in CPU_DROPOUTS, "cpu_dropout", f"must be one of {CPU_DROPOUTS}")
     need(cfg.temperature > 0, "temperature", "must be > 0")
     need(cfg.temperature >= TEMPERATURE_MIN, "temperature",
          f"must be >= 2^-13 ≈ {TEMPERATURE_MIN:.3g}: the logits cos/τ reach 1/τ, and fp32 (the InfoNCE's "

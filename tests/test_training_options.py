@@ -109,7 +109,8 @@ def test_fp16_uses_the_gradient_scaler(tiny_config, data_dir, monkeypatch):
     assert all(math.isfinite(r["loss"]) for r in records(run))
     scaler = RunDir(run).load_checkpoint_state()["scaler"]
     skipped = round(math.log2(65536.0 / scaler["scale"]))
-    assert 1 <= skipped < 8 and scaler["_growth_tracker"] == 8 - skipped   # the later steps went through
+    # the scale was halved at each skipped step, and the steps since the last skip went through
+    assert 1 <= skipped < 8 and 1 <= scaler["_growth_tracker"] <= 8 - skipped
     start = SentenceEncoder.from_pretrained(tiny_config["model"]).backbone.state_dict()
     trained = load_file(str(run / "last" / "model.safetensors"))
     assert not torch.equal(trained["embeddings.word_embeddings.weight"], start["embeddings.word_embeddings.weight"])

@@ -24,6 +24,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from . import cpu_dropout
 from .batching import FEW_BATCHES, Batches
 from .interop import EvaluatorMetrics, SentenceTransformersSurface
 from .modes import PassModes
@@ -40,6 +41,7 @@ class SentenceEncoder(SavedFolder, PassModes, Batches, SentenceTransformersSurfa
                  backbone_name: str = "", pooler_options: dict | None = None):
         super().__init__()
         self.backbone = backbone
+        cpu_dropout.install(backbone)   # training-mode dropout masks on CPU from a cheaper draw (its docstring)
         self.tokenizer = tokenizer
         self.pooler_name = pooler
         self.mlp_only_train = mlp_only_train
@@ -76,6 +78,17 @@ class SentenceEncoder(SavedFolder, PassModes, Batches, SentenceTransformersSurfa
     @property
     def backbone_config(self):
         return self.backbone.config
+
+    @property
+    def fast_cpu_dropout(self) -> bool:
+        """Whether training-mode dropout on CPU draws its masks with :mod:`cselab.encoder.cpu_dropout`
+        (the default) rather than torch's ``bernoulli_`` (a run's ``cpu_dropout: torch``)."""
+        return cpu_dropout.is_enabled(self.backbone)
+
+    @fast_cpu_dropout.setter
+    def fast_cpu_dropout(self, enabled: bool) -> None:
+        cpu_dropout.set_enabled(self.backbone, bool(enabled))
+        self._eval_copy = None   # the low-precision copy was made from the modules as they were
 
     def embedding_dim(self) -> int:
         return self.backbone.config.hidden_size

@@ -81,6 +81,7 @@ def build_training(cfg: TrainConfig, run: RunDir, resuming: bool, corpus: list[s
                                               pooler_options=None if resuming else cfg.pooler_options)
     encoder.backbone_name = cfg.model
     encoder.eval_precision = cfg.eval_precision
+    encoder.fast_cpu_dropout = cfg.cpu_dropout == "fast"
     encoder.to(device).train()
     loss_fn = build_loss(cfg).to(device)
     loss_fn.setup(encoder, corpus)
