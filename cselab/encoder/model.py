@@ -53,6 +53,9 @@ class SentenceEncoder(SavedFolder, PassModes, Batches, SentenceTransformersSurfa
         self.eval_precision = "auto"
         self._cast_outputs = False   # inside eval_weights: the backbone's states come back to fp32
         self._eval_copy: tuple | None = None   # (key, backbone copy), in a tuple so nn.Module does not register it
+        # the vectors encode already computed for these weights (cselab.encoder.memo): only an encoder that
+        # never trains gets one (cselab.evaluate.cache gives one to each saved model it evaluates)
+        self.embedding_memo = None
         cfg = backbone.config
         self.pooler = build_pooler(pooler, cfg.hidden_size, cfg.num_hidden_layers, self.pooler_options)
         self.head = (MLPHead(cfg.hidden_size, getattr(cfg, "initializer_range", 0.02)) if self.pooler.uses_mlp_head

@@ -22,8 +22,9 @@ import json
 import logging
 import os
 import re
+from collections import OrderedDict
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -34,6 +35,9 @@ from ..rundir import Runs, RunDir, labelled_runs, read_config
 from ..rundir.layout import BEST
 from ..rundir.readers import config_value
 from .suites import default_suite, frame_numbers, get_suite
+
+if TYPE_CHECKING:   # the encoder package (torch, transformers) is imported when a model is evaluated
+    from ..encoder.memo import EmbeddingMemo
 
 logger = logging.getLogger(__name__)
 
@@ -102,10 +106,33 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str | None = None, model: st
             from ..utils import resolve_device
 
             encoder = SentenceEncoder.from_pretrained(folder).to(resolve_device("auto"))
+            encoder.embedding_memo = model_memo(folder)   # sentences another suite encoded are not encoded again
             result = spec.run(encoder, data_dir=data_dir, **options, **{extra: True for extra in spec.extras})
             result = {**result, "options": dict(options), "model": model, "data_root": root}
             atomic_write_json(cached, result)
     return result
+
+
+MEMO_BYTES = 512 * 2 ** 20   # the vectors the process keeps over all models (the least recently used go first)
+_memos: "OrderedDict[tuple, EmbeddingMemo]" = OrderedDict()
+
+
+def model_memo(folder: str | os.PathLike) -> "EmbeddingMemo":
+    """This process's :class:`~cselab.encoder.memo.EmbeddingMemo` of the model saved in ``folder``:
+    the same one for every evaluation of those files (a rewritten or replaced model, whose files
+    differ in size or time, gets a new one). The STS-B test table and the alignment–uniformity
+    point on STS-B test then encode each test sentence once. Memos beyond :data:`MEMO_BYTES`
+    in all are dropped, least recently used first."""
+    from ..encoder.memo import EmbeddingMemo
+
+    folder = Path(folder).resolve()
+    key = (str(folder), tuple(sorted((f.name, f.stat().st_size, f.stat().st_mtime_ns)
+                                     for f in folder.iterdir() if f.is_file())))
+    memo = _memos.pop(key) if key in _memos else EmbeddingMemo()
+    _memos[key] = memo   # the most recently used last
+    while len(_memos) > 1 and sum(m.nbytes for m in _memos.values()) > MEMO_BYTES:
+        _memos.popitem(last=False)
+    return memo
 
 
 class EvaluationBusy(RuntimeError):
