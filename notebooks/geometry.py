@@ -43,6 +43,7 @@ sts_tasks = None  # STS tasks of the colour: None takes the 7-task table of resu
 layer_split = "test"  # STS-B split whose sentences the per-layer [CLS] profile is measured on (APINCSE Fig. 3: test)
 layer_sentences = 256  # distinct sentences of that split (the first ones) for the profile
 start_probes = True  # measure each run's starting model on its probe set (the step-0 point of the trajectories)
+group_by = ["method"]  # config keys that make the table's group ("label": the run label without its seed)
 
 # %%
 import pandas as pd
@@ -79,7 +80,7 @@ geometry_options = {"split": geometry_split, **({"max_pairs": geometry_max_pairs
 geometry = evaluate_runs(runs, "geometry", data_dir=data_dir, **geometry_options)
 sts = sts_results(runs, sts_tasks, data_dir)
 colour = describe_sts_average(sts_tasks)
-points = with_groups(evaluation_frame(geometry, runs, config_keys=()), run_groups(runs))
+points = with_groups(evaluation_frame(geometry, runs, config_keys=()), run_groups(runs, group_by))
 points[colour] = [sts[label]["avg"] for label in points["run"]]
 starts = untuned_starts(runs)   # {untuned <backbone>: a run whose step-0 snapshot is that model}
 if starts:

@@ -138,3 +138,14 @@ def test_compile_step_benchmark_prints_its_table(tiny_model, data_dir, capsys):
     assert load("compile_step").main(["--model", str(tiny_model), "--steps", "2", "--data-dir", str(data_dir)]) == 0
     printed = capsys.readouterr().out
     assert "| eager " in printed and "| torch.compile " in printed and "first torch.compile step (compiling):" in printed
+
+
+def test_cpu_dropout_benchmark_prints_its_tables(tiny_model, data_dir, capsys):
+    assert load("cpu_dropout").main(["--model", str(tiny_model), "--steps", "2", "--precision", "fp32",
+                                     "--data-dir", str(data_dir)]) == 0
+    printed = capsys.readouterr().out
+    assert "| torch (bernoulli_) " in printed and "| cselab (cpu_dropout: fast) " in printed
+    assert "| cselab (cpu_dropout) " in printed and "% of the step's CPU time drawing masks" in printed
+    shares = [float(line.split("|")[2]) for line in printed.splitlines()
+              if line.startswith(("| torch (bernoulli_) ", "| cselab (cpu_dropout: fast) ")) and line.count("|") == 3]
+    assert len(shares) == 2 and all(0 < s < 100 for s in shares)   # each step draws masks with its own op

@@ -389,3 +389,23 @@ def test_trajectories_a_hair_apart_are_told_apart():
     assert check_figure(fig) == []
     (mixcse,) = [line for line in fig.axes[0].lines if "mixcse" in line.get_label().lower()]
     assert mixcse.get_linestyle() not in ("-", "solid")
+
+
+def test_points_on_one_spot_are_drawn_open_and_ringed_so_none_is_hidden():
+    """Two models measured alike (APINCSE and APINCSE-AP in the demo, 0.0007 apart) put one filled
+    marker on the other: in the legend mode every marker is open and the second of a cluster twice
+    as wide, ringing the first; markers apart from every other keep their size."""
+    names = [f"model {i}, trained with a rather long run name" for i in range(7)]
+    crowded = pd.DataFrame({"model": names, "alignment": [0.25 + 1e-4 * i for i in range(6)] + [0.6],
+                            "uniformity": [-2.3 - 1e-4 * i for i in range(6)] + [-1.2]})
+    fig = plot_alignment_uniformity(crowded, label="model")
+    points = [c for c in fig.axes[0].collections if len(c.get_offsets()) == 1]
+    assert len(points) == 7
+    assert all(c.get_facecolor().size == 0 or c.get_facecolor()[0][3] == 0 for c in points)   # open
+    sizes = [float(c.get_sizes()[0]) for c in points]
+    assert sizes[1] == 4 * sizes[0] and sizes[2] == 16 * sizes[0] and sizes[6] == sizes[0]
+    legend = fig.legends[0]
+    assert {float(h.get_sizes()[0]) for h in legend.legend_handles} == {34.0}   # one size in the legend
+    apart = pd.DataFrame({"model": names[:3], "alignment": [0.2, 0.3, 0.4], "uniformity": [-2.5, -2.0, -1.5]})
+    kept = [c for c in plot_alignment_uniformity(apart, label="model").axes[0].collections]
+    assert all(c.get_facecolor()[0][3] == 1 for c in kept)   # labelled beside: filled, as before

@@ -392,13 +392,43 @@ def _label_points(ax, xs, ys, texts, marked: bool = False) -> None:
             for note in notes:
                 note.remove()
             if marked:   # each point has its own colour and marker already: a legend names them
-                handles, labels = ax.get_legend_handles_labels()
-                legend_beside(fig, handles, labels)
+                from matplotlib.collections import PathCollection
+                from matplotlib.legend_handler import HandlerPathCollection
+
+                _ring_overlapping(ax, renderer)
+                handles, labels = ax.get_legend_handles_labels()   # every entry at the points' common size
+                legend_beside(fig, handles, labels, handler_map={PathCollection: HandlerPathCollection(sizes=[34])})
             else:
                 _legend_points(ax, xs, ys, texts)
             return
         notes.append(found[0])
         placed.append(found[1])
+
+
+def _ring_overlapping(ax, renderer) -> None:
+    """Where point markers overlap on the page (two models measured alike), a filled marker would
+    hide the one under it: every marker of the panel is then drawn open, its edge in its colour,
+    and each overlapping marker after the first of its cluster twice the size of the one before, so
+    that it rings it (a legend drawn after keeps one size for all)."""
+    import numpy as np
+
+    points = [c for c in ax.collections if len(c.get_offsets()) == 1]
+    if len(points) < 2:
+        return
+    centres = np.array([ax.transData.transform(c.get_offsets()[0]) for c in points])
+    radius = np.sqrt(max(c.get_sizes()[0] for c in points)) / 2 * renderer.points_to_pixels(1.0)
+    near = np.linalg.norm(centres[:, None] - centres[None], axis=-1) < 2 * radius
+    np.fill_diagonal(near, False)
+    if not near.any():
+        return
+    for c in points:
+        colour = c.get_facecolor()[0]
+        c.set_facecolor("none")
+        c.set_edgecolor(colour)
+        c.set_linewidth(1.1)
+    for i, c in enumerate(points):   # the k-th of a cluster (in drawing order): 4^k times the area, 2^k the width
+        k = int(near[i, :i].sum())
+        c.set_sizes([c.get_sizes()[0] * 4 ** k])
 
 
 def _legend_points(ax, xs, ys, texts) -> None:
