@@ -374,6 +374,22 @@ def test_score_points_of_the_papers_eight_columns_wrap_into_rows_within_a_page()
     assert fig.get_figwidth() <= 7.2 + 1e-9
 
 
+def test_score_points_whose_seeds_agree_exactly_say_so_instead_of_a_zero_length_bar():
+    """Found with the suite run as a CPU without native bf16 runs it: two seeds of a tiny model
+    scored the same Tweet accuracy, and their zero-width t-interval was drawn as a zero-length bar,
+    which the checker reads as an interval from one value. Such a row gets no bar and the note
+    names it; rows whose seeds differ keep theirs."""
+    rows = [{"variant": "SimCSE", "DBpedia": 40.0 + s, "Tweet": 55.0} for s in range(2)] + \
+           [{"variant": "MixCSE", "DBpedia": 41.0, "Tweet": 56.0 + s} for s in range(2)]
+    fig = plot_score_points(pd.DataFrame(rows), tasks=["DBpedia", "Tweet"], variant="variant")
+    assert check_figure(fig) == []
+    bars = [len(ax.containers) for ax in fig.axes if ax.get_visible()]
+    assert bars == [1, 1]   # DBpedia: SimCSE's bar (MixCSE's seeds agree), Tweet: MixCSE's
+    note = " ".join(figure_note(fig).split())
+    assert "No bar where every seed scored the same (a zero-width interval): MixCSE on DBpedia, SimCSE on Tweet." \
+        in note
+
+
 def test_trajectories_a_hair_apart_are_told_apart():
     """Two runs whose (ℓ_uniform, ℓ_align) paths differ in the third decimal lie on each other as
     drawn: the later one gets its own dashes and markers (found on a CPU without native bf16, where

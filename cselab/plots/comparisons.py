@@ -293,15 +293,17 @@ def plot_score_points(scores: pd.DataFrame, tasks: Sequence[str] | None = None, 
     axes = axes[:len(tasks)]
     styles = series_styles(names)
     positions = list(range(rows))[::-1]   # first variant on top
-    n_seen = []
+    n_seen, alike = [], []
     for ax, task in zip(axes, tasks):
         for y, (name, shown) in zip(positions, zip(means.index, names)):
             style = styles[shown]
             value, n = means.loc[name, task], int(counts.loc[name, task])
-            if n >= 2:
+            if n >= 2 and halves.loc[name, task] > 0:
                 ax.errorbar([value], [y], xerr=[halves.loc[name, task]], fmt="none", ecolor=style["color"],
                             elinewidth=1.2, capsize=2)
                 n_seen.append(n)
+            elif n >= 2:   # every seed scored the same: an interval of zero width, which a bar cannot show
+                alike.append(f"{shown} on {task_name(task)}")
             ax.scatter([value], [y], marker=style.get("marker", "o"), s=25, color=style["color"], zorder=3)
         for y, (_, row) in zip(positions[len(names):], refs.iterrows() if refs is not None else []):
             ax.scatter([row[task]], [y], marker="D", s=25, facecolors="none", edgecolors=REFERENCE_COLOR, zorder=3)
@@ -317,6 +319,8 @@ def plot_score_points(scores: pd.DataFrame, tasks: Sequence[str] | None = None, 
     if n_seen:   # what the bars are, under the panels (a legend in a panel would cover its points)
         add_note(fig, f"Dot: the mean over a row's seeds; bar: its 95 % t-interval ({_n_words(n_seen)}); a row of one "
                       "seed has no bar.")
+    if alike:   # said, not drawn: a zero-length bar reads as an interval from one value
+        add_note(fig, f"No bar where every seed scored the same (a zero-width interval): {', '.join(alike)}.")
     if title:
         fig.suptitle(title)
     return fig
