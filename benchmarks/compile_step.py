@@ -24,28 +24,18 @@ import torch
 from tabulate import tabulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from speed import adamw, cselab_step, method_loss, training_sentences  # noqa: E402
+from speed import interleaved_seconds, seconds, simcse_step, training_sentences  # noqa: E402
 
-from cselab.encoder import SentenceEncoder  # noqa: E402
 from cselab.utils import precision_name, resolve_precision  # noqa: E402
 
 BATCH = 64
 
 
 def build_step(model: str, amp_dtype, compiled: bool):
-    torch.manual_seed(0)
-    encoder = SentenceEncoder.from_pretrained(model, pooler="cls").train()
-    if compiled:
+    def compile_backbone(encoder) -> None:
         encoder.backbone = torch.compile(encoder.backbone, dynamic=True)
-    loss_fn = method_loss(encoder, {"method": "simcse"}, BATCH)
-    optimizer = adamw([p for p in encoder.parameters() if p.requires_grad], torch.device("cpu"))
-    return cselab_step(encoder, loss_fn, optimizer, amp_dtype)
 
-
-def timed(step, sentences: list[str]) -> float:
-    start = time.perf_counter()
-    step(sentences)
-    return time.perf_counter() - start
+    return simcse_step(model, amp_dtype, BATCH, compile_backbone if compiled else lambda encoder: None)[0]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,13 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     sentences = training_sentences(args.data_dir, BATCH * (args.steps + 2))
     batches = [sentences[i * BATCH:(i + 1) * BATCH] for i in range(args.steps + 2)]
     steps = {"eager": build_step(args.model, amp_dtype, False), "torch.compile": build_step(args.model, amp_dtype, True)}
-    first = timed(steps["torch.compile"], batches[0])   # compiles
-    timed(steps["eager"], batches[0])                     # warm-up
-    times: dict[str, list[float]] = {name: [] for name in steps}
-    for i, batch in enumerate(batches[2:]):
-        order = list(steps) if i % 2 == 0 else list(steps)[::-1]
-        for name in order:
-            times[name].append(timed(steps[name], batch))
+    first = seconds(lambda: steps["torch.compile"](batches[0]))   # compiles
+    steps["eager"](batches[0])                                      # warm-up
+    times = interleaved_seconds(steps, batches[2:])
     eager = statistics.median(times["eager"])
     print(f"{time.strftime('%Y-%m-%d')}; torch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"{precision_name(amp_dtype)} step (batch {BATCH}, max_len 32), {args.steps} interleaved steps each")

@@ -24,29 +24,13 @@ import torch
 from tabulate import tabulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from speed import adamw, cselab_step, method_loss, training_sentences  # noqa: E402
+from speed import interleaved_seconds, simcse_step, training_sentences  # noqa: E402
 
-from cselab.encoder import SentenceEncoder  # noqa: E402
 from cselab.encoder.cpu_dropout import cpu_dropout  # noqa: E402
 from cselab.utils import precision_name, resolve_precision  # noqa: E402
 
 BATCH = 64
 MASK_OPS = ("aten::bernoulli_", "aten::random_")
-
-
-def build_step(model: str, amp_dtype, fast: bool):
-    torch.manual_seed(0)
-    encoder = SentenceEncoder.from_pretrained(model, pooler="cls").train()
-    encoder.fast_cpu_dropout = fast
-    loss_fn = method_loss(encoder, {"method": "simcse"}, BATCH)
-    optimizer = adamw([p for p in encoder.parameters() if p.requires_grad], torch.device("cpu"))
-    return cselab_step(encoder, loss_fn, optimizer, amp_dtype), encoder.embedding_dim()
-
-
-def seconds(work) -> float:
-    start = time.perf_counter()
-    work()
-    return time.perf_counter() - start
 
 
 def mask_share(step, batch: list[str]) -> float:
@@ -71,16 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     amp_dtype = resolve_precision(args.precision, torch.device("cpu"))
     sentences = training_sentences(args.data_dir, BATCH * (args.steps + 1))
     batches = [sentences[i * BATCH:(i + 1) * BATCH] for i in range(args.steps + 1)]
-    built = {"torch (bernoulli_)": build_step(args.model, amp_dtype, False),
-             "cselab (cpu_dropout: fast)": build_step(args.model, amp_dtype, True)}
-    steps = {name: step for name, (step, _) in built.items()}
-    hidden = next(iter(built.values()))[1]
+    torch_masks, encoder = simcse_step(args.model, amp_dtype, BATCH, lambda e: setattr(e, "fast_cpu_dropout", False))
+    steps = {"torch (bernoulli_)": torch_masks, "cselab (cpu_dropout: fast)": simcse_step(args.model, amp_dtype, BATCH)[0]}
+    hidden = encoder.embedding_dim()
     for step in steps.values():
         step(batches[0])   # untimed: first-call costs
-    times: dict[str, list[float]] = {name: [] for name in steps}
-    for i, batch in enumerate(batches[1:]):
-        for name in (list(steps) if i % 2 == 0 else list(steps)[::-1]):
-            times[name].append(seconds(lambda: steps[name](batch)))
+    times = interleaved_seconds(steps, batches[1:])
     reference = statistics.median(times["torch (bernoulli_)"])
     print(f"{time.strftime('%Y-%m-%d')}; torch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"{precision_name(amp_dtype)} step (batch {BATCH}, max_len 32), {args.steps} interleaved steps each")
@@ -93,12 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     x = torch.randn(2 * BATCH, 32, hidden, dtype=dtype, requires_grad=True)
     sites = {"torch (F.dropout)": lambda: torch.nn.functional.dropout(x, 0.1, training=True).sum().backward(),
              "cselab (cpu_dropout)": lambda: cpu_dropout(x, 0.1).sum().backward()}
-    site_times = {name: [] for name in sites}
-    for i in range(20):
-        for name in (list(sites) if i % 2 == 0 else list(sites)[::-1]):
-            site_times[name].append(seconds(sites[name]) * 1e3)
+    site_times = interleaved_seconds({name: lambda _, site=site: site() for name, site in sites.items()}, [[]] * 20)
     print()
-    print(tabulate([[name, statistics.median(t)] for name, t in site_times.items()],
+    print(tabulate([[name, 1e3 * statistics.median(t)] for name, t in site_times.items()],
                    headers=[f"one dropout site, {tuple(x.shape)} {precision_name(amp_dtype)}, forward + backward",
                             "median ms"], tablefmt="github", floatfmt=".2f"))
     print()

@@ -135,6 +135,34 @@ def method_loss(encoder, keys: dict, batch: int):
     return loss_fn
 
 
+def simcse_step(model: str, amp_dtype, batch: int, adapt: Callable[[SentenceEncoder], None] = lambda encoder: None):
+    """``(step, encoder)``: cselab's SimCSE step (:func:`cselab_step`) on a fresh CPU encoder of
+    ``model`` (seed 0, pooler cls, training mode, its own fused AdamW); ``adapt(encoder)`` runs first
+    (what a benchmark compares: a compiled backbone, torch's dropout masks)."""
+    torch.manual_seed(0)
+    encoder = SentenceEncoder.from_pretrained(model, pooler="cls").train()
+    adapt(encoder)
+    loss_fn = method_loss(encoder, {"method": "simcse"}, batch)
+    optimizer = adamw([p for p in encoder.parameters() if p.requires_grad], torch.device("cpu"))
+    return cselab_step(encoder, loss_fn, optimizer, amp_dtype), encoder
+
+
+def seconds(work: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
+
+
+def interleaved_seconds(steps: dict[str, Callable[[list[str]], None]], batches: list[list[str]]) -> dict[str, list[float]]:
+    """Each step's time on every batch, the steps taking turns in alternating order (a shared
+    machine's load then hits them alike)."""
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    for i, batch in enumerate(batches):
+        for name in (list(steps) if i % 2 == 0 else list(steps)[::-1]):
+            times[name].append(seconds(lambda: steps[name](batch)))
+    return times
+
+
 # ----------------------------------------------------------------------------- STS suite
 def st_sts_suite(st, data_dir, tasks, amp_dtype, device, batch_size: int) -> tuple[float, float]:
     """sentence-transformers' EmbeddingSimilarityEvaluator on each task's pairs (STS12-16: every

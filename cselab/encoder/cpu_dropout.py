@@ -15,7 +15,8 @@ else is torch's dropout: the same module (a subclass of ``nn.Dropout`` keeping `
 backward (``native_dropout_backward``, a multiply by the saved boolean mask and the scale).
 
 Only the training path on a CPU changes: on CUDA, with dropout off (every evaluation pass) or with
-``enabled = False`` (:func:`set_fast_cpu_dropout`; a run's ``cpu_dropout: torch``) the modules and
+``enabled = False`` (:func:`set_enabled`, ``SentenceEncoder.fast_cpu_dropout``; a run's ``cpu_dropout:
+torch``) the modules and
 the attention are torch's own. The attention-probability dropout happens inside scaled dot-product
 attention, so the backbone's attention runs through :func:`cpu_sdpa_attention`, registered with
 transformers as ``cselab_sdpa``: transformers' SDPA function unchanged whenever it would not drop
@@ -76,7 +77,9 @@ def cpu_dropout(x: torch.Tensor, p: float) -> torch.Tensor:
 
 
 def _fast(x: torch.Tensor, p: float, training: bool, enabled: bool) -> bool:
-    return enabled and training and 0.0 < p < 1.0 and x.device.type == "cpu" and drop_threshold(p) > 0
+    """Whether these masks apply: training on a CPU, and a drop probability that rounds to neither
+    0 nor 1 (torch's dropout handles those ends, where a 15-bit threshold drops nothing or all)."""
+    return enabled and training and x.device.type == "cpu" and 0 < drop_threshold(p) < 1 << BITS
 
 
 class CpuDropout(nn.Dropout):

@@ -126,8 +126,8 @@ def model_memo(folder: str | os.PathLike) -> "EmbeddingMemo":
     from ..encoder.memo import EmbeddingMemo
 
     folder = Path(folder).resolve()
-    key = (str(folder), tuple(sorted((f.name, f.stat().st_size, f.stat().st_mtime_ns)
-                                     for f in folder.iterdir() if f.is_file())))
+    stats = {f.name: f.stat() for f in folder.iterdir() if f.is_file()}
+    key = (str(folder), tuple(sorted((name, st.st_size, st.st_mtime_ns) for name, st in stats.items())))
     memo = _memos.pop(key) if key in _memos else EmbeddingMemo()
     _memos[key] = memo   # the most recently used last
     while len(_memos) > 1 and sum(m.nbytes for m in _memos.values()) > MEMO_BYTES:

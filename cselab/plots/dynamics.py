@@ -408,7 +408,7 @@ def _label_points(ax, xs, ys, texts, marked: bool = False) -> None:
 def _ring_overlapping(ax, renderer) -> None:
     """Where point markers overlap on the page (two models measured alike), a filled marker would
     hide the one under it: every marker of the panel is then drawn open, its edge in its colour,
-    and each overlapping marker after the first of its cluster twice the size of the one before, so
+    and each overlapping marker after the first of its cluster twice as wide as the one before, so
     that it rings it (a legend drawn after keeps one size for all)."""
     import numpy as np
 
@@ -421,13 +421,12 @@ def _ring_overlapping(ax, renderer) -> None:
     np.fill_diagonal(near, False)
     if not near.any():
         return
-    for c in points:
+    for i, c in enumerate(points):
         colour = c.get_facecolor()[0]
         c.set_facecolor("none")
         c.set_edgecolor(colour)
         c.set_linewidth(1.1)
-    for i, c in enumerate(points):   # the k-th of a cluster (in drawing order): 4^k times the area, 2^k the width
-        k = int(near[i, :i].sum())
+        k = int(near[i, :i].sum())   # the k-th of its cluster in drawing order: 4^k times the area, 2^k the width
         c.set_sizes([c.get_sizes()[0] * 4 ** k])
 
 
