@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     train = sub.add_parser("train", help="train a run from a config file or preset")
     train.add_argument("config", help="YAML/JSON config file or preset name (see `cselab info`)")
-    train.add_argument("overrides", nargs="*", help="key=value overrides, e.g. batch_size=32 mixcse.mix_lambda=0.3")
+    train.add_argument("overrides", nargs="*", help="key=value overrides, e.g. batch_size=32 <method>.<key>=0.3")
     train.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
     train.add_argument("--overwrite", action="store_true", help="replace an existing run of the same name")
     train.add_argument("--print-config", action="store_true", help="print the resolved config and exit")

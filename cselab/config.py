@@ -20,6 +20,10 @@ from .options import ConfigError, build_dataclass, check_type, field_types, pars
 from .io import read_utf8
 
 PRESET_DIR = Path(__file__).parent / "configs"
+# The method of a config that names none: the InfoNCE core alone, which cselab.methods.registry
+# registers under this name (every other default here is SimCSE's too). Every comparison's
+# default baseline; the one place outside cselab/methods/ that names a method.
+DEFAULT_METHOD = "simcse"
 
 
 @dataclass
@@ -49,7 +53,7 @@ class TrainConfig:
     cpu_dropout: str = "fast"
     pooler_options: dict = field(default_factory=dict)
     # objective
-    method: list = field(default_factory=lambda: ["simcse"])
+    method: list = field(default_factory=lambda: [DEFAULT_METHOD])
     temperature: float = 0.05
     symmetric: bool = False
     # data
@@ -308,7 +312,7 @@ def parse_mapping(mapping: dict, where: str = "config") -> TrainConfig:
             sections[key] = value
         else:
             raise unknown_key_error(f"{where}: ", key, sorted(top | set(METHODS)))
-    method = plain.get("method", ["simcse"])
+    method = plain.get("method", [DEFAULT_METHOD])
     plain["method"] = [method] if isinstance(method, str) else method
     return TrainConfig(**plain, method_params=sections)
 

@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .methods import FAMILIES, aliases as method_aliases, display_names, family_of
+from .config import DEFAULT_METHOD
+from .methods import FAMILIES, aliases as method_aliases, display_names, family_of, is_auxiliary
 from .methods import key_labels as registry_key_labels
 
 KEY_LABELS = {
@@ -100,7 +101,7 @@ def _ablation(text: str) -> tuple[str, str] | None:
 # ``<family>-pooler`` (APINCSE's layer-attention pooler alone, the control that separates the
 # pooler's effect from its two terms'; the paper's -bs64 is the same at its batch size of 64).
 _POOLER_ONLY = re.compile(r"(?P<method>[a-z0-9_]+)[- ]pooler(?: only)?")
-POOLER_ONLY_METHOD = "simcse"   # what is left of a family without its parts: the InfoNCE core
+POOLER_ONLY_METHOD = DEFAULT_METHOD   # what is left of a family without its parts: the InfoNCE core
 
 
 def _pooler_only(text: str) -> str | None:
@@ -197,7 +198,7 @@ def method_key(name: str | Sequence[str] | None) -> str | None:
     if name is None:
         return None
     if not isinstance(name, str):
-        methods = sorted(str(m) for m in name if m != "mlm")
+        methods = sorted(str(m) for m in name if not is_auxiliary(m))
         family = family_of(methods)
         if family is not None:
             return family.name

@@ -60,6 +60,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
+from .config import DEFAULT_METHOD
 from .rundir.layout import label_matches
 
 CONFIDENCE = 0.95
@@ -245,7 +246,7 @@ def describe_difference(diff: float, p_adjusted: float, mde: float, n: int, alph
     return f"no detectable effect (MDE {mde:.2f})" if not math.isnan(mde) else "no detectable effect"
 
 
-def compare_to_baseline(frame: pd.DataFrame, metric: str, group: str = "method", baseline: str = "simcse",
+def compare_to_baseline(frame: pd.DataFrame, metric: str, group: str = "method", baseline: str = DEFAULT_METHOD,
                         pair_on: str = "seed", confidence: float = CONFIDENCE, alpha: float = ALPHA,
                         power: float = POWER) -> pd.DataFrame:
     """One row per group (e.g. method): n, mean, std and CI of ``metric`` over seeds, then the paired

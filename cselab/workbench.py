@@ -32,6 +32,7 @@ if TYPE_CHECKING:   # annotations only: the notebooks import pandas themselves
     import pandas as pd
 
 from . import timing
+from .config import DEFAULT_METHOD
 from .data.errors import DataError
 from .io import atomic_write_text
 from .plots.core import FORMATS, save_figure, style
@@ -269,7 +270,7 @@ def _config_problem(run) -> str | None:
 
 def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]],
                            tables_dir: str | os.PathLike, tasks: Sequence[str] | None = None,
-                           data_dir: str | os.PathLike | None = None, name: str = "sts_vs_simcse",
+                           data_dir: str | os.PathLike | None = None, name: str = f"sts_vs_{DEFAULT_METHOD}",
                            baseline: str = "SimCSE", bootstrap_resamples: int = 2000) -> pd.DataFrame | None:
     """The paper notebooks' "paired comparison against SimCSE" cell: :func:`paired_comparison` on the
     STS average (the results layer's paired t-test, Holm and MDE, :mod:`cselab.results`, with the

@@ -1,8 +1,13 @@
 """docs/adding-a-method.md's example is a working method: registered, named, selectable, and its
-view hook changes a real training step."""
+view hook changes a real training step; written as its two files (the method and its preset) into a
+copy of the package, nothing else, it trains and its new statistic gets a figure panel in its own words."""
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -41,6 +46,54 @@ def test_the_documented_example_trains_a_step(example, tiny_model):
     assert 0 < out.stats["word_deletion.kept"] < 1 and torch.isfinite(out.loss)
     with pytest.raises(ValueError, match="rate"):
         load_config({"method": "word_deletion", "word_deletion": {"rate": 1.5}})
+
+
+DOC = REPO / "docs" / "adding-a-method.md"
+# the blocks the page tells a reader to write: a first line "# file: <path in the repository>"
+FILE_BLOCK = re.compile(r"```(?:python|yaml)\n# file: (\S+)\n(.*?)```", re.S)
+OWN_PLACES = ("cselab/methods/", "cselab/configs/")   # a method's own file and its preset
+
+PANEL = """
+import json, sys
+from cselab.config import load_config
+from cselab.plots import check_figure, plot_metric_grid
+from cselab.rundir import read_metrics
+from cselab.train import train
+
+cfg = load_config("word-deletion-quickstart", {"model": sys.argv[1], "output_dir": sys.argv[2], "max_sentences": 96,
+                  "batch_size": 16, "max_steps": 4, "log_every": 1, "eval_every": 4, "dev_max_pairs": 50})
+run = train(cfg, data_dir=sys.argv[3], progress=False)
+fig = plot_metric_grid({"word_deletion": run}, ["sim/word_deletion.kept", "loss"])
+kept = read_metrics(run, "train")["sim/word_deletion.kept"].dropna().tolist()
+print(json.dumps({"titles": [ax.get_title() for ax in fig.axes if ax.get_visible()], "kept": kept,
+                  "problems": check_figure(fig)}))
+"""
+
+
+def test_the_example_is_two_files_of_its_own_and_its_statistic_gets_a_panel(tiny_model, data_dir, tmp_path):
+    blocks = FILE_BLOCK.findall(DOC.read_text(encoding="utf-8"))
+    assert sorted(path for path, _ in blocks) == ["cselab/configs/word-deletion-quickstart.yaml",
+                                                   "cselab/methods/word_deletion.py"]
+    outside = [path for path, _ in blocks if not path.startswith(OWN_PLACES)]
+    assert outside == [], f"the example asks for changes outside its own file and preset: {outside}"
+    copy = tmp_path / "copy"
+    shutil.copytree(REPO / "cselab", copy / "cselab", ignore=shutil.ignore_patterns("__pycache__"))
+    for path, text in blocks:
+        assert not (copy / path).exists(), f"{path} exists already: the example would overwrite it"
+        (copy / path).write_text(text, encoding="utf-8")
+    written = {str(p.relative_to(copy)) for p in (copy / "cselab").rglob("*") if p.is_file()}
+    original = {str(p.relative_to(REPO)) for p in (REPO / "cselab").rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts}
+    assert written - original == {path for path, _ in blocks}
+    out = subprocess.run([sys.executable, "-c", PANEL, str(tiny_model), str(tmp_path / "runs"), str(data_dir)],
+                         cwd=copy, env={**__import__("os").environ, "PYTHONPATH": str(copy)},
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    drawn = json.loads(out.stdout.strip().splitlines()[-1])
+    # the panel is titled in the method's own words (its stat_labels), the loss as every run's is
+    assert drawn["titles"] == ["subwords kept", "total loss"]
+    assert len(drawn["kept"]) == 4 and all(0.5 < k < 1 for k in drawn["kept"])   # rate 0.1: about 9 in 10 kept
+    assert drawn["problems"] == []
 
 
 def test_readme_methods_table_lists_every_registered_method():

@@ -3,7 +3,11 @@ table read it through the registry, so a method registered anywhere is named, co
 without touching those modules."""
 from __future__ import annotations
 
+import ast
+import re
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +94,97 @@ def test_new_methods_are_in_cpu_compare_and_costed_by_hand(tmp_path, monkeypatch
                              "device": "cpu"})
     monkeypatch.setenv("CSELAB_NATIVE_BF16", "off")   # the fp32 reference step (auto is bf16 where it is native)
     assert cost.estimate_run(cfg, "cpu").seconds == pytest.approx(15 + 100 * 2.0 * (1 + 0.05 + 1 / 6) + 40)
+
+
+# ------------------------------------------------------------------ no method's name in shared modules
+PACKAGE = Path(__file__).resolve().parents[1] / "cselab"
+# Where a method's name may stand: the methods' own files (cselab/methods/, the presets), and, with
+# their reasons, these.
+NAMED_HERE = {
+    "config.py": "DEFAULT_METHOD: the method of a config that names none (the core alone), every default of "
+                 "TrainConfig being SimCSE's",
+    "published.py": "the papers' published tables as data, keyed by paper (like the presets)",
+}
+
+
+def _string_literals(path: Path) -> list[tuple[int, str]]:
+    """The string constants of a module that are no docstring (prose may name a method: it is read,
+    not branched on), f-strings' literal parts included."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
+
+
+def method_names_in_shared_modules(root: Path = PACKAGE) -> list[str]:
+    """``file:line: 'literal'`` for every string literal outside the methods' own files that holds a
+    registered method's or family's name as a word of its own (``clusterns.bml``, ``"mlm"``; not
+    ``wiki1m_for_simcse``, and not in a URL: a data set's address is no method)."""
+    names = sorted(set(METHODS) | set(FAMILIES), key=len, reverse=True)
+    word = re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(map(re.escape, names)) + r")(?![A-Za-z0-9_])")
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("methods/") or rel in NAMED_HERE:
+            continue
+        found += [f"{rel}:{line}: {text[:60]!r}" for line, text in _string_literals(path)
+                  if "://" not in text and word.search(text)]
+    return found
+
+
+def test_no_shared_module_spells_a_method_name():
+    assert method_names_in_shared_modules() == []
+
+
+def test_the_name_check_finds_a_planted_name(tmp_path):
+    shutil.copytree(PACKAGE, tmp_path / "cselab", ignore=shutil.ignore_patterns("__pycache__"))
+    panels = tmp_path / "cselab" / "plots" / "panels.py"
+    panels.write_text(panels.read_text() + '\nEXTRA = {"loss/clusterns.bml": "BML"}\n', encoding="utf-8")
+    docs = tmp_path / "cselab" / "plots" / "core.py"   # a docstring naming a method is prose, not a branch
+    docs.write_text(docs.read_text() + '\n\ndef f():\n    """Like mixcse."""\n', encoding="utf-8")
+    found = method_names_in_shared_modules(tmp_path / "cselab")
+    assert len(found) == 1 and found[0].startswith("plots/panels.py:") and "clusterns.bml" in found[0]
+
+
+def test_the_default_method_is_the_registered_core():
+    from cselab.config import DEFAULT_METHOD, TrainConfig
+
+    assert METHODS[DEFAULT_METHOD].component is None and TrainConfig().method == [DEFAULT_METHOD]
+
+
+def test_what_shared_modules_ask_of_a_method_comes_from_its_class(monkeypatch):
+    from cselab.config import load_config
+    from cselab.plots.palettes import STATISTIC_COLOURS, statistic_colour
+    from cselab.plots.panels import key_words
+    from cselab.studies import smoke
+    from cselab.train.ddp import Processes
+
+    # the smoke profile's batch: 64 / 8 = 8, and ClusterNS's 16 centroids drawn from a batch ask for 16 more
+    monkeypatch.setattr(smoke, "tiny_backbone", lambda name: Path("/tiny"))
+    clusterns = load_config({"method": "clusterns", "batch_size": 64, "clusterns": {"num_clusters": 16}})
+    assert smoke.smoke_overrides(clusterns)["batch_size"] == 8 + 16
+    assert smoke.smoke_overrides(load_config({"method": "mixcse", "batch_size": 64}))["batch_size"] == 8
+    # torchrun: the masked-LM term refuses, from its own class; one process runs it
+    mlm = load_config({"method": ["simcse", "mlm"], "batch_size": 64})
+    with pytest.raises(ValueError, match="method mlm is not supported with torchrun"):
+        Processes(rank=0, world_size=2).check_config(mlm)
+    Processes().check_config(mlm)
+    # a loss term's panel title and a cosine's colour, as the methods declare them
+    assert key_words("loss/clusterns.bml") == "ClusterNS BML (× λ)"
+    assert key_words("loss/simcse_pp.dcl") == "SimCSE++: dimension-wise contrastive loss"
+    assert statistic_colour("esimcse.queue_cos") == STATISTIC_COLOURS["queue negative"]
+    assert method_key(["simcse", "mlm"]) == "simcse"   # the auxiliary term names no method
+
+
+def test_a_registered_method_declares_its_statistics_kinds_and_terms(toy_method):
+    from cselab.plots.palettes import STATISTIC_COLOURS, statistic_colour
+    from cselab.plots.panels import key_words
+
+    toy_method.stat_kinds = {"toy_cos": "hard negative"}
+    toy_method.term_titles = {"l_toy": "Toy-CSE++ toy term"}
+    assert statistic_colour("sim/toy_cse.toy_cos") == STATISTIC_COLOURS["hard negative"]
+    assert key_words("loss/toy_cse.l_toy") == "Toy-CSE++ toy term"
+    toy_method.term_titles = {}
+    assert key_words("loss/toy_cse.l_toy") == "Toy-CSE++: toy loss"   # the label, the method named

@@ -81,7 +81,7 @@ def layer_cls_similarity(model: SentenceEncoder | str | os.PathLike, sentences: 
 def main(argv: list[str] | None = None) -> int:
     from ..data import load_corpus
 
-    parser = argparse.ArgumentParser(prog="python -m cselab.analysis.apincse",
+    parser = argparse.ArgumentParser(prog=f"python -m {__package__}.{os.path.basename(__file__)[:-3]}",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("model", help="backbone alias, Hub id, model folder or cselab model folder")
     parser.add_argument("--corpus", default="wiki1m-head", help="corpus name or one-sentence-a-line file")

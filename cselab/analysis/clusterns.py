@@ -38,10 +38,10 @@ def clusterns_from_run(run_dir: str | os.PathLike) -> ClusterNS:
     run's last checkpoint ``last/`` (here, not in the component: a loss component does not read runs)."""
     run = RunDir(run_dir)
     cfg = load_config(run.read_config())
-    if "clusterns" not in cfg.method:
+    if ClusterNS.name not in cfg.method:
         raise ValueError(f"{run.path}: not a ClusterNS run (method: {cfg.method})")
     loss = build_loss(cfg)
-    index = [c.name for c in loss.components].index("clusterns")
+    index = [c.name for c in loss.components].index(ClusterNS.name)
     prefix = f"components.{index}."
     saved = run.load_checkpoint_state()["loss"]
     component = loss.components[index]
@@ -109,7 +109,7 @@ def threshold_curves(runs: Mapping[str, str | os.PathLike]) -> dict[str, Path]:
 
     by_sigma: dict[float, tuple[str, Path]] = {}
     for label, path in runs.items():
-        settings = read_config(path).get("clusterns") or {}
+        settings = read_config(path).get(ClusterNS.name) or {}
         if settings.get("false_negatives", "bml") == "bml" and "start_threshold" in settings:
             by_sigma.setdefault(float(settings["start_threshold"]), (label, Path(path)))
     return {f"σ = {sigma:g}": path for sigma, (_, path) in sorted(by_sigma.items())}

@@ -231,7 +231,7 @@ def sweep_frame(runs: Runs, key: str, scores: pd.DataFrame | None = None, group_
     frame = with_groups(frame, run_groups(labelled, [k for k in group_keys if k != key] or ["method"], names))
     frame = frame[frame[key].notna()]
     if frame.empty:
-        raise ValueError(f"sweep_frame: no run sets {key!r} (a config key, e.g. clusterns.num_clusters)")
+        raise ValueError(f"sweep_frame: no run sets {key!r} (a config key, e.g. batch_size or <method>.<key>)")
     return frame.sort_values(["group", key], kind="stable").reset_index(drop=True)
 
 

@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Mapping
 
 import pandas as pd
 
+from ..config import DEFAULT_METHOD
 from ..methods import stat_labels
 from ..rundir import RunDir, Runs, labelled_runs, read_config, read_metrics
 
@@ -74,7 +75,7 @@ def logged_statistics(runs: Runs) -> dict[str, list[str]]:
 # ------------------------------------------------------------------- methods and models of runs
 def method_name(config: Mapping) -> str:
     """A run's method as its config names it: the method list joined by ``+``."""
-    method = config.get("method", "simcse")
+    method = config.get("method", DEFAULT_METHOD)
     return "+".join(method) if isinstance(method, (list, tuple)) else str(method)
 
 

@@ -33,7 +33,7 @@ import torch
 from scipy.stats import beta
 
 from ..losses.infonce import cosine_matrix
-from ..methods.mixcse import VARIANTS, mixed_negative_logits, official_mixed_logits
+from ..methods.mixcse import VARIANTS, MixCSE, mixed_negative_logits, official_mixed_logits
 
 SCORE_LABELS = {"positive": "positive", "random_negative": "random negative", "mixed_negative": "mixed negative"}
 
@@ -217,7 +217,7 @@ def mixcse_score_series(runs, sentences: list[str], batch_size: int = 64, max_le
     from .logged import snapshot_series
 
     def measure(encoder, config) -> dict[str, float]:
-        params = config.get("mixcse") or {}
+        params = config.get(MixCSE.name) or {}
         return mixcse_scores(encoder, sentences, params.get("mix_lambda", MixCSEParams().mix_lambda),
                              config["temperature"], batch_size, max_length, params.get("variant", "paper"), seed)
 

@@ -120,3 +120,16 @@ class Batches:
             memo.store(unique, emb_unique, setting)
         index = {s: i for i, s in enumerate(unique)}
         return emb_unique[[index[s] for s in sentences]]
+
+
+def pad_rows(rows: list[list[int]], pad_id: int) -> dict:
+    """Token-id rows of different lengths as one batch: ``input_ids`` padded with ``pad_id`` on the
+    right to the longest row, and the ``attention_mask`` of the real tokens (what a pooler that
+    rewrites its input, or a method that rewrites a view, hands the encoder)."""
+    width = max(len(r) for r in rows)
+    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    attention_mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        input_ids[i, :len(row)] = torch.tensor(row, dtype=torch.long)
+        attention_mask[i, :len(row)] = 1
+    return {"input_ids": input_ids, "attention_mask": attention_mask}

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .batching import pad_rows
 from .pooling import BackboneOutput, Pooler, register_pooler
 
 TEMPLATE_SETS = {
@@ -257,13 +258,3 @@ class PromptPooler(Pooler):
                 bias = delta.new_zeros(input_ids.shape[0], delta.shape[1])
             bias = bias.index_put((rows,), delta[inverse])
         return bias
-
-
-def pad_rows(rows: list[list[int]], pad_id: int) -> dict:
-    width = max(len(r) for r in rows)
-    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    attention_mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, row in enumerate(rows):
-        input_ids[i, :len(row)] = torch.tensor(row, dtype=torch.long)
-        attention_mask[i, :len(row)] = 1
-    return {"input_ids": input_ids, "attention_mask": attention_mask}

@@ -133,9 +133,12 @@ class Component(nn.Module):
     with :func:`cselab.methods.register_method`, which sets ``name``.
 
     Declarations (class attributes): ``needs_hidden_states`` asks the trainer for every layer's
-    hidden states; ``stat_labels`` gives words for the statistics it logs (for figures);
-    ``display_name``, ``citation``, ``color_slot``, ``cost_factor``, ``key_labels`` and
-    ``term_labels`` are the method's identity (see :class:`cselab.methods.registry.MethodSpec`);
+    hidden states; ``stat_labels`` gives words for the statistics it logs and ``stat_kinds`` the
+    kind of pair each cosine is about (for figures); ``display_name``, ``citation``, ``color_slot``,
+    ``cost_factor``, ``key_labels``, ``term_labels``, ``term_titles`` and ``auxiliary`` are the
+    method's identity (see :class:`cselab.methods.registry.MethodSpec`); what the shared modules
+    need from a method beyond that is asked of the class (``check_distributed``,
+    ``smoke_batch_size``), so that none of them spells a method's name;
     ``uses_reverse_direction`` (an instance attribute, it may depend on the hyper-parameters) makes
     the core also compute the view-2-anchored InfoNCE and average the two directions.
     """
@@ -157,6 +160,16 @@ class Component(nn.Module):
     cost_factor: ClassVar[float] = 0.0        # extra step time over SimCSE (0.05 = 5 % slower), an estimate
     key_labels: ClassVar[dict[str, str]] = {}   # words for its hyper-parameters (``mix_lambda`` → "mixing weight λ")
     term_labels: ClassVar[dict[str, str]] = {}  # words for its loss terms (``l_p`` → "augmented-positive loss")
+    # A loss term's title in a panel of its own, where it stands beside other methods' terms and so
+    # names the method (``bml`` → "ClusterNS BML (× λ)"); default "<display name>: <term label>".
+    term_titles: ClassVar[dict[str, str]] = {}
+    # The kind of pair each logged cosine is about (``hard_neg_cos`` → "hard negative"): a key of
+    # cselab.plots.palettes.STATISTIC_COLOURS, which gives the colour every figure draws it in. A
+    # statistic without a kind (a share, a count) gets a reserve colour.
+    stat_kinds: ClassVar[dict[str, str]] = {}
+    # A term beside any method rather than a method of its own (the masked-LM term): a run's method
+    # is named, coloured and grouped without it.
+    auxiliary: ClassVar[bool] = False
 
     @classmethod
     def check_config(cls, params) -> None:
@@ -165,6 +178,19 @@ class Component(nn.Module):
         parameters: an option it needs is a keyword-only parameter named after the config key
         (``def check_config(cls, params, *, batch_size: int)``) and :mod:`cselab.config` passes that
         value and no other."""
+
+    @classmethod
+    def check_distributed(cls, params) -> None:
+        """Raise ValueError when the component cannot run in a multi-process (torchrun) run, where
+        the batch it sees is the gathered global one (:class:`ContrastiveBatch`, ``local_rows``)."""
+
+    @classmethod
+    def smoke_batch_size(cls, params, batch_size: int) -> int:
+        """The batch size the smoke profile (cselab/studies/smoke.py: every run for 2 steps on a
+        tiny model) gives a run of this component whose batch it has cut to ``batch_size``: that
+        size, or more where the component needs more rows than that (ClusterNS's centroids drawn
+        from a batch)."""
+        return batch_size
 
     @classmethod
     def check_gradient_cache(cls, params) -> None:

@@ -23,6 +23,8 @@ from .base import Component, ContrastiveBatch, Contribution
 
 
 CORE_STAT_LABELS = {"pos_cos": "positive pairs", "neg_cos": "in-batch negatives"}
+# the kind of pair each is about (cselab.plots.palettes.STATISTIC_COLOURS), as a method declares its own
+CORE_STAT_KINDS = {"pos_cos": "positive", "neg_cos": "in-batch negative"}
 
 
 def cosine_matrix(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

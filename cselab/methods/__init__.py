@@ -18,11 +18,13 @@ import pkgutil
 
 from .registry import (FAMILIES, METHODS, Identity, MethodFamily, MethodSpec, SimCSEParams, aliases,
                        build_components, build_loss, color_slots, cost_factors, display_names, family_of,
-                       key_labels, method_table, register_family, register_method, stat_labels)
+                       is_auxiliary, key_labels, method_table, register_family, register_method, stat_kinds,
+                       stat_labels, term_titles)
 
 __all__ = ["FAMILIES", "METHODS", "Identity", "MethodFamily", "MethodSpec", "SimCSEParams", "aliases",
            "build_components", "build_loss", "color_slots", "cost_factors", "display_names", "family_of",
-           "key_labels", "method_table", "register_family", "register_method", "stat_labels"]
+           "is_auxiliary", "key_labels", "method_table", "register_family", "register_method", "stat_kinds",
+           "stat_labels", "term_titles"]
 
 # Method modules register themselves on import: every module and package of this folder, in name
 # order (so registration, and with it every table read from the registry, is the same each run).

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import torch
 
 from ..distributed import all_gather, is_distributed
-from ..encoder.prompt import pad_rows
+from ..encoder.batching import pad_rows
 from ..losses.base import Component, ContrastiveBatch, Contribution, NegativeBlock
 from ..losses.infonce import cosine_matrix
 from ..losses.momentum import MomentumEncoder
@@ -168,6 +168,7 @@ class ESimCSE(Component):
     momentum_encoder = True
     stat_labels = {"queue_fill": "queue fill", "queue_cos": "momentum-queue negatives",
                    "extra_tokens": "repeated subwords per positive"}
+    stat_kinds = {"queue_cos": "queue negative"}
     key_labels = {"dup_rate": "repetition rate", "queue_size": "queue size M", "momentum": "momentum λ"}
 
     @classmethod

@@ -101,6 +101,7 @@ class GSInfoNCE(Component):
     color_slot = 2
     cost_factor = 0.02   # M·B Gaussian vectors as extra logits
     key_labels = {"noise_ratio": "Gaussian negatives per batch size (M / B)"}
+    stat_kinds = {"noise_cos": "noise negative"}
 
     def __init__(self, params: GSInfoNCEParams | None = None):
         super().__init__()

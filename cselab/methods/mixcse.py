@@ -158,6 +158,7 @@ class MixCSE(Component):
     color_slot = 1
     cost_factor = 0.05   # B × 2B mixtures and their cosines: small next to the encoder
     key_labels = {"mix_lambda": "mixing weight λ"}
+    stat_kinds = {"mixed_cos": "mixed negative"}
 
     def __init__(self, params: MixCSEParams | None = None):
         super().__init__()

@@ -9,7 +9,7 @@ from typing import Callable, Mapping
 
 from ..losses.base import Component
 from ..losses.momentum import MOMENTUM_STEP_COST
-from ..losses.infonce import CORE_STAT_LABELS, ContrastiveLoss
+from ..losses.infonce import CORE_STAT_KINDS, CORE_STAT_LABELS, ContrastiveLoss
 
 
 @dataclass(frozen=True)
@@ -26,15 +26,21 @@ class Identity:
     key_labels: Mapping[str, str] = field(default_factory=dict)
     term_labels: Mapping[str, str] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()     # spellings in run labels, lower-case letters and digits only
+    stat_kinds: Mapping[str, str] = field(default_factory=dict)
+    term_titles: Mapping[str, str] = field(default_factory=dict)
+    auxiliary: bool = False           # a term beside any method (masked LM), not a method of its own
 
 
 def _identity(name: str, component: type[Component]) -> Identity:
     cost = component.cost_factor
     if component.momentum_encoder:   # its graph-free pass over the batch, plus the EMA
         cost += MOMENTUM_STEP_COST
-    return Identity(component.display_name or name, component.citation, component.color_slot, cost,
+    display = component.display_name or name
+    titles = {term: component.term_titles.get(term) or f"{display}: {words}"
+              for term, words in {**component.term_labels, **component.term_titles}.items()}
+    return Identity(display, component.citation, component.color_slot, cost,
                     dict(component.stat_labels), dict(component.key_labels), dict(component.term_labels),
-                    (alias(name),))
+                    (alias(name),), dict(component.stat_kinds), titles, component.auxiliary)
 
 
 def alias(text: str) -> str:
@@ -67,6 +73,15 @@ class MethodSpec:
         """The component's check of its hyper-parameters at config time (``check_config``): called by
         :mod:`cselab.config` with the params and the config values its keyword-only parameters name."""
         return None if self.component is None else self.component.check_config
+
+    def check_distributed(self, params) -> None:
+        """Raise ValueError when a multi-process run cannot run this method (``Component.check_distributed``)."""
+        if self.component is not None:
+            self.component.check_distributed(params)
+
+    def smoke_batch_size(self, params, batch_size: int) -> int:
+        """The smoke profile's batch for this method (``Component.smoke_batch_size``)."""
+        return batch_size if self.component is None else self.component.smoke_batch_size(params, batch_size)
 
     @property
     def gradient_cache_check(self) -> Callable[..., None] | None:
@@ -137,9 +152,16 @@ def register_family(family: MethodFamily) -> MethodFamily:
     return family
 
 
+def is_auxiliary(name: str) -> bool:
+    """Whether a registered method is a term beside any method (``Component.auxiliary``: the masked-LM
+    term), which a run's method is named and grouped without."""
+    spec = METHODS.get(name)
+    return spec is not None and spec.about.auxiliary
+
+
 def family_of(methods) -> MethodFamily | None:
-    """The family a set of methods makes up exactly (``mlm`` aside), else None."""
-    chosen = tuple(sorted(m for m in methods if m != "mlm"))
+    """The family a set of methods makes up exactly (auxiliary terms aside), else None."""
+    chosen = tuple(sorted(m for m in methods if not is_auxiliary(m)))
     return next((f for f in FAMILIES.values() if f.methods == chosen), None)
 
 
@@ -177,6 +199,22 @@ def key_labels() -> dict[str, str]:
         labels.update({f"{name}.{k}": v for k, v in about.key_labels.items()})
         labels.update({f"loss/{name}.{k}": v for k, v in about.term_labels.items()})
     return labels
+
+
+def term_titles() -> dict[str, str]:
+    """Titles of every method's loss terms in panels of their own (``loss/<method>.<term>``), as the
+    methods declare them (``term_titles``; else "<display name>: <term label>")."""
+    return {f"loss/{name}.{term}": title for name, spec in METHODS.items()
+            for term, title in spec.about.term_titles.items()}
+
+
+def stat_kinds() -> dict[str, str]:
+    """The kind of pair of every logged cosine that declares one: the core's under their own keys,
+    each method's as ``<method>.<stat>`` (``clusterns.hard_neg_cos`` → "hard negative")."""
+    kinds = dict(CORE_STAT_KINDS)
+    for spec in METHODS.values():
+        kinds.update({f"{spec.name}.{k}": v for k, v in spec.about.stat_kinds.items()})
+    return kinds
 
 
 def cost_factors() -> dict[str, float]:

@@ -103,6 +103,7 @@ class SimCSEPP(Component):
     color_slot = 8
     cost_factor = 0.35   # a third encoder pass (B sentences, dropout off) with its graph; the D×D term is small
     stat_labels = {"off_dropout_cos": "off-dropout negatives"}
+    stat_kinds = {"off_dropout_cos": "off-dropout negative"}
     key_labels = {"dcl_weight": "dimension-wise weight λ", "dcl_temperature": "dimension-wise temperature τ_d"}
     term_labels = {"dcl": "dimension-wise contrastive loss"}
 

@@ -11,7 +11,8 @@ every other:
 * **training statistics** — :func:`statistic_colour`: one colour per *kind* of pair or quantity
   (positive, in-batch negative, hard negative, false negative, nearest centroid, mixed negative,
   noise negative, …), whatever method logged it and whatever figure draws it
-  (:data:`STATISTIC_COLOURS`, :data:`STATISTIC_KINDS`). None of them is a method colour, none is
+  (:data:`STATISTIC_COLOURS`; each method declares the kind of each cosine it logs,
+  ``Component.stat_kinds``, so that nothing here names a method's statistics). None of them is a method colour, none is
   within CIEDE2000 ΔE 15 of a method colour, of a step grey or of another statistic
   (``tests/test_palettes.py``). The colours were chosen farthest-first in CIEDE2000 away from the
   method colours, then named by meaning: what is pulled together is dark (positive black,
@@ -81,49 +82,39 @@ STATISTIC_COLOURS = {
 # statistic colour either.
 STATISTIC_RESERVE = ("#AA8866", "#445500", "#885544", "#778866")
 
-# The kind of each statistic key that training logs (``sim/<key>``) or an analysis frame has as a
-# column; a key is looked up without its ``sim/`` prefix, then without its ``<method>.`` prefix.
-STATISTIC_KINDS = {
-    "pos_cos": "positive",
-    "positive": "positive",
-    "neg_cos": "in-batch negative",
-    "random_negative": "in-batch negative",
-    "augmented_positive.aug_pos_cos": "augmented positive",
-    "aug_pos_cos": "augmented positive",
-    "interlayer_negative.neg_cos": "interlayer negative",
-    "clusterns.hard_neg_cos": "hard negative",
-    "hard_neg_cos": "hard negative",
-    "clusterns.nearest_centroid_cos": "nearest centroid",
-    "nearest_centroid_cos": "nearest centroid",
-    "clusterns.inter_centroid_cos": "between centroids",
-    "inter_centroid_cos": "between centroids",
-    "clusterns.false_neg_cos": "false negative",
-    "false_neg_cos": "false negative",
-    "clusterns.batch_cos": "batch mean",
-    "batch_cos": "batch mean",
-    "mixcse.mixed_cos": "mixed negative",
-    "mixed_cos": "mixed negative",
-    "mixed_negative": "mixed negative",
-    "gs_infonce.noise_cos": "noise negative",
-    "noise_cos": "noise negative",
-    "esimcse.queue_cos": "queue negative",
-    "queue_cos": "queue negative",
-    "simcse_pp.off_dropout_cos": "off-dropout negative",
-    "off_dropout_cos": "off-dropout negative",
-}
+# Statistic keys that are no logged cosine but name a kind in other words: analysis frames' columns
+# (MixCSE's paper calls the in-batch negatives "random negatives"). A column spelling a kind with
+# underscores (``mixed_negative``, ``positive``) is that kind without an entry here.
+STATISTIC_SYNONYMS = {"random_negative": "in-batch negative"}
+
+
+def statistic_kinds() -> dict[str, str]:
+    """The kind of every statistic key that declares one: the core's and each method's, as they
+    declare them (``Component.stat_kinds``, :func:`cselab.methods.stat_kinds`: full keys such as
+    ``clusterns.hard_neg_cos``), then :data:`STATISTIC_SYNONYMS`. Read from the registry on every
+    call, so a method registered later is coloured too."""
+    from ..methods import stat_kinds
+
+    return {**stat_kinds(), **STATISTIC_SYNONYMS}
 
 
 def statistic_kind(key: str) -> str | None:
     """The kind (a key of :data:`STATISTIC_COLOURS`) of a statistic key, or ``None``:
     ``sim/clusterns.hard_neg_cos`` and ``hard_neg_cos`` → "hard negative", ``random_negative`` →
-    "in-batch negative", a kind's own name → itself."""
+    "in-batch negative", a kind's own name (or with underscores, ``mixed_negative``) → itself. A
+    key without its ``<method>.`` prefix is read as the core's statistic of that name, else as the
+    first method's that declares it."""
     key = str(key).removeprefix("sim/")
-    if key in STATISTIC_COLOURS:
-        return key
-    if key in STATISTIC_KINDS:
-        return STATISTIC_KINDS[key]
+    for spelling in (key, key.replace("_", " ")):
+        if spelling in STATISTIC_COLOURS:
+            return spelling
+    kinds = statistic_kinds()
+    if key in kinds:
+        return kinds[key]
     bare = key.split(".", 1)[1] if "." in key else key
-    return STATISTIC_KINDS.get(bare)
+    if bare in kinds:
+        return kinds[bare]
+    return next((kind for full, kind in kinds.items() if full.split(".", 1)[-1] == bare), None)
 
 
 def is_statistic(key: str) -> bool:

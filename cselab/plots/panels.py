@@ -29,22 +29,20 @@ from ..rundir import Runs, labelled_runs, read_metrics
 from .core import TooFewPoints, LEGEND_CHAR_WIDTH, color, new_figure, styled
 from .dynamics import _group_line, stat_label_words
 from ..labels import display_name, frame_groups, run_groups
+from ..methods import term_titles
 from .palettes import looks_like_steps, step_colours
 from .style import (SEEDS_NOTE, group_label, integer_ticks, legend_beside, legend_under, measured,
                    point_markers, separate_coincident, series_styles)
 
 TITLE_WIDTH = 22   # characters per title line at a panel width of 2.4 in (9-pt titles)
 
-# Words for the record keys that are not statistics of a method (those come from the methods).
+# Words for the record keys that are no method's (a method's loss terms and statistics are worded
+# in its own module: ``term_titles``, ``stat_labels``).
 KEY_WORDS = {
     "loss": "total loss",
     "loss/info_nce": "InfoNCE",
     "loss/info_nce_forward": "InfoNCE, view-1 anchors",
     "loss/info_nce_reverse": "InfoNCE, view-2 anchors",
-    "loss/clusterns.bml": "ClusterNS BML (× λ)",
-    "loss/augmented_positive.l_p": r"APINCSE $\ell_P$ (augmented positive)",
-    "loss/interlayer_negative.l_n": r"APINCSE $\ell_N$ (interlayer negative)",
-    "loss/mlm.mlm": "masked-LM loss",
     "grad/z1_norm": "‖∂L/∂z‖, view 1 (anchors)",
     "grad/z2_norm": "‖∂L/∂z‖, view 2 (positives)",
     "alignment": "alignment",
@@ -57,10 +55,14 @@ KEY_WORDS = {
 
 
 def key_words(key: str) -> str:
-    """Words for a record key: :data:`KEY_WORDS`, then the methods' statistic labels for
-    ``sim/<stat>``, then ``loss: <part>`` for other loss parts, else the key itself."""
+    """Words for a record key: :data:`KEY_WORDS`, then the methods' titles of their loss terms
+    (:func:`cselab.methods.term_titles`) and their statistic labels for ``sim/<stat>``, then
+    ``loss: <part>`` for other loss parts, else the key itself."""
     if key in KEY_WORDS:
         return KEY_WORDS[key]
+    titles = term_titles()
+    if key in titles:
+        return titles[key]
     if key.startswith("sim/"):
         return stat_label_words().get(key[4:], key[4:])
     if key.startswith("loss/"):

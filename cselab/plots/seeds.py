@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ..config import DEFAULT_METHOD
 from ..results import mean_ci
 from .check import mark_intervals
 from .core import COLUMN_WIDTH, new_figure, styled
@@ -133,7 +134,7 @@ def plot_seed_means(frame: pd.DataFrame, x: str, y: str, hue: str | None = None,
     return fig
 
 
-def baseline_differences(frame: pd.DataFrame, tasks: Sequence[str], baseline: str = "simcse",
+def baseline_differences(frame: pd.DataFrame, tasks: Sequence[str], baseline: str = DEFAULT_METHOD,
                          group: str = "method", seed: str = "seed") -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per group other than ``baseline`` and per task: the per-seed differences from the baseline on
     the seeds both have (``(group, task, seed, difference)``, one row per pair), and their summary
@@ -164,7 +165,7 @@ def baseline_differences(frame: pd.DataFrame, tasks: Sequence[str], baseline: st
 
 
 @styled
-def plot_baseline_differences(frame: pd.DataFrame, tasks: Sequence[str], baseline: str = "simcse",
+def plot_baseline_differences(frame: pd.DataFrame, tasks: Sequence[str], baseline: str = DEFAULT_METHOD,
                               group: str = "method", seed: str = "seed", ylabel: str | None = None,
                               title: str | None = None) -> Figure:
     """Per method and per task, the difference from the baseline with its paired 95 % interval over

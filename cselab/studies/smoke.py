@@ -76,12 +76,14 @@ def tiny_backbone(name: str) -> Path:
 def smoke_overrides(cfg) -> dict:
     """What the smoke profile changes in one resolved run config: the tiny model, 2 steps of a
     small corpus, every recording option that the run has at every step. Sizes that a sweep varies
-    stay distinct: the batch is divided by 8 (64 → 8, 512 → 64), and a ClusterNS run whose
-    centroids start from a batch gets K more (K + batch / 8); queues and K are kept."""
+    stay distinct: the batch is divided by 8 (64 → 8, 512 → 64), then each method may ask for more
+    (``Component.smoke_batch_size``: ClusterNS's centroids drawn from a batch get K more rows);
+    queues and K are kept."""
+    from ..methods import METHODS
+
     batch = max(2, cfg.batch_size // 8)
-    params = cfg.method_params
-    if "clusterns" in params and params["clusterns"].init == "batch" and batch < params["clusterns"].num_clusters:
-        batch += params["clusterns"].num_clusters   # K + batch/8: room for the centroids, batch sweeps stay apart
+    for name in cfg.method:
+        batch = METHODS[name].smoke_batch_size(cfg.method_params[name], batch)
     return {**SETTINGS, "model": str(tiny_backbone(cfg.model)), "batch_size": batch, "max_sentences": 2 * batch,
             "probe_every": 1 if cfg.probe_every else None, "snapshot_every": 1 if cfg.snapshot_every else None,
             "probe_sentences": min(cfg.probe_sentences, 32),

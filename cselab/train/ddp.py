@@ -65,9 +65,11 @@ class Processes:
         if cfg.batch_size % self.world_size:
             raise ValueError(f"batch_size={cfg.batch_size} is the global batch and must be divisible by the "
                              f"{self.world_size} processes (each encodes an equal slice)")
-        if self.distributed and "mlm" in cfg.method:
-            raise ValueError("method mlm is not supported with torchrun yet: its masked-LM term is computed on each "
-                             "process's own rows, not on the gathered batch")
+        if self.distributed:   # what each method cannot do on a gathered batch, it says itself
+            from ..methods import METHODS
+
+            for name in cfg.method:
+                METHODS[name].check_distributed(cfg.method_params[name])
 
     def local_slice(self, sentences: list[str]) -> list[str]:
         """This process's slice of a global batch: equal slices in rank order. An incomplete last

@@ -114,6 +114,8 @@ class AugmentedPositive(Component):
     cost_factor = 0.05   # queue search for neighbours (top-k over L)
     key_labels = {"top_k": "neighbours k", "queue_size": "queue size L"}
     term_labels = {"l_p": "augmented-positive loss"}
+    term_titles = {"l_p": r"APINCSE $\ell_P$ (augmented positive)"}
+    stat_kinds = {"aug_pos_cos": "augmented positive"}
 
     @classmethod
     def check_config(cls, params: AugmentedPositiveParams, *, batch_size: int) -> None:

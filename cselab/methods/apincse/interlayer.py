@@ -126,6 +126,8 @@ class InterlayerNegative(Component):
     color_slot = 6
     cost_factor = 0.15   # every layer's hidden states kept, one more projection per step
     term_labels = {"l_n": "interlayer-negative loss"}
+    term_titles = {"l_n": r"APINCSE $\ell_N$ (interlayer negative)"}
+    stat_kinds = {"neg_cos": "interlayer negative"}
 
     @classmethod
     def check_gradient_cache(cls, params: InterlayerNegativeParams, *, pooler: str) -> None:

@@ -133,6 +133,18 @@ class ClusterNS(Component):
     cost_factor = 0.10   # K-means iterations over the batch, centroid logits, the BML term
     key_labels = {"num_clusters": "number of clusters K"}
     term_labels = {"bml": "bidirectional margin loss"}
+    term_titles = {"bml": "ClusterNS BML (× λ)"}
+    stat_kinds = {"hard_neg_cos": "hard negative", "nearest_centroid_cos": "nearest centroid",
+                  "inter_centroid_cos": "between centroids", "false_neg_cos": "false negative",
+                  "batch_cos": "batch mean"}
+
+    @classmethod
+    def smoke_batch_size(cls, params: ClusterNSParams, batch_size: int) -> int:
+        # K more rows where the centroids start from a batch (check_config needs K ≤ batch); the
+        # smoke profile's batches of a batch-size sweep stay apart (K + batch / 8)
+        if params.init == "batch" and batch_size < params.num_clusters:
+            return batch_size + params.num_clusters
+        return batch_size
 
     @classmethod
     def check_config(cls, params: ClusterNSParams, *, batch_size: int) -> None:
