@@ -480,9 +480,9 @@ def test_metric_grid_one_panel_per_key_own_axis(logged, tmp_path):
     assert not panels[0].get_shared_y_axes().joined(panels[0], panels[1])
     assert_drawn(fig)
     # the 2 × 2 grid's fourth cell holds the legend (no empty cell, nothing added under the panels)
-    from cselab.plots.check import _draw
+    from cselab.plots.check import draw
 
-    renderer = _draw(fig)
+    renderer = draw(fig)
     cell, box = fig.axes[3], fig.legends[0].get_window_extent(renderer)
     assert not cell.get_visible() and cell.bbox.contains(*box.get_points().mean(axis=0))
     with pytest.raises(ValueError, match=r"no values for \['sim/nothing'\]"):

@@ -2,6 +2,8 @@
 panel and the artist; well-made figures give no problem."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -445,3 +447,68 @@ def test_save_figure_records_the_new_rules(tmp_path):
     problems = json.loads((tmp_path / "dev.problems.json").read_text())["problems"]
     assert [p.split(":")[0] for p in problems] == ["the figure is 8.0 in wide, wider than a printed page (7.2 in)",
                                                    "panel 'STS-B dev'"]
+
+
+# ------------------------------------------------------------------ the checker's public surface
+def test_the_docs_table_names_every_rule_in_order():
+    from conftest import REPO
+
+    from cselab.plots.check import RULES
+
+    text = (REPO / "docs" / "figures.md").read_text(encoding="utf-8")
+    table = text[text.index("| rule | finds | threshold |"):text.index("**Adding a rule**")]
+    assert re.findall(r"^\| `(\w+)` \|", table, re.M) == [rule.name for rule in RULES]
+    assert all(rule.finds for rule in RULES)   # each says what it finds (its docstring)
+
+
+def test_a_rule_added_with_its_decorator_runs_and_names_its_panel():
+    """What adding a rule is: one decorated function (here a colour bar over fewer than 4 values)."""
+    from cselab.plots.check import RULES, axes_name, panel_rule
+
+    @panel_rule
+    def few_colour_values(ax, drawn):
+        """Points coloured by fewer than 4 distinct values (test rule)."""
+        values = [np.unique(c.get_array()) for c in ax.collections if c.get_array() is not None]
+        return [f"{axes_name(ax)}: coloured by {len(v)} values" for v in values if len(v) < 4]
+
+    try:
+        fig, (ax, other) = new_figure(2, panel_size=(2.4, 1.9))
+        ax.set_title("three")
+        ax.scatter([1, 2, 3], [1, 2, 3], c=[0, 1, 2])
+        other.set_title("five")
+        other.scatter([1, 2, 3, 4, 5], [1, 2, 3, 4, 5], c=[0, 1, 2, 3, 4])
+        assert check_figure(fig) == ["panel 'three': coloured by 3 values"]
+        with pytest.raises(ValueError, match="registered twice"):
+            panel_rule(few_colour_values)
+    finally:
+        RULES[:] = [rule for rule in RULES if rule.name != "few_colour_values"]
+    assert check_figure(fig) == []
+
+
+def test_nothing_outside_the_checker_imports_its_internals():
+    """Plotting code, notebooks, benchmarks and tests use the package's public names only (``__all__``)."""
+    import ast
+    from importlib.util import resolve_name
+
+    from conftest import REPO
+
+    import cselab.plots.check as check
+
+    package = REPO / "cselab" / "plots" / "check"
+    outside = []
+    for folder in ("cselab", "notebooks", "benchmarks", "tests"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            if package in path.parents:
+                continue   # the checker itself
+            here = ".".join(path.relative_to(REPO).parent.parts)
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom):
+                    name = resolve_name("." * node.level + (node.module or ""), here) if node.level else node.module
+                    if name == "cselab.plots.check":
+                        outside += [f"{path.name}: {a.name}" for a in node.names if a.name not in check.__all__]
+                    elif name and name.startswith("cselab.plots.check."):
+                        outside.append(f"{path.name}: {name}")
+                elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "check" \
+                        and node.attr.startswith("_") and not node.attr.startswith("__"):
+                    outside.append(f"{path.name}: check.{node.attr}")
+    assert outside == []

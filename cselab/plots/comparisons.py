@@ -174,7 +174,7 @@ def plot_ablation_bars(scores: pd.DataFrame, tasks: Sequence[str] | None = None,
     says so: :data:`cselab.plots.check.BAR_MIN_SPREAD`); with ``kind="auto"`` such scores are drawn
     as points (mean and interval) on an axis zoomed to them instead, the y label saying that it does
     not start at zero. ``kind="bars"`` or ``"points"`` chooses."""
-    from .check import _flat_bars
+    from .check import flat_bar_groups
 
     if kind not in ("auto", "bars", "points"):
         raise ValueError(f"plot_ablation_bars: kind must be 'auto', 'bars' or 'points', got {kind!r}")
@@ -192,7 +192,7 @@ def plot_ablation_bars(scores: pd.DataFrame, tasks: Sequence[str] | None = None,
     halves = grouped.agg(lambda s: t_interval(s)[1])
     if kind != "points":
         fig = _ablation_figure(means, counts, halves, tasks, ylim, title, points=False)
-        if kind == "bars" or not _flat_bars(fig.axes[0]):
+        if kind == "bars" or not flat_bar_groups(fig.axes[0]):
             return fig
     return _ablation_figure(means, counts, halves, tasks, ylim, title, points=True)
 

@@ -66,7 +66,7 @@ def fit_tick_labels(fig: Figure) -> None:
     fixed ticks (categories, log₂ batch sizes) are left as they are."""
     from matplotlib.ticker import MaxNLocator
 
-    from .check import _draw, _drawn_ticks, _overlap, _text_box
+    from .check import boxes_overlap, draw, drawn_ticks, text_box
 
     renderer = None
     for ax in fig.axes:
@@ -74,15 +74,15 @@ def fit_tick_labels(fig: Figure) -> None:
         locator = axis.get_major_locator()
         if not ax.get_visible() or not isinstance(locator, MaxNLocator):
             continue
-        renderer = renderer or _draw(fig)   # one draw for every axis; again only after thinning one
-        nbins = len(_drawn_ticks(axis))
+        renderer = renderer or draw(fig)   # one draw for every axis; again only after thinning one
+        nbins = len(drawn_ticks(axis))
         while nbins > MIN_TICKS:
-            boxes = [b for tick in _drawn_ticks(axis) if (b := _text_box(tick.label1, renderer)) is not None]
-            if not any(_overlap(a, b, 0.5) for a, b in zip(boxes, boxes[1:])):
+            boxes = [b for tick in drawn_ticks(axis) if (b := text_box(tick.label1, renderer)) is not None]
+            if not any(boxes_overlap(a, b, 0.5) for a, b in zip(boxes, boxes[1:])):
                 break
             nbins -= 1
             locator.set_params(nbins=nbins)
-            renderer = _draw(fig)
+            renderer = draw(fig)
 
 
 def new_figure(n_panels: int = 1, panel_size: tuple[float, float] = (COLUMN_WIDTH, 2.5), ncols: int | None = None,

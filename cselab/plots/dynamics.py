@@ -368,10 +368,10 @@ def _label_points(ax, xs, ys, texts, marked: bool = False) -> None:
     some label finds no free place — points that crowd, which depends on the numbers and so on the
     machine's precision — every point is named in a legend instead, each with its own marker: the
     figure stays readable whatever its numbers are."""
-    from .check import _draw
+    from .check import draw
 
     fig = ax.get_figure()
-    renderer = _draw(fig)
+    renderer = draw(fig)
     placed, notes = [], []
     for x, y, text in zip(xs, ys, texts):
         found = None

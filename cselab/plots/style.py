@@ -206,11 +206,11 @@ def _covering(line):
     """The line whose stroke hides ``line`` by the figure checker's own test (it holds every part of
     ``line`` as drawn), or None: also paths whose vertices differ, e.g. two runs' trajectories, one
     lying along the other's segments."""
-    from .check import _covering_line
+    from .check import covering_line
 
     ax = line.axes
     ax.get_xlim(), ax.get_ylim()   # settles autoscaled limits, so transData is the drawn one
-    return _covering_line(line, ax)
+    return covering_line(line, ax)
 
 
 def _same_data(a, b) -> bool:
