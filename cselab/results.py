@@ -166,6 +166,22 @@ def summarise(frame: pd.DataFrame, by: str | Sequence[str], metrics: Sequence[st
 
 
 
+def mean_std_text(mean: float, std: float, decimals: int = 2, missing_std: str | None = "–") -> str:
+    """``81.23 ± 0.45``: the one way every table writes a mean and the sample standard deviation of
+    its seeds. A missing mean reads ``–``; a missing std (one seed) reads ``81.23 ± –``, or with
+    ``missing_std=None`` the mean alone, ``81.23`` (the summary tables, where a single seed is
+    plain)."""
+    def number(x) -> str | None:
+        return None if x is None or pd.isna(x) else f"{x:.{decimals}f}"
+
+    m, s = number(mean), number(std)
+    if m is None:
+        return "–" if missing_std is None else f"– ± {s or missing_std}"
+    if s is None:
+        return m if missing_std is None else f"{m} ± {missing_std}"
+    return f"{m} ± {s}"
+
+
 def mean_ci(values: Sequence[float], confidence: float = CONFIDENCE) -> dict[str, float]:
     """``{n, mean, std, ci_low, ci_high}``: the sample mean, the sample standard deviation (ddof 1)
     and the t confidence interval of the mean (``scipy.stats.t.interval`` around the mean with the
@@ -305,7 +321,7 @@ def format_comparison(table: pd.DataFrame, group: str = "method", decimals: int 
 
     out = []
     for _, r in table.iterrows():
-        row = {group: r[group], "seeds": int(r["n"]), "mean ± std": f"{number(r['mean'])} ± {number(r['std'])}",
+        row = {group: r[group], "seeds": int(r["n"]), "mean ± std": mean_std_text(r["mean"], r["std"], decimals),
                "95% CI": f"[{number(r['ci_low'])}, {number(r['ci_high'])}]"}
         if "diff" in r and not pd.isna(r.get("diff")):
             row.update({"Δ vs baseline": f"{r['diff']:+.{decimals}f}",

@@ -28,7 +28,7 @@ import pandas as pd
 
 from .config import STS_SELECTED_MARK, STS_SELECTED_NOTE
 from .evaluate.suites import SUITES
-from .results import STATS, summarise   # the results layer's summary: mean, std and n per group
+from .results import STATS, mean_std_text, summarise   # the results layer's summary and its one mean ± std
 # A row whose checkpoint was chosen on STS data (select_by: stsb_dev, the papers' protocol) carries the
 # mark; to_markdown / to_latex / workbench.save_table then print the note under the table.
 # The mark and footnote live beside config.uses_sts, below both tables and the study engine.
@@ -125,7 +125,7 @@ def format_table(summary: pd.DataFrame, decimals: int = 2, bold_best: bool = Fal
             if pd.isna(m):
                 cells.append("–")
                 continue
-            text = f"{m:.{decimals}f}" + (f" ± {s:.{decimals}f}" if n > 1 and not pd.isna(s) else "")
+            text = mean_std_text(m, s if n > 1 else math.nan, decimals, missing_std=None)
             cells.append(f"**{text}**" if best is not None and math.isclose(m, best) else text)
         out[metric] = cells
     out.index.name = summary.index.name

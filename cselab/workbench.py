@@ -272,11 +272,13 @@ def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Map
                            tables_dir: str | os.PathLike, tasks: Sequence[str] | None = None,
                            data_dir: str | os.PathLike | None = None, name: str = f"sts_vs_{DEFAULT_METHOD}",
                            baseline: str = "SimCSE", bootstrap_resamples: int = 2000) -> pd.DataFrame | None:
-    """The paper notebooks' "paired comparison against SimCSE" cell: :func:`paired_comparison` on the
-    STS average (the results layer's paired t-test, Holm and MDE, :mod:`cselab.results`, with the
-    test-pair bootstrap for single-seed variants), saved as ``<name>`` (.md and .csv) and returned
-    for display; one printed line and None when there are no baseline runs."""
-    from .paper_tables import STS_TASKS, paired_comparison   # the tables layer sits below these helpers
+    """The paper notebooks' "paired comparison against SimCSE" cell:
+    :func:`cselab.comparisons.paired_comparison` on the STS average (the results layer's paired
+    t-test, Holm and MDE, with the test-pair bootstrap for single-seed variants), saved as
+    ``<name>`` (.md and .csv) and returned for display; one printed line and None when there are no
+    baseline runs."""
+    from .comparisons import paired_comparison
+    from .evaluate.sts import STS_TASKS
 
     paired = paired_comparison(results, groups, "avg", baseline, bootstrap_resamples,
                                STS_TASKS if tasks is None else tasks, data_dir)

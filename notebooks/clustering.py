@@ -52,8 +52,8 @@ from IPython.display import display
 
 from cselab import workbench
 from cselab.analysis.clusterns import run_case_study
-from cselab.analysis.compare import (clustering_detail_frame, clustering_metric_frame, grouped_table, run_groups,
-                                    with_groups)
+from cselab.analysis.compare import clustering_detail_frame, clustering_metric_frame
+from cselab.comparisons import group_runs, grouped_table, with_groups
 from cselab.analysis.logged import pick_runs, run_methods, training_facts, untuned_starts
 from cselab.data import load_corpus
 from cselab.evaluate.cache import evaluate_runs, evaluation_frame
@@ -62,7 +62,7 @@ from cselab.plots import TooFewPoints, add_note, plot_score_points
 
 workbench.setup()
 runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none
-groups = run_groups(runs, group_by)
+groups = group_runs(runs, group_by)
 labels = task_labels("clustering")   # the sets as ClusterNS's tables name them
 print(f"{len(runs)} runs: {', '.join(runs)}")
 

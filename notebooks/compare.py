@@ -66,19 +66,18 @@ bootstrap_seed = 0  # seed of the bootstrap's resampling
 from IPython.display import Markdown, display
 
 from cselab import workbench
-from cselab.analysis.compare import (describe_sts_average, difference_panels, grouped_table, per_task_comparison,
-                                     resolve_baseline, run_groups, sts_pair_scores, sts_results, sweep_frame,
-                                     with_groups)
+from cselab.analysis.compare import describe_sts_average, sts_results
+from cselab.comparisons import (baseline_table, difference_panels, group_runs, grouped_table, per_task_comparison,
+                                per_task_tests, resolve_baseline, sweep_frame, with_groups)
 from cselab.evaluate.cache import evaluate_runs, evaluation_frame
 from cselab.evaluate.suites import task_labels
 from cselab.paper_tables import TREND_MIN_VALUES
 from cselab.plots import TooFewPoints, add_note, plot_paired_differences, plot_score_points, plot_sweep
-from cselab.results import (ALPHA, FAMILIES, POWER, compare_to_baseline, format_comparison, match_variants,
-                            paired_tests, single_seed_bootstrap, single_seed_runs)
+from cselab.results import ALPHA, FAMILIES, POWER
 
 workbench.setup()
 runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none
-groups = run_groups(runs, group_by, group_names)
+groups = group_runs(runs, group_by, group_names)
 try:
     baseline_group = resolve_baseline(baseline, groups, group_names)
 except ValueError as error:
@@ -133,7 +132,7 @@ sts_methods
 
 # %%
 if baseline_group is not None:
-    comparison = format_comparison(compare_to_baseline(sts_frame, "avg", "group", baseline_group), "group")
+    comparison = baseline_table(sts_frame, "avg", baseline_group)
     workbench.save_table(comparison, "sts_vs_baseline", tables_dir)
     display(Markdown(f"**{describe_sts_average(sts_tasks)}** against **{baseline_group}** "
                      f"(α {ALPHA}, MDE at power {POWER})"))
@@ -156,13 +155,10 @@ if baseline_group is not None:
 # %%
 if baseline_group is not None:
     print(f"Holm family: {FAMILIES[holm_family]}")
-    tests = paired_tests(sts_frame, [*tasks, "avg"], baseline=baseline_group, family=holm_family)
-    bootstrap = None
-    needed = single_seed_runs(sts_frame, baseline=baseline_group)
-    if bootstrap_resamples and needed:
-        pair_scores = sts_pair_scores({label: runs[label] for label in needed}, sts_tasks, data_dir)
-        bootstrap = single_seed_bootstrap(sts_frame, pair_scores, [*tasks, "avg"], baseline=baseline_group,
-                                          n_resamples=bootstrap_resamples, seed=bootstrap_seed)
+    tests, bootstrap = per_task_tests(sts_frame, [*tasks, "avg"], baseline_group, runs, family=holm_family,
+                                      sts_tasks=sts_tasks, data_dir=data_dir, bootstrap_resamples=bootstrap_resamples,
+                                      seed=bootstrap_seed)
+    if bootstrap is not None:
         workbench.save_table(bootstrap.assign(task=bootstrap["task"].map(names)).round(3),
                              "sts_vs_baseline_bootstrap", tables_dir)
     per_task = per_task_comparison(sts_frame, [*tasks, "avg"], baseline=baseline_group, family=holm_family,
@@ -210,8 +206,7 @@ if transfer_tasks:
     workbench.save_table(transfer_methods, "transfer_methods", tables_dir)
     display(transfer_methods)
     if baseline_group is not None:
-        transfer_comparison = format_comparison(compare_to_baseline(transfer_frame, "avg", "group", baseline_group),
-                                                "group")
+        transfer_comparison = baseline_table(transfer_frame, "avg", baseline_group)
         workbench.save_table(transfer_comparison, "transfer_vs_baseline", tables_dir)
         display(transfer_comparison)
 else:
@@ -231,8 +226,7 @@ if clustering_tasks:
     workbench.save_table(clustering_methods, "clustering_methods", tables_dir)
     display(clustering_methods)
     if baseline_group is not None:
-        clustering_comparison = format_comparison(compare_to_baseline(clustering_frame, "mean", "group",
-                                                                      baseline_group), "group")
+        clustering_comparison = baseline_table(clustering_frame, "mean", baseline_group)
         workbench.save_table(clustering_comparison, "clustering_vs_baseline", tables_dir)
         display(clustering_comparison)
 else:
@@ -263,17 +257,14 @@ else:
 
 # %%
 if variants:
-    chosen = match_variants(sts_frame["run"], variants)
+    variant_of_run = group_runs(runs, variants).set_index("run")["group"]   # by label prefixes
+    chosen = {label: variant_of_run[label] for label in runs if label in variant_of_run.index}
     ablation = sts_frame[sts_frame["run"].isin(chosen)].assign(group=lambda f: f["run"].map(chosen))
     columns = [names[t] for t in drawn]
     if ablation_control is not None and ablation_control in set(ablation["group"]):
-        ablation_tests = paired_tests(ablation, drawn, baseline=ablation_control, family=holm_family)
-        ablation_bootstrap = None
-        needed = single_seed_runs(ablation, baseline=ablation_control)
-        if bootstrap_resamples and needed:
-            ablation_pairs = sts_pair_scores({label: runs[label] for label in needed}, sts_tasks, data_dir)
-            ablation_bootstrap = single_seed_bootstrap(ablation, ablation_pairs, drawn, baseline=ablation_control,
-                                                       n_resamples=bootstrap_resamples, seed=bootstrap_seed)
+        ablation_tests, ablation_bootstrap = per_task_tests(ablation, drawn, ablation_control, runs,
+                                                            family=holm_family, sts_tasks=sts_tasks, data_dir=data_dir,
+                                                            bootstrap_resamples=bootstrap_resamples, seed=bootstrap_seed)
         ablation_panels = difference_panels(ablation_tests, ablation_bootstrap, names)
         fig = plot_paired_differences({names[t]: ablation_panels[names[t]] for t in (["avg", *tasks] if len(tasks) > 1
                                                                                      else tasks)},

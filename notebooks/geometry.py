@@ -50,7 +50,8 @@ import pandas as pd
 
 from cselab import workbench
 from cselab.analysis.apincse import layer_cls_similarity
-from cselab.analysis.compare import describe_sts_average, run_groups, sts_results, with_groups
+from cselab.analysis.compare import describe_sts_average, sts_results
+from cselab.comparisons import group_runs, with_groups
 from cselab.analysis.logged import (base_groups, runs_logging, start_probe_records,
                                     training_facts, untuned_name, untuned_starts)
 from cselab.data import load_stsb
@@ -80,7 +81,7 @@ geometry_options = {"split": geometry_split, **({"max_pairs": geometry_max_pairs
 geometry = evaluate_runs(runs, "geometry", data_dir=data_dir, **geometry_options)
 sts = sts_results(runs, sts_tasks, data_dir)
 colour = describe_sts_average(sts_tasks)
-points = with_groups(evaluation_frame(geometry, runs, config_keys=()), run_groups(runs, group_by))
+points = with_groups(evaluation_frame(geometry, runs, config_keys=()), group_runs(runs, group_by))
 points[colour] = [sts[label]["avg"] for label in points["run"]]
 starts = untuned_starts(runs)   # {untuned <backbone>: a run whose step-0 snapshot is that model}
 if starts:

@@ -16,9 +16,10 @@ from test_plots import assert_drawn
 from toy_encoders import HashedBagOfWords
 
 from cselab import workbench
-from cselab.analysis.compare import (clustering_detail_frame, clustering_metric_frame, config_value,
-                                     describe_sts_average, difference_panels, grouped_table, per_task_comparison,
-                                     resolve_baseline, run_groups, sts_results, sweep_frame, with_groups)
+from cselab.analysis.compare import (clustering_detail_frame, clustering_metric_frame, describe_sts_average,
+                                     sts_results)
+from cselab.comparisons import (config_value, difference_panels, group_runs, grouped_table, per_task_comparison,
+                                resolve_baseline, sweep_frame, with_groups)
 from cselab.analysis.logged import (base_encoder, base_groups, is_similarity, logged_keys, logged_statistics,
                                     pick_runs, probe_layer_profiles, run_methods, runs_logging, snapshot_series,
                                     start_probe_records)
@@ -114,12 +115,12 @@ def test_run_groups_by_config_keys_with_names(tmp_path):
             "apincse-k16-s2": write_run(tmp_path / "3", {"method": ["augmented_positive", "interlayer_negative"],
                                                          "seed": 2, "batch_size": 64,
                                                          "augmented_positive": {"top_k": 16}}, [])}
-    groups = run_groups(runs)
+    groups = group_runs(runs)
     assert groups.to_dict("list") == {"run": ["simcse-s1", "apincse-s1", "apincse-k16-s2"],
                                       "group": ["SimCSE", "APINCSE", "APINCSE"], "seed": [1, 1, 2],
                                       "method": ["simcse", "augmented_positive+interlayer_negative"] * 1 +
                                                 ["augmented_positive+interlayer_negative"]}
-    by_k = run_groups(runs, ["method", "augmented_positive.top_k"],
+    by_k = group_runs(runs, ["method", "augmented_positive.top_k"],
                       names={"simcse, augmented_positive.top_k=None": "S"})
     assert list(by_k["group"]) == ["S", "augmented_positive+interlayer_negative, augmented_positive.top_k=8",
                                    "augmented_positive+interlayer_negative, augmented_positive.top_k=16"]
@@ -127,8 +128,8 @@ def test_run_groups_by_config_keys_with_names(tmp_path):
     # pooler-only control has SimCSE's method but is no SimCSE seed
     runs["apincse-pooler"] = write_run(tmp_path / "4", {"method": ["simcse"], "seed": 1, "batch_size": 64,
                                                         "pooler": "layer_attention"}, [])
-    assert list(run_groups(runs)["group"]) == ["SimCSE", "APINCSE", "APINCSE", "SimCSE"]
-    by_label = run_groups(runs, ["label"])
+    assert list(group_runs(runs)["group"]) == ["SimCSE", "APINCSE", "APINCSE", "SimCSE"]
+    by_label = group_runs(runs, ["label"])
     assert list(by_label["group"]) == ["SimCSE", "APINCSE", "apincse-k16", "APINCSE pooler only"]
     assert resolve_baseline("simcse", by_label) == "SimCSE"
     del runs["apincse-pooler"]

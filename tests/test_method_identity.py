@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cselab.analysis.compare import method_names as compare_names
+from cselab.comparisons import method_names as compare_names
 from cselab.losses.base import Component, Contribution
 from cselab.methods import FAMILIES, METHODS, method_table, registry
 from cselab.labels import display_name, method_key, readable

@@ -330,7 +330,7 @@ def test_paired_differences_of_eight_panels_fit_a_page_with_p_as_filled_or_hollo
     from matplotlib.collections import PathCollection
     from matplotlib.colors import to_hex
 
-    from cselab.analysis.compare import difference_panels
+    from cselab.comparisons import difference_panels
     from cselab.results import paired_tests
 
     methods = ["MixCSE", "GS-InfoNCE", "ClusterNS", "APINCSE", "ESimCSE", "SimCSE++"]

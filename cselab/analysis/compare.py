@@ -1,28 +1,25 @@
-"""Comparing runs across methods, seeds and settings (the ``compare`` notebook and its kin).
+"""Each run's scores for a comparison: its STS result, its per-pair STS similarities, its
+clustering metrics. The comparison itself — groups, per-seed frames, paired tests, tables — is
+:mod:`cselab.comparisons`, which reads these.
 
-* :func:`run_groups` — which group (method, or any config keys) and seed each run belongs to;
 * :func:`sts_results` — each run's STS result: the final table of ``results.json`` when it has the
   tasks asked for, else an evaluation cached in the run directory;
 * :func:`sts_pair_scores` — each run's per-pair STS similarities (cached), for the paired bootstrap
   over the test pairs of a group sharing one seed with the baseline;
-* :func:`per_task_comparison`, :func:`difference_panels` — the results layer's paired tests
-  (:func:`cselab.results.paired_tests`, :func:`cselab.results.single_seed_bootstrap`) as a text
-  table and as the input of :func:`cselab.plots.plot_paired_differences`;
-* :func:`sweep_frame` — a metric against a swept config key, one row per run;
-* :func:`clustering_metric_frame` — one clustering metric (accuracy, NMI, AMI) per run and set.
+* :func:`clustering_metric_frame`, :func:`clustering_detail_frame` — clustering metrics (accuracy,
+  NMI, AMI) per run and set;
+* :func:`describe_sts_average` — words for an STS average over some tasks.
 
-Ablation variants from run labels are the results layer's rule (:func:`cselab.results.match_variants`),
-as are the statistics: paired t-tests, Holm, the minimum detectable difference, the bootstrap.
-
-Example::
-
-    groups = run_groups(runs)                                   # run, group, seed, method
-    frame = with_groups(evaluation_frame(sts_results(runs), runs), groups)
-    compare_to_baseline(frame, "avg", group="group", baseline="SimCSE")   # cselab.results
+The names that moved to :mod:`cselab.comparisons` (``run_groups`` as ``group_runs``,
+``with_groups``, ``grouped_table``, ``resolve_baseline``, ``per_task_comparison``,
+``difference_panels``, ``sweep_frame``, ``config_value``, ``method_names``) are still read here for
+one release, with a DeprecationWarning.
 """
 from __future__ import annotations
 
+import importlib
 import os
+import warnings
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -30,98 +27,24 @@ import pandas as pd
 
 from ..evaluate.cache import evaluate_run, final_result
 from ..evaluate.sts import STS_TASKS
-from ..methods import display_names
-from ..rundir import BEST, Runs, labelled_runs, read_config, read_results
-from ..rundir.readers import config_value as read_config_value
-from ..results import ALPHA, paired_tests
-from .logged import method_name
+from ..rundir import BEST, Runs, labelled_runs
 
-# Display names of the methods as the papers name them (config method → name, as each method's
-# module declares it); any other group keeps its own text. A family is its parts together
-# (``augmented_positive+interlayer_negative`` → APINCSE).
-def method_names() -> dict[str, str]:
-    return display_names()
+# name here → its name in cselab.comparisons (one release of aliases, then removed)
+MOVED = {"run_groups": "group_runs", "with_groups": "with_groups", "grouped_table": "grouped_table",
+         "resolve_baseline": "resolve_baseline", "per_task_comparison": "per_task_comparison",
+         "difference_panels": "difference_panels", "sweep_frame": "sweep_frame", "config_value": "config_value",
+         "method_names": "method_names", "LABEL_KEY": "LABEL_KEY"}
 
 
-def config_value(config: Mapping, key: str):
-    """A config value by key: ``method`` as the run's method name (:func:`cselab.analysis.logged.method_name`),
-    any other key as :func:`cselab.rundir.readers.config_value` reads it (``section.key`` reads a
-    method's section, None when absent; a list reads as its items joined by ``+``)."""
-    return method_name(config) if key == "method" else read_config_value(config, key)
-
-
-LABEL_KEY = "label"   # run_groups' key for the run label (without its seed suffix)
-
-
-def run_groups(runs: Runs, keys: Sequence[str] = ("method",), names: Mapping[str, str] | None = None,
-               seed_key: str = "seed") -> pd.DataFrame:
-    """One row per run: ``run``, ``group``, ``seed`` and each config key of ``keys``.
-
-    ``group`` joins the values of ``keys`` with ``, `` (``key=value`` for every key but
-    ``method`` and ``label``) and is then renamed by ``names`` (default :func:`method_names`; a
-    mapping given here is added on top). The key ``label`` is the run's label without a seed suffix
-    (``apincse-no_ap-s2`` → ``apincse-no_ap``), named as figures name it ("APINCSE-AP"): runs named
-    apart are grouped apart (e.g. APINCSE's pooler-only control, which has SimCSE's method on
-    another pooler). Runs that differ only in their seed share a group: the unit over which
-    :func:`cselab.results.compare_to_baseline` pairs seeds."""
-    from ..labels import display_name
-    from ..labels import strip_seed
-
-    keys = list(keys)
-    if not keys:
-        raise ValueError("run_groups: keys must name at least one config key (e.g. method)")
-    names = {**method_names(), **(names or {})}
-    rows = []
-    for label, path in labelled_runs(runs).items():
-        config = read_config(path)
-        values = {key: (strip_seed(label) if key == LABEL_KEY else config_value(config, key)) for key in keys}
-        text = ", ".join(display_name(v) if k == LABEL_KEY else str(v) if k == "method" else f"{k}={v}"
-                         for k, v in values.items())
-        rows.append({"run": label, "group": names.get(text, text), seed_key: config.get(seed_key), **values})
-    return pd.DataFrame(rows)
-
-
-def with_groups(frame: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` (one row per run, a ``run`` column) with the ``group`` and ``seed`` of
-    :func:`run_groups` in front (columns of the same name in ``frame`` are replaced)."""
-    if "run" not in frame:
-        raise ValueError(f"with_groups: the frame has no 'run' column; columns: {list(frame.columns)}")
-    extra = [c for c in groups.columns if c != "run"]
-    merged = groups.merge(frame.drop(columns=[c for c in extra if c in frame]), on="run", how="right")
-    return merged[["run", *extra, *[c for c in merged.columns if c not in ("run", *extra)]]]
-
-
-def grouped_table(frame: pd.DataFrame, columns: Sequence[str], by: str | Sequence[str] = "group",
-                  rename: Mapping[str, str] | None = None, decimals: int = 2) -> pd.DataFrame:
-    """Text table of ``columns`` per group (``by``: one or more columns of ``frame``, e.g. ``group``
-    from :func:`with_groups`, or ``["group", "batch_size"]`` for a sweep): ``mean ± std`` over the
-    group's runs (its seeds), ``mean`` for a single run (:func:`cselab.results.summarise`,
-    :func:`~cselab.tables.format_table`), after a first column ``runs`` counting them; columns
-    renamed by ``rename`` (e.g. the papers' names). One ``by`` column is the index; several become
-    columns."""
-    from ..results import summarise
-    from ..tables import format_table
-
-    columns = list(columns)
-    if not columns:
-        raise ValueError("grouped_table: no columns to summarise")
-    summary = summarise(frame, by, columns)
-    table = format_table(summary, decimals).rename(columns=dict(rename or {}))
-    table.insert(0, "runs", summary[(columns[0], "n")].astype(int).to_numpy())
-    return table.reset_index() if isinstance(table.index, pd.MultiIndex) else table
-
-
-def resolve_baseline(baseline: str, groups: pd.DataFrame, names: Mapping[str, str] | None = None) -> str:
-    """The group name of ``baseline`` given as a group name or as a config value (``simcse``); a
-    ValueError when it is not among the groups or is the only one (nothing to compare with)."""
-    present = list(dict.fromkeys(groups["group"]))
-    renamed = {**method_names(), **(names or {})}.get(baseline)
-    found = baseline if baseline in present else renamed if renamed in present else None
-    if found is None:
-        raise ValueError(f"baseline {baseline!r} is none of the groups {present}")
-    if len(present) == 1:   # the tests and figures of differences need a second group
-        raise ValueError(f"every run is in the baseline group {found!r}; add another group's runs to compare with it")
-    return found
+def __getattr__(name: str):
+    if name in MOVED:
+        # read by name, not imported: an alias adds no edge to the import graph (comparisons sits
+        # above this module and imports it)
+        comparisons = importlib.import_module("cselab.comparisons")
+        warnings.warn(f"cselab.analysis.compare.{name} moved to cselab.comparisons.{MOVED[name]}; the old name goes "
+                      "in the next release", DeprecationWarning, stacklevel=2)
+        return getattr(comparisons, MOVED[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ------------------------------------------------------------------- STS per run
@@ -159,80 +82,6 @@ def sts_pair_scores(runs: Runs, tasks: Sequence[str] | None = None, data_dir: st
         pairs = evaluate_run(path, "sts", model, data_dir, tasks=tasks, per_pair=True)["per_pair"]
         out[label] = {task: (np.asarray(p["pred"]), np.asarray(p["gold"])) for task, p in pairs.items()}
     return out
-
-
-def per_task_comparison(frame: pd.DataFrame, tasks: Sequence[str], group: str = "group", baseline: str = "SimCSE",
-                        pair_on: str = "seed", decimals: int = 2, family: str = "group",
-                        bootstrap: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Each group's mean difference from ``baseline`` per task, with the paired t-test's raw p and
-    its Holm-adjusted p over ``family`` (:func:`paired_tests`): cells ``+0.52 (p 0.031, Holm 0.124)``,
-    followed by ``: no detectable effect (MDE 0.61)`` when the adjusted p is not below 0.05;
-    ``(baseline)`` for the baseline's row; ``+0.50 (n 3, no spread)`` when the differences are all
-    equal. One shared seed: ``+0.52 (n 1)``, or with ``bootstrap`` (:func:`cselab.results.single_seed_bootstrap`)
-    ``+0.48 [−0.31, 1.20] (n 1; test pairs)``, the paired bootstrap's interval over the test pairs.
-    Rows: groups in order; columns: ``tasks``, then ``Holm family``."""
-    tests = paired_tests(frame, tasks, group, baseline, pair_on, family)
-    boot = {} if bootstrap is None else {(r[group], r["task"]): r for _, r in bootstrap.iterrows()}
-    rows = {name: {task: "(baseline)" for task in tasks} if name == baseline else {}
-            for name in dict.fromkeys(frame[group])}
-    for _, r in tests.iterrows():
-        if pd.isna(r["diff"]):
-            cell = "–"
-        elif not pd.isna(r["p"]):
-            cell = f"{r['diff']:+.{decimals}f} (p {r['p']:.3f}, Holm {r['p_holm']:.3f})"
-            if r["p_holm"] >= ALPHA:
-                cell += f": no detectable effect (MDE {r['mde']:.{decimals}f})"
-        elif r["paired_n"] == 1 and (r[group], r["task"]) in boot:
-            b = boot[(r[group], r["task"])]
-            cell = (f"{b['diff']:+.{decimals}f} [{b['ci_low']:.{decimals}f}, {b['ci_high']:.{decimals}f}] "
-                    "(n 1; test pairs)")
-        else:
-            cell = f"{r['diff']:+.{decimals}f} (n {int(r['paired_n'])}{', no spread' if r['paired_n'] > 1 else ''})"
-        rows[r[group]][r["task"]] = cell
-    out = pd.DataFrame.from_dict(rows, orient="index").reindex(columns=list(tasks)).fillna("–")
-    families = tests.groupby(group, sort=False)["family"].agg(lambda f: "; ".join(x for x in dict.fromkeys(f) if x))
-    out["Holm family"] = [families.get(name, "") for name in out.index]
-    out.index.name = group
-    return out
-
-
-def difference_panels(tests: pd.DataFrame, bootstrap: pd.DataFrame | None = None,
-                      names: Mapping[str, str] | None = None, group: str = "group") -> dict[str, pd.DataFrame]:
-    """Input of :func:`cselab.plots.plot_paired_differences` from :func:`cselab.results.paired_tests`
-    (and :func:`cselab.results.single_seed_bootstrap`): ``{task words: frame}``, one row per group with its difference,
-    interval, raw and Holm-adjusted p and ``interval`` (``t over seeds``, or ``bootstrap over test
-    pairs`` for a single shared seed, whose difference and interval the bootstrap gives)."""
-    panels = {}
-    for task, part in tests.groupby("task", sort=False):
-        part = part.assign(interval=["t over seeds" if n > 1 else "" for n in part["paired_n"]]).reset_index(drop=True)
-        if bootstrap is not None:
-            for _, b in bootstrap[bootstrap["task"] == task].iterrows():
-                at = part.index[part[group] == b[group]]
-                part.loc[at, ["diff", "diff_ci_low", "diff_ci_high", "interval"]] = [
-                    b["diff"], b["ci_low"], b["ci_high"], "bootstrap over test pairs"]
-        panels[(names or {}).get(task, task)] = part
-    return panels
-
-
-# ------------------------------------------------------------------- ablations and sweeps
-def sweep_frame(runs: Runs, key: str, scores: pd.DataFrame | None = None, group_keys: Sequence[str] = ("method",),
-                names: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """One row per run that sets the swept config ``key``: ``run``, ``group`` (the other settings,
-    :func:`run_groups` over ``group_keys``), ``seed``, ``key``, the ``results.json`` scores of
-    :func:`cselab.rundir.read_results` (``best_stsb_dev``, ``sts/avg``, …) and the columns of
-    ``scores`` (a frame with a ``run`` column, e.g. :func:`cselab.evaluate.evaluation_frame`),
-    sorted by group and ``key``. Runs without a value for ``key`` are left out; none left is an error."""
-    labelled = labelled_runs(runs)
-    frame = read_results(labelled, config_keys=())
-    frame.insert(1, key, [config_value(read_config(path), key) for path in labelled.values()])
-    if scores is not None:
-        frame = frame.merge(scores.drop(columns=[c for c in scores.columns if c in frame and c != "run"]),
-                            on="run", how="left")
-    frame = with_groups(frame, run_groups(labelled, [k for k in group_keys if k != key] or ["method"], names))
-    frame = frame[frame[key].notna()]
-    if frame.empty:
-        raise ValueError(f"sweep_frame: no run sets {key!r} (a config key, e.g. batch_size or <method>.<key>)")
-    return frame.sort_values(["group", key], kind="stable").reset_index(drop=True)
 
 
 # ------------------------------------------------------------------- clustering

@@ -12,8 +12,9 @@ One module per job, each importing only those listed before it:
 - :mod:`.variants` — runs → the paper's variants by the results layer's label-prefix rule
   (:func:`cselab.results.match_variants`; configs checked), and the groups split per backbone;
 - :mod:`.beside_published` — the published rows beside ours (only for the papers' own backbones);
-- :mod:`.summaries` — results → tables: mean ± std over seeds, paired t-tests against SimCSE per
-  backbone (both from :mod:`cselab.results`), the untuned backbone from snapshot 0;
+- :mod:`.summaries` — results → tables: mean ± std over seeds (:mod:`cselab.results`), the
+  untuned backbone from snapshot 0; the paired t-tests against SimCSE per backbone are
+  :mod:`cselab.comparisons`' (``pt.paired_comparison``), as every comparison is;
 - :mod:`.sweeps` — sweeps over a config key, last logged values, enough values for a figure;
 - :mod:`.claims` — a paper's claims as paired comparisons over seeds (:mod:`cselab.results`'
   tests), Holm-corrected over the paper's claims, with verdicts.
@@ -26,8 +27,9 @@ from .backbones import (backbone_label, group_model, interlayer_index, num_layer
 from .beside_published import (backbone_note, published_beside, published_notes, published_transposed,
                                with_published_column)
 from .notebook import PROFILES, by_profile, for_legend, slug
-from .summaries import (average_label, averages_summary, comparison_table, paired_comparison, seeds_label,
-                        sts_options, sts_selected, suite_columns, suite_summary, untuned)
+from ..comparisons import paired_comparison   # re-exported: the one home of a comparison, as pt.<name>
+from .summaries import (average_label, averages_summary, comparison_table, seeds_label, sts_options, sts_selected,
+                        suite_columns, suite_summary, untuned)
 from .claims import Claim, as_variants, claims_table, format_claims
 from .sweeps import COMPARISON_MIN_VALUES, TREND_MIN_VALUES, enough_values, last_values, sweep_results, sweep_runs
 from .variants import (groups_table, identity_without_seed, representatives,

@@ -1,7 +1,8 @@
 """A study's results → a paper's tables: the columns of a suite, mean ± std over seeds per variant,
-our rows beside the published ones, the table of paired t-tests against SimCSE per backbone, and
-the untuned backbone (snapshot 0) as extra rows. The numbers come from :mod:`cselab.evaluate.cache`;
-the per-seed frames, summaries and tests from the results layer (:mod:`cselab.results`)."""
+our rows beside the published ones, and the untuned backbone (snapshot 0) as extra rows. The
+numbers come from :mod:`cselab.evaluate.cache`, the summaries from the results layer
+(:mod:`cselab.results`); the table of paired t-tests against SimCSE per backbone is
+:func:`cselab.comparisons.paired_comparison` (``pt.paired_comparison``)."""
 from __future__ import annotations
 
 import os
@@ -13,12 +14,10 @@ import pandas as pd
 from ..config import uses_sts
 from ..evaluate.sts import STS_TASKS
 from ..evaluate.suites import resolve, result_tables
-from ..results import (compare_to_baseline, format_comparison, group_results, single_seed_bootstrap,
-                       single_seed_runs, summarise, variant_frame)
+from ..results import group_results, summarise
 from ..rundir import run_select_by
 from ..tables import STS_SELECTED_MARK, STS_SELECTED_NOTE, format_table, scores_table
-from .backbones import backbone_label, group_model, one_per_backbone
-from .variants import variant_of
+from .backbones import backbone_label, one_per_backbone
 
 
 def suite_columns(table: str, tasks: Sequence[str]) -> tuple[dict[str, str], str | None]:
@@ -102,40 +101,6 @@ def averages_summary(groups: Mapping[str, Mapping[str, Path]],
         raise ValueError("averages_summary: no run has every suite's result")
     return summarise(pd.DataFrame(rows), "variant", list(results_by_column))
 
-def paired_comparison(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]], metric: str = "avg",
-                      baseline: str = "SimCSE", bootstrap_resamples: int = 0, tasks: Sequence[str] = STS_TASKS,
-                      data_dir: str | os.PathLike | None = None, seed: int = 0) -> pd.DataFrame | None:
-    """Each group against the baseline variant's group of the same backbone, over the seeds both
-    have: mean ± std, 95 % t-interval, mean difference with its interval, the paired t-test's raw p
-    beside its Holm-adjusted p over the variants tested against that baseline, and the reading (no
-    detectable effect with its MDE) (:func:`cselab.results.compare_to_baseline`). With
-    ``bootstrap_resamples`` > 0, a variant sharing a single seed with the baseline gets the column
-    ``Δ, 95% test-pair bootstrap (1 seed)``: the paired bootstrap over the STS ``tasks``' test pairs
-    (:func:`cselab.results.single_seed_bootstrap`; test-set uncertainty, not seed variance;
-    the runs' per-pair similarities are evaluated once and cached). None when no group of the
-    baseline variant exists."""
-    from ..analysis.compare import sts_pair_scores
-
-    frame = variant_frame(results, groups)
-    paths = {label: p for members in groups.values() for label, p in members.items()}
-    frame["model"] = frame["run"].map({label: group_model({label: p}) for label, p in paths.items()})
-    parts = []
-    for model, part in frame.groupby("model", sort=False):
-        names = list(dict.fromkeys(part["variant"]))
-        base = next((n for n in names if variant_of(n) == baseline), None)
-        if base is None:
-            continue
-        table = format_comparison(compare_to_baseline(part, metric, group="variant", baseline=base), group="variant")
-        needed = single_seed_runs(part, "variant", base) if bootstrap_resamples else []
-        if needed:
-            scores = sts_pair_scores({label: paths[label] for label in needed}, tasks, data_dir)
-            boot = single_seed_bootstrap(part, scores, [metric], "variant", base, n_resamples=bootstrap_resamples,
-                                         seed=seed).set_index("variant")
-            table["Δ, 95% test-pair bootstrap (1 seed)"] = [
-                f"{boot.loc[v, 'diff']:+.2f} [{boot.loc[v, 'ci_low']:.2f}, {boot.loc[v, 'ci_high']:.2f}]"
-                if v in boot.index else "" for v in table.index]
-        parts.append(table)
-    return pd.concat(parts).fillna("") if parts else None
 
 
 def untuned(groups: Mapping[str, Mapping[str, Path]], suite: str, data_dir: str | os.PathLike | None = None,

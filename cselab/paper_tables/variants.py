@@ -19,7 +19,8 @@ import pandas as pd
 from ..config import LATER_KEYS, NON_IDENTITY_KEYS
 from ..io import read_jsonl
 from ..published import BACKBONES, paper_backbone
-from ..results import VariantSpec, assign_variants, match_variants
+from ..comparisons import BACKBONE_JOIN, group_runs, groups_of, variant_of
+from ..results import VariantSpec, match_variants
 from ..rundir import RunDir, read_config
 from .backbones import group_model, run_model
 
@@ -52,8 +53,7 @@ def variant_runs(runs: Mapping[str, Path], variants: VariantSpec,
     """``{variant: {label: run dir}}`` (see the module docs). Runs of one checked variant (all with
     ``check=True``, or those named in ``check``; a sweep group is not one) and one backbone that
     differ in more than the seed are an error naming the two labels and the key."""
-    groups = {v: {label: Path(runs[label]) for label in labels}
-              for v, labels in assign_variants(list(runs), variants).items()}
+    groups = groups_of(group_runs(runs, variants), runs)   # the one grouping rule: label prefixes here
     checked = list(groups) if check is True else list(check or [])
     for variant, members in groups.items():
         if variant not in checked:
@@ -77,10 +77,6 @@ def groups_table(groups: Mapping[str, Mapping[str, Path]]) -> pd.DataFrame:
              "seeds": ", ".join(str(read_config(p).get("seed")) for p in members.values())}
             for name, members in groups.items()]
     return pd.DataFrame(rows, columns=["variant", "runs", "model", "seeds"]).set_index("variant")
-
-def variant_of(name: str) -> str:
-    """The paper variant of a group name (``SimCSE · RoBERTa-base`` → ``SimCSE``)."""
-    return name.split(" · ")[0]
 
 def select_variants(runs: Mapping[str, Path], variants: VariantSpec,
                     sweeps: VariantSpec) -> tuple[dict[str, dict[str, Path]], dict[str, dict[str, Path]]]:
@@ -106,7 +102,7 @@ def split_by_backbone(groups: Mapping[str, Mapping[str, Path]]) -> dict[str, dic
     for name, members in groups.items():
         for label, path in members.items():
             model = per_run[label]
-            out.setdefault(f"{name} · {BACKBONES.get(paper_backbone(model), model)}", {})[label] = path
+            out.setdefault(f"{name}{BACKBONE_JOIN}{BACKBONES.get(paper_backbone(model), model)}", {})[label] = path
     return out
 
 def representatives(groups: Mapping[str, Mapping[str, Path]], names: Sequence[str] | None = None) -> dict[str, Path]:
