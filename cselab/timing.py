@@ -66,6 +66,6 @@ def _write() -> None:
 
 @atexit.register
 def flush() -> None:
-    """Write the totals now (a kernel that executes notebook after notebook never exits between them)."""
+    """Write the totals now (at exit, and after every notebook cell: a kernel shut down hard never exits)."""
     with _lock:
         _write()

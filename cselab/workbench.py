@@ -93,7 +93,7 @@ def setup(dpi: int = INLINE_DPI) -> bool:
     shell.display_formatter.formatters["image/png"].for_type(Figure, lambda fig: figure_png(fig, dpi))
     shell.set_custom_exc(ONE_LINE_ERRORS, _one_line_error)
     # a study reads each notebook's encode/fit seconds from the timing file: written after every
-    # cell, because a warm kernel (cselab.studies.execute.WarmKernel) does not exit between notebooks
+    # cell too, because a kernel that is shut down hard or killed never runs its exit handlers
     if _flush_timings not in shell.events.callbacks["post_run_cell"]:
         shell.events.register("post_run_cell", _flush_timings)
     return True

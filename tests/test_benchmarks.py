@@ -125,12 +125,12 @@ def test_transfer_protocols_encodes_every_sentence_once_and_keeps_the_vectors(tm
     assert (reread.encode(["d", "c"]) == again[[2, 0]]).all() and reread.encoder.calls == []
 
 
-@pytest.mark.slow   # three tiny runs through the train notebook (about a minute on 2 cores)
-def test_warm_kernels_benchmark_prints_its_table(data_dir, tmp_path, monkeypatch, capsys):
+@pytest.mark.slow   # three tiny runs in worker processes (about a minute on 2 cores)
+def test_run_workers_benchmark_prints_its_table(data_dir, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("CSELAB_SMOKE_DIR", str(tmp_path / "smoke"))
-    assert load("warm_kernels").main(["--pairs", "1", "--data-dir", str(data_dir)]) == 0
+    assert load("run_workers").main(["--pairs", "1", "--data-dir", str(data_dir)]) == 0
     printed = capsys.readouterr().out
-    assert "| fresh kernel per run " in printed and "saved per run:" in printed
+    assert "| fresh process per run " in printed and "saved per run:" in printed
 
 
 @pytest.mark.slow   # compiling even a tiny BERT takes tens of seconds

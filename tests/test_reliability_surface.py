@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -435,7 +436,6 @@ TRAIN_HOLDING_THE_LOCK = textwrap.dedent("""
 
 
 def test_a_concurrent_study_waits_for_the_locked_run_then_reuses_it(tiny_model, data_dir, tmp_path, monkeypatch):
-    import cselab.studies.execute as execute
     from cselab.studies import load_study, reproduce
 
     study_path = study_file(tmp_path / "twice.yaml", tiny_model, [{"label": "simcse"}])
@@ -445,20 +445,18 @@ def test_a_concurrent_study_waits_for_the_locked_run_then_reuses_it(tiny_model, 
                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     try:
         assert other.stdout.readline().strip() == "training"
-        waiting = threading.Event()
-        real_wait = execute.wait_for_run_lock
-
-        def wait(lock_file):
-            waiting.set()
-            return real_wait(lock_file)
-
-        monkeypatch.setattr(execute, "wait_for_run_lock", wait)
+        log = tmp_path / "reports" / "twice" / "runs" / "simcse.log"   # the study's worker says it waits there
         codes = []
         study = threading.Thread(target=lambda: codes.append(reproduce(
             study_path, runs_dir=tmp_path / "runs", reports_dir=tmp_path / "reports",
             figures_dir=tmp_path / "figures", data_dir=str(data_dir), stream=io.StringIO(), progress="lines")))
         study.start()
-        assert waiting.wait(timeout=120)
+        for _ in range(1200):
+            if log.is_file() and log.read_text().startswith("waiting for another process that holds the run's lock"):
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the study never waited for the run's lock")
         other.stdin.write("go\n")
         other.stdin.flush()
         assert other.wait(timeout=300) == 0
@@ -471,6 +469,6 @@ def test_a_concurrent_study_waits_for_the_locked_run_then_reuses_it(tiny_model, 
     assert run["status"] == "reused" and run["error"] is None
     assert run["note"].startswith("trained by another process while this study waited ")
     assert run["best_stsb_dev"] == json.loads((spec.run_dir / "results.json").read_text())["best_stsb_dev"]
-    assert not (tmp_path / "reports" / "twice" / "runs").exists()    # no train notebook of its own was run
+    assert log.read_text().startswith("reused: trained by another process while this study waited")   # not trained here
     index = (tmp_path / "reports" / "twice" / "index.md").read_text()
     assert "| reused " in index and "trained by another process while this study waited" in index

@@ -100,10 +100,9 @@ def test_two_run_study_runs_end_to_end_then_reuses_its_runs(two_runs, tiny_model
         results = read_json(run_dir / "results.json")
         assert results["steps"] == 2 and run["best_stsb_dev"] == results["best_stsb_dev"]
         assert f"run {run['label']}: trained" in text
-        # the executed train notebook printed the run's results
-        executed = json.loads((root / "reports" / "two-runs" / "runs" / f"{run['label']}.ipynb").read_text())
-        printed = "".join(o.get("text", "") if isinstance(o.get("text", ""), str) else "".join(o["text"])
-                          for c in executed["cells"] for o in c.get("outputs", []))
+        # the run's log: its directory, its config and its results
+        printed = (root / "reports" / "two-runs" / "runs" / f"{run['label']}.log").read_text()
+        assert f"run directory: {run_dir}" in printed and f'"seed": {seed}' in printed
         assert f"best STS-B dev {results['best_stsb_dev']:.2f} at step 2" in printed
     # the analysis notebook: three inline PNGs (cell ending in `fig`, display(fig), workbench.show), 330×250
     # (3.4 × 2.6 in at the inline 100 dpi), the figure saved as PNG + PDF, the table as .md + .csv
@@ -117,14 +116,14 @@ def test_two_run_study_runs_end_to_end_then_reuses_its_runs(two_runs, tiny_model
     assert [line.split(",")[0] for line in csv_lines[1:]] == ["simcse-s1", "simcse-s2"]
     assert [float(line.split(",")[1]) for line in csv_lines[1:]] == pytest.approx(devs)
     index = (report / "index.md").read_text()
-    for link in ("](summary.ipynb)", "](runs/simcse-s1.ipynb)", "](runs/simcse-s2.ipynb)",
+    for link in ("](summary.ipynb)", "](runs/simcse-s1.log)", "](runs/simcse-s2.log)",
                  "](../../figures/two-runs/summary/loss.png)", "](tables/best_dev.md)", "](tables/best_dev.csv)"):
         assert link in index, link
     assert "all runs and notebooks succeeded" in index
     for run in summary["runs"]:
         assert f"| {run['best_stsb_dev']:.2f} " in index
-    # the time split: each run's training (results.json) inside its notebook's cells, inside its total;
-    # its dev evaluations encoded in the kernel; the summary notebook encodes and fits nothing
+    # the time split: each run's training loop (results.json) inside its training call, inside its
+    # total; its dev evaluations encoded in its worker; the summary notebook encodes and fits nothing
     for run in summary["runs"]:
         split = run["time_split"]
         assert run["train_seconds"] == read_json(Path(run["run_dir"]) / "results.json")["train_seconds"]
@@ -140,18 +139,18 @@ def test_two_run_study_runs_end_to_end_then_reuses_its_runs(two_runs, tiny_model
     assert 0 < summary["runs_done_seconds"] < summary["wall_seconds"]
     assert re.search(r"Wall time .+, 2 process\(es\) at a time; the last run finished after ", index)
 
-    # second invocation: both runs reused (no training: metrics and executed train notebooks untouched)
+    # second invocation: both runs reused (no training: metrics and the runs' logs untouched)
     run_dirs = [Path(r["run_dir"]) for r in summary["runs"]]
     metrics = [(d / "metrics.jsonl").read_bytes() for d in run_dirs]
     stamps = [(d / "metrics.jsonl").stat().st_mtime_ns for d in run_dirs]
-    executed = [(report / "runs" / f"{r['label']}.ipynb").stat().st_mtime_ns for r in summary["runs"]]
+    logs = [(report / "runs" / f"{r['label']}.log").stat().st_mtime_ns for r in summary["runs"]]
     code, text, again = run_study(root, study, data_dir)
     assert code == 0, text
     assert [r["status"] for r in again["runs"]] == ["reused", "reused"]
     assert "2 runs, 0 to train or resume" in text
     assert [(d / "metrics.jsonl").read_bytes() for d in run_dirs] == metrics
     assert [(d / "metrics.jsonl").stat().st_mtime_ns for d in run_dirs] == stamps
-    assert [(report / "runs" / f"{r['label']}.ipynb").stat().st_mtime_ns for r in summary["runs"]] == executed
+    assert [(report / "runs" / f"{r['label']}.log").stat().st_mtime_ns for r in summary["runs"]] == logs
     assert [r["best_stsb_dev"] for r in again["runs"]] == devs
     assert again["notebooks"][0]["status"] == "ok" and len(image_outputs(report / "summary.ipynb")) == 3
     # the index of the second invocation still records what each run's training cost (results.json)
@@ -183,9 +182,11 @@ def test_failing_run_and_notebook_are_reported_and_the_rest_completes(two_runs, 
     assert f"intra-op threads: {threads_per_run(2, 'local')}" in printed
     runs = {r["label"]: r for r in summary["runs"]}
     assert [runs[k]["status"] for k in ("simcse-s1", "simcse-s2", "broken")] == ["reused", "reused", "failed"]
-    # the failing run: the train notebook's training cell, with the data error naming the missing file
+    # the failing run: its log named, with the data error naming the missing file; the traceback in the log
     error = runs["broken"]["error"]
-    assert "runs/broken.ipynb: cell " in error and "run = train(cfg" in error and "no-such-corpus.txt" in error
+    assert "runs/broken.log: " in error and "no-such-corpus.txt" in error
+    log = (root / "reports" / "failures" / "runs" / "broken.log").read_text()
+    assert "Traceback (most recent call last)" in log and "no-such-corpus.txt" in log
     notebooks = {n["name"]: n for n in summary["notebooks"]}
     assert notebooks["failing"]["status"] == "failed"
     assert ("failing.ipynb: cell 4 (In [4]: raise ValueError" in notebooks["failing"]["note"]
@@ -257,8 +258,8 @@ def test_interrupted_run_is_resumed_not_restarted(tiny_model, data_dir, tmp_path
     assert [r["step"] for r in after if r["kind"] == "train"] == [1, 2, 3, 4]
     assert [r["step"] for r in after if r["kind"] == "eval"] == [0, 2, 4]
     assert read_json(run_dir / "results.json")["steps"] == 4
-    executed = (tmp_path / "reports" / "resume" / "runs" / "simcse.ipynb").read_text()
-    assert "resuming from the checkpoint at step 2" in executed
+    log = (tmp_path / "reports" / "resume" / "runs" / "simcse.log").read_text()
+    assert "resuming from the checkpoint at step 2" in log
 
 
 @pytest.mark.slow   # a submitit subprocess per run; the local launcher's tests cover the engine
@@ -451,14 +452,15 @@ def test_train_notebook_executes_under_papermill(tiny_config, data_dir, tmp_path
     assert f"best STS-B dev {results['best_stsb_dev']:.2f} at step 2" in printed
 
 
-def test_runs_in_a_warm_kernel_equal_runs_in_fresh_kernels(tiny_config, data_dir, tmp_path):
-    """The local launcher executes a worker's train notebooks one after another in one kernel
-    (cselab.studies.execute.WarmKernel): each run must come out as it does in a kernel of its own —
-    the same records at every step and the same weights — and each notebook's encode seconds are its
-    own, not the kernel's running total."""
+def test_runs_in_one_worker_equal_runs_in_fresh_processes(tiny_config, data_dir, tmp_path):
+    """The local launcher's worker trains run after run in one process
+    (cselab.studies.launchers.RunWorkers): each run must come out as it does in a process of its own —
+    the same records at every step and the same weights — and each run's encode seconds are its own,
+    not the worker's running total."""
     from safetensors.numpy import load_file
 
-    from cselab.studies.execute import RunTask, TimeSplit, WarmKernel, execute_notebook, execute_run
+    from cselab.studies.execute import RunTask
+    from cselab.studies.launchers import RunWorkers
 
     def tasks(root: Path) -> list[RunTask]:
         out = []
@@ -466,8 +468,8 @@ def test_runs_in_a_warm_kernel_equal_runs_in_fresh_kernels(tiny_config, data_dir
             cfg = load_config(None, {**tiny_config, "method": method, "max_steps": 2, "eval_every": 2,
                                      "output_dir": str(root)})
             out.append(RunTask(method, str(root / cfg.default_run_name()), cfg.to_dict(), False,
-                               str(REPO / "notebooks" / "train.py"), str(tmp_path / "nb" / f"{root.name}-{method}.ipynb"),
-                               str(data_dir), str(tmp_path), threads=1))
+                               str(tmp_path / "logs" / f"{root.name}-{method}.log"), str(data_dir), str(tmp_path),
+                               threads=1))
         return out
 
     def records(run_dir: str) -> list[dict]:
@@ -475,21 +477,13 @@ def test_runs_in_a_warm_kernel_equal_runs_in_fresh_kernels(tiny_config, data_dir
         return [{k: v for k, v in r.items() if not any(t in k for t in timed)} for r in read_jsonl(Path(run_dir) /
                                                                                                   "metrics.jsonl")]
 
-    kernel = WarmKernel()
-    try:
-        warm = [execute_run(task, kernel) for task in tasks(tmp_path / "warm")]
-        pid = kernel.manager.provisioner.process.pid
-        split = TimeSplit(0.0)   # a third notebook in the same kernel, another seed
-        execute_notebook(REPO / "notebooks" / "train.py", tmp_path / "nb" / "third.ipynb", {
-            "config": {**tasks(tmp_path / "warm")[0].config, "seed": 7}, "data_dir": str(data_dir),
-            "progress": False}, tmp_path, split, kernel)
-        assert kernel.manager.provisioner.process.pid == pid   # all three in one kernel process
-        # each notebook's encode seconds are its own share of the kernel's total, not the running total
-        total = read_json(kernel.timings)["encode"]
-        assert 0 < split.encode < total == pytest.approx(warm[0].split.encode + warm[1].split.encode + split.encode)
-    finally:
-        kernel.close()
-    fresh = [execute_run(task) for task in tasks(tmp_path / "fresh")]
+    with RunWorkers(1) as worker:
+        warm = [worker.submit(task).result() for task in tasks(tmp_path / "warm")]
+        assert len(worker.pids()) == 1   # both in one worker process
+    fresh = []
+    for task in tasks(tmp_path / "fresh"):
+        with RunWorkers(1) as worker:
+            fresh.append(worker.submit(task).result())
     for w, f in zip(warm, fresh):
         assert (w.status, f.status) == ("trained", "trained") and w.best_stsb_dev == f.best_stsb_dev
         assert records(w.run_dir) == records(f.run_dir)
@@ -497,11 +491,52 @@ def test_runs_in_a_warm_kernel_equal_runs_in_fresh_kernels(tiny_config, data_dir
             a, b = (load_file(Path(d, folder, "model.safetensors")) for d in (w.run_dir, f.run_dir))
             assert a.keys() == b.keys() and all((a[k] == b[k]).all() for k in a)
         assert 0 < w.split.encode < w.split.cells
+    # the second run in the worker: its own encode seconds, about what a fresh process measures for it
+    assert warm[1].split.encode < 3 * fresh[1].split.encode
+
+
+def test_ctrl_c_stops_a_training_run_at_its_checkpoint_and_the_study_resumes_it(tiny_model, data_dir, tmp_path):
+    """SIGINT while a run trains in a worker: the engine forwards it to the worker (which runs in its
+    own session), the run stops at its last checkpoint, the study says interrupted (130) and the
+    same command resumes the run from that checkpoint."""
+    import signal
+    import threading
+
+    from cselab.studies.status import checkpoint_step, run_status
+
+    long = {"max_steps": 400, "epochs": 100}
+    study = write_study(tmp_path / "ctrl-c-run.yaml", tiny_model, runs=[{"label": "long", "seeds": [1], "set": long}])
+    run_dir = tmp_path / "runs" / load_config(None, {**base_profile(tiny_model), "seed": 1, **long}).default_run_name()
+
+    def press_ctrl_c_once_a_checkpoint_is_written():
+        for _ in range(6000):   # the first checkpoint comes after eval_every steps
+            if checkpoint_step(run_dir):
+                os.kill(os.getpid(), signal.SIGINT)
+                return
+            threading.Event().wait(0.1)
+
+    presser = threading.Thread(target=press_ctrl_c_once_a_checkpoint_is_written, daemon=True)
+    presser.start()
+    code, text, summary = run_study(tmp_path, study, data_dir)
+    presser.join()
+    assert code == 130 and summary["interrupted"], text
+    assert summary["runs"][0]["status"] == "interrupted"
+    assert run_status(run_dir).kind == "partial"
+    stopped_at = checkpoint_step(run_dir)
+    assert 0 < stopped_at < 400
+    log = (tmp_path / "reports" / "ctrl-c-run" / "runs" / "long-s1.log").read_text()
+    assert "KeyboardInterrupt" in log
+    # the same command again: resumed from that checkpoint, not restarted
+    code, text, summary = run_study(tmp_path, study, data_dir)
+    assert code == 0, text
+    assert summary["runs"][0]["status"] == "resumed"
+    log = (tmp_path / "reports" / "ctrl-c-run" / "runs" / "long-s1.log").read_text()
+    assert f"resuming from the checkpoint at step {stopped_at}" in log
 
 
 def test_a_study_trains_esimcse_and_simcse_pp_beside_simcse(tiny_model, data_dir, tmp_path):
-    """The methods added as one file each run in a study like the others: trained through the train
-    notebook, their statistics in the run's metrics, their cost in the dry run."""
+    """The methods added as one file each run in a study like the others: trained by the study's
+    workers, their statistics in the run's metrics, their cost in the dry run."""
     runs = [{"label": "simcse"}, {"label": "esimcse", "set": {"method": "esimcse", "esimcse": {"queue_size": 32}}},
             {"label": "simcse_pp", "set": {"method": "simcse_pp"}}]
     study = write_study(tmp_path / "new-methods.yaml", tiny_model, runs=runs)
@@ -518,7 +553,7 @@ def test_a_study_trains_esimcse_and_simcse_pp_beside_simcse(tiny_model, data_dir
 
 def test_a_kernel_being_shut_down_is_not_interrupted_first():
     """jupyter_client interrupts a kernel before every shutdown; ipykernel then printed "ERROR |
-    KeyboardInterrupt caught in kernel" into `make demo`'s output when a warm kernel was closed. The
+    KeyboardInterrupt caught in kernel" into `make demo`'s output when an idle kernel was closed. The
     study's kernel manager skips that interrupt while shutting down, and still interrupts otherwise."""
     import signal
 

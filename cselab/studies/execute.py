@@ -1,12 +1,15 @@
-"""Executing notebooks with papermill, and one run of a study (its ``train`` notebook).
+"""Executing a study's parts: the analysis notebooks with papermill, and one run of a study as a
+plain function call (:func:`execute_run`, which trains through :func:`cselab.train.train`).
 
-:func:`execute_run` is what every launcher calls, in this process (``local``) or in a submitit job
-(``submitit-local``, ``slurm``): it takes a plain, picklable :class:`RunTask` and returns a
-:class:`RunOutcome`; failures come back as outcomes with the failing cell, never as exceptions, so
-the same code reports them whatever process ran the run.
+:func:`execute_run` is what every launcher calls, in a worker process of this machine (``local``)
+or in a submitit job (``submitit-local``, ``slurm``): it takes a plain, picklable :class:`RunTask`
+and returns a :class:`RunOutcome`; failures come back as outcomes naming the run's log and the
+exception, never as exceptions, so the same code reports them whatever process ran the run.
+Notebooks run in kernels of their own (papermill); :func:`signal_kernels` forwards a Ctrl-C to them.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import signal
@@ -88,9 +91,10 @@ def _kernel_manager_class(extra_env: dict[str, str] | None):
 
 @dataclass
 class TimeSplit:
-    """Where one executed notebook's seconds went: its cells (of which encoding sentences and
-    fitting K-means/UMAP, as cselab.timing measured them in the kernel) and the rest — starting the
-    kernel, saving the notebook — as ``total − cells``."""
+    """Where one executed notebook's or run's seconds went: its cells (for a run, the training call;
+    of which encoding sentences and fitting K-means/UMAP, as cselab.timing measured them) and the
+    rest — starting the kernel and saving the notebook, or a run's set-up and log — as
+    ``total − cells``."""
     total: float
     cells: float | None = None
     encode: float | None = None
@@ -135,11 +139,10 @@ class RunTask:
     run_dir: str
     config: dict              # the full resolved config (TrainConfig.to_dict())
     resume: bool
-    notebook: str             # the train notebook's source
-    output: str               # where the executed notebook goes
+    log: str                  # the run's log: what training said, its results or the error's traceback
     data_dir: str | None
-    cwd: str                  # working directory of the kernel (relative paths resolve from here)
-    threads: int = 0          # torch CPU threads in the kernel (0: torch's default)
+    cwd: str                  # working directory of the run (relative paths resolve from here)
+    threads: int = 0          # torch CPU threads for the run (0: torch's default)
     estimate_seconds: float | None = None
     lock_file: str | None = None   # the run's lock (cselab/rundir/layout.py): another process may hold it
 
@@ -183,49 +186,6 @@ def describe_failure(error: Exception, notebook: str | os.PathLike) -> str:
     return f"{notebook}: {type(error).__name__}: {error}"
 
 
-class WarmKernel:
-    """One kernel that executes notebook after notebook — the study's ``train`` notebook, once per
-    run — so Python, torch and cselab start once per worker instead of once per run (about 7 s of
-    a run on a 2-core CPU, most of a smoke run). A run is the same in it as in a fresh kernel: the
-    parameters cell sets every name the notebook reads and training seeds every generator itself
-    (tests/test_studies.py compares the two). After a failed notebook the kernel is shut down and
-    the next notebook gets a fresh one. The kernel's timing totals (cselab.timing, flushed after
-    every cell by ``workbench.setup``) accumulate in one file; each notebook's share is the
-    difference."""
-
-    def __init__(self):
-        import tempfile
-
-        self.folder = Path(tempfile.mkdtemp(prefix="cselab-kernel-"))
-        self.timings = self.folder / "timings.json"
-        self.manager = None
-
-    def kernel_manager(self):
-        from ..timing import ENV
-
-        if self.manager is None:   # started by nbclient with the first notebook, then kept
-            self.manager = _kernel_manager_class({ENV: str(self.timings)})(kernel_name=KERNEL)
-        return self.manager
-
-    def discard(self) -> None:
-        """Shut the kernel down (after a failure, or at the end); the next notebook starts a new one."""
-        if self.manager is not None:
-            from jupyter_core.utils import run_sync
-
-            try:
-                if self.manager.has_kernel:
-                    run_sync(self.manager.shutdown_kernel)(now=True)
-            except Exception:   # already dead: nothing to shut down
-                pass
-            self.manager = None
-
-    def close(self) -> None:
-        import shutil
-
-        self.discard()
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-
 def thread_env(threads: int) -> dict[str, str]:
     """The environment that limits a fresh kernel to ``threads`` CPU threads (torch and scikit-learn
     read OpenMP's variable, UMAP's numba its own); empty for 0, the libraries' defaults."""
@@ -235,14 +195,12 @@ def thread_env(threads: int) -> dict[str, str]:
 
 
 def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, parameters: dict,
-                     cwd: str | os.PathLike | None = None, split: TimeSplit | None = None,
-                     kernel: WarmKernel | None = None, threads: int = 0) -> Path:
+                     cwd: str | os.PathLike | None = None, split: TimeSplit | None = None, threads: int = 0) -> Path:
     """Execute a jupytext ``.py`` (or ``.ipynb``) notebook with papermill into ``output``; raises
     :class:`NotebookFailed` with the failing cell. papermill saves the executed notebook after each
     cell, so a failed one keeps its outputs up to the error. ``split``: filled with where the time
-    went (also when the notebook fails). ``kernel``: execute in that warm kernel instead of a fresh
-    one (its working directory and environment are those of its first notebook). ``threads``: the
-    CPU threads of a fresh kernel (:func:`thread_env`; 0 keeps the libraries' defaults)."""
+    went (also when the notebook fails). ``threads``: the CPU threads of the notebook's kernel
+    (:func:`thread_env`; 0 keeps the libraries' defaults)."""
     import tempfile
 
     import papermill
@@ -262,16 +220,12 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
     partial.unlink(missing_ok=True)   # left by a process killed earlier
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cselab-timing-") as tmp:
-        timings = kernel.timings if kernel else Path(tmp, "timings.json")
-        before = read_json(timings) if timings.is_file() else {}
-        where = ({"km": kernel.kernel_manager()} if kernel else
-                 {"kernel_manager_class": _kernel_manager_class({ENV: str(timings), **thread_env(threads)})})
-        failed = True
+        timings = Path(tmp, "timings.json")
+        manager = _kernel_manager_class({ENV: str(timings), **thread_env(threads)})
         try:
             papermill.execute_notebook(read_notebook(Path(source)), str(partial), parameters=parameters,
                                        kernel_name=KERNEL, progress_bar=False, cwd=str(cwd) if cwd else None,
-                                       **where)
-            failed = False
+                                       kernel_manager_class=manager)
         except PapermillExecutionError as e:
             if partial.exists():
                 os.replace(partial, output)
@@ -279,14 +233,11 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
         finally:
             if partial.exists():
                 os.replace(partial, output)
-            if failed and kernel is not None:
-                kernel.discard()
             if split is not None:
                 split.total = time.perf_counter() - started
                 split.cells = cell_seconds(output)
                 measured = read_json(timings) if timings.is_file() else {}
-                split.encode, split.fit = (None if k not in measured else measured[k] - before.get(k, 0.0)
-                                           for k in KINDS)
+                split.encode, split.fit = (measured.get(k) for k in KINDS)
     return output
 
 
@@ -295,11 +246,13 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
 LOCK_RETRIES = 5
 
 
-def wait_for_run_lock(lock_file: Path) -> float | None:
+def wait_for_run_lock(lock_file: Path, log: Path | None = None) -> float | None:
     """Block until no process holds the run's lock (another ``cselab reproduce`` or ``cselab train``
     training it); returns the seconds waited, None when it was free. The lock is released at once:
-    the kernel takes it."""
+    training takes it. While it waits, ``log`` (the run's log) says so."""
     from filelock import FileLock, Timeout
+
+    from ..io import atomic_write_text
 
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -307,16 +260,22 @@ def wait_for_run_lock(lock_file: Path) -> float | None:
             return None
     except Timeout:
         pass
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(log, f"waiting for another process that holds the run's lock ({lock_file})\n")
     started = time.perf_counter()
     with FileLock(lock_file, timeout=-1):
         return time.perf_counter() - started
 
 
-def execute_run(task: RunTask, kernel: WarmKernel | None = None) -> RunOutcome:
-    """Train (or resume) one run through the train notebook (in ``kernel`` when given, see
-    :class:`WarmKernel`); never raises for a failed run. A run another process holds (a concurrent
-    study or ``cselab train``) is waited for, then reused when that process finished it, resumed
-    when it left it partial."""
+def execute_run(task: RunTask) -> RunOutcome:
+    """Train (or resume) one run by calling :func:`cselab.train.train` in this process; never raises
+    for a failed run (a Ctrl-C that stops it comes back as a failed outcome: the run stays at its
+    last checkpoint and resumes next time). A run another process holds (a concurrent study or
+    ``cselab train``) is waited for, then reused when that process finished it, resumed when it
+    left it partial."""
+    from ..rundir.layout import RunLockedError
+
     started = time.perf_counter()
     run_dir = Path(task.cwd, task.run_dir)
     waited: float | None = None   # seconds spent waiting for another process's lock; None: never held
@@ -328,31 +287,107 @@ def execute_run(task: RunTask, kernel: WarmKernel | None = None) -> RunOutcome:
 
     for attempt in range(LOCK_RETRIES + 1):
         if task.lock_file is not None:
-            seconds = wait_for_run_lock(Path(task.cwd, task.lock_file))
+            seconds = wait_for_run_lock(Path(task.cwd, task.lock_file), Path(task.cwd, task.log))
             waited = waited if seconds is None else (waited or 0.0) + seconds
         status = run_status(run_dir)
         if status.kind == "finished":   # another process finished it meanwhile
             when = ("after this study planned it" if waited is None else
                     f"while this study waited {waited:.0f} s for its lock")
+            if waited is not None:
+                from ..io import atomic_write_text
+
+                atomic_write_text(Path(task.cwd, task.log), f"reused: trained by another process {when}\n")
             return outcome("reused", best_stsb_dev=status.best_stsb_dev, steps=status.steps_done,
                            note=f"trained by another process {when}")
         resume = status.kind == "partial"
         resumed_from = checkpoint_step(run_dir) if resume else 0
-        parameters = {"config": task.config, "resume": resume, "data_dir": task.data_dir,
-                      "threads": task.threads, "progress": False}
+        split = TimeSplit(0.0)
         try:
-            split = TimeSplit(0.0)
-            execute_notebook(task.notebook, task.output, parameters, task.cwd, split, kernel)
-        except NotebookFailed as e:
-            if e.ename == "RunLockedError" and task.lock_file is not None and attempt < LOCK_RETRIES:
-                continue   # taken by another process just before this kernel: wait for it again
-            return outcome("failed", error=str(e))
-        except Exception as e:  # the kernel died, papermill could not start it, ...
-            return outcome("failed", error=describe_failure(e, task.output))
+            results = train_logged(task, resume, split)
+        except RunLockedError as e:
+            if task.lock_file is not None and attempt < LOCK_RETRIES:
+                continue   # taken by another process just before this run started: wait for it again
+            return outcome("failed", error=f"{task.log}: RunLockedError: {e}")
+        except KeyboardInterrupt:
+            return outcome("failed", error=f"{task.log}: interrupted; the run stays at its last checkpoint and "
+                                           "resumes when the study runs again")
+        except Exception as e:   # the run's own error (bad data, a refused config, ...): its traceback is in the log
+            from ..io import first_line
+
+            return outcome("failed", error=f"{task.log}: {type(e).__name__}: {first_line(e)}")
         break
-    results_file = RunDir(run_dir).results_file
-    if not results_file.is_file():
-        return outcome("failed", error=f"{task.output}: the notebook finished but {results_file} is missing")
-    results = read_json(results_file)
     return outcome("resumed" if resumed_from else "trained", best_stsb_dev=results.get("best_stsb_dev"),
                    steps=results.get("steps"), train_seconds=results.get("train_seconds"), split=split)
+
+
+def train_logged(task: RunTask, resume: bool, split: TimeSplit) -> dict:
+    """One run's training, as the train notebook does it, written to the run's log (its directory,
+    the config, what the ``cselab`` loggers say, the results or the traceback): in ``task.cwd``
+    with ``task.threads`` torch threads (both restored after), the output directory taken from
+    there. Returns the run's ``results.json``; ``split`` gets where the seconds went."""
+    import json
+    import logging
+    import traceback
+
+    import torch
+
+    from .. import timing
+    from ..config import load_config
+    from ..train import train
+
+    started = time.perf_counter()
+    log = Path(task.cwd, task.log)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    partial = log.with_name(f".{log.stem}.partial{log.suffix}")   # the finished log appears whole
+    threads = torch.get_num_threads()
+    before = timing.totals()
+    with open(partial, "w", encoding="utf-8") as out, working_dir(task.cwd):
+        handler = logging.StreamHandler(out)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        logger = logging.getLogger("cselab")
+        logger.addHandler(handler)
+        try:
+            if task.threads:
+                torch.set_num_threads(task.threads)
+            cfg = load_config(task.config)
+            cfg = load_config(task.config, {"output_dir": str(Path(task.cwd, cfg.output_dir))})
+            run_dir = RunDir.for_config(cfg).path
+            print(f"run directory: {run_dir}", file=out)
+            if resume:
+                step = checkpoint_step(run_dir)
+                print(f"resuming from the checkpoint at step {step}" if step else
+                      "no checkpoint yet: training from step 0", file=out)
+            print(json.dumps(cfg.to_dict(), indent=1), file=out, flush=True)
+            cells = time.perf_counter()
+            try:
+                run = train(cfg, resume=resume, data_dir=task.data_dir, progress=False)
+            finally:
+                split.cells = time.perf_counter() - cells
+            results = read_json(RunDir(run).results_file)
+            print(f"steps: {results['steps']} of {results['total_steps']}; best STS-B dev "
+                  f"{results['best_stsb_dev']:.2f} at step {results['best_step']}; "
+                  f"{results['train_seconds']:.1f} s of training", file=out)
+            return results
+        except BaseException:
+            out.write(traceback.format_exc())
+            raise
+        finally:
+            logger.removeHandler(handler)
+            torch.set_num_threads(threads)
+            after = timing.totals()
+            split.encode, split.fit = (after[k] - before[k] for k in timing.KINDS)
+            split.total = time.perf_counter() - started
+            out.close()
+            os.replace(partial, log)
+
+
+@contextlib.contextmanager
+def working_dir(path: str | os.PathLike):
+    """Run the block in ``path`` (relative paths of a run's config resolve from the study's folder),
+    the previous working directory restored after."""
+    previous = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(previous)

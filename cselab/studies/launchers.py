@@ -2,7 +2,8 @@
 each :class:`~cselab.studies.execute.RunTask` and yields outcomes as runs finish, at most ``jobs``
 at a time:
 
-* ``local`` — threads of this process, each driving its own notebook kernel (a separate process);
+* ``local`` — ``jobs`` worker processes of this machine (:class:`RunWorkers`), each training its runs
+  one after another, so that Python, torch and cselab start once per worker, not once per run;
 * ``slurm`` — one SLURM job per run through submitit's ``AutoExecutor(cluster="slurm")``;
 * ``submitit-local`` — the same submitit code path with ``cluster="local"`` (submitit's
   ``LocalExecutor``: one subprocess per run on this machine); the tests use it to exercise the
@@ -15,14 +16,16 @@ submitit parameters (``timeout_min``, ``gpus_per_node``, ``cpus_per_task``, ``me
 from __future__ import annotations
 
 import math
+import os
+import signal
 import tempfile
-import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+import weakref
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Iterator
 
-from .execute import RunOutcome, RunTask, WarmKernel, execute_run
+from .execute import RunOutcome, RunTask, execute_run
 from .spec import StudyError
 
 LAUNCHERS = ("local", "submitit-local", "slurm")
@@ -30,42 +33,113 @@ SUBMITIT_CLUSTERS = {"submitit-local": "local", "slurm": "slurm"}
 MIN_TIMEOUT_MIN = 30      # default job time limit: 3 × the cost estimate, at least this
 
 
+# The worker pools this process runs: signal_workers() forwards a Ctrl-C to their workers.
+_POOLS: "weakref.WeakSet[RunWorkers]" = weakref.WeakSet()
+
+
+def _worker_started(pids: str) -> None:
+    """Each worker, as it starts: in a session of its own, so that a terminal's Ctrl-C reaches the
+    study alone, which interrupts the runs itself (once, :func:`signal_workers`); deaf to SIGINT
+    while it waits for a run; its pid appended to the pool's file."""
+    os.setsid()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with open(pids, "a") as out:
+        out.write(f"{os.getpid()}\n")
+
+
+def _execute_in_worker(task: RunTask) -> RunOutcome:
+    """:func:`~cselab.studies.execute.execute_run` in a worker: a SIGINT (forwarded by the study on
+    Ctrl-C or SIGTERM) raises KeyboardInterrupt in the run, which stops at its last checkpoint."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return execute_run(task)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class RunWorkers:
+    """``jobs`` worker processes (spawned, not forked: the study's notebook threads hold locks a fork
+    would copy), each calling :func:`~cselab.studies.execute.execute_run` on one run after another.
+    A run in a worker is the same as a run in a fresh process: training seeds every generator itself
+    (tests/test_studies.py compares the two)."""
+
+    def __init__(self, jobs: int):
+        import multiprocessing
+
+        self.folder = Path(tempfile.mkdtemp(prefix="cselab-workers-"))
+        self.pids_file = self.folder / "pids"
+        self.executor = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=_worker_started, initargs=(str(self.pids_file),))
+        _POOLS.add(self)
+
+    def submit(self, task: RunTask):
+        return self.executor.submit(_execute_in_worker, task)
+
+    def pids(self) -> list[int]:
+        try:
+            return [int(line) for line in self.pids_file.read_text().split()]
+        except (OSError, ValueError):
+            return []
+
+    def close(self) -> None:
+        import shutil
+
+        self.executor.shutdown(wait=True, cancel_futures=True)
+        _POOLS.discard(self)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def __enter__(self) -> "RunWorkers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def signal_workers(signum: int = signal.SIGINT) -> int:
+    """Send ``signum`` to every run worker this process started (SIGINT: the running run raises
+    KeyboardInterrupt and stops at its last checkpoint). Returns how many were signalled."""
+    sent = 0
+    for pool in list(_POOLS):
+        for pid in pool.pids():
+            try:
+                os.kill(pid, signum)
+                sent += 1
+            except ProcessLookupError:   # already gone
+                pass
+    return sent
+
+
 class LocalLauncher:
-    """Runs in threads of this process; each thread executes its runs' train notebooks one after the
-    other in one warm kernel (its own process, :class:`~cselab.studies.execute.WarmKernel`)."""
+    """Runs in ``jobs`` worker processes of this machine (:class:`RunWorkers`), at most ``jobs`` at a time."""
 
     def __init__(self, jobs: int = 1):
         self.jobs = max(1, jobs)
 
     def check_available(self) -> None:
-        """Threads of this process are always available."""
+        """Processes of this machine are always available."""
 
     def run(self, tasks: list[RunTask]) -> Iterator[RunOutcome]:
         if not tasks:
             return
-        kernels, lock = {}, threading.Lock()
+        with RunWorkers(min(self.jobs, len(tasks))) as workers:
+            pending = {workers.submit(task): task for task in tasks}
+            try:
+                while pending:
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        yield self._outcome(future, pending.pop(future))
+            except BaseException:
+                for future in pending:   # not started: dropped; started ones stop (Ctrl-C reaches their workers)
+                    future.cancel()
+                raise
 
-        def execute_in_warm_kernel(task: RunTask) -> RunOutcome:
-            # one warm kernel per worker thread: its runs follow one another, never overlap
-            with lock:
-                kernel = kernels.setdefault(threading.get_ident(), WarmKernel())
-            return execute_run(task, kernel)
-
+    @staticmethod
+    def _outcome(future, task: RunTask) -> RunOutcome:
         try:
-            with ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="cselab-run") as pool:
-                pending = {pool.submit(execute_in_warm_kernel, task) for task in tasks}
-                try:
-                    while pending:
-                        done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                        for future in done:
-                            yield future.result()
-                except BaseException:
-                    for future in pending:   # not started: drop; started ones finish (Ctrl-C reaches their kernels)
-                        future.cancel()
-                    raise
-        finally:
-            for kernel in kernels.values():
-                kernel.close()
+            return future.result()
+        except Exception as e:   # the worker itself died (killed, out of memory): execute_run never raises
+            return RunOutcome(task.label, task.run_dir, "failed",
+                              error=f"the worker process running it died ({type(e).__name__}: {e}); log: {task.log}")
 
 
 def job_timeout_min(task: RunTask) -> int:

@@ -202,8 +202,8 @@ def index_markdown(report: StudyReport) -> str:
             status += f" (its training loop took {format_seconds(o.train_seconds)})"
         if p.same_as:
             status += f" (same run as {p.same_as})"
-        executed = here / "runs" / f"{p.spec.label}.ipynb"
-        label = f"[{p.spec.label}]({_link(executed, here)})" if executed.is_file() else p.spec.label
+        log = here / "runs" / f"{p.spec.label}.log"   # what its training said (cselab.studies.execute.train_logged)
+        label = f"[{p.spec.label}]({_link(log, here)})" if log.is_file() else p.spec.label
         dev = f"{o.best_stsb_dev:.2f}" if o and o.best_stsb_dev is not None else "—"
         chosen = p.spec.config.select_by + (STS_SELECTED_MARK if uses_sts(p.spec.config.select_by) else "")
         rows.append([label, p.spec.method, p.spec.seed, status, dev, chosen,
@@ -250,8 +250,9 @@ def _seconds(x: float | None) -> str:
 
 
 def time_split_lines(report: StudyReport) -> list[str]:
-    """Where the wall time went, per trained run and per notebook: kernel start-up and saving
-    (total − the cells' own seconds), a run's training loop (``results.json``'s ``train_seconds``:
+    """Where the wall time went, per trained run and per notebook: start-up and saving (a notebook's
+    kernel and its saved copy, a run's config, log and thread set-up: total − the cells' own seconds,
+    a run's cell being its training call), a run's training loop (``results.json``'s ``train_seconds``:
     up to its last step, the dev evaluations and probes before it included, which *encode* counts
     too), the notebook's encoding and K-means/UMAP fits, and the other cells (imports, model
     loading, for a run its last evaluation and saving, statistics, drawing)."""
@@ -279,7 +280,7 @@ def time_split_lines(report: StudyReport) -> list[str]:
             totals["fit"] += x.split.fit or 0.0
     runs = sum(o.seconds for o in report.outcomes.values() if o.status in ("trained", "resumed"))
     notebooks = sum(nb.seconds for nb in report.notebooks)
-    table = tabulate(rows, headers=["part", "seconds", "kernel start + save", "training", "encode", "fits",
+    table = tabulate(rows, headers=["part", "seconds", "start-up + save", "training", "encode", "fits",
                                     "other cells"], tablefmt="github", disable_numparse=True)
     phases = (f"; the last run finished after {format_seconds(report.runs_done_seconds)}"
               if report.runs_done_seconds is not None else "")
@@ -289,8 +290,8 @@ def time_split_lines(report: StudyReport) -> list[str]:
                if reused else "")
     return [f"Wall time {format_seconds(report.wall_seconds)}, {report.jobs} process(es) at a time{phases} "
             f"(a notebook starts once its runs are done). Summed over the processes: runs {format_seconds(runs)}, "
-            f"notebooks {format_seconds(notebooks)}; in them {format_seconds(totals['kernel'])} starting kernels and "
-            f"saving notebooks, {format_seconds(totals['encode'])} encoding sentences, "
+            f"notebooks {format_seconds(notebooks)}; in them {format_seconds(totals['kernel'])} starting kernels, "
+            f"saving notebooks and setting runs up, {format_seconds(totals['encode'])} encoding sentences, "
             f"{format_seconds(totals['fit'])} in K-means/UMAP fits. A run's encode seconds (dev evaluation, probes) "
             f"overlap its training seconds.{earlier}", "", table]
 

@@ -1,5 +1,6 @@
 """``cselab reproduce``: validate a study, plan its runs against the shared runs root, train what is
-missing through the ``train`` notebook, execute the analysis notebooks, write the index page.
+missing (a function call per run, in worker processes or submitit jobs), execute the analysis
+notebooks, write the index page.
 
 Reuse and resume come from the run directories alone (cselab/studies/status.py): a finished run
 (``results.json``) is reused, a partial one (``config.json`` only) is resumed from its checkpoint,
@@ -20,11 +21,11 @@ from .cost import estimate_run, format_seconds
 from ..io import check_folder_location, first_line
 from ..rundir import RunDir
 from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_notebook, signal_kernels
-from .launchers import make_launcher
+from .launchers import make_launcher, signal_workers
 from .schedule import NotebookSchedule
 from .report import NotebookResult, PlannedRun, Progress, StudyReport, format_plan, run_line, write_report
 from .smoke import SMOKE, smoke_data
-from .spec import NOTEBOOKS_DIR, TRAIN_NOTEBOOK, Study, StudyError, load_study
+from .spec import Study, StudyError, load_study
 from .status import execution_differences, observation_differences, recorded_execution, run_status
 
 
@@ -106,8 +107,8 @@ def run_tasks(study: Study, plan: list[PlannedRun], report_dir: Path, data_dir: 
     threads = threads_per_run(jobs, launcher) if threads is None else threads
     cwd = os.getcwd()
     return [RunTask(label=p.spec.label, run_dir=str(p.spec.run_dir), config=p.spec.config.to_dict(),
-                    resume=p.status.kind == "partial", notebook=str(NOTEBOOKS_DIR / f"{TRAIN_NOTEBOOK}.py"),
-                    output=str(report_dir / "runs" / f"{p.spec.label}.ipynb"), data_dir=data_dir, cwd=cwd,
+                    resume=p.status.kind == "partial", log=str(report_dir / "runs" / f"{p.spec.label}.log"),
+                    data_dir=data_dir, cwd=cwd,
                     threads=resume_threads(Path(cwd, p.spec.run_dir), threads) if p.status.kind == "partial"
                     else threads, estimate_seconds=p.estimate.seconds,
                     lock_file=str(RunDir(p.spec.run_dir).lock_file))
@@ -160,10 +161,11 @@ def notebook_parameters(study: Study, nb, report: StudyReport, data_dir: str | N
 
 
 @contextlib.contextmanager
-def interrupt_kernels_on_signals():
-    """Ctrl-C or SIGTERM: interrupt the running notebook kernels (they run in their own session and
-    would not see it; a second signal kills them), then raise KeyboardInterrupt here. Runs stop at
-    their last checkpoint and resume next time. Only the main thread can install handlers."""
+def interrupt_on_signals():
+    """Ctrl-C or SIGTERM: interrupt the running runs and notebook kernels (their workers and kernels
+    run in sessions of their own and would not see it; a second signal kills them), then raise
+    KeyboardInterrupt here. Runs stop at their last checkpoint and resume next time. Only the main
+    thread can install handlers."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -172,7 +174,9 @@ def interrupt_kernels_on_signals():
     def handler(signum, frame):
         nonlocal presses
         presses += 1
-        signal_kernels(signal.SIGINT if presses == 1 else signal.SIGKILL)
+        signum = signal.SIGINT if presses == 1 else signal.SIGKILL
+        signal_workers(signum)
+        signal_kernels(signum)
         raise KeyboardInterrupt
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -304,7 +308,7 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
             schedule.run_done(label, outcome.ok)
 
     try:
-        with interrupt_kernels_on_signals(), notebooks_lock(report_dir):
+        with interrupt_on_signals(), notebooks_lock(report_dir):
             # the previous index would go on saying "ok" while this study empties its figures
             # folders and rewrites its notebooks: until the end, the index says the study is running
             report.in_progress = True

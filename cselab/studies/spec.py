@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..config import TrainConfig
 from ..methods import METHODS
-from .notebook_specs import (ENGINE_PARAMETERS, KERNELSPEC, NOTEBOOKS_DIR, TRAIN_NOTEBOOK, NotebookSpec,
+from .notebook_specs import (ENGINE_PARAMETERS, KERNELSPEC, NOTEBOOKS_DIR, NotebookSpec,
                              notebook_parameters, parse_notebook, read_notebook, resolve_notebook, select_runs)
 from .run_grid import ENGINE_KEYS, RunSpec, expand_group, flatten
 from .smoke import NOTEBOOK_PARAMETERS, SMOKE
@@ -27,7 +27,7 @@ from .study_file import (GROUP_KEYS, NAME_PATTERN, NOTEBOOK_KEYS, STUDY_KEYS, St
                          check_keys, item_lines, read_yaml)
 
 __all__ = ["ENGINE_KEYS", "ENGINE_PARAMETERS", "GROUP_KEYS", "KERNELSPEC", "NAME_PATTERN", "NOTEBOOKS_DIR",
-           "NOTEBOOK_KEYS", "STUDY_DIR", "STUDY_KEYS", "TRAIN_NOTEBOOK", "NotebookSpec", "RunSpec", "Study",
+           "NOTEBOOK_KEYS", "STUDY_DIR", "STUDY_KEYS", "NotebookSpec", "RunSpec", "Study",
            "StudyError", "available_studies", "check_file_name", "expand_group", "flatten", "load_study",
            "notebook_parameters", "parse_notebook", "read_notebook", "resolve_notebook", "resolve_study_path",
            "select_runs"]
@@ -189,12 +189,6 @@ def _slurm(path: Path, data: dict) -> dict:
     return dict(slurm)
 
 
-def _check_train_notebook() -> None:
-    train_notebook = NOTEBOOKS_DIR / f"{TRAIN_NOTEBOOK}.py"
-    if not train_notebook.is_file():
-        raise StudyError(f"{train_notebook}: the train notebook is missing (studies run from a source checkout)")
-
-
 # ------------------------------------------------------------------- the study
 def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str | os.PathLike = "runs",
                notebooks: bool = True) -> Study:
@@ -212,5 +206,4 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
     runs = _runs(path, data, text, chosen, Path(runs_root), profile)
     specs = _notebooks(path, data, text, chosen, [r.label for r in runs]) if notebooks else []
     slurm = _slurm(path, data)
-    _check_train_notebook()
     return Study(name, description, path, profile, runs, specs, slurm, chosen.smoke, chosen.names)
