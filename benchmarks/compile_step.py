@@ -9,8 +9,8 @@ shapes vary), each with its own fused AdamW and the same step as training (bench
 ``cselab_step``: batch 64, max_len 32, SimCSE's loss, clipping), in the precision ``auto`` resolves
 to here (bf16 autocast where bf16 is native). The first compiled step, which compiles, is timed on
 its own; then ``--steps`` batches go through both, in alternating order, and the table gives the
-medians. issue 30 asked whether fusing the element-wise work would move the bf16 step towards the
-CPU's limit (docs/performance.md).
+medians: whether fusing the element-wise work moves the bf16 step towards the CPU's limit
+(docs/performance.md).
 """
 from __future__ import annotations
 

@@ -138,7 +138,7 @@ def test_sentence_transformers_evaluator_gives_cselabs_sts_b_number(data_dir):
     assert _evaluator_spearman(model, pairs) == pytest.approx(ours, abs=1e-6)
     assert 70 < ours < 95   # MiniLM's [CLS] on STS-B dev: a real correlation
     # bf16 weights (`auto` where bf16 is native; emulated elsewhere): each path within 0.05 of fp32
-    # (issue 30 measured 91.5936 vs 91.5812 on an AMX CPU), the project's tolerance for bf16 scores.
+    # (91.5936 vs 91.5812 measured on an AMX CPU), the project's tolerance for bf16 scores.
     model.eval_precision = "bf16"
     assert evaluate_pairs(model, pairs) == pytest.approx(ours, abs=0.05)
     assert _evaluator_spearman(model, pairs) == pytest.approx(ours, abs=0.05)

@@ -104,7 +104,7 @@ def test_sentence_transformers_computes_the_evaluated_embedding(case, exports, s
 
 
 # bf16 evaluation (`auto` where bf16 is native) against sentence-transformers' fp32, on the tiny random
-# BERT: bf16 keeps 8 bits of mantissa, so the vectors move by up to ~0.07 (issue 30 measured
+# BERT: bf16 keeps 8 bits of mantissa, so the vectors move by up to ~0.07 (measured
 # 0.008-0.067 on an AMX CPU) while their directions stay: the stated tolerance is on the cosine.
 BF16_MIN_COSINE = 0.995
 

@@ -1,4 +1,4 @@
-"""The paper studies' ``cpu`` profiles (issue 29): each runs its paper's central analyses on the
+"""The paper studies' ``cpu`` profiles: each runs its paper's central analyses on the
 offline backbone at cpu-compare's scale with three seeds, every sweep with at least three values
 (the main runs count as one), and shares cpu-compare's runs wherever the configs agree, so no run
 is trained twice. Their dry run lists both profiles; ``smoke-cpu`` shrinks the cpu grid."""

@@ -67,8 +67,8 @@ def test_probe_values_by_direct_formulas(tiny_model, data_dir):
 
 def test_probe_values_in_bf16_stay_within_their_tolerance_of_fp32(tiny_model, data_dir):
     """The bf16 path (`auto` where bf16 is native, emulated elsewhere): the probe statistics move by
-    bf16's rounding of the backbone's weights, a few thousandths on the tiny model (issue 30 measured
-    2.7e-5 against 4.4e-6 for a near-zero quantity on an AMX CPU), so the tolerance is absolute."""
+    bf16's rounding of the backbone's weights, a few thousandths on the tiny model (measured on an AMX
+    CPU: 2.7e-5 against 4.4e-6 for a near-zero quantity), so the tolerance is absolute."""
     encoder = SentenceEncoder.from_pretrained(tiny_model, pooler="cls_before_pooler")
     ps = stsb_probe_set(load_stsb(data_dir)["dev"], 40)
     encoder.eval_precision = "fp32"

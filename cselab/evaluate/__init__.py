@@ -2,7 +2,7 @@
 
 The names below are imported from their modules on first use (PEP 562): a training kernel that
 needs only the STS suite does not pay for scikit-learn's clustering and the transfer tasks'
-classifiers (docs/performance.md, "The demo's time")."""
+classifiers (docs/performance-log.md, "The demo's time")."""
 from __future__ import annotations
 
 import importlib

@@ -150,7 +150,7 @@ class MixCSE(Component):
         out = loss_fn(ContrastiveBatch(z1, z2)); out.parts["info_nce_reverse"]
     """
 
-    # words for its statistics in figures (lost once when the identity moved onto the class)
+    # words for its statistics in figures
     stat_labels = {"mixed_cos": "mixed negatives", "mixed_cos_reverse": "mixed negatives (reverse)"}
     display_name = "MixCSE"
     citation = ('Zhang, Zhang, Mensah, Liu & Mao, "Unsupervised Sentence Representation via Contrastive '

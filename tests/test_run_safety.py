@@ -1,4 +1,4 @@
-"""Reliability (issue 13): diverged runs never overwrite the last good checkpoint, an overwrite never
+"""Runs survive failures: diverged runs never overwrite the last good checkpoint, an overwrite never
 destroys a finished run before the new one has finished, runs are locked, every bad file gives one
 line naming it, degenerate training is refused, interrupted checkpoint swaps are recovered, failed
 starts leave nothing behind, and ``eval`` on a run without ``best/`` says what to do."""

@@ -1,4 +1,4 @@
-"""Reliability of the newer surface (issue 20): ``cselab export`` and ``run_name`` never delete what
+"""Export, resume and bad input: ``cselab export`` and ``run_name`` never delete what
 they read or do not own, a run folder holds one numeric history (execution settings recorded,
 resumes under other settings refused, studies say when they reuse such a run), the study engine and
 the CLI answer bad input with one line naming the file, line, label or option, and a diverging or
@@ -30,7 +30,7 @@ from cselab.rundir import RunDir, load_state
 from cselab.train import train
 from cselab.utils import precision_name, resolve_precision
 
-from test_reliability import Crash, crash_at, error_line, short_dev_set  # noqa: F401  (autouse fixture)
+from test_run_safety import Crash, crash_at, error_line, short_dev_set  # noqa: F401  (autouse fixture)
 
 
 def tree(root: Path) -> dict[str, bytes | None]:

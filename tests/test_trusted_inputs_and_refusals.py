@@ -1,4 +1,4 @@
-"""Reliability of the research surface, round 2 (issue 32): ``no_duplicates`` never waits for a batch
+"""Trusted inputs and refusals: ``no_duplicates`` never waits for a batch
 that cannot come, ``train --overwrite`` replaces only runs (never a user's folder or a link), a failed
 start leaves no lock file, user files (``--pairs``, ``--texts``) and evaluation-cache entries are
 trusted only after checking, a changed environment is said out loud, and the notebooks answer a run
@@ -20,8 +20,8 @@ from cselab.rundir import RunDir
 from cselab.train import RunExistsError, train
 
 from synthetic_runs import linked_runs
-from test_reliability import error_line, short_dev_set  # noqa: F401  (autouse fixture)
-from test_reliability_surface import finished_run, tree  # noqa: F401  (fixture)
+from test_run_safety import error_line, short_dev_set  # noqa: F401  (autouse fixture)
+from test_export_resume_and_bad_input import finished_run, tree  # noqa: F401  (fixture)
 
 
 # --------------------------------------------------------------------------- 1. no_duplicates
@@ -108,7 +108,7 @@ def test_train_overwrite_of_a_symlinked_run_keeps_the_link_and_its_target(tiny_c
     before = tree(real)
     config = tmp_path / "c.yaml"
     config.write_text(yaml.safe_dump({**tiny_config, "max_steps": 2, "eval_every": 2}))
-    for _ in range(2):   # the second time used to end in a raw [Errno 20]
+    for _ in range(2):   # the second time too: one line, not a raw [Errno 20]
         assert main(["train", str(config), "run_name=lnk", "--overwrite"]) == 2
         assert error_line(capsys) == (f"cselab train: error: {link}: is a symbolic link (to {real}); --overwrite "
                                       "replaces only a run folder itself: overwrite the run where it lies")
@@ -288,7 +288,7 @@ def _torch_now() -> str:
 
 
 def test_resume_under_other_package_versions_is_said(tiny_config, data_dir, caplog):
-    from test_reliability import Crash, crash_at
+    from test_run_safety import Crash, crash_at
 
     cfg = load_config({**tiny_config, "max_steps": 4, "eval_every": 2})
     run = RunDir.for_config(cfg)
@@ -319,7 +319,7 @@ def test_a_train_start_outside_the_lockfile_says_so(tiny_config, data_dir, caplo
 
 def test_a_study_and_its_dry_run_say_when_a_run_was_trained_under_other_versions(tiny_model, data_dir, tmp_path,
                                                                                  monkeypatch, capsys):
-    from test_reliability_surface import study_file
+    from test_export_resume_and_bad_input import study_file
 
     from cselab.studies import load_study
     from cselab.studies.runner import make_plan
@@ -342,7 +342,7 @@ def test_the_dry_run_shows_a_thread_mismatch(tiny_model, data_dir, tmp_path, mon
     """docs/studies.md: the dry run says when a reused run was trained with another thread count."""
     import torch
 
-    from test_reliability_surface import study_file
+    from test_export_resume_and_bad_input import study_file
 
     from cselab.studies import load_study
 
@@ -430,7 +430,7 @@ def test_a_run_whose_config_json_is_damaged_is_one_line_naming_it(content, probl
 # --------------------------------------------------------------------------- 9. reproduce: figures folders
 def test_reproduce_refuses_a_study_figures_folder_that_is_a_link(tiny_model, tmp_path, capsys):
     from conftest import REPO
-    from test_reliability_surface import study_file
+    from test_export_resume_and_bad_input import study_file
 
     notebook = {"notebook": str(REPO / "tests" / "notebooks" / "summary.py")}
     study = study_file(tmp_path / "places.yaml", tiny_model, [{"label": "simcse"}], [notebook])
@@ -482,7 +482,7 @@ def test_reproduce_killed_mid_notebook_leaves_an_index_that_says_so(tiny_model, 
     import time
 
     from conftest import REPO
-    from test_reliability_surface import study_file
+    from test_export_resume_and_bad_input import study_file
 
     from cselab.studies import load_study
 
@@ -551,7 +551,7 @@ def test_the_smoke_stand_in_never_replaces_a_folder_cselab_did_not_write(tmp_pat
 @pytest.mark.parametrize("name, content", [("results.json", "[]"), ("config.json", "[]")])
 def test_reproduce_over_a_run_with_a_damaged_json_file_is_one_line_naming_it(name, content, tiny_model, data_dir,
                                                                             tmp_path, monkeypatch, capsys):
-    from test_reliability_surface import study_file
+    from test_export_resume_and_bad_input import study_file
 
     from cselab.studies import load_study
 
