@@ -104,9 +104,9 @@ benchmark: $(VENV)/.installed-dev
 	$(BIN)/pip install -q -e ".[dev,bench]"
 	$(BIN)/python benchmarks/speed.py
 
-# The tested environment exactly (cselab/locks/cpu.txt: every package pinned, CPU torch), then cselab
+# The tested environment exactly (cselab/model/locks/cpu.txt: every package pinned, CPU torch), then cselab
 # itself without resolving anything else; `make lock` rewrites the lockfile from .venv.
-LOCKFILE := cselab/locks/cpu.txt
+LOCKFILE := cselab/model/locks/cpu.txt
 install-locked: | $(BIN)/python
 	$(BIN)/pip install -r $(LOCKFILE)
 	$(BIN)/pip install --no-deps -e .

@@ -2,7 +2,7 @@
 
 ``notebooks/`` stays the top-level source (where users open and edit them); building copies its
 jupytext ``.py`` files into the package as ``cselab/notebooks/`` (data, never imported), which
-``cselab.studies.notebook_specs`` finds when cselab is installed rather than run from a clone. MANIFEST.in
+``cselab.workbench.studies.notebook_specs`` finds when cselab is installed rather than run from a clone. MANIFEST.in
 puts them in the source distribution too, so a wheel built from it has them.
 """
 from pathlib import Path

@@ -22,11 +22,11 @@ import tempfile
 import torch
 from tabulate import tabulate
 
-from cselab.config import load_config
-from cselab.data import load_corpus
-from cselab.encoder import SentenceEncoder
-from cselab.methods import build_loss
-from cselab.utils import autocast, resolve_device, resolve_precision
+from cselab.model.config import load_config
+from cselab.model.data import load_corpus
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.methods import build_loss
+from cselab.model.utils import autocast, resolve_device, resolve_precision
 
 ROBERTA_BASE_PARAMETERS = 124_645_632
 GIB = 2 ** 30

@@ -26,7 +26,7 @@ from tabulate import tabulate
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from speed import interleaved_seconds, seconds, simcse_step, training_sentences  # noqa: E402
 
-from cselab.utils import precision_name, resolve_precision  # noqa: E402
+from cselab.model.utils import precision_name, resolve_precision  # noqa: E402
 
 BATCH = 64
 

@@ -3,7 +3,7 @@ table, not a test).
 
     python benchmarks/cpu_dropout.py [--model all-minilm-l6] [--steps 12] [--precision auto] [--data-dir DIR]
 
-Two encoders with the same weights, one drawing its dropout masks with cselab.encoder.cpu_dropout
+Two encoders with the same weights, one drawing its dropout masks with cselab.model.encoder.cpu_dropout
 (``cpu_dropout: fast``, the default) and one with torch's ``bernoulli_`` (``cpu_dropout: torch``),
 each with its own fused AdamW and the same step as training (benchmarks/speed.py's ``cselab_step``:
 batch 64, max_len 32, SimCSE's loss, clipping), in ``--precision`` (``auto``: bf16 autocast where bf16
@@ -26,8 +26,8 @@ from tabulate import tabulate
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from speed import interleaved_seconds, simcse_step, training_sentences  # noqa: E402
 
-from cselab.encoder.cpu_dropout import cpu_dropout  # noqa: E402
-from cselab.utils import precision_name, resolve_precision  # noqa: E402
+from cselab.model.encoder.cpu_dropout import cpu_dropout  # noqa: E402
+from cselab.model.utils import precision_name, resolve_precision  # noqa: E402
 
 BATCH = 64
 MASK_OPS = ("aten::bernoulli_", "aten::random_")

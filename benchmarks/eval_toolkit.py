@@ -20,8 +20,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cselab.data.transfer import TRANSFER_TASKS
-    from cselab.evaluate.clustering import CLUSTERING_TASKS, DEFAULT_SEEDS
+    from cselab.model.data.transfer import TRANSFER_TASKS
+    from cselab.model.evaluate.clustering import CLUSTERING_TASKS, DEFAULT_SEEDS
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default="all-minilm-l6")
@@ -40,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from tabulate import tabulate
 
-    from cselab.encoder import SentenceEncoder
-    from cselab.evaluate import evaluate_alignment_uniformity, evaluate_clustering, evaluate_transfer
+    from cselab.model.encoder import SentenceEncoder
+    from cselab.model.evaluate import evaluate_alignment_uniformity, evaluate_clustering, evaluate_transfer
 
     encoder = SentenceEncoder.from_pretrained(args.model, pooler=args.pooler)
     print(f"model {args.model} (pooler {args.pooler}); torch {torch.__version__}, {torch.get_num_threads()} threads, "
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     print(tabulate(rows, headers=["suite", "task", "metric", "value", "± std (seeds)", "encode s", "total s"],
                    tablefmt="github", floatfmt=".2f"))
     if args.output:
-        from cselab.io import atomic_write_json
+        from cselab.model.io import atomic_write_json
 
         atomic_write_json(args.output, {"model": args.model, "pooler": args.pooler, "argv": sys.argv[1:],
                                         "finished": time.strftime("%Y-%m-%d %H:%M:%S"), **results})

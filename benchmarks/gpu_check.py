@@ -37,12 +37,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import activation_memory  # noqa: E402
 import speed  # noqa: E402
 
-from cselab.config import load_config  # noqa: E402
-from cselab.encoder import SentenceEncoder  # noqa: E402
-from cselab.methods import build_loss  # noqa: E402
-from cselab.train import train  # noqa: E402
-from cselab.train.step import training_loss  # noqa: E402
-from cselab.utils import resolve_device  # noqa: E402
+from cselab.model.config import load_config  # noqa: E402
+from cselab.model.encoder import SentenceEncoder  # noqa: E402
+from cselab.model.methods import build_loss  # noqa: E402
+from cselab.model.train import train  # noqa: E402
+from cselab.model.train.step import training_loss  # noqa: E402
+from cselab.model.utils import resolve_device  # noqa: E402
 
 # Dense bf16 tensor-core peak (no sparsity), TFLOP/s, by a substring of torch.cuda.get_device_name().
 PEAK_BF16_TFLOPS = {"H200": 989.0, "H100": 989.0, "A100": 312.0, "L40S": 362.0, "L4": 121.0, "A10": 125.0,

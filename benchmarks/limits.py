@@ -16,13 +16,13 @@ Jobs (the offline default backbone, all-MiniLM-L6-v2):
 * one training step: cselab's SimCSE (batch 64, max_len 32, AdamW, clipping) and
   sentence-transformers' MultipleNegativesRankingLoss step on the same backbone (benchmarks/speed.py's
   settings); backward counted as twice the forward;
-* the demo notebooks' encodes (cselab/studies/cpu-demo.yaml): STS-B test with the demo's ``cls``
+* the demo notebooks' encodes (cselab/workbench/studies/cpu-demo.yaml): STS-B test with the demo's ``cls``
   pooler, and DBpedia's 400-text clustering sample at max_length 64.
 
 Each round measures both limits and then every job once, and every fraction is taken against the
 limit of its own round, so a shared machine's load hits both alike; the table gives medians.
 bf16 jobs (evaluation in bf16 weights, the training step under autocast) run by default only where
-the CPU has native bf16 (``cselab.utils.native_bf16``): elsewhere bf16 is emulated and a job takes
+the CPU has native bf16 (``cselab.model.utils.native_bf16``): elsewhere bf16 is emulated and a job takes
 minutes; ``--bf16 on`` runs them anyway (with ``--sentences`` small).
 """
 from __future__ import annotations
@@ -46,10 +46,10 @@ from tabulate import tabulate
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from speed import adamw, cselab_step, method_loss, mnrl_step, sentence_transformer, training_sentences  # noqa: E402
 
-from cselab.data import STS_TASKS, load_sts_task  # noqa: E402
-from cselab.data.clustering import load_clustering_task  # noqa: E402
-from cselab.encoder import SentenceEncoder  # noqa: E402
-from cselab.utils import cpu_has_amx, cpu_supports_bf16, native_bf16, resolve_device  # noqa: E402
+from cselab.model.data import STS_TASKS, load_sts_task  # noqa: E402
+from cselab.model.data.clustering import load_clustering_task  # noqa: E402
+from cselab.model.encoder import SentenceEncoder  # noqa: E402
+from cselab.model.utils import cpu_has_amx, cpu_supports_bf16, native_bf16, resolve_device  # noqa: E402
 
 MM_SIZE = 2048
 
@@ -157,7 +157,7 @@ def st_encoder(model: str, device, precision: str):
     runs, the reference for cselab's encode."""
     from sentence_transformers import SentenceTransformer
 
-    from cselab.encoder.backbone import resolve_backbone
+    from cselab.model.encoder.backbone import resolve_backbone
 
     path, _ = resolve_backbone(model)
     kwargs = {"model_kwargs": {"dtype": torch.bfloat16}} if precision == "bf16" else {}

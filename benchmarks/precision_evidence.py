@@ -38,15 +38,15 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from cselab.config import load_config
-from cselab.data import STS_TASKS, load_sts_task
-from cselab.data.sts import STSPairs
-from cselab.encoder import SentenceEncoder
-from cselab.encoder.pooling import POOLERS
-from cselab.evaluate import evaluate_pairs, evaluate_sts
-from cselab.evaluate.sts import TASK_LABELS
-from cselab.train import train
-from cselab.utils import cpu_supports_bf16, native_bf16
+from cselab.model.config import load_config
+from cselab.model.data import STS_TASKS, load_sts_task
+from cselab.model.data.sts import STSPairs
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.encoder.pooling import POOLERS
+from cselab.model.evaluate import evaluate_pairs, evaluate_sts
+from cselab.model.evaluate.sts import TASK_LABELS
+from cselab.model.train import train
+from cselab.model.utils import cpu_supports_bf16, native_bf16
 
 RUNS = {  # label: (preset, overrides)
     "SimCSE (quickstart)": ("quickstart", {"max_steps": 60}),

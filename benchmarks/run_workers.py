@@ -1,5 +1,5 @@
 """What a warm worker saves a study's run: a fresh process per run against one worker process that
-trains run after run (the local launcher's cselab.studies.launchers.RunWorkers), interleaved in one
+trains run after run (the local launcher's cselab.workbench.studies.launchers.RunWorkers), interleaved in one
 process so that both see the same machine (a benchmark that prints a table, not a test).
 
     python benchmarks/run_workers.py [--pairs 3] [--steps 2] [--data-dir DIR]
@@ -20,10 +20,10 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from cselab.config import load_config
-from cselab.studies.execute import RunTask
-from cselab.studies.launchers import RunWorkers
-from cselab.studies.smoke import tiny_backbone
+from cselab.model.config import load_config
+from cselab.workbench.studies.execute import RunTask
+from cselab.workbench.studies.launchers import RunWorkers
+from cselab.workbench.studies.smoke import tiny_backbone
 
 
 def task(root: Path, seed: int, steps: int, data_dir: str | None) -> RunTask:

@@ -13,7 +13,7 @@ on a non-logging step):
   — pooler layer_attention, augmented_positive with a full queue of 1024, interlayer_negative — at
   batch 64; ClusterNS with K = 128 against SimCSE at batch 256);
 * SimCSE at batch 512, uncached and with gradient caching (``mini_batch_size`` 64);
-* the 7-task STS suite: ``cselab.evaluate.evaluate_sts`` (pooler avg) against
+* the 7-task STS suite: ``cselab.model.evaluate.evaluate_sts`` (pooler avg) against
   sentence-transformers' ``EmbeddingSimilarityEvaluator`` on the same pairs, same precision;
 * the process's peak resident memory (and peak CUDA memory per setting on a GPU).
 
@@ -37,15 +37,15 @@ from typing import Callable
 import torch
 from tabulate import tabulate
 
-from cselab.config import load_config
-from cselab.data import STS_TASKS, load_corpus, load_sts_task
-from cselab.encoder import SentenceEncoder
-from cselab.encoder.backbone import resolve_backbone
-from cselab.evaluate import evaluate_sts
-from cselab.evaluate.sts import EVAL_SPLIT
-from cselab.methods import build_loss
-from cselab.train.step import training_loss
-from cselab.utils import autocast, cpu_supports_bf16, precision_name, resolve_device, resolve_precision
+from cselab.model.config import load_config
+from cselab.model.data import STS_TASKS, load_corpus, load_sts_task
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.encoder.backbone import resolve_backbone
+from cselab.model.evaluate import evaluate_sts
+from cselab.model.evaluate.sts import EVAL_SPLIT
+from cselab.model.methods import build_loss
+from cselab.model.train.step import training_loss
+from cselab.model.utils import autocast, cpu_supports_bf16, precision_name, resolve_device, resolve_precision
 
 GOALS = {"simcse_vs_mnrl": 0.55, "method_vs_simcse": 1.05, "sts_suite_seconds": 30.0}
 
@@ -76,7 +76,7 @@ def peak_rss_mib() -> float:
 
 # ----------------------------------------------------------------------------- steps
 def adamw(params, device: torch.device) -> torch.optim.AdamW:
-    """The optimizer of every setting: cselab's (cselab.train.training.adamw: fused on CPU and CUDA), for
+    """The optimizer of every setting: cselab's (cselab.model.train.training.adamw: fused on CPU and CUDA), for
     sentence-transformers too, so that the comparison is about the step, not the optimizer."""
     return torch.optim.AdamW(params, lr=3e-5, fused=device.type in ("cpu", "cuda"))
 

@@ -1,9 +1,9 @@
 """Seconds per training step of each method and of STS-B dev evaluation on this machine: the
-measurements behind the cost model of ``cselab reproduce --dry-run`` (cselab/studies/cost.py).
+measurements behind the cost model of ``cselab reproduce --dry-run`` (cselab/workbench/studies/cost.py).
 
     python benchmarks/study_cost.py [--model all-minilm-l6] [--steps 6] [--data-dir DIR]
 
-Each row trains a few steps with :func:`cselab.train.train` (batch 64, max_len 32 unless given)
+Each row trains a few steps with :func:`cselab.model.train.train` (batch 64, max_len 32 unless given)
 and takes the median time of the steps between a warm-up and the last step (which evaluates and
 checkpoints); the median keeps a busy shared machine's spikes out. The STS-B dev row times one
 evaluation of the 1,500 dev pairs. Prints a table and the load average; nothing is kept.
@@ -19,11 +19,11 @@ import time
 import torch
 from tabulate import tabulate
 
-from cselab.config import load_config
-from cselab.data import load_stsb
-from cselab.encoder import SentenceEncoder
-from cselab.evaluate.sts import evaluate_pairs
-from cselab.train import train
+from cselab.model.config import load_config
+from cselab.model.data import load_stsb
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.evaluate.sts import evaluate_pairs
+from cselab.model.train import train
 
 WARMUP = 2
 # name → (config overrides, precision); every method at its defaults except where a short run needs

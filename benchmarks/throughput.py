@@ -14,10 +14,10 @@ import time
 import torch
 from tabulate import tabulate
 
-from cselab.data import STS_TASKS, load_corpus, load_sts_task
-from cselab.encoder import SentenceEncoder
-from cselab.losses import ContrastiveBatch, ContrastiveLoss
-from cselab.utils import resolve_device, seed_everything
+from cselab.model.data import STS_TASKS, load_corpus, load_sts_task
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.losses import ContrastiveBatch, ContrastiveLoss
+from cselab.model.utils import resolve_device, seed_everything
 
 
 def training_steps_per_second(model: str, device, steps: int, batch_size: int, max_len: int, data_dir) -> float:

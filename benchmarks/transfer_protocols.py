@@ -5,7 +5,7 @@ benchmark-style script that prints a table, not a test).
 
 ``sklearn`` is scikit-learn's logistic regression with SentEval's C grids (cselab's default);
 ``pytorch`` is SentEval's PyTorch logistic regression as SimCSE and the four papers ran it
-(cselab/evaluate/torch_probe.py). Default: SimCSE's ``fasttest`` settings (5 folds; RMSprop, batch
+(cselab/model/evaluate/torch_probe.py). Default: SimCSE's ``fasttest`` settings (5 folds; RMSprop, batch
 128, tenacity 3, epoch size 2 for pytorch); ``--full`` its ``test`` mode (10 folds; Adam, 64, 5, 4).
 Every sentence is encoded once: the second protocol reads the first one's embeddings, so the two
 columns differ only by the classifier. docs/evaluation.md reports the table.
@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 from tabulate import tabulate
 
-from cselab.data.transfer import TRANSFER_TASKS
-from cselab.encoder import SentenceEncoder
-from cselab.evaluate.transfer import evaluate_transfer
-from cselab.io import atomic_write_json
-from cselab.utils import resolve_device
+from cselab.model.data.transfer import TRANSFER_TASKS
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.evaluate.transfer import evaluate_transfer
+from cselab.model.io import atomic_write_json
+from cselab.model.utils import resolve_device
 
 
 class EncodeOnce:

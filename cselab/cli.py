@@ -21,9 +21,9 @@ def _add_debug(p: argparse.ArgumentParser) -> None:
 
 def _add_suite_arguments(ev: argparse.ArgumentParser) -> None:
     """``--suite`` and every option of the suites, read from the suite registry
-    (:mod:`cselab.evaluate.suites`: light, its suites' code is imported when one runs). An option
+    (:mod:`cselab.model.evaluate.suites`: light, its suites' code is imported when one runs). An option
     that several suites take is one argument whose help says what it does for each."""
-    from .evaluate.suites import SUITES, cli_flags, default_suite
+    from .model.evaluate.suites import SUITES, cli_flags, default_suite
 
     default = default_suite()
     ev.add_argument("--suite", default=default, choices=list(SUITES),
@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("reproduce", help="run a study: its runs (reusing finished ones, resuming partial ones) "
                          "and its notebooks; see docs/studies.md")
-    rep.add_argument("study", help="a shipped study name (cselab/studies/<name>.yaml) or a study file")
+    rep.add_argument("study", help="a shipped study name (cselab/workbench/studies/<name>.yaml) or a study file")
     rep.add_argument("--profile", default="cpu", help="the study's profile to run (default: cpu)")
     rep.add_argument("--jobs", type=int, default=1, help="runs at once, then notebooks at once (default 1); each gets the cores / N threads")
     rep.add_argument("--dry-run", action="store_true", help="list the runs, their status and estimated cost; "
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cselab {args.command}: interrupted", file=sys.stderr)
         return 130
     except Exception as e:
-        from .io import first_line
+        from .model.io import first_line
 
         _close_progress_bars()
         if args.debug:
@@ -173,7 +173,7 @@ def _close_progress_bars() -> None:
 
 
 def cmd_data(args) -> int:
-    from .data.fetch import fetch
+    from .model.data.fetch import fetch
 
     root = fetch(args.data_dir, mirror=args.mirror)
     print(f"data root ready: {root}")
@@ -181,11 +181,11 @@ def cmd_data(args) -> int:
 
 
 def cmd_train(args) -> int:
-    from .config import load_config
-    from .io import read_json
-    from .export import run_facts
-    from .rundir import RunDir
-    from .train import train
+    from .model.config import load_config
+    from .model.io import read_json
+    from .model.export import run_facts
+    from .model.rundir import RunDir
+    from .model.train import train
 
     cfg = load_config(args.config, args.overrides)
     if args.print_config:
@@ -206,17 +206,17 @@ def cmd_train(args) -> int:
 
 def resolve_model_path(model: str) -> str:
     """A run directory means its ``best/`` model; a run without one is an error that says what it has."""
-    from .rundir import RunDir
+    from .model.rundir import RunDir
 
     run = RunDir(Path(model))
     return str(run.best_model()) if run.is_run() else model
 
 
 def cmd_eval(args) -> int:
-    from .encoder import SentenceEncoder
-    from .encoder.backbone import is_saved_encoder
-    from .evaluate.suites import get_suite
-    from .utils import resolve_device
+    from .model.encoder import SentenceEncoder
+    from .model.encoder.backbone import is_saved_encoder
+    from .model.evaluate.suites import get_suite
+    from .model.utils import resolve_device
 
     suite = get_suite(args.suite)
     if args.batch_size < 1:
@@ -236,8 +236,8 @@ def cmd_eval(args) -> int:
 
 def check_suite_options(args) -> None:
     """Refuse an option the chosen suite does not take (it would be silently ignored); the suite
-    fills in the defaults of those left out (:meth:`cselab.evaluate.suites.Suite.cli_options`)."""
-    from .evaluate.suites import cli_flags
+    fills in the defaults of those left out (:meth:`cselab.model.evaluate.suites.Suite.cli_options`)."""
+    from .model.evaluate.suites import cli_flags
 
     for flag, takers in cli_flags().items():
         suites = [suite for suite, _ in takers]
@@ -248,7 +248,7 @@ def check_suite_options(args) -> None:
 
 def _write_output(args, encoder, result: dict) -> None:
     """Record the precision the encoder ran in, then write ``--output`` (atomically) if given."""
-    from .io import atomic_write_json
+    from .model.io import atomic_write_json
 
     result["precision"] = encoder.resolved_eval_precision()
     if args.output is not None:
@@ -256,18 +256,18 @@ def _write_output(args, encoder, result: dict) -> None:
 
 
 def cmd_reproduce(args) -> int:
-    from .options import parse_key_values
-    from .studies import reproduce
+    from .model.options import parse_key_values
+    from .workbench.studies import reproduce
 
     return reproduce(args.study, profile=args.profile, jobs=args.jobs, dry_run=args.dry_run, launcher=args.launcher,
                      runs_dir=args.runs_dir, data_dir=args.data_dir, reports_dir=args.reports_dir,
                      figures_dir=args.figures_dir, slurm=parse_key_values(args.slurm, "--slurm"))
 def cmd_export(args) -> int:
-    from .encoder.backbone import read_model_config
-    from .encoder.export import RECIPE_KEY
-    from .encoder.model_card import CARD_NAME
-    from .export import export_model
-    from .io import read_json
+    from .model.encoder.backbone import read_model_config
+    from .model.encoder.export import RECIPE_KEY
+    from .model.encoder.model_card import CARD_NAME
+    from .model.export import export_model
+    from .model.io import read_json
 
     out = export_model(args.model, args.output, pooler=args.pooler, overwrite=args.overwrite)
     recipe = read_model_config(out)[RECIPE_KEY]
@@ -283,14 +283,14 @@ def cmd_export(args) -> int:
 def cmd_info(args) -> int:
     import torch
 
-    from .config import presets
-    from .data import data_root
-    from .data.fetch import MIRROR_FOLDERS
-    from .evaluate.suites import SUITES
-    from .methods import METHODS
-    from .rundir import git_commit, package_versions
-    from .studies import available_studies
-    from .utils import (NATIVE_BF16_ENV, cpu_has_amx, cpu_supports_bf16, native_bf16, native_bf16_override,
+    from .model.config import presets
+    from .model.data import data_root
+    from .model.data.fetch import MIRROR_FOLDERS
+    from .model.evaluate.suites import SUITES
+    from .model.methods import METHODS
+    from .model.rundir import git_commit, package_versions
+    from .workbench.studies import available_studies
+    from .model.utils import (NATIVE_BF16_ENV, cpu_has_amx, cpu_supports_bf16, native_bf16, native_bf16_override,
                         precision_name, resolve_device, resolve_precision)
 
     root = data_root(args.data_dir)

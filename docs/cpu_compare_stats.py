@@ -12,7 +12,7 @@ t-intervals over the 3 seeds. Two families, as the document reads them:
 and, as the strictest reading, all 32 tests at once.
 
 A printed ``0.000`` is taken as 0.0005 (the largest value that rounds to it: conservative). Holm
-is statsmodels' (``cselab.results.holm``); a difference counts as detected when the adjusted p is
+is statsmodels' (``cselab.workbench.results.holm``); a difference counts as detected when the adjusted p is
 below 0.05. The minimum detectable difference (power 0.8, α 0.05, two-sided paired t-test, n = 3)
 needs the standard deviation of the per-seed differences, read back from the recorded interval:
 half-width = t_{0.975, 2} · sd / √3. Run from the repository root::
@@ -29,7 +29,7 @@ from pathlib import Path
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from cselab.results import ALPHA, POWER, holm, minimum_detectable_difference
+from cselab.workbench.results import ALPHA, POWER, holm, minimum_detectable_difference
 
 DOCUMENT = Path(__file__).with_name("cpu-compare.md")
 SEEDS = 3

@@ -1,6 +1,6 @@
 """How much the checkpoint selection moves each method's numbers: the select-by study's runs re-scored.
 
-For every method of ``cselab reproduce select-by`` (cselab/studies/select-by.yaml) three
+For every method of ``cselab reproduce select-by`` (cselab/workbench/studies/select-by.yaml) three
 checkpoints are scored on STS-B test and SICK-R (Spearman ×100, SimCSE's protocol; the same cached
 evaluation the study's compare notebook wrote):
 
@@ -10,7 +10,7 @@ evaluation the study's compare notebook wrote):
   trained without its 1,024 held-out sentences).
 
 Each difference from ``stsb_dev`` comes with the 95 % percentile interval of a **paired bootstrap
-over the test pairs** (2,000 resamples, ``cselab.results.bootstrap_spearman_difference``): test-set
+over the test pairs** (2,000 resamples, ``cselab.workbench.results.bootstrap_spearman_difference``): test-set
 uncertainty of one seed, not training-seed variance. Run from the repository root after the study::
 
     python docs/select_by.py [--runs-dir runs] [--data-dir DIR]    # prints the Markdown table
@@ -22,11 +22,11 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from cselab.evaluate.cache import evaluate_run
-from cselab.io import read_json
-from cselab.rundir import RunDir
-from cselab.results import bootstrap_spearman_difference
-from cselab.studies import load_study
+from cselab.model.evaluate.cache import evaluate_run
+from cselab.model.io import read_json
+from cselab.model.rundir import RunDir
+from cselab.workbench.results import bootstrap_spearman_difference
+from cselab.workbench.studies import load_study
 
 TASKS = ["STSBenchmark", "SICKRelatedness"]
 

@@ -51,14 +51,14 @@ case_runs_per_method = 1  # ClusterNS runs (of each ClusterNS variant) given a c
 from IPython.display import display
 
 from cselab import workbench
-from cselab.analysis.clusterns import run_case_study
-from cselab.analysis.compare import clustering_detail_frame, clustering_metric_frame
-from cselab.comparisons import group_runs, grouped_table, with_groups
-from cselab.analysis.logged import pick_runs, run_methods, training_facts, untuned_starts
-from cselab.data import load_corpus
-from cselab.evaluate.cache import evaluate_runs, evaluation_frame
-from cselab.evaluate.suites import task_labels
-from cselab.plots import TooFewPoints, add_note, plot_score_points
+from cselab.workbench.analysis.clusterns import run_case_study
+from cselab.workbench.analysis.compare import clustering_detail_frame, clustering_metric_frame
+from cselab.workbench.comparisons import group_runs, grouped_table, with_groups
+from cselab.workbench.analysis.logged import pick_runs, run_methods, training_facts, untuned_starts
+from cselab.model.data import load_corpus
+from cselab.model.evaluate.cache import evaluate_runs, evaluation_frame
+from cselab.model.evaluate.suites import task_labels
+from cselab.workbench.plots import TooFewPoints, add_note, plot_score_points
 
 workbench.setup()
 runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none

@@ -66,14 +66,14 @@ bootstrap_seed = 0  # seed of the bootstrap's resampling
 from IPython.display import Markdown, display
 
 from cselab import workbench
-from cselab.analysis.compare import describe_sts_average, sts_results
-from cselab.comparisons import (baseline_table, difference_panels, group_runs, grouped_table, per_task_comparison,
+from cselab.workbench.analysis.compare import describe_sts_average, sts_results
+from cselab.workbench.comparisons import (baseline_table, difference_panels, group_runs, grouped_table, per_task_comparison,
                                 per_task_tests, resolve_baseline, sweep_frame, with_groups)
-from cselab.evaluate.cache import evaluate_runs, evaluation_frame
-from cselab.evaluate.suites import task_labels
-from cselab.paper_tables import TREND_MIN_VALUES
-from cselab.plots import TooFewPoints, add_note, plot_paired_differences, plot_score_points, plot_sweep
-from cselab.results import ALPHA, FAMILIES, POWER
+from cselab.model.evaluate.cache import evaluate_runs, evaluation_frame
+from cselab.model.evaluate.suites import task_labels
+from cselab.workbench.paper_tables import TREND_MIN_VALUES
+from cselab.workbench.plots import TooFewPoints, add_note, plot_paired_differences, plot_score_points, plot_sweep
+from cselab.workbench.results import ALPHA, FAMILIES, POWER
 
 workbench.setup()
 runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none

@@ -54,17 +54,17 @@ import pandas as pd
 from IPython.display import display
 
 from cselab import workbench
-from cselab.analysis.gs_infonce import top4_curve
-from cselab.analysis.mixcse import mixcse_score_series
-from cselab.analysis.logged import (base_encoders, logged_keys, logged_statistics, pick_runs, runs_logging,
+from cselab.workbench.analysis.gs_infonce import top4_curve
+from cselab.workbench.analysis.mixcse import mixcse_score_series
+from cselab.workbench.analysis.logged import (base_encoders, logged_keys, logged_statistics, pick_runs, runs_logging,
                                     same_start, training_facts)
-from cselab.data import load_corpus, load_stsb
-from cselab.encoder import SentenceEncoder
-from cselab.methods.mixcse import MixCSEParams
-from cselab.plots import (TooFewPoints, add_note, legend_outside, plot_grad_norm, plot_metric_grid,
+from cselab.model.data import load_corpus, load_stsb
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.methods.mixcse import MixCSEParams
+from cselab.workbench.plots import (TooFewPoints, add_note, legend_outside, plot_grad_norm, plot_metric_grid,
                           plot_similarity_dynamics, plot_top4_curve, plot_training_curves)
-from cselab.labels import display_name
-from cselab.rundir import RunDir
+from cselab.workbench.labels import display_name
+from cselab.model.rundir import RunDir
 
 workbench.setup()
 runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none

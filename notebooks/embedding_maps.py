@@ -45,12 +45,12 @@ panels_per_figure = 5  # maps per figure (a page-wide grid of 3 columns; the cla
 import pandas as pd
 
 from cselab import workbench
-from cselab.analysis.logged import base_encoders, base_groups, training_facts
-from cselab.analysis.umap import umap_frames
-from cselab.data.clustering import load_dbpedia
-from cselab.encoder import SentenceEncoder
-from cselab.neighbours import procrustes_align
-from cselab.plots import add_note, plot_umap_panels
+from cselab.workbench.analysis.logged import base_encoders, base_groups, training_facts
+from cselab.workbench.analysis.umap import umap_frames
+from cselab.model.data.clustering import load_dbpedia
+from cselab.model.encoder import SentenceEncoder
+from cselab.workbench.neighbours import procrustes_align
+from cselab.workbench.plots import add_note, plot_umap_panels
 
 workbench.setup()
 runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none

@@ -54,11 +54,11 @@ tables_dir = "reports/explorer/tables"  # where the neighbour table goes (Markdo
 from IPython.display import display
 
 from cselab import workbench
-from cselab.neighbours import (checkpoint_folders, corpus_sample, labelled_sample, nearest_neighbours,
+from cselab.workbench.neighbours import (checkpoint_folders, corpus_sample, labelled_sample, nearest_neighbours,
                                similarity_matrix, snapshot_folders, snapshot_projections)
-from cselab.plots import add_note
-from cselab.labels import display_name
-from cselab.plots.similarity import plot_projection_grid, plot_similarity_heatmap
+from cselab.workbench.plots import add_note
+from cselab.workbench.labels import display_name
+from cselab.workbench.plots.similarity import plot_projection_grid, plot_similarity_heatmap
 
 workbench.setup()
 runs = workbench.load_runs(runs)
@@ -75,7 +75,7 @@ print(f"{len(runs)} runs; {len(pool)} corpus sentences; {len(texts)} {labelled_s
 
 # %%
 if interactive:
-    from cselab.widgets import SimilarityExplorer
+    from cselab.workbench.widgets import SimilarityExplorer
 
     similarity = SimilarityExplorer(runs, pool, sentences, k=neighbours, run=run, checkpoint=checkpoint)
     display(similarity.widget)
@@ -99,7 +99,7 @@ with_snapshots = {label: path for label, path in runs.items() if snapshot_folder
 if not with_snapshots:
     print("none of the runs has snapshots: train with snapshot_every (the cpu-demo study does)")
 elif interactive:
-    from cselab.widgets import SnapshotExplorer
+    from cselab.workbench.widgets import SnapshotExplorer
 
     first = run if run in with_snapshots else next(iter(with_snapshots))
     slider = SnapshotExplorer(with_snapshots, texts, labels, run=first, method=projection, align=align)

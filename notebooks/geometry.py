@@ -49,17 +49,17 @@ group_by = ["method"]  # config keys that make the table's group ("label": the r
 import pandas as pd
 
 from cselab import workbench
-from cselab.analysis.apincse import layer_cls_similarity
-from cselab.analysis.compare import describe_sts_average, sts_results
-from cselab.comparisons import group_runs, with_groups
-from cselab.analysis.logged import (base_groups, runs_logging, start_probe_records,
+from cselab.workbench.analysis.apincse import layer_cls_similarity
+from cselab.workbench.analysis.compare import describe_sts_average, sts_results
+from cselab.workbench.comparisons import group_runs, with_groups
+from cselab.workbench.analysis.logged import (base_groups, runs_logging, start_probe_records,
                                     training_facts, untuned_name, untuned_starts)
-from cselab.data import load_stsb
-from cselab.evaluate.cache import evaluate_runs, evaluation_frame
-from cselab.evaluate.geometry import describe_geometry
-from cselab.plots import (add_note, legend_outside, plot_alignment_trajectories, plot_alignment_uniformity,
+from cselab.model.data import load_stsb
+from cselab.model.evaluate.cache import evaluate_runs, evaluation_frame
+from cselab.model.evaluate.geometry import describe_geometry
+from cselab.workbench.plots import (add_note, legend_outside, plot_alignment_trajectories, plot_alignment_uniformity,
                           plot_layer_profile, plot_metric_grid, plot_training_curves)
-from cselab.rundir import read_config, read_metrics
+from cselab.model.rundir import read_config, read_metrics
 
 workbench.setup()
 runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none

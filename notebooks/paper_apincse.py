@@ -57,16 +57,16 @@ tables_dir = "reports/paper_apincse/tables"  # where the tables go (Markdown + C
 import pandas as pd
 from IPython.display import Markdown, display
 
-from cselab import paper_tables as pt
+from cselab.workbench import paper_tables as pt
 from cselab import workbench
-from cselab.analysis.apincse import layer_cls_similarity
-from cselab.data import load_stsb
-from cselab.evaluate.cache import evaluate_runs
-from cselab.evaluate.sts import TASK_LABELS
-from cselab.analysis.logged import base_encoder
-from cselab.plots import add_note, plot_layer_profile, plot_score_points, plot_sweep
-from cselab.published import APINCSE_CLAIMS, BACKBONES
-from cselab.tables import summarise
+from cselab.workbench.analysis.apincse import layer_cls_similarity
+from cselab.model.data import load_stsb
+from cselab.model.evaluate.cache import evaluate_runs
+from cselab.model.evaluate.sts import TASK_LABELS
+from cselab.workbench.analysis.logged import base_encoder
+from cselab.workbench.plots import add_note, plot_layer_profile, plot_score_points, plot_sweep
+from cselab.workbench.published import APINCSE_CLAIMS, BACKBONES
+from cselab.workbench.tables import summarise
 
 workbench.setup()
 transfer_tasks = pt.by_profile(profile, transfer_tasks, cpu=[], gpu=["MRPC", "SUBJ"])

@@ -75,19 +75,19 @@ tables_dir = "reports/paper_clusterns/tables"  # where the tables go (Markdown +
 import pandas as pd
 from IPython.display import Markdown, display
 
-from cselab import paper_tables as pt
+from cselab.workbench import paper_tables as pt
 from cselab import workbench
-from cselab.analysis.clusterns import run_case_study, threshold_curves
-from cselab.data import load_corpus
-from cselab.data.transfer import TRANSFER_TASKS
-from cselab.evaluate.clustering import CLUSTERING_TASKS
-from cselab.evaluate.cache import evaluate_runs, evaluation_frame
-from cselab.analysis.logged import training_facts
-from cselab.evaluate.geometry import describe_geometry
-from cselab.evaluate.sts import TASK_LABELS
-from cselab.plots import add_note, plot_alignment_uniformity, plot_similarity_dynamics, plot_sweep
-from cselab.rundir import read_config
-from cselab.tables import summarise
+from cselab.workbench.analysis.clusterns import run_case_study, threshold_curves
+from cselab.model.data import load_corpus
+from cselab.model.data.transfer import TRANSFER_TASKS
+from cselab.model.evaluate.clustering import CLUSTERING_TASKS
+from cselab.model.evaluate.cache import evaluate_runs, evaluation_frame
+from cselab.workbench.analysis.logged import training_facts
+from cselab.model.evaluate.geometry import describe_geometry
+from cselab.model.evaluate.sts import TASK_LABELS
+from cselab.workbench.plots import add_note, plot_alignment_uniformity, plot_similarity_dynamics, plot_sweep
+from cselab.model.rundir import read_config
+from cselab.workbench.tables import summarise
 
 workbench.setup()
 clustering_tasks = pt.by_profile(profile, clustering_tasks, cpu=["DBpedia", "Tweet"], gpu=list(CLUSTERING_TASKS))

@@ -56,18 +56,18 @@ tables_dir = "reports/paper_gs_infonce/tables"  # where the tables go (Markdown 
 import pandas as pd
 from IPython.display import Markdown, display
 
-from cselab import paper_tables as pt
+from cselab.workbench import paper_tables as pt
 from cselab import workbench
-from cselab.analysis.gs_infonce import top4_curve
-from cselab.data import load_corpus
-from cselab.encoder import SentenceEncoder
-from cselab.evaluate.cache import evaluate_runs
-from cselab.neighbours import load_encoder
-from cselab.analysis.logged import base_encoder, training_facts
-from cselab.plots import add_note, plot_similarity_dynamics, plot_sweep, plot_top4_curve
-from cselab.published import published_frame
-from cselab.rundir import read_config
-from cselab.tables import summarise
+from cselab.workbench.analysis.gs_infonce import top4_curve
+from cselab.model.data import load_corpus
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.evaluate.cache import evaluate_runs
+from cselab.workbench.neighbours import load_encoder
+from cselab.workbench.analysis.logged import base_encoder, training_facts
+from cselab.workbench.plots import add_note, plot_similarity_dynamics, plot_sweep, plot_top4_curve
+from cselab.workbench.published import published_frame
+from cselab.model.rundir import read_config
+from cselab.workbench.tables import summarise
 
 workbench.setup()
 top4_corpus = pt.by_profile(profile, top4_corpus, cpu="wiki1m-head", gpu="wiki1m")

@@ -72,19 +72,19 @@ tables_dir = "reports/paper_mixcse/tables"  # where the tables go (Markdown + CS
 import pandas as pd
 from IPython.display import Markdown, display
 
-from cselab import paper_tables as pt
+from cselab.workbench import paper_tables as pt
 from cselab import workbench
-from cselab.analysis.mixcse import cap_geometry_table, lambda_bound_curve, largest_angle_series, mixcse_scores
-from cselab.data import load_stsb
-from cselab.data.transfer import TRANSFER_TASKS
-from cselab.evaluate.cache import evaluate_runs, evaluation_frame
-from cselab.neighbours import load_encoder, over_snapshots, snapshot_folders
-from cselab.analysis.logged import base_encoder, training_facts, untuned_name
-from cselab.evaluate.geometry import describe_geometry
-from cselab.plots import (add_note, plot_alignment_uniformity, plot_cap_geometry, plot_grad_norm, plot_lambda_bound,
+from cselab.workbench.analysis.mixcse import cap_geometry_table, lambda_bound_curve, largest_angle_series, mixcse_scores
+from cselab.model.data import load_stsb
+from cselab.model.data.transfer import TRANSFER_TASKS
+from cselab.model.evaluate.cache import evaluate_runs, evaluation_frame
+from cselab.workbench.neighbours import load_encoder, over_snapshots, snapshot_folders
+from cselab.workbench.analysis.logged import base_encoder, training_facts, untuned_name
+from cselab.model.evaluate.geometry import describe_geometry
+from cselab.workbench.plots import (add_note, plot_alignment_uniformity, plot_cap_geometry, plot_grad_norm, plot_lambda_bound,
                           plot_largest_angle, plot_similarity_dynamics, plot_sweep)
-from cselab.rundir import read_config
-from cselab.tables import summarise
+from cselab.model.rundir import read_config
+from cselab.workbench.tables import summarise
 
 workbench.setup()
 transfer_tasks = pt.by_profile(profile, transfer_tasks, cpu=[], gpu=list(TRANSFER_TASKS))

@@ -46,13 +46,13 @@ overwrite = False              # True: retrain this config's run (replaced only 
 import json
 
 from cselab import workbench
-from cselab.config import load_config
-from cselab.encoder import SentenceEncoder
-from cselab.data import load_stsb
-from cselab.evaluate import evaluate_pairs, evaluate_sts, format_sts_table
-from cselab.plots import plot_similarity_dynamics, plot_training_curves
-from cselab.plots.style import place_legend
-from cselab.train import RunDir, train
+from cselab.model.config import load_config
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.data import load_stsb
+from cselab.model.evaluate import evaluate_pairs, evaluate_sts, format_sts_table
+from cselab.workbench.plots import plot_similarity_dynamics, plot_training_curves
+from cselab.workbench.plots.style import place_legend
+from cselab.model.train import RunDir, train
 
 workbench.setup()   # figures inline (built without pyplot, shown as PNG); relative paths from the project root
 
@@ -102,7 +102,7 @@ print(table)
 #
 # The run directory's `metrics.jsonl` holds a record every `log_every` steps (loss parts and the
 # mean cosine of positive pairs and of in-batch negatives) and every `eval_every` steps (STS-B dev).
-# The figures are drawn by `cselab.plots`, saved as PNG and PDF with reproducible bytes and shown
+# The figures are drawn by `cselab.workbench.plots`, saved as PNG and PDF with reproducible bytes and shown
 # here (`cselab.workbench.show`).
 
 # %%

@@ -15,7 +15,7 @@
 # %% [markdown]
 # # train: one run from a config
 #
-# A thin wrapper around `cselab.train.train`: a preset, a config file or a full config mapping,
+# A thin wrapper around `cselab.model.train.train`: a preset, a config file or a full config mapping,
 # plus overrides → a run directory (`<runs root>/<method>-<config hash>/`). This is the notebook a
 # study (`cselab reproduce`) executes for each of its runs; run it yourself with papermill, e.g.
 #
@@ -37,11 +37,11 @@ import json
 import torch
 
 from cselab import workbench
-from cselab.config import load_config
-from cselab.evaluate import format_sts_table
-from cselab.io import read_json
-from cselab.studies.status import checkpoint_step
-from cselab.train import RunDir, train
+from cselab.model.config import load_config
+from cselab.model.evaluate import format_sts_table
+from cselab.model.io import read_json
+from cselab.workbench.studies.status import checkpoint_step
+from cselab.model.train import RunDir, train
 
 if threads:
     torch.set_num_threads(threads)

@@ -32,7 +32,7 @@ def pytest_configure(config):
 
 
 def pytest_report_header(config):
-    from cselab.utils import native_bf16, native_bf16_override
+    from cselab.model.utils import native_bf16, native_bf16_override
 
     return (f"cselab: native bf16 = {native_bf16()}"
             + (f" (CSELAB_NATIVE_BF16={native_bf16_override()})" if native_bf16_override() != "auto" else ""))
@@ -52,10 +52,10 @@ def data_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def thin_data(data_dir, tmp_path_factory) -> Path:
-    """Every 50th record of the mirror's evaluation sets (cselab.data.sample: the smoke profile's
+    """Every 50th record of the mirror's evaluation sets (cselab.model.data.sample: the smoke profile's
     data, same layout, corpora whole), for tests that run a whole notebook or the 7-task suite on a
     tiny random model, whose numbers mean nothing: the same code paths in a fiftieth of the encoding."""
-    from cselab.data.sample import sample_data_root
+    from cselab.model.data.sample import sample_data_root
 
     return sample_data_root(data_dir, tmp_path_factory.mktemp("thin-data") / "every-50", 50)
 
@@ -102,8 +102,8 @@ def tiny_runs(tiny_model, data_dir, tmp_path_factory) -> dict[str, Path]:
     ``<method>-s<seed>`` (SimCSE and MixCSE with seeds 1 and 2, the others seed 1). Every record a
     notebook may read is there: train records every step (similarity statistics, gradient norms),
     probe records and model snapshots at steps 0, 3 and 6, one dev evaluation; no final STS table."""
-    from cselab.config import load_config
-    from cselab.train import train
+    from cselab.model.config import load_config
+    from cselab.model.train import train
 
     root = tmp_path_factory.mktemp("tiny-runs")
     base = {"model": str(tiny_model), "corpus": "wiki1m-head", "max_sentences": 160, "batch_size": 16,

@@ -8,11 +8,11 @@ import copy
 
 import torch
 
-from cselab.config import load_config
-from cselab.encoder import SentenceEncoder
-from cselab.methods import build_loss
-from cselab.train.ddp import Processes
-from cselab.train.step import training_loss
+from cselab.model.config import load_config
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.methods import build_loss
+from cselab.model.train.ddp import Processes
+from cselab.model.train.step import training_loss
 
 # name: (pooler, config keys). Dropout 0, so that the two dropout views, the chunks and the
 # processes all see the same network; each method small enough for a 12-sentence batch.

@@ -1,6 +1,6 @@
 """Synthetic run directories in the trainer's layout, for the plotting, table and reader tests: every
 test that needs a run folder without training one builds it with :func:`write_run`, which writes
-through :class:`cselab.rundir.RunDir` (the owner of the layout's names)."""
+through :class:`cselab.model.rundir.RunDir` (the owner of the layout's names)."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Iterable
 
-from cselab.rundir import RunDir
+from cselab.model.rundir import RunDir
 
 STS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness")
 

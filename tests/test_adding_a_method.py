@@ -13,10 +13,10 @@ import pytest
 import torch
 
 from conftest import REPO
-from cselab.config import load_config
-from cselab.encoder import SentenceEncoder
-from cselab.losses import ContrastiveBatch
-from cselab.methods import METHODS, build_loss, display_names
+from cselab.model.config import load_config
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.losses import ContrastiveBatch
+from cselab.model.methods import METHODS, build_loss, display_names
 
 
 @pytest.fixture
@@ -51,14 +51,14 @@ def test_the_documented_example_trains_a_step(example, tiny_model):
 DOC = REPO / "docs" / "adding-a-method.md"
 # the blocks the page tells a reader to write: a first line "# file: <path in the repository>"
 FILE_BLOCK = re.compile(r"```(?:python|yaml)\n# file: (\S+)\n(.*?)```", re.S)
-OWN_PLACES = ("cselab/methods/", "cselab/configs/")   # a method's own file and its preset
+OWN_PLACES = ("cselab/model/methods/", "cselab/model/configs/")   # a method's own file and its preset
 
 PANEL = """
 import json, sys
-from cselab.config import load_config
-from cselab.plots import check_figure, plot_metric_grid
-from cselab.rundir import read_metrics
-from cselab.train import train
+from cselab.model.config import load_config
+from cselab.workbench.plots import check_figure, plot_metric_grid
+from cselab.model.rundir import read_metrics
+from cselab.model.train import train
 
 cfg = load_config("word-deletion-quickstart", {"model": sys.argv[1], "output_dir": sys.argv[2], "max_sentences": 96,
                   "batch_size": 16, "max_steps": 4, "log_every": 1, "eval_every": 4, "dev_max_pairs": 50})
@@ -72,8 +72,8 @@ print(json.dumps({"titles": [ax.get_title() for ax in fig.axes if ax.get_visible
 
 def test_the_example_is_two_files_of_its_own_and_its_statistic_gets_a_panel(tiny_model, data_dir, tmp_path):
     blocks = FILE_BLOCK.findall(DOC.read_text(encoding="utf-8"))
-    assert sorted(path for path, _ in blocks) == ["cselab/configs/word-deletion-quickstart.yaml",
-                                                   "cselab/methods/word_deletion.py"]
+    assert sorted(path for path, _ in blocks) == ["cselab/model/configs/word-deletion-quickstart.yaml",
+                                                   "cselab/model/methods/word_deletion.py"]
     outside = [path for path, _ in blocks if not path.startswith(OWN_PLACES)]
     assert outside == [], f"the example asks for changes outside its own file and preset: {outside}"
     copy = tmp_path / "copy"

@@ -11,17 +11,17 @@ import torch
 from synthetic_runs import STS, make_runs
 from toy_encoders import LookupEncoder
 
-from cselab.analysis.clusterns import cluster_case_study, load_run_centroids, run_case_study
-from cselab.analysis.gs_infonce import top4_curve, top4_curve_from_embeddings, top_k_negative_mean
-from cselab.analysis.mixcse import (cap_cosine_moments, cap_geometry_table, cap_pair_cosines,
+from cselab.workbench.analysis.clusterns import cluster_case_study, load_run_centroids, run_case_study
+from cselab.workbench.analysis.gs_infonce import top4_curve, top4_curve_from_embeddings, top_k_negative_mean
+from cselab.workbench.analysis.mixcse import (cap_cosine_moments, cap_geometry_table, cap_pair_cosines,
                                              lambda_bound_curve, mixed_closer_share, sample_cap)
-from cselab.rundir import read_metrics, read_results
-from cselab.analysis.umap import project_2d, umap_frame, umap_frames
-from cselab.encoder import SentenceEncoder
-from cselab.tables import format_table, runs_table, scores_table, summarise, to_latex, to_markdown
-from cselab.config import load_config
-from cselab.rundir import RunDir
-from cselab.train import train
+from cselab.model.rundir import read_metrics, read_results
+from cselab.workbench.analysis.umap import project_2d, umap_frame, umap_frames
+from cselab.model.encoder import SentenceEncoder
+from cselab.workbench.tables import format_table, runs_table, scores_table, summarise, to_latex, to_markdown
+from cselab.model.config import load_config
+from cselab.model.rundir import RunDir
+from cselab.model.train import train
 
 
 # ------------------------------------------------------------------ GS-InfoNCE Fig. 1
@@ -136,7 +136,7 @@ def test_mixed_closer_share_against_materialised_mixtures():
 
 
 def test_lambda_bound_curve_on_a_model_leaves_the_rng_alone(tiny_model, data_dir):
-    from cselab.data import load_stsb
+    from cselab.model.data import load_stsb
 
     encoder = SentenceEncoder.from_pretrained(tiny_model, pooler="cls")
     sentences = list(load_stsb(data_dir)["dev"].sentences1[:24])

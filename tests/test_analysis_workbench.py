@@ -16,19 +16,19 @@ from test_plots import assert_drawn
 from toy_encoders import HashedBagOfWords
 
 from cselab import workbench
-from cselab.analysis.compare import (clustering_detail_frame, clustering_metric_frame, describe_sts_average,
+from cselab.workbench.analysis.compare import (clustering_detail_frame, clustering_metric_frame, describe_sts_average,
                                      sts_results)
-from cselab.comparisons import (config_value, difference_panels, group_runs, grouped_table, per_task_comparison,
+from cselab.workbench.comparisons import (config_value, difference_panels, group_runs, grouped_table, per_task_comparison,
                                 resolve_baseline, sweep_frame, with_groups)
-from cselab.analysis.logged import (base_encoder, base_groups, is_similarity, logged_keys, logged_statistics,
+from cselab.workbench.analysis.logged import (base_encoder, base_groups, is_similarity, logged_keys, logged_statistics,
                                     pick_runs, probe_layer_profiles, run_methods, runs_logging, snapshot_series,
                                     start_probe_records)
-from cselab.data.clustering import ClusteringData, load_dbpedia
-from cselab.evaluate import evaluate_clustering
-from cselab.plots import (check_figure, key_words, legend_outside, plot_metric_grid, plot_paired_differences,
+from cselab.model.data.clustering import ClusteringData, load_dbpedia
+from cselab.model.evaluate import evaluate_clustering
+from cselab.workbench.plots import (check_figure, key_words, legend_outside, plot_metric_grid, plot_paired_differences,
                           plot_profile_grid, plot_umap_panels, save_figure)
-from cselab.plots.core import distinct_colors, figure_note
-from cselab.results import compare_to_baseline, paired_tests, single_seed_bootstrap
+from cselab.workbench.plots.core import distinct_colors, figure_note
+from cselab.workbench.results import compare_to_baseline, paired_tests, single_seed_bootstrap
 
 
 def write_run(path, config: dict, records: list[dict], results: dict | None = None):
@@ -178,7 +178,7 @@ def test_per_task_comparison_gives_the_paired_test_per_task():
 
 
 def test_single_seed_groups_get_the_paired_bootstrap_over_test_pairs():
-    from cselab.results import bootstrap_average_spearman_difference, bootstrap_spearman_difference
+    from cselab.workbench.results import bootstrap_average_spearman_difference, bootstrap_spearman_difference
 
     rng = np.random.default_rng(0)
     gold = {"A": rng.uniform(0, 5, 60), "B": rng.uniform(0, 5, 40)}
@@ -260,7 +260,7 @@ def test_sts_results_final_table_or_subset(tmp_path):
 
 
 def test_sts_results_evaluate_when_the_run_has_no_table(tiny_runs, data_dir):
-    from cselab.evaluate.cache import evaluate_run
+    from cselab.model.evaluate.cache import evaluate_run
 
     result = sts_results({"simcse-s1": tiny_runs["simcse-s1"]}, ["STS16"], data_dir)["simcse-s1"]
     assert result["source"] == "evaluated"
@@ -289,8 +289,8 @@ def test_clustering_frames():
 
 # ------------------------------------------------------------------- models, snapshots, probes
 def test_base_encoder_is_the_step_0_snapshot(tiny_runs):
-    from cselab.encoder import SentenceEncoder
-    from cselab.rundir import RunDir
+    from cselab.model.encoder import SentenceEncoder
+    from cselab.model.rundir import RunDir
 
     run = tiny_runs["apincse-s1"]            # layer-attention pooler: its weights come from the snapshot
     sentences = ["A man plays a guitar.", "Stocks fell sharply."]
@@ -301,9 +301,9 @@ def test_base_encoder_is_the_step_0_snapshot(tiny_runs):
 
 
 def test_snapshot_series_and_mixcse_scores(tiny_runs, tmp_path):
-    from cselab.analysis.mixcse import mixcse_score_series, mixcse_scores
-    from cselab.encoder import SentenceEncoder
-    from cselab.rundir import RunDir
+    from cselab.workbench.analysis.mixcse import mixcse_score_series, mixcse_scores
+    from cselab.model.encoder import SentenceEncoder
+    from cselab.model.rundir import RunDir
 
     runs = {k: tiny_runs[k] for k in ("simcse-s1", "mixcse-s1")}
     sizes = snapshot_series(runs, lambda encoder, config: {"layers": encoder.num_layers, "seed": config["seed"]})
@@ -326,9 +326,9 @@ def test_step_0_probe_is_the_starting_model_and_older_runs_get_it_measured(tiny_
     import json
     import shutil
 
-    from cselab.data import load_stsb
-    from cselab.rundir import read_metrics
-    from cselab.train.probes import probe_record, stsb_probe_set
+    from cselab.model.data import load_stsb
+    from cselab.model.rundir import read_metrics
+    from cselab.model.train.probes import probe_record, stsb_probe_set
 
     run = tiny_runs["simcse-s1"]
     expected = probe_record(base_encoder(run), stsb_probe_set(load_stsb(data_dir)["dev"], 32), 0)
@@ -369,7 +369,7 @@ runs:
 
 
 def test_load_runs_none_finds_the_finished_runs_of_the_study(tmp_path, tiny_model):
-    from cselab.studies.spec import load_study
+    from cselab.workbench.studies.spec import load_study
 
     study = study_file(tmp_path, tiny_model)
     runs_dir = tmp_path / "runs"
@@ -441,15 +441,15 @@ def test_evaluate_clustering_caps_each_set(data_dir):
     assert details["n"] == 60 and result["max_texts"] == 60 and result["sample_seed"] == 1
     sample = full.subsample(60, 1)
     assert details["n_clusters"] == sample.n_clusters
-    from cselab.evaluate.clustering import evaluate_clustering_data
+    from cselab.model.evaluate.clustering import evaluate_clustering_data
 
     direct = evaluate_clustering_data(HashedBagOfWords(), sample, seeds=(0,))
     assert details["ami"]["runs"] == direct["ami"]["runs"]
 
 
 def test_geometry_on_a_sample_of_pairs(data_dir):
-    from cselab.data import load_stsb
-    from cselab.evaluate.geometry import alignment, evaluate_alignment_uniformity, uniformity
+    from cselab.model.data import load_stsb
+    from cselab.model.evaluate.geometry import alignment, evaluate_alignment_uniformity, uniformity
 
     model = HashedBagOfWords(dim=64)
     result = evaluate_alignment_uniformity(model, "dev", data_dir, max_pairs=300, sample_seed=2)
@@ -481,7 +481,7 @@ def test_metric_grid_one_panel_per_key_own_axis(logged, tmp_path):
     assert not panels[0].get_shared_y_axes().joined(panels[0], panels[1])
     assert_drawn(fig)
     # the 2 × 2 grid's fourth cell holds the legend (no empty cell, nothing added under the panels)
-    from cselab.plots.check import draw
+    from cselab.workbench.plots.check import draw
 
     renderer = draw(fig)
     cell, box = fig.axes[3], fig.legends[0].get_window_extent(renderer)
@@ -504,17 +504,17 @@ def test_profile_grid_and_legend_outside(tmp_path):
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["step 0", "step 30"]
     assert_drawn(fig)
     _same_bytes_twice(lambda: plot_profile_grid(panels), tmp_path / "profiles")
-    from cselab.plots import plot_layer_profile
+    from cselab.workbench.plots import plot_layer_profile
 
     moved = legend_outside(plot_layer_profile({"a": [0.1, 1.0], "b": [0.2, 1.0]}))
     assert moved.axes[0].get_legend() is None
     assert [t.get_text() for t in moved.legends[0].get_texts()] == ["a", "b"]
     assert moved.get_figwidth() == pytest.approx(3.3 + 0.5 + 0.065 * 1)    # widened by the legend: 1-char labels
-    from cselab.plots import plot_similarity_dynamics
+    from cselab.workbench.plots import plot_similarity_dynamics
 
     two_panels = legend_outside(plot_similarity_dynamics(make_runs(tmp_path / "runs"), ("pos_cos", "neg_cos")))
     assert [ax.get_legend() for ax in two_panels.axes] == [None, None]
-    # once, not per panel: a figure legend, an entry per method (seeds grouped; cselab.plots.style)
+    # once, not per panel: a figure legend, an entry per method (seeds grouped; cselab.workbench.plots.style)
     assert [" ".join(t.get_text().split()) for t in two_panels.legends[0].get_texts()] == [
         "SimCSE (mean, 2 seeds)", "MixCSE (mean, 2 seeds) (= SimCSE in 'positive pairs')"]
     with pytest.raises(ValueError, match="no panels"):
@@ -556,7 +556,7 @@ def test_paired_differences_show_interval_and_p(tmp_path):
 def test_fourteen_classes_get_fourteen_colours():
     colours = distinct_colors(14)
     assert len({to_rgb(c) for c in colours}) == 14
-    # the categorical palette (cselab.plots.palettes.CATEGORICAL_COLOURS: farthest-first, the most distinct first)
+    # the categorical palette (cselab.workbench.plots.palettes.CATEGORICAL_COLOURS: farthest-first, the most distinct first)
     assert distinct_colors(3) == ["#0072B2", "#446600", "#DD0000"] and len(set(distinct_colors(30))) == 30
     frame = pd.DataFrame({"x": np.arange(28.0), "y": np.arange(28.0),
                           "label": [f"class {i:02d}" for i in range(14)] * 2})

@@ -10,20 +10,20 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from cselab.analysis.apincse import layer_cls_similarity
-from cselab.config import ConfigError, load_config
-from cselab.encoder import BackboneOutput, EncoderOutput, SentenceEncoder
-from cselab.losses import ContrastiveBatch, ContrastiveLoss
-from cselab.methods import METHODS
-from cselab.methods.apincse import (AugmentedPositive, AugmentedPositiveParams, EmbeddingQueue, InterlayerNegative,
+from cselab.workbench.analysis.apincse import layer_cls_similarity
+from cselab.model.config import ConfigError, load_config
+from cselab.model.encoder import BackboneOutput, EncoderOutput, SentenceEncoder
+from cselab.model.losses import ContrastiveBatch, ContrastiveLoss
+from cselab.model.methods import METHODS
+from cselab.model.methods.apincse import (AugmentedPositive, AugmentedPositiveParams, EmbeddingQueue, InterlayerNegative,
                                     InterlayerNegativeParams)
-from cselab.methods.apincse.augmented_positive import (augment_positives, augmented_positive_loss, queue_block,
+from cselab.model.methods.apincse.augmented_positive import (augment_positives, augmented_positive_loss, queue_block,
                                                        top_k_neighbours)
-from cselab.distributed import all_gather, broadcast_from_first_process, gather_with_local_grad
-from cselab.methods.apincse.interlayer import choose_layers, interlayer_negative_loss, resolve_layer
-from cselab.train import train
-from cselab.rundir import RunDir
-from cselab.rundir import load_state
+from cselab.model.distributed import all_gather, broadcast_from_first_process, gather_with_local_grad
+from cselab.model.methods.apincse.interlayer import choose_layers, interlayer_negative_loss, resolve_layer
+from cselab.model.train import train
+from cselab.model.rundir import RunDir
+from cselab.model.rundir import load_state
 
 
 def lse(*xs):
@@ -31,7 +31,7 @@ def lse(*xs):
 
 
 def stub_encoder(dim=2, num_layers=3, head=None):
-    """The encoder surface (cselab.losses.base.EncoderSurface) the components use, with an MLP
+    """The encoder surface (cselab.model.losses.base.EncoderSurface) the components use, with an MLP
     head as the [CLS] projection when ``head`` is given."""
     return SimpleNamespace(device=torch.device("cpu"), embedding_dim=lambda: dim, num_layers=num_layers,
                            can_project_cls=head is not None, project_cls=lambda cls, backbone: head(cls))

@@ -82,5 +82,5 @@ def test_the_map_check_finds_a_missing_and_a_stale_module(tmp_path):
     entry = next(line for line in text.splitlines() if line.strip().startswith("config.py "))
     stale = text.replace(entry, entry.replace("config.py", "configuration.py"))
     documented, problems = module_map(stale)
-    assert problems == ["the map names cselab/configuration.py, which does not exist"]
-    assert "cselab/config.py" not in documented
+    assert problems == ["the map names cselab/model/configuration.py, which does not exist"]
+    assert "cselab/model/config.py" not in documented

@@ -5,9 +5,9 @@ import random
 
 import pytest
 
-from cselab.config import load_config
-from cselab.train import batches as batches_mod
-from cselab.train.batches import batches_per_epoch, epoch_batches, no_duplicate_batches
+from cselab.model.config import load_config
+from cselab.model.train import batches as batches_mod
+from cselab.model.train.batches import batches_per_epoch, epoch_batches, no_duplicate_batches
 
 
 def planted_corpus(seed: int = 0) -> list[str]:
@@ -75,7 +75,7 @@ class Crash(Exception):
 
 def test_training_honours_no_duplicates_and_resumes_to_the_same_batches(tiny_config, data_dir, tmp_path,
                                                                        monkeypatch):
-    from cselab.train import loop, train
+    from cselab.model.train import loop, train
 
     corpus_file = tmp_path / "planted.txt"
     corpus_file.write_text("\n".join(planted_corpus()[:96]) + "\n")

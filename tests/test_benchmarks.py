@@ -71,7 +71,7 @@ def test_limits_counts_the_encoder_flops_torch_counts(tiny_model):
     attention, because the counter does not see the CPU's fused attention kernel."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    from cselab.encoder import SentenceEncoder
+    from cselab.model.encoder import SentenceEncoder
 
     limits = load("limits")
     encoder = SentenceEncoder.from_pretrained(tiny_model, pooler="avg")

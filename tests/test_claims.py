@@ -1,4 +1,4 @@
-"""Claims tables (cselab/paper_tables/claims.py): paired differences over seeds, Holm over the
+"""Claims tables (cselab/workbench/paper_tables/claims.py): paired differences over seeds, Holm over the
 paper's family, and verdicts, on fixed numbers checked against scipy and statsmodels directly."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from cselab.paper_tables import Claim, as_variants, claims_table, format_claims
+from cselab.workbench.paper_tables import Claim, as_variants, claims_table, format_claims
 
 # three seeds; MixCSE clearly above SimCSE, "single" clearly below MixCSE, λ = 0.5 vs 0.2 noise
 FRAME = pd.DataFrame({

@@ -72,7 +72,7 @@ def test_quiet_and_verbose(tiny_model, data_dir, capsys, monkeypatch):
     command = ["eval", str(tiny_model), "--pooler", "avg", "--tasks", "STS13", "--data-dir", str(data_dir)]
     assert main(command) == 0
     err = capsys.readouterr().err
-    assert "INFO cselab.evaluate.sts: STS (all): average" in err and "encoding" in err   # a log line and a bar
+    assert "INFO cselab.model.evaluate.sts: STS (all): average" in err and "encoding" in err   # a log line and a bar
     assert main(["--quiet", *command]) == 0
     err = capsys.readouterr().err
     assert os.environ["TQDM_DISABLE"] == "1" and "INFO" not in err and "encoding" not in err

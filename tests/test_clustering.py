@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from toy_encoders import HashedBagOfWords
 
-from cselab.data import DataError
-from cselab.data.clustering import SHORT_TEXT_SETS, load_clustering_task, load_dbpedia, load_short_text
-from cselab.evaluate.clustering import (CLUSTERING_TASKS, cluster_embeddings, cluster_scores, evaluate_clustering,
+from cselab.model.data import DataError
+from cselab.model.data.clustering import SHORT_TEXT_SETS, load_clustering_task, load_dbpedia, load_short_text
+from cselab.model.evaluate.clustering import (CLUSTERING_TASKS, cluster_embeddings, cluster_scores, evaluate_clustering,
                                         hungarian_accuracy)
 
 # shared/data/README.md: rows (labels).

@@ -11,13 +11,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from cselab.config import ConfigError, load_config
-from cselab.losses import ContrastiveBatch, ContrastiveLoss
-from cselab.methods.clusterns import (ClusterNS, ClusterNSParams, ClusterState, bidirectional_margin, bml_loss,
+from cselab.model.config import ConfigError, load_config
+from cselab.model.losses import ContrastiveBatch, ContrastiveLoss
+from cselab.model.methods.clusterns import (ClusterNS, ClusterNSParams, ClusterState, bidirectional_margin, bml_loss,
                                       greedy_init, kmeans_centroids, momentum_update, same_cluster)
-from cselab.methods.clusterns.kmeans import assign
-from cselab.train import train
-from cselab.rundir import load_state
+from cselab.model.methods.clusterns.kmeans import assign
+from cselab.model.train import train
+from cselab.model.rundir import load_state
 
 TAU = 0.05
 
@@ -275,7 +275,7 @@ def test_statistics_by_hand():
 
 
 def test_global_initialisation_uses_k_means_of_a_corpus_sample(tiny_model):
-    from cselab.encoder import SentenceEncoder
+    from cselab.model.encoder import SentenceEncoder
 
     encoder = SentenceEncoder.from_pretrained(tiny_model, pooler="cls").eval()  # deterministic encoding
     corpus = [f"sentence number {i} about topic {i % 5}" for i in range(40)]

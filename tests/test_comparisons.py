@@ -1,4 +1,4 @@
-"""cselab.comparisons, the one home of a comparison: one grouping rule (config keys or label
+"""cselab.workbench.comparisons, the one home of a comparison: one grouping rule (config keys or label
 prefixes, one frame either way), one ``mean ± std`` formatter, and the paired comparison that the
 compare notebook, the paper tables and the workbench's cell all reach through it."""
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from conftest import REPO
 from synthetic_runs import write_run
 
-from cselab import comparisons
-from cselab.results import assign_variants, mean_std_text
+from cselab.workbench import comparisons
+from cselab.workbench.results import assign_variants, mean_std_text
 
 
 def _runs(tmp_path) -> dict[str, Path]:
@@ -44,7 +44,7 @@ def test_one_grouping_rule_by_config_keys_or_by_label_prefixes(tmp_path):
     groups = comparisons.groups_of(by_prefix, runs)
     assert {g: list(m) for g, m in groups.items()} == assign_variants(list(runs), variants)
     assert groups["-AP"]["apincse-no_ap-s1"] == runs["apincse-no_ap-s1"]
-    from cselab.paper_tables import variant_runs
+    from cselab.workbench.paper_tables import variant_runs
 
     assert variant_runs(runs, variants) == groups
 
@@ -58,11 +58,11 @@ def test_one_mean_std_formatter_for_summaries_and_comparisons():
 
 
 def test_the_paper_tables_and_the_workbench_reach_the_same_comparison():
-    from cselab import paper_tables as pt
-    from cselab import workbench
+    from cselab.workbench import notebook
+    from cselab.workbench import paper_tables as pt
 
     assert pt.paired_comparison is comparisons.paired_comparison
-    source = Path(workbench.__file__).read_text(encoding="utf-8")
+    source = Path(notebook.__file__).read_text(encoding="utf-8")
     assert "from .comparisons import paired_comparison" in source
 
 
@@ -71,10 +71,10 @@ STATISTICS = ("compare_to_baseline", "format_comparison", "paired_tests", "singl
 
 def test_no_notebook_or_module_but_comparisons_assembles_a_comparison_itself():
     """The results layer's tests are assembled into tables in one place: every call of them outside
-    cselab/results.py and cselab/comparisons.py is listed here (there is none)."""
+    cselab/workbench/results.py and cselab/workbench/comparisons.py is listed here (there is none)."""
     found = []
     for path in [*sorted((REPO / "cselab").rglob("*.py")), *sorted((REPO / "notebooks").glob("*.py"))]:
-        if path.name in ("results.py", "comparisons.py") and path.parent.name == "cselab":
+        if path.name in ("results.py", "comparisons.py") and path.parent.name == "workbench":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call):
@@ -85,13 +85,13 @@ def test_no_notebook_or_module_but_comparisons_assembles_a_comparison_itself():
 
 
 def test_the_moved_names_still_read_from_analysis_compare_for_one_release():
-    import cselab.analysis.compare as old
+    import cselab.workbench.analysis.compare as old
 
     for name, new in old.MOVED.items():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             assert getattr(old, name) is getattr(comparisons, new)
         assert [w.category for w in caught] == [DeprecationWarning]
-        assert re.search(rf"cselab.analysis.compare.{name} moved to cselab.comparisons.{new}", str(caught[0].message))
+        assert re.search(rf"cselab.workbench.analysis.compare.{name} moved to cselab.workbench.comparisons.{new}", str(caught[0].message))
     with pytest.raises(AttributeError):
         old.no_such_name

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from cselab.config import ConfigError, TrainConfig, load_config, presets
+from cselab.model.config import ConfigError, TrainConfig, load_config, presets
 
 
 def test_defaults_are_simcse_unsup_bert_base_hyperparameters():
@@ -77,6 +77,6 @@ def test_hash_is_stable_and_ignores_output_location():
 
 def test_round_trip_through_to_dict():
     cfg = load_config(None, ["batch_size=8"])
-    from cselab.config import parse_mapping
+    from cselab.model.config import parse_mapping
 
     assert parse_mapping(cfg.to_dict()).config_hash() == cfg.config_hash()

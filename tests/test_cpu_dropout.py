@@ -1,4 +1,4 @@
-"""Dropout masks on CPU (cselab.encoder.cpu_dropout): their rate, scale, gradient and replay, the
+"""Dropout masks on CPU (cselab.model.encoder.cpu_dropout): their rate, scale, gradient and replay, the
 attention that applies them to attention probabilities, and that nothing else changes (evaluation
 passes are torch's, bit for bit; a saved model loads with transformers' own attention)."""
 import json
@@ -8,9 +8,9 @@ import torch
 from scipy.stats import binomtest, chisquare
 from torch import nn
 
-from cselab.config import ConfigError, load_config
-from cselab.encoder import SentenceEncoder
-from cselab.encoder import cpu_dropout as cd
+from cselab.model.config import ConfigError, load_config
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.encoder import cpu_dropout as cd
 
 
 def test_drop_probability_is_p_rounded_to_a_multiple_of_2_to_the_minus_15():
@@ -175,9 +175,9 @@ def test_config_key_switches_it_and_rejects_other_values(tiny_config):
 
 
 def test_a_run_with_cpu_dropout_torch_trains_with_torchs_masks(tiny_config):
-    from cselab.train.training import build_training
-    from cselab.train.ddp import Processes
-    from cselab.rundir import RunDir
+    from cselab.model.train.training import build_training
+    from cselab.model.train.ddp import Processes
+    from cselab.model.rundir import RunDir
 
     for value, expected in (("fast", True), ("torch", False)):
         cfg = load_config({**tiny_config, "cpu_dropout": value})

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from cselab.cli import main
-from cselab.data.custom import load_pairs_file, load_texts_file, pair_files, text_files
-from cselab.data.errors import DataError
-from cselab.evaluate import evaluate_sts
-from cselab.evaluate.clustering import evaluate_clustering
-from cselab.evaluate.cache import evaluation_frame
+from cselab.model.data.custom import load_pairs_file, load_texts_file, pair_files, text_files
+from cselab.model.data.errors import DataError
+from cselab.model.evaluate import evaluate_sts
+from cselab.model.evaluate.clustering import evaluate_clustering
+from cselab.model.evaluate.cache import evaluation_frame
 from toy_encoders import LookupEncoder
 
 # cosines 1, 0.7071, 0, -0.7071 (ranks 4 3 2 1) against gold 5, 3, 4, 1 (ranks 4 2 3 1):

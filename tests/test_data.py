@@ -6,8 +6,8 @@ import shutil
 import numpy as np
 import pytest
 
-from cselab.data import DataError, load_corpus, load_sick, load_sts_task, load_sts_year, load_stsb
-from cselab.data.fetch import copy_mirror, fetch
+from cselab.model.data import DataError, load_corpus, load_sick, load_sts_task, load_sts_year, load_stsb
+from cselab.model.data.fetch import copy_mirror, fetch
 
 # Scored pair counts from the mirror's README (SentEval/SimCSE counts).
 STS_YEAR_PAIRS = {"STS12": 3108, "STS13": 1500, "STS14": 3750, "STS15": 3000, "STS16": 1186}
@@ -200,7 +200,7 @@ def _tar_with(path, name: str, kind=None):
 def test_archive_members_cannot_escape_the_data_root(tmp_path, name, kind, message):
     import tarfile
 
-    from cselab.data.fetch import _safe_extract
+    from cselab.model.data.fetch import _safe_extract
 
     archive = tmp_path / "senteval.tar"
     _tar_with(archive, name, kind.encode() if kind else None)
@@ -212,7 +212,7 @@ def test_archive_members_cannot_escape_the_data_root(tmp_path, name, kind, messa
 
 
 def test_data_root_precedence(monkeypatch, tmp_path):
-    from cselab.data import data_root
+    from cselab.model.data import data_root
 
     monkeypatch.delenv("CSELAB_DATA", raising=False)
     assert str(data_root()) == "data"

@@ -1,4 +1,4 @@
-"""A k-th-record sample of the data root (cselab/data/sample.py, the smoke profile's data): every
+"""A k-th-record sample of the data root (cselab/model/data/sample.py, the smoke profile's data): every
 loader reads it, record files keep lines 0, k, 2k, … byte for byte (headers, pairs split over two
 files and every label survive), other files are links to the originals; built once per source and rate."""
 from __future__ import annotations
@@ -8,11 +8,11 @@ import os
 import numpy as np
 import pytest
 
-from cselab.data import load_sick, load_stsb
-from cselab.data.clustering import load_dbpedia, load_short_text
-from cselab.data.sample import is_record_file, sample_data_root
-from cselab.data.sts import load_sts_year
-from cselab.data.transfer import load_transfer_task
+from cselab.model.data import load_sick, load_stsb
+from cselab.model.data.clustering import load_dbpedia, load_short_text
+from cselab.model.data.sample import is_record_file, sample_data_root
+from cselab.model.data.sts import load_sts_year
+from cselab.model.data.transfer import load_transfer_task
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,10 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from safetensors.torch import load_file, save_file
 
-from cselab.config import load_config
-from cselab.data import load_corpus
-from cselab.train import train
-from cselab.train.ddp import Processes
+from cselab.model.config import load_config
+from cselab.model.data import load_corpus
+from cselab.model.train import train
+from cselab.model.train.ddp import Processes
 
 from step_cases import BATCH, STEPS, assert_same, build, run_steps
 

@@ -44,9 +44,9 @@ def test_site_builds_strict(tmp_path):
 
 def test_a_broken_link_is_a_warning_strict_fails_on():
     hooks = _hooks()
-    assert hooks.resolve("docs/usage.md", "../cselab/studies/cpu-demo.yaml")[2] is None
+    assert hooks.resolve("docs/usage.md", "../cselab/workbench/studies/cpu-demo.yaml")[2] is None
     assert hooks.resolve("docs/usage.md", "studies.md#launchers")[:2] == ("docs/studies.md", "launchers")
-    assert "does not exist" in hooks.resolve("docs/usage.md", "../cselab/studies/no-such.yaml")[2]
+    assert "does not exist" in hooks.resolve("docs/usage.md", "../cselab/workbench/studies/no-such.yaml")[2]
     assert "outside the repository" in hooks.resolve("README.md", "../shared/data")[2]
     assert hooks.resolve("README.md", "figures/cpu-demo/")[0] == "figures/cpu-demo/README.md"
     assert hooks.resolve("README.md", "https://example.org/x")[0] is None   # not checked

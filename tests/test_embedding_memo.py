@@ -1,5 +1,5 @@
 """One encode per model and sentence in a process: the memo ``encode`` consults
-(cselab.encoder.memo) and the one the evaluation cache gives each saved model."""
+(cselab.model.encoder.memo) and the one the evaluation cache gives each saved model."""
 from __future__ import annotations
 
 import os
@@ -7,10 +7,10 @@ import os
 import numpy as np
 import pytest
 
-from cselab.encoder import SentenceEncoder
-from cselab.encoder.memo import EmbeddingMemo
-from cselab.evaluate import cache
-from cselab.evaluate.cache import evaluate_run, model_memo
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.encoder.memo import EmbeddingMemo
+from cselab.model.evaluate import cache
+from cselab.model.evaluate.cache import evaluate_run, model_memo
 
 
 def test_the_memo_keeps_vectors_by_setting_and_counts_their_bytes():
@@ -75,12 +75,12 @@ def test_sts_b_test_and_its_geometry_encode_each_sentence_once(tiny_runs, data_d
     assert encoded == geometry["sentences"] and sum(batches) == encoded   # nothing encoded the second time
     # the same numbers as an encoder without a memo computes
     fresh = SentenceEncoder.from_pretrained(os.path.join(run, "best"))
-    from cselab.evaluate.geometry import evaluate_alignment_uniformity
+    from cselab.model.evaluate.geometry import evaluate_alignment_uniformity
 
     direct = evaluate_alignment_uniformity(fresh, split="test", data_dir=data_dir)
     for key in ("alignment", "uniformity", "mean_cos"):
         assert geometry[key] == pytest.approx(direct[key], abs=1e-5)
-    from cselab.evaluate import evaluate_sts
+    from cselab.model.evaluate import evaluate_sts
 
     assert sts["scores"]["STSBenchmark"] == pytest.approx(
         evaluate_sts(fresh, tasks=["STSBenchmark"], data_dir=data_dir)["scores"]["STSBenchmark"], abs=1e-6)

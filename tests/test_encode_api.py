@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from cselab.data import load_stsb
-from cselab.data.sts import STSPairs
-from cselab.encoder import SentenceEncoder
-from cselab.evaluate import evaluate_pairs
+from cselab.model.data import load_stsb
+from cselab.model.data.sts import STSPairs
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.evaluate import evaluate_pairs
 
 SENTENCES = ["A man plays a guitar.", "Someone plays music.", "The stock market fell sharply today."]
 

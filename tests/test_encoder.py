@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from cselab.encoder import BackboneOutput, SentenceEncoder, build_pooler, resolve_backbone
+from cselab.model.encoder import BackboneOutput, SentenceEncoder, build_pooler, resolve_backbone
 
 # Two sentences, three positions, 2-d hidden states; the second sentence has one padding token.
 MASK = torch.tensor([[1, 1, 1], [1, 1, 0]])

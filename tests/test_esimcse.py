@@ -15,12 +15,12 @@ from safetensors.torch import load_file
 from torch import nn
 
 from cselab.cli import main
-from cselab.config import load_config
-from cselab.encoder import SentenceEncoder
-from cselab.io import read_jsonl
-from cselab.losses import ContrastiveBatch, ContrastiveLoss
-from cselab.methods import METHODS, display_names
-from cselab.methods.esimcse import (ESimCSE, ESimCSEParams, draw_repeated_positions, repeat_tokens,
+from cselab.model.config import load_config
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.io import read_jsonl
+from cselab.model.losses import ContrastiveBatch, ContrastiveLoss
+from cselab.model.methods import METHODS, display_names
+from cselab.model.methods.esimcse import (ESimCSE, ESimCSEParams, draw_repeated_positions, repeat_tokens,
                                     repetition_bounds, word_repetition)
 
 TAU = 0.05
@@ -206,7 +206,7 @@ class _Crash(Exception):
 def test_resume_after_a_kill_gives_the_same_run(tiny_config, data_dir, tmp_path):
     """The momentum encoder, the queue and the repetition's random stream come back with the run:
     a run killed after its step-3 checkpoint and resumed logs what the straight run logs."""
-    from cselab.train import train
+    from cselab.model.train import train
 
     base = {**tiny_config, "max_sentences": 96, "eval_every": 3, "log_every": 1, "precision": "fp32",
             "eval_precision": "fp32", "method": "esimcse", "esimcse": {"queue_size": 32}}

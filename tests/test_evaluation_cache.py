@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from cselab.encoder import SentenceEncoder
-from cselab.evaluate import evaluate_run, evaluate_runs, evaluate_sts, evaluation_frame
-from cselab.evaluate.cache import evaluation_file
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.evaluate import evaluate_run, evaluate_runs, evaluate_sts, evaluation_frame
+from cselab.model.evaluate.cache import evaluation_file
 
 
 def test_evaluate_run_caches_in_the_run_directory(tiny_runs, data_dir, monkeypatch):
@@ -56,8 +56,8 @@ def test_an_entry_of_another_data_root_is_computed_again(tiny_runs, data_dir, tm
 
 def test_a_pytorch_transfer_entry_of_the_summed_loss_is_not_read_back():
     """The PyTorch probe's loss became SentEval's batch mean: its entries get a new key, the others keep theirs."""
-    from cselab.evaluate.cache import options_key
-    from cselab.evaluate.suites import SUITES
+    from cselab.model.evaluate.cache import options_key
+    from cselab.model.evaluate.suites import SUITES
 
     entry_key = SUITES["transfer"].entry_key   # the transfer suite declares it; the cache adds it to the entry's name
     pytorch, sklearn = {"tasks": ["MR"], "probe": "pytorch"}, {"tasks": ["MR"], "probe": "sklearn"}
@@ -74,7 +74,7 @@ class OtherProcess:
 
         from filelock import FileLock
 
-        from cselab.rundir import RunDir
+        from cselab.model.rundir import RunDir
 
         self.entry, self.result, self.until, self.saw = entry, result, until, None
         self.lock = FileLock(RunDir(entry.parent.parent).evaluation_lock(entry))
@@ -86,7 +86,7 @@ class OtherProcess:
     def _hold(self):
         import time
 
-        from cselab.io import atomic_write_json
+        from cselab.model.io import atomic_write_json
 
         with self.lock:
             self.holding.set()
@@ -110,8 +110,8 @@ class OtherProcess:
 def test_an_entry_another_process_is_computing_is_waited_for_then_read(tiny_runs, data_dir, monkeypatch):
     """Two notebooks asking for one evaluation at once: the second waits for the first's entry and
     reads it (a planted result proves it was not computed again), or with wait=False says it is busy."""
-    from cselab.data import data_root
-    from cselab.evaluate.cache import EvaluationBusy
+    from cselab.model.data import data_root
+    from cselab.model.evaluate.cache import EvaluationBusy
 
     run = tiny_runs["gs_infonce-s1"]
     entry = evaluation_file(run, "sts", tasks=["STS14"])
@@ -130,7 +130,7 @@ def test_an_entry_another_process_is_computing_is_waited_for_then_read(tiny_runs
 
 def test_evaluate_runs_takes_up_the_runs_nobody_is_computing_first(tiny_runs, data_dir):
     """Run A's entry is being computed elsewhere: evaluate_runs computes B meanwhile, then reads A's."""
-    from cselab.data import data_root
+    from cselab.model.data import data_root
 
     a, b = tiny_runs["clusterns-s1"], tiny_runs["apincse-s1"]
     entry_a, entry_b = (evaluation_file(r, "sts", tasks=["STS15"]) for r in (a, b))

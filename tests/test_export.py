@@ -11,12 +11,12 @@ import torch
 from sentence_transformers import SentenceTransformer
 
 from cselab.cli import main
-from cselab.config import load_config
-from cselab.data import load_stsb
-from cselab.encoder import SentenceEncoder
-from cselab.encoder.export import CSELAB_MODULE
-from cselab.export import export_model
-from cselab.encoder.model_card import model_card
+from cselab.model.config import load_config
+from cselab.model.data import load_stsb
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.encoder.export import CSELAB_MODULE
+from cselab.model.export import export_model
+from cselab.model.encoder.model_card import model_card
 
 # (pooler, mlp_only_train): every pooler, `cls` with the head dropped and kept at evaluation.
 CASES = [("cls_before_pooler", True), ("cls", True), ("cls", False), ("avg", True), ("avg_first_last", True),
@@ -219,8 +219,8 @@ def test_plain_backbone_card_and_readme_usage(exports):
 
 def test_trained_run_folders_load_everywhere_and_the_card_gets_the_sts_table(tiny_config, data_dir, sentences,
                                                                               monkeypatch):
-    import cselab.train.loop as loop
-    from cselab.train import train
+    import cselab.model.train.loop as loop
+    from cselab.model.train import train
 
     scores = {"STS12": 61.5, "STS13": 62.5, "STS14": 63.5, "STS15": 64.5, "STS16": 65.5, "STSBenchmark": 66.5,
               "SICKRelatedness": 67.5}
@@ -251,7 +251,7 @@ def test_trained_run_folders_load_everywhere_and_the_card_gets_the_sts_table(tin
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_the_card_says_which_precision_its_table_comes_from(exports, precision):
     """On every machine, both branches: a bf16 table names its pooler's measured distance to fp32."""
-    from cselab.encoder.model_card import RunFacts
+    from cselab.model.encoder.model_card import RunFacts
 
     _, folder, _ = exports[("cls", False)]
     card = model_card(folder, RunFacts(name="r", sts_table="| r | 70.00 |", eval_precision=precision))
@@ -265,7 +265,7 @@ def test_the_card_says_which_precision_its_table_comes_from(exports, precision):
 
 
 def test_cli_export(tiny_config, data_dir, tmp_path, capsys):
-    from cselab.train import train
+    from cselab.model.train import train
 
     run = train(load_config({**tiny_config, "max_steps": 2, "eval_every": 2}), data_dir=data_dir, progress=False)
     out = tmp_path / "shared"

@@ -25,10 +25,10 @@ import torch
 import yaml
 
 from cselab.cli import main
-from cselab.config import TEMPERATURE_MIN, ConfigError, load_config
-from cselab.rundir import RunDir, load_state
-from cselab.train import train
-from cselab.utils import precision_name, resolve_precision
+from cselab.model.config import TEMPERATURE_MIN, ConfigError, load_config
+from cselab.model.rundir import RunDir, load_state
+from cselab.model.train import train
+from cselab.model.utils import precision_name, resolve_precision
 
 from test_run_safety import Crash, crash_at, error_line, short_dev_set  # noqa: F401  (autouse fixture)
 
@@ -207,7 +207,7 @@ def test_abbreviated_and_unknown_options_are_errors(tiny_config, tmp_path, capsy
 
 
 def test_spearman_of_a_constant_is_nan_without_a_warning():
-    from cselab.evaluate.sts import spearman
+    from cselab.model.evaluate.sts import spearman
 
     gold = np.array([0.0, 1.0, 2.0, 3.0])
     with warnings.catch_warnings():
@@ -220,7 +220,7 @@ def test_spearman_of_a_constant_is_nan_without_a_warning():
 def test_a_collapsed_model_stops_with_cselabs_error_first(tiny_config, data_dir, tmp_path, capsys, monkeypatch):
     """Every embedding alike (a collapsed model): the dev score is NaN, and the first stderr line is
     cselab's error, not scipy's ConstantInputWarning."""
-    from cselab.encoder import SentenceEncoder
+    from cselab.model.encoder import SentenceEncoder
 
     monkeypatch.setattr(SentenceEncoder, "encode", lambda self, sentences, **kw: np.ones((len(sentences), 32),
                                                                                        dtype=np.float32))
@@ -291,7 +291,7 @@ def test_resume_under_another_thread_count_is_refused_and_the_same_count_is_byte
 
 
 def test_a_resume_on_another_device_kind_is_refused():
-    from cselab.train.execution import resume_mismatch
+    from cselab.model.train.execution import resume_mismatch
 
     saved = {"device": "cuda", "threads": 8, "world_size": 1, "precision": "bf16", "eval_precision": "bf16"}
     assert resume_mismatch(saved, {**saved, "device": "cpu"}) == (
@@ -310,8 +310,8 @@ def study_file(path: Path, tiny_model, runs: list, notebooks: list | None = None
 
 
 def test_a_study_says_when_it_reuses_a_run_trained_under_other_settings(tiny_model, data_dir, tmp_path, one_thread):
-    from cselab.studies import load_study
-    from cselab.studies.runner import make_plan, threads_per_run
+    from cselab.workbench.studies import load_study
+    from cselab.workbench.studies.runner import make_plan, threads_per_run
 
     study = load_study(study_file(tmp_path / "reuse.yaml", tiny_model, [{"label": "simcse"}]), runs_root=tmp_path)
     spec = study.runs[0]
@@ -388,8 +388,8 @@ def test_reproduce_refuses_bad_places_and_launchers_before_writing_anything(case
 
 
 def test_a_headerless_jupytext_notebook_gets_the_python3_kernel(tiny_model, tmp_path):
-    from cselab.studies import load_study
-    from cselab.studies.spec import notebook_parameters, read_notebook
+    from cselab.workbench.studies import load_study
+    from cselab.workbench.studies.spec import notebook_parameters, read_notebook
 
     plain = tmp_path / "plain.py"
     plain.write_text('# %% tags=["parameters"]\nruns = {}\nscale = 2\n\n# %%\nprint(len(runs) * scale)\n')
@@ -401,8 +401,8 @@ def test_a_headerless_jupytext_notebook_gets_the_python3_kernel(tiny_model, tmp_
 
 
 def test_a_launcher_that_breaks_leaves_an_index_that_says_so(tiny_model, data_dir, tmp_path, monkeypatch):
-    from cselab.studies import reproduce
-    from cselab.studies.launchers import LocalLauncher
+    from cselab.workbench.studies import reproduce
+    from cselab.workbench.studies.launchers import LocalLauncher
 
     def broken(self, tasks):
         raise RuntimeError("submission refused\nsecond line")
@@ -423,8 +423,8 @@ def test_a_launcher_that_breaks_leaves_an_index_that_says_so(tiny_model, data_di
 # waits at step 1 for a line on stdin, so that the study meets the lock for sure.
 TRAIN_HOLDING_THE_LOCK = textwrap.dedent("""
     import json, sys
-    from cselab.config import load_config
-    from cselab.train import train
+    from cselab.model.config import load_config
+    from cselab.model.train import train
 
     def pause(state, record):
         if state.step == 1:
@@ -436,7 +436,7 @@ TRAIN_HOLDING_THE_LOCK = textwrap.dedent("""
 
 
 def test_a_concurrent_study_waits_for_the_locked_run_then_reuses_it(tiny_model, data_dir, tmp_path, monkeypatch):
-    from cselab.studies import load_study, reproduce
+    from cselab.workbench.studies import load_study, reproduce
 
     study_path = study_file(tmp_path / "twice.yaml", tiny_model, [{"label": "simcse"}])
     spec = load_study(study_path, runs_root=tmp_path / "runs").runs[0]

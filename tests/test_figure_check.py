@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from cselab.plots import check_figure, new_figure, save_figure
+from cselab.workbench.plots import check_figure, new_figure, save_figure
 
 X = np.arange(10)
 
@@ -190,7 +190,7 @@ def test_zero_length_error_bars_are_found():
 
 
 def test_the_checker_draws_a_pyplot_free_figure_and_leaves_it_savable(tmp_path):
-    from cselab.plots import save_figure
+    from cselab.workbench.plots import save_figure
 
     fig = clean_figure()
     assert check_figure(fig) == check_figure(fig) == []   # twice: the same answer
@@ -211,9 +211,9 @@ def legend_on_lines():
 def test_save_figure_logs_and_records_the_problems_and_clears_them_when_fixed(tmp_path, caplog):
     import json
 
-    from cselab.plots.core import problems_path
+    from cselab.workbench.plots.core import problems_path
 
-    with caplog.at_level("WARNING", logger="cselab.plots"):
+    with caplog.at_level("WARNING", logger="cselab.workbench.plots"):
         written = save_figure(legend_on_lines(), tmp_path / "figs" / "crossing")
     assert [p.name for p in written] == ["crossing.png", "crossing.pdf"]          # the figure files, as before
     record = tmp_path / "figs" / "crossing.problems.json"
@@ -230,7 +230,7 @@ def test_save_figure_logs_and_records_the_problems_and_clears_them_when_fixed(tm
 def test_workbench_show_runs_the_checker(tmp_path, caplog):
     from cselab import workbench
 
-    with caplog.at_level("WARNING", logger="cselab.plots"):
+    with caplog.at_level("WARNING", logger="cselab.workbench.plots"):
         workbench.show(legend_on_lines(), tmp_path / "crossing")
     assert (tmp_path / "crossing.problems.json").is_file() and "covers data" in caplog.text
 
@@ -238,8 +238,8 @@ def test_workbench_show_runs_the_checker(tmp_path, caplog):
 def test_the_study_index_lists_problems_beside_their_figure(tmp_path):
     from types import SimpleNamespace
 
-    from cselab.plots.core import PROBLEMS_SUFFIX
-    from cselab.studies.report import FIGURE_PROBLEMS_SUFFIX, StudyReport, index_markdown
+    from cselab.workbench.plots.core import PROBLEMS_SUFFIX
+    from cselab.workbench.studies.report import FIGURE_PROBLEMS_SUFFIX, StudyReport, index_markdown
 
     assert FIGURE_PROBLEMS_SUFFIX == PROBLEMS_SUFFIX
     figures = tmp_path / "report" / "figures"
@@ -349,7 +349,7 @@ def test_an_equality_the_data_do_not_support_is_found():
     assert problem.startswith("panel 'InfoNCE': the label \"ClusterNS (= APINCSE in 'InfoNCE')\" says it equals "
                               "'APINCSE', but the two series differ (values up to 0.002 apart, more than")
     # what the library does with such a pair: its own dashes and markers, and no claim
-    from cselab.plots.style import separate_coincident
+    from cselab.workbench.plots.style import separate_coincident
 
     ax.lines[2].set_label("ClusterNS")
     ax.lines[2].set_linestyle("-")
@@ -453,7 +453,7 @@ def test_save_figure_records_the_new_rules(tmp_path):
 def test_the_docs_table_names_every_rule_in_order():
     from conftest import REPO
 
-    from cselab.plots.check import RULES
+    from cselab.workbench.plots.check import RULES
 
     text = (REPO / "docs" / "figures.md").read_text(encoding="utf-8")
     table = text[text.index("| rule | finds | threshold |"):text.index("**Adding a rule**")]
@@ -463,7 +463,7 @@ def test_the_docs_table_names_every_rule_in_order():
 
 def test_a_rule_added_with_its_decorator_runs_and_names_its_panel():
     """What adding a rule is: one decorated function (here a colour bar over fewer than 4 values)."""
-    from cselab.plots.check import RULES, axes_name, panel_rule
+    from cselab.workbench.plots.check import RULES, axes_name, panel_rule
 
     @panel_rule
     def few_colour_values(ax, drawn):
@@ -492,9 +492,9 @@ def test_nothing_outside_the_checker_imports_its_internals():
 
     from conftest import REPO
 
-    import cselab.plots.check as check
+    import cselab.workbench.plots.check as check
 
-    package = REPO / "cselab" / "plots" / "check"
+    package = REPO / "cselab" / "workbench" / "plots" / "check"
     outside = []
     for folder in ("cselab", "notebooks", "benchmarks", "tests"):
         for path in sorted((REPO / folder).rglob("*.py")):
@@ -504,9 +504,9 @@ def test_nothing_outside_the_checker_imports_its_internals():
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.ImportFrom):
                     name = resolve_name("." * node.level + (node.module or ""), here) if node.level else node.module
-                    if name == "cselab.plots.check":
+                    if name == "cselab.workbench.plots.check":
                         outside += [f"{path.name}: {a.name}" for a in node.names if a.name not in check.__all__]
-                    elif name and name.startswith("cselab.plots.check."):
+                    elif name and name.startswith("cselab.workbench.plots.check."):
                         outside.append(f"{path.name}: {name}")
                 elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "check" \
                         and node.attr.startswith("_") and not node.attr.startswith("__"):

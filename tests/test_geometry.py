@@ -10,8 +10,8 @@ import pytest
 import torch
 from toy_encoders import HashedBagOfWords
 
-from cselab.data import load_stsb
-from cselab.evaluate.geometry import (alignment, evaluate_alignment_uniformity, geometry_summary, largest_angle,
+from cselab.model.data import load_stsb
+from cselab.model.evaluate.geometry import (alignment, evaluate_alignment_uniformity, geometry_summary, largest_angle,
                                       mean_pairwise_cosine, uniformity)
 
 

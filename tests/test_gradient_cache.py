@@ -1,4 +1,4 @@
-"""Gradient caching (``mini_batch_size``, cselab.train.step): the same gradients as the uncached
+"""Gradient caching (``mini_batch_size``, cselab.model.train.step): the same gradients as the uncached
 step for every method, state changes once per optimizer step, cached per-layer [CLS] gradients,
 dropout masks replayed exactly, and the combinations that cannot be cached refused at load time."""
 from __future__ import annotations
@@ -9,12 +9,12 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-import cselab.methods.gs_infonce as gs
-from cselab.config import load_config
-from cselab.data import load_corpus
-from cselab.options import ConfigError
-from cselab.train import train
-from cselab.train.step import training_loss
+import cselab.model.methods.gs_infonce as gs
+from cselab.model.config import load_config
+from cselab.model.data import load_corpus
+from cselab.model.options import ConfigError
+from cselab.model.train import train
+from cselab.model.train.step import training_loss
 
 from step_cases import BATCH, CASES, NOT_CACHED, STEPS, assert_same, build, copies, run_steps
 

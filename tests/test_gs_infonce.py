@@ -9,12 +9,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from cselab.config import ConfigError, load_config
-from cselab.losses import ContrastiveBatch, ContrastiveLoss, cosine_matrix
-from cselab.methods import build_components
-from cselab.methods.gs_infonce import GSInfoNCE, GSInfoNCEParams, gaussian_noise
-from cselab.methods.mixcse import MixCSEParams
-from cselab.train import train
+from cselab.model.config import ConfigError, load_config
+from cselab.model.losses import ContrastiveBatch, ContrastiveLoss, cosine_matrix
+from cselab.model.methods import build_components
+from cselab.model.methods.gs_infonce import GSInfoNCE, GSInfoNCEParams, gaussian_noise
+from cselab.model.methods.mixcse import MixCSEParams
+from cselab.model.train import train
 
 
 def random_views(b=6, d=5, seed=0):

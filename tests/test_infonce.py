@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from cselab.losses import (Component, ContrastiveBatch, ContrastiveLoss, Contribution, NegativeBlock,
+from cselab.model.losses import (Component, ContrastiveBatch, ContrastiveLoss, Contribution, NegativeBlock,
                            aligned_positive_mask, info_nce)
 
 # cos(z1_i, z2_j) = [[1, 0.6], [0, 0.8]]; with τ = 0.5 the logits are [[2, 1.2], [0, 1.6]].

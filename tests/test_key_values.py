@@ -1,11 +1,11 @@
-"""One key=value parser (cselab.options.parse_key_values) for config overrides and ``--slurm``."""
+"""One key=value parser (cselab.model.options.parse_key_values) for config overrides and ``--slurm``."""
 from __future__ import annotations
 
 import pytest
 
 from cselab.cli import main
-from cselab.config import load_config
-from cselab.options import ConfigError, parse_key_values
+from cselab.model.config import load_config
+from cselab.model.options import ConfigError, parse_key_values
 
 
 def test_values_are_read_as_yaml_and_keys_stripped():

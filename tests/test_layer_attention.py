@@ -8,9 +8,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from cselab.encoder import POOLERS, BackboneOutput, SentenceEncoder, build_pooler
-from cselab.encoder.layer_attention import LayerAttentionPooler
-from cselab.encoder.model import MODULES_NAME
+from cselab.model.encoder import POOLERS, BackboneOutput, SentenceEncoder, build_pooler
+from cselab.model.encoder.layer_attention import LayerAttentionPooler
+from cselab.model.encoder.model import MODULES_NAME
 
 
 def random_output(n=3, t=5, h=8, layers=4, seed=0) -> BackboneOutput:

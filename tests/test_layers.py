@@ -25,9 +25,9 @@ def _copy_package(tmp_path: Path) -> Path:
     lines = ["[importlinter]", f"root_package = {linter['root_package']}",
              f"exclude_type_checking_imports = {linter['exclude_type_checking_imports']}"]
     for i, contract in enumerate(linter["contracts"]):
-        lines += ["", f"[importlinter:contract:{i}]", f"name = {contract['name']}", f"type = {contract['type']}",
-                  "containers =", *[f"    {c}" for c in contract["containers"]],
-                  f"exhaustive = {contract['exhaustive']}", "layers =", *[f"    {layer}" for layer in contract["layers"]]]
+        lines += ["", f"[importlinter:contract:{i}]"]
+        for key, value in contract.items():   # layers (containers, layers) and forbidden (source, forbidden) alike
+            lines += [f"{key} =", *[f"    {v}" for v in value]] if isinstance(value, list) else [f"{key} = {value}"]
     (root / ".importlinter").write_text("\n".join(lines) + "\n")
     return root
 
@@ -84,41 +84,58 @@ def circles(graph: dict[str, list[str]]) -> list[list[str]]:
 def test_the_contract_is_kept_by_the_package_as_it_is(tmp_path):
     result = _lint(_copy_package(tmp_path))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "cselab layers KEPT" in result.stdout
+    assert "cselab sides KEPT" in result.stdout and "model side layers KEPT" in result.stdout
+    assert "the model side never imports the workbench side KEPT" in result.stdout
 
 
 @pytest.mark.parametrize("module, code, importer, imported", [
     # a lazy import inside a function: the encoder reaching up to the training config
-    ("cselab.encoder.pooling", "def _planted():\n    from ..config import TrainConfig\n    return TrainConfig",
-     "cselab.encoder.pooling", "cselab.config"),
+    ("cselab.model.encoder.pooling", "def _planted():\n    from ..config import TrainConfig\n    return TrainConfig",
+     "cselab.model.encoder.pooling", "cselab.model.config"),
     # a type-only import: methods naming the run directory
-    ("cselab.methods.mixcse", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..rundir import RunDir",
-     "cselab.methods.mixcse", "cselab.rundir"),
+    ("cselab.model.methods.mixcse", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..rundir import RunDir",
+     "cselab.model.methods.mixcse", "cselab.model.rundir"),
     # an import between independent siblings at module level: data importing the encoder
-    ("cselab.data.corpus", "from ..encoder import pooling", "cselab.data.corpus", "cselab.encoder"),
+    ("cselab.model.data.corpus", "from ..encoder import pooling", "cselab.model.data.corpus", "cselab.model.encoder"),
 ])
 def test_an_upward_import_breaks_the_contract(tmp_path, module, code, importer, imported):
     root = _copy_package(tmp_path)
     _plant(root, module, code)
     result = _lint(root)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "cselab layers BROKEN" in result.stdout
+    assert "model side layers BROKEN" in result.stdout
     assert f"{importer} -> {imported}" in result.stdout
+
+
+@pytest.mark.parametrize("module, code", [
+    # training reading the results layer, at module level
+    ("cselab.model.train.loop", "from ...workbench import results"),
+    # a lazy import inside a function: the evaluation cache drawing a figure
+    ("cselab.model.evaluate.cache", "def _planted():\n    from ...workbench.plots import core\n    return core"),
+])
+def test_the_model_side_importing_the_workbench_side_breaks_the_contract(tmp_path, module, code):
+    root = _copy_package(tmp_path)
+    _plant(root, module, code)
+    result = _lint(root)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "the model side never imports the workbench side BROKEN" in result.stdout
+    assert "cselab sides BROKEN" in result.stdout
+    assert f"{module} -> cselab.workbench." in result.stdout
 
 
 def test_the_import_graph_has_no_circle(tmp_path):
     graph = _import_graph(REPO)
     assert "cselab.cli" in graph and len(graph) > 80
-    # lazy imports are edges: cselab.config imports the method registry inside a function
-    assert "cselab.methods" in graph["cselab.config"]
+    # lazy imports are edges: cselab.model.config imports the method registry inside a function
+    assert "cselab.model.methods" in graph["cselab.model.config"]
     assert circles(graph) == []
 
 
 def test_a_planted_circle_is_found(tmp_path):
     root = _copy_package(tmp_path)
-    _plant(root, "cselab.io", "def _planted():\n    from . import cli\n    return cli")
+    _plant(root, "cselab.model.io", "def _planted():\n    from .. import cli\n    return cli")
     found = circles(_import_graph(root))
-    assert len(found) == 1 and {"cselab.io", "cselab.cli"} <= set(found[0])
+    assert len(found) == 1 and {"cselab.model.io", "cselab.cli"} <= set(found[0])
 
 
 def test_the_circle_finder_on_a_hand_made_graph():
@@ -127,8 +144,8 @@ def test_the_circle_finder_on_a_hand_made_graph():
 
 
 def test_reading_the_config_module_needs_no_torch():
-    code = ("import sys, cselab.config; assert 'torch' not in sys.modules, 'torch imported'; "
-            "from cselab.config import load_config; cfg = load_config({'method': 'mixcse', 'batch_size': 8}); "
+    code = ("import sys, cselab.model.config; assert 'torch' not in sys.modules, 'torch imported'; "
+            "from cselab.model.config import load_config; cfg = load_config({'method': 'mixcse', 'batch_size': 8}); "
             "assert 'torch' in sys.modules; print(cfg.config_hash())")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env={"PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"},
                          capture_output=True, text=True)
@@ -137,7 +154,7 @@ def test_reading_the_config_module_needs_no_torch():
 
 
 def test_a_method_check_gets_only_the_config_values_it_names():
-    from cselab.config import load_config, run_method_check
+    from cselab.model.config import load_config, run_method_check
 
     seen = {}
 

@@ -1,5 +1,5 @@
 """One owner per on-disk layout: the names of a run directory's files and folders are spelled only in
-cselab/rundir/layout.py (RunDir), those of a model folder only in cselab/encoder/backbone.py.
+cselab/model/rundir/layout.py (RunDir), those of a model folder only in cselab/model/encoder/backbone.py.
 Everything else asks them; this test reads the package's code (not its docstrings or comments) and
 fails on a name spelled anywhere else, so that a second spelling cannot come back."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "cselab"
-OWNERS = {"rundir/layout.py", "encoder/backbone.py"}
+OWNERS = {"model/rundir/layout.py", "model/encoder/backbone.py"}
 
 # File names that mean one thing only: never a string anywhere else.
 FILE_NAMES = {"config.json", "metrics.jsonl", "results.json", "tokenizer_config.json", "cselab.json"}
@@ -82,15 +82,15 @@ def test_no_layout_name_outside_its_owner():
         if relative in OWNERS:
             continue
         found += [f"cselab/{relative}:{line}: {name!r}" for line, name in spellings(path.read_text(encoding="utf-8"))]
-    assert not found, ("spelled outside its owner (ask RunDir, cselab/rundir/layout.py, or the model-folder "
-                       "functions of cselab/encoder/backbone.py):\n" + "\n".join(found))
+    assert not found, ("spelled outside its owner (ask RunDir, cselab/model/rundir/layout.py, or the model-folder "
+                       "functions of cselab/model/encoder/backbone.py):\n" + "\n".join(found))
 
 
 def test_rundir_answers_what_the_others_used_to_spell(tmp_path):
     from synthetic_runs import make_run
 
-    from cselab.encoder.backbone import is_model_folder, is_saved_encoder
-    from cselab.rundir import RunDir, label_matches
+    from cselab.model.encoder.backbone import is_model_folder, is_saved_encoder
+    from cselab.model.rundir import RunDir, label_matches
 
     run = RunDir(make_run(tmp_path / "simcse-s1", ["simcse"]))
     assert run.is_run() and run.not_a_run() is None and run.results()["best_step"] == 40

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from cselab.config import load_config
-from cselab.lockfile import LOCKFILE, lockfile_info, read_pins
-from cselab.rundir import RunDir
+from cselab.model.config import load_config
+from cselab.model.lockfile import LOCKFILE, lockfile_info, read_pins
+from cselab.model.rundir import RunDir
 
 
 def test_the_lockfile_pins_every_package_and_cpu_torch():
@@ -47,7 +47,7 @@ def test_every_run_records_the_lockfile_outside_its_hash(tmp_path):
     run.prepare(cfg)
     saved = json.loads(run.config_file.read_text())
     assert saved["lockfile"]["sha256"] == hashlib.sha256(LOCKFILE.read_bytes()).hexdigest()
-    assert saved["lockfile"]["file"] == "cselab/locks/cpu.txt"
+    assert saved["lockfile"]["file"] == "cselab/model/locks/cpu.txt"
     assert saved["config_hash"] == cfg.config_hash() and "lockfile" not in saved["config"]
 
 

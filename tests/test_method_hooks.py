@@ -6,10 +6,10 @@ import pytest
 import torch
 from torch import nn
 
-from cselab.losses import ContrastiveLoss
-from cselab.losses.base import Component, Contribution
-from cselab.losses.momentum import MomentumEncoder
-from cselab.losses.queue import EmbeddingQueue
+from cselab.model.losses import ContrastiveLoss
+from cselab.model.losses.base import Component, Contribution
+from cselab.model.losses.momentum import MomentumEncoder
+from cselab.model.losses.queue import EmbeddingQueue
 
 
 class _Tagging(Component):

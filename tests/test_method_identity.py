@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from cselab.comparisons import method_names as compare_names
-from cselab.losses.base import Component, Contribution
-from cselab.methods import FAMILIES, METHODS, method_table, registry
-from cselab.labels import display_name, method_key, readable
-from cselab.plots.style import METHOD_PALETTE, method_color
-from cselab.studies import cost
+from cselab.workbench.comparisons import method_names as compare_names
+from cselab.model.losses.base import Component, Contribution
+from cselab.model.methods import FAMILIES, METHODS, method_table, registry
+from cselab.workbench.labels import display_name, method_key, readable
+from cselab.workbench.plots.style import METHOD_PALETTE, method_color
+from cselab.workbench.studies import cost
 
 
 @dataclass
@@ -82,8 +82,8 @@ def test_every_method_declares_a_citation_and_a_display_name():
 
 
 def test_new_methods_are_in_cpu_compare_and_costed_by_hand(tmp_path, monkeypatch):
-    from cselab.config import load_config
-    from cselab.studies import load_study
+    from cselab.model.config import load_config
+    from cselab.workbench.studies import load_study
 
     study = load_study("cpu-compare", "cpu", tmp_path / "runs")
     labels = {spec.label.rsplit("-s", 1)[0] for spec in study.runs}
@@ -98,12 +98,12 @@ def test_new_methods_are_in_cpu_compare_and_costed_by_hand(tmp_path, monkeypatch
 
 # ------------------------------------------------------------------ no method's name in shared modules
 PACKAGE = Path(__file__).resolve().parents[1] / "cselab"
-# Where a method's name may stand: the methods' own files (cselab/methods/, the presets), and, with
+# Where a method's name may stand: the methods' own files (cselab/model/methods/, the presets), and, with
 # their reasons, these.
 NAMED_HERE = {
-    "config.py": "DEFAULT_METHOD: the method of a config that names none (the core alone), every default of "
+    "model/config.py": "DEFAULT_METHOD: the method of a config that names none (the core alone), every default of "
                  "TrainConfig being SimCSE's",
-    "published.py": "the papers' published tables as data, keyed by paper (like the presets)",
+    "workbench/published.py": "the papers' published tables as data, keyed by paper (like the presets)",
 }
 
 
@@ -127,7 +127,7 @@ def method_names_in_shared_modules(root: Path = PACKAGE) -> list[str]:
     found = []
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
-        if rel.startswith("methods/") or rel in NAMED_HERE:
+        if rel.startswith("model/methods/") or rel in NAMED_HERE:
             continue
         found += [f"{rel}:{line}: {text[:60]!r}" for line, text in _string_literals(path)
                   if "://" not in text and word.search(text)]
@@ -140,26 +140,26 @@ def test_no_shared_module_spells_a_method_name():
 
 def test_the_name_check_finds_a_planted_name(tmp_path):
     shutil.copytree(PACKAGE, tmp_path / "cselab", ignore=shutil.ignore_patterns("__pycache__"))
-    panels = tmp_path / "cselab" / "plots" / "panels.py"
+    panels = tmp_path / "cselab" / "workbench" / "plots" / "panels.py"
     panels.write_text(panels.read_text() + '\nEXTRA = {"loss/clusterns.bml": "BML"}\n', encoding="utf-8")
-    docs = tmp_path / "cselab" / "plots" / "core.py"   # a docstring naming a method is prose, not a branch
+    docs = tmp_path / "cselab" / "workbench" / "plots" / "core.py"   # a docstring naming a method is prose, not a branch
     docs.write_text(docs.read_text() + '\n\ndef f():\n    """Like mixcse."""\n', encoding="utf-8")
     found = method_names_in_shared_modules(tmp_path / "cselab")
-    assert len(found) == 1 and found[0].startswith("plots/panels.py:") and "clusterns.bml" in found[0]
+    assert len(found) == 1 and found[0].startswith("workbench/plots/panels.py:") and "clusterns.bml" in found[0]
 
 
 def test_the_default_method_is_the_registered_core():
-    from cselab.config import DEFAULT_METHOD, TrainConfig
+    from cselab.model.config import DEFAULT_METHOD, TrainConfig
 
     assert METHODS[DEFAULT_METHOD].component is None and TrainConfig().method == [DEFAULT_METHOD]
 
 
 def test_what_shared_modules_ask_of_a_method_comes_from_its_class(monkeypatch):
-    from cselab.config import load_config
-    from cselab.plots.palettes import STATISTIC_COLOURS, statistic_colour
-    from cselab.plots.panels import key_words
-    from cselab.studies import smoke
-    from cselab.train.ddp import Processes
+    from cselab.model.config import load_config
+    from cselab.workbench.plots.palettes import STATISTIC_COLOURS, statistic_colour
+    from cselab.workbench.plots.panels import key_words
+    from cselab.workbench.studies import smoke
+    from cselab.model.train.ddp import Processes
 
     # the smoke profile's batch: 64 / 8 = 8, and ClusterNS's 16 centroids drawn from a batch ask for 16 more
     monkeypatch.setattr(smoke, "tiny_backbone", lambda name: Path("/tiny"))
@@ -179,8 +179,8 @@ def test_what_shared_modules_ask_of_a_method_comes_from_its_class(monkeypatch):
 
 
 def test_a_registered_method_declares_its_statistics_kinds_and_terms(toy_method):
-    from cselab.plots.palettes import STATISTIC_COLOURS, statistic_colour
-    from cselab.plots.panels import key_words
+    from cselab.workbench.plots.palettes import STATISTIC_COLOURS, statistic_colour
+    from cselab.workbench.plots.panels import key_words
 
     toy_method.stat_kinds = {"toy_cos": "hard negative"}
     toy_method.term_titles = {"l_toy": "Toy-CSE++ toy term"}

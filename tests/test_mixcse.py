@@ -11,13 +11,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cselab.config import ConfigError, load_config
-from cselab.losses import ContrastiveBatch, ContrastiveLoss, cosine_matrix
-from cselab.analysis.mixcse import mixcse_pair_scores, mixcse_scores
-from cselab.encoder import SentenceEncoder
-from cselab.methods.mixcse import (MixCSE, MixCSEParams, mixed_negative_logits,
+from cselab.model.config import ConfigError, load_config
+from cselab.model.losses import ContrastiveBatch, ContrastiveLoss, cosine_matrix
+from cselab.workbench.analysis.mixcse import mixcse_pair_scores, mixcse_scores
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.methods.mixcse import (MixCSE, MixCSEParams, mixed_negative_logits,
                                    official_mixed_logits)
-from cselab.train import train
+from cselab.model.train import train
 
 
 def lse(*xs):

@@ -8,13 +8,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from cselab.config import ConfigError, load_config
-from cselab.encoder import SentenceEncoder
-from cselab.losses import ContrastiveBatch, ContrastiveLoss
-from cselab.methods import build_components
-from cselab.methods.mlm import IGNORE, MaskedLMTerm, MLMParams, mask_tokens
-from cselab.train import train
-from cselab.rundir import load_state
+from cselab.model.config import ConfigError, load_config
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.losses import ContrastiveBatch, ContrastiveLoss
+from cselab.model.methods import build_components
+from cselab.model.methods.mlm import IGNORE, MaskedLMTerm, MLMParams, mask_tokens
+from cselab.model.train import train
+from cselab.model.rundir import load_state
 
 
 def test_masking_follows_bert_rules():

@@ -1,4 +1,4 @@
-"""cselab.neighbours (similarities, neighbours, samples, aligned snapshot maps), its figures, and the
+"""cselab.workbench.neighbours (similarities, neighbours, samples, aligned snapshot maps), its figures, and the
 explorer's widget callbacks called directly (headless)."""
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from toy_encoders import LookupEncoder
 
-from cselab.neighbours import (checkpoint_folders, corpus_sample, labelled_sample, nearest_neighbours, over_snapshots,
+from cselab.workbench.neighbours import (checkpoint_folders, corpus_sample, labelled_sample, nearest_neighbours, over_snapshots,
                                procrustes_align, project_snapshots, similarity_matrix, snapshot_projections)
-from cselab.plots import save_figure
-from cselab.plots.similarity import plot_projection_grid, plot_similarity_heatmap
+from cselab.workbench.plots import save_figure
+from cselab.workbench.plots.similarity import plot_projection_grid, plot_similarity_heatmap
 
 TABLE = {"a": [1.0, 0.0, 0.0], "b": [1.0, 1.0, 0.0], "c": [0.0, 0.0, 2.0], "d": [-1.0, 0.0, 0.0],
          "e": [3.0, 1.0, 0.0]}
@@ -112,7 +112,7 @@ def test_checkpoints_snapshots_and_measures_of_a_real_run(tiny_runs, data_dir):
 
 def test_widget_callbacks_headless(tiny_runs, data_dir):
     pytest.importorskip("ipywidgets")   # (in the dev extra, so CI has it)
-    from cselab.widgets import SimilarityExplorer, SnapshotExplorer
+    from cselab.workbench.widgets import SimilarityExplorer, SnapshotExplorer
 
     runs = {label: tiny_runs[label] for label in ("simcse-s1", "mixcse-s1")}
     corpus = corpus_sample("wiki1m-head", 40, data_dir=data_dir, pool=200)
@@ -147,7 +147,7 @@ def test_widgets_are_busy_while_they_recompute(tiny_runs, data_dir, monkeypatch)
     pytest.importorskip("ipywidgets")
     from IPython.display import HTML
 
-    from cselab import widgets
+    from cselab.workbench import widgets
 
     shown = []   # what each _show put in an output area, in order
     monkeypatch.setattr(widgets, "_show", lambda output, *objects: shown.append((output, objects)))

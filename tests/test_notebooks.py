@@ -5,7 +5,7 @@ import json
 
 from conftest import REPO
 
-from cselab.config import load_config
+from cselab.model.config import load_config
 
 
 def test_quickstart_notebook_executes(tiny_model, thin_data, tmp_path):
@@ -56,7 +56,7 @@ def test_notebook_sources_are_jupytext_percent():
 def test_no_notebook_is_named_like_an_importable_module():
     """JupyterLab starts a notebook's kernel in notebooks/; a notebook named like a module that can be
     imported (notebooks/umap.py once) would be imported in its place wherever that folder is on
-    sys.path, e.g. `import umap` in cselab.analysis.umap loading the notebook instead of umap-learn."""
+    sys.path, e.g. `import umap` in cselab.workbench.analysis.umap loading the notebook instead of umap-learn."""
     import importlib.util
     import sys
 

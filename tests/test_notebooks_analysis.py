@@ -20,8 +20,8 @@ NOTEBOOKS = ("dynamics", "geometry", "clustering", "embedding_maps", "compare")
 @pytest.fixture
 def base(tiny_runs) -> str:
     """How the notebooks name the tiny runs' backbone: "untuned <folder name>"."""
-    from cselab.analysis.logged import untuned_name
-    from cselab.rundir import read_config
+    from cselab.workbench.analysis.logged import untuned_name
+    from cselab.model.rundir import read_config
 
     return untuned_name(read_config(tiny_runs['simcse-s1'])['model'])
 

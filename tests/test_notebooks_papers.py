@@ -14,8 +14,8 @@ import pytest
 
 from conftest import REPO
 
-from cselab.evaluate.cache import evaluate_run
-from cselab.studies.spec import notebook_parameters
+from cselab.model.evaluate.cache import evaluate_run
+from cselab.workbench.studies.spec import notebook_parameters
 
 ALL_STS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness"]
 TINY_STS = ["STS16"]   # one task keeps the evaluations short; the same options in every test share the cache

@@ -43,7 +43,7 @@ def test_the_wheel_carries_every_notebook_and_the_shipped_yaml(wheel):
         for notebook in notebooks:
             assert archive.read(f"cselab/notebooks/{notebook.name}") == notebook.read_bytes()
     assert not any(n.startswith("notebooks/") for n in names)   # inside the package, not a top-level folder
-    assert {"cselab/studies/cpu-demo.yaml", "cselab/configs/quickstart.yaml", "cselab/export.py"} <= names
+    assert {"cselab/workbench/studies/cpu-demo.yaml", "cselab/model/configs/quickstart.yaml", "cselab/model/export.py"} <= names
 
 
 @pytest.mark.slow
@@ -70,7 +70,7 @@ def test_the_installed_package_works_from_an_empty_directory(wheel, tmp_path):
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout
 
-    where = subprocess.run([python, "-c", "import cselab.studies.spec as s; print(s.__file__); print(s.NOTEBOOKS_DIR)"],
+    where = subprocess.run([python, "-c", "import cselab.workbench.studies.spec as s; print(s.__file__); print(s.NOTEBOOKS_DIR)"],
                            cwd=empty, env=env, check=True, capture_output=True, text=True).stdout.split()
     assert Path(where[0]).is_relative_to(env_dir) and Path(where[1]) == Path(where[0]).parents[1] / "notebooks"
     assert "studies: cpu-compare, cpu-demo" in cselab("info")

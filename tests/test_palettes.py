@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cselab.plots import categorical_colours, plot_profile_grid, plot_similarity_dynamics, statistic_colour, step_colours
-from cselab.plots.palettes import (CATEGORICAL_COLOURS, METHOD_PALETTE, NON_METHOD_COLORS, OTHER_COLORS,
+from cselab.workbench.plots import categorical_colours, plot_profile_grid, plot_similarity_dynamics, statistic_colour, step_colours
+from cselab.workbench.plots.palettes import (CATEGORICAL_COLOURS, METHOD_PALETTE, NON_METHOD_COLORS, OTHER_COLORS,
                                    STATISTIC_COLOURS, STATISTIC_RESERVE, ciede2000, delta_e, lab, statistic_kind)
-from cselab.plots.style import method_color, method_colors
+from cselab.workbench.plots.style import method_color, method_colors
 
 DISTINCT = 15.0       # CIEDE2000: colours of different meanings are at least this far apart
 CATEGORICAL = 20.0    # categories a reader must tell apart at a glance (tab20's first 14 come within 12.1)
@@ -63,7 +63,7 @@ def test_a_statistic_keeps_its_colour_whatever_names_it():
 
 
 def test_every_cosine_the_methods_log_has_a_kind():
-    from cselab.methods import stat_labels
+    from cselab.model.methods import stat_labels
 
     cosines = [key for key in stat_labels() if key.endswith("_cos")]
     assert cosines and [key for key in cosines if statistic_kind(key) is None] == []
@@ -123,7 +123,7 @@ def test_categorical_colours_are_pairwise_distinguishable():
 def test_the_pooler_only_control_has_its_own_colour_and_is_dashed():
     """APINCSE's pooler alone trains with SimCSE's loss: in SimCSE's blue it read as a second SimCSE,
     in APINCSE's orange as the method it controls for. Its own colour, whatever it is called."""
-    from cselab.plots.style import series_styles
+    from cselab.workbench.plots.style import series_styles
 
     control = NON_METHOD_COLORS["pooler_only"]
     assert control not in (method_color("simcse"), method_color("apincse")) and control not in OTHER_COLORS

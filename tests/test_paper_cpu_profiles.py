@@ -9,8 +9,8 @@ from collections import defaultdict
 
 import pytest
 
-from cselab.paper_tables import assign_variants, unmatched
-from cselab.studies import load_study, reproduce
+from cselab.workbench.paper_tables import assign_variants, unmatched
+from cselab.workbench.studies import load_study, reproduce
 from test_paper_studies import STUDIES, dry_run, notebook_defaults
 
 # each study's swept key, the notebook parameter naming its runs, and the value its main runs hold

@@ -10,11 +10,11 @@ import pytest
 
 from synthetic_runs import make_run
 
-from cselab import paper_tables as pt
-from cselab.analysis.clusterns import threshold_curves
-from cselab.plots import new_figure, plot_similarity_dynamics
-from cselab.plots import check_figure
-from cselab.plots.style import place_legend, separate_coincident
+from cselab.workbench import paper_tables as pt
+from cselab.workbench.analysis.clusterns import threshold_curves
+from cselab.workbench.plots import new_figure, plot_similarity_dynamics
+from cselab.workbench.plots import check_figure
+from cselab.workbench.plots.style import place_legend, separate_coincident
 
 
 # ------------------------------------------------------------------- fewer values → a message, no figure

@@ -1,4 +1,4 @@
-"""The paper studies (cselab/studies/paper-*.yaml, profile gpu): each validates, its dry run lists
+"""The paper studies (cselab/workbench/studies/paper-*.yaml, profile gpu): each validates, its dry run lists
 every run with an estimate and writes nothing, its runs start from the paper's backbones with the
 paper's settings, and its labels are exactly what its paper notebook's default variants expect."""
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 
 from conftest import REPO
 
-from cselab.paper_tables import assign_variants, unmatched
-from cselab.studies import load_study, reproduce
+from cselab.workbench.paper_tables import assign_variants, unmatched
+from cselab.workbench.studies import load_study, reproduce
 
 STUDIES = {"paper-mixcse": ("paper_mixcse", 34, ["lambda_sweep"]),
            "paper-gs-infonce": ("paper_gs_infonce", 33, ["m_sweep"]),

@@ -1,4 +1,4 @@
-"""cselab.paper_tables: runs → the paper's variants (longest label prefix), configs checked,
+"""cselab.workbench.paper_tables: runs → the paper's variants (longest label prefix), configs checked,
 backbones, our summaries beside the published rows, sweeps, last logged values, the untuned
 backbone, paired tests within a backbone, the notebooks' small helpers."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cselab.paper_tables import (assign_variants, average_label, averages_summary, backbone_label, backbone_note,
+from cselab.workbench.paper_tables import (assign_variants, average_label, averages_summary, backbone_label, backbone_note,
                                  comparison_table, for_legend, group_model, groups_table, identity_without_seed,
                                  interlayer_index, last_values, num_layers, one_per_backbone, paired_comparison,
                                  published_beside, published_notes, published_transposed, representatives,
@@ -16,9 +16,9 @@ from cselab.paper_tables import (assign_variants, average_label, averages_summar
                                  split_by_backbone, sts_options, suite_columns, suite_summary,
                                  sweep_results, sweep_runs, unmatched, untuned, used_runs, variant_frame,
                                  variant_of, variant_runs, with_published_column)
-from cselab.published import published_frame
-from cselab.results import group_results
-from cselab.rundir import RunDir
+from cselab.workbench.published import published_frame
+from cselab.workbench.results import group_results
+from cselab.model.rundir import RunDir
 from synthetic_runs import STS, sts_results, write_run
 
 
@@ -119,7 +119,7 @@ def test_backbones_options_and_last_values(tmp_path):
 
 def test_runs_none_means_the_finished_cpu_demo_runs(tmp_path, monkeypatch):
     from cselab import workbench
-    from cselab.studies.spec import load_study
+    from cselab.workbench.studies.spec import load_study
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FileNotFoundError, match="finished runs of the study 'cpu-demo'.* in runs/.*cselab reproduce cpu-demo"):
@@ -135,9 +135,9 @@ def test_runs_none_means_the_finished_cpu_demo_runs(tmp_path, monkeypatch):
 
 
 def test_evaluate_a_snapshot(tiny_runs, data_dir):
-    from cselab.encoder import SentenceEncoder
-    from cselab.evaluate import evaluate_sts
-    from cselab.evaluate.cache import evaluate_run
+    from cselab.model.encoder import SentenceEncoder
+    from cselab.model.evaluate import evaluate_sts
+    from cselab.model.evaluate.cache import evaluate_run
 
     run = tiny_runs["simcse-s2"]
     result = evaluate_run(run, "sts", model="step-0", data_dir=data_dir, tasks=["STS16"])
@@ -168,7 +168,7 @@ def test_variants_span_backbones_and_sweeps_keep_to_theirs(tmp_path):
 
 
 def test_by_profile():
-    from cselab.paper_tables import by_profile
+    from cselab.workbench.paper_tables import by_profile
 
     assert by_profile("cpu", None, cpu=[], gpu=["MR"]) == [] and by_profile("gpu", None, cpu=[], gpu=["MR"]) == ["MR"]
     assert by_profile("cpu", ["CR"], cpu=[], gpu=["MR"]) == ["CR"]       # a given value wins
@@ -180,9 +180,9 @@ def test_by_profile():
 def test_paired_comparison_cell_adjusts_and_bootstraps_single_seed_variants(tmp_path, monkeypatch, capsys):
     import numpy as np
 
-    import cselab.analysis.compare as compare
+    import cselab.workbench.analysis.compare as compare
     from cselab.workbench import paired_comparison_cell
-    from cselab.results import bootstrap_spearman_difference, holm
+    from cselab.workbench.results import bootstrap_spearman_difference, holm
 
     runs = {f"simcse-s{s}": make_run(tmp_path, f"simcse-s{s}", seed=s) for s in (1, 2, 3)}
     runs.update({f"mixcse-s{s}": make_run(tmp_path, f"mixcse-s{s}", seed=s, method=("mixcse",), base=70.5 + s / 20)
@@ -274,7 +274,7 @@ def test_representatives_and_runs_with_a_logged_key(tmp_path):
 
 
 def test_backbones_of_runs_and_groups(tmp_path):
-    from cselab.encoder.backbone import model_config_file
+    from cselab.model.encoder.backbone import model_config_file
 
     runs = {"a-s1": make_run(tmp_path, "a-s1", model="roberta-base"), "b-s1": make_run(tmp_path, "b-s1"),
             "a-s2": make_run(tmp_path, "a-s2", model="roberta-base", seed=2)}
@@ -376,7 +376,7 @@ def test_paired_comparison_stays_within_a_backbone(tmp_path):
 
 
 def test_untuned_rows_from_snapshot_zero(tiny_runs, tiny_model, data_dir):
-    from cselab.evaluate.cache import evaluate_run
+    from cselab.model.evaluate.cache import evaluate_run
 
     run = tiny_runs["simcse-s2"]
     groups = {"SimCSE": {"simcse-s2": run}, "MixCSE": {"mixcse-s1": tiny_runs["mixcse-s1"]}}

@@ -9,9 +9,9 @@ import pytest
 from matplotlib.figure import Figure
 from synthetic_runs import make_run, make_runs
 
-from cselab.rundir import read_metrics, read_results
-from cselab.plots.core import figure_note
-from cselab.plots import (plot_ablation_bars, plot_alignment_uniformity, plot_cap_geometry, plot_grad_norm,
+from cselab.model.rundir import read_metrics, read_results
+from cselab.workbench.plots.core import figure_note
+from cselab.workbench.plots import (plot_ablation_bars, plot_alignment_uniformity, plot_cap_geometry, plot_grad_norm,
                           plot_lambda_bound, plot_largest_angle, plot_layer_profile, plot_similarity_dynamics,
                           plot_sweep, plot_top4_curve, plot_training_curves, plot_umap_panels, save_figure,
                           check_figure)
@@ -214,7 +214,7 @@ def test_single_series_figures_have_no_legend(runs):
     assert sweep.get_figwidth() < 4   # not widened by a one-entry legend beside the panel
     from matplotlib.colors import to_hex
 
-    from cselab.plots import method_color
+    from cselab.workbench.plots import method_color
     lambda_sweep = plot_sweep(_sweep_frame(), "batch_size", "sts_avg", method="mixcse")   # its method's colour
     assert to_hex(lambda_sweep.axes[0].lines[0].get_color()).upper() == method_color("mixcse").upper() == "#D55E00"
     assert (sweep.axes[0].get_xlabel(), sweep.axes[0].get_ylabel()) == ("batch size", "STS average (Spearman ×100)")
@@ -229,7 +229,7 @@ def test_single_series_figures_have_no_legend(runs):
 
 
 def test_readable_labels():
-    from cselab.labels import readable
+    from cselab.workbench.labels import readable
 
     assert readable("stsb_dev") == "STS-B dev (Spearman ×100)"
     assert readable("loss/clusterns.bml") == "bidirectional margin loss"

@@ -9,16 +9,16 @@ import pandas as pd
 import pytest
 from synthetic_runs import make_many_runs, make_run, make_runs
 
-from cselab.plots import (add_note, check_figure, legend_outside, method_color, plot_ablation_bars,
+from cselab.workbench.plots import (add_note, check_figure, legend_outside, method_color, plot_ablation_bars,
                           plot_alignment_trajectories, plot_alignment_uniformity, plot_score_points,
                           plot_cap_geometry, plot_grad_norm, plot_lambda_bound, plot_largest_angle,
                           plot_layer_profile, plot_metric_grid, plot_paired_differences, plot_profile_grid,
                           plot_similarity_dynamics, plot_sweep, plot_top4_curve, plot_training_curves,
                           plot_umap_panels, save_figure)
-from cselab.plots.core import PAGE_WIDTH, TooFewPoints, figure_note
-from cselab.plots.similarity import plot_projection_grid, plot_similarity_heatmap
-from cselab.rundir import read_metrics, read_results
-from cselab.results import compare_to_baseline
+from cselab.workbench.plots.core import PAGE_WIDTH, TooFewPoints, figure_note
+from cselab.workbench.plots.similarity import plot_projection_grid, plot_similarity_heatmap
+from cselab.model.rundir import read_metrics, read_results
+from cselab.workbench.results import compare_to_baseline
 
 LONG = "ClusterNS with a long descriptive name, batch 128"
 
@@ -330,8 +330,8 @@ def test_paired_differences_of_eight_panels_fit_a_page_with_p_as_filled_or_hollo
     from matplotlib.collections import PathCollection
     from matplotlib.colors import to_hex
 
-    from cselab.comparisons import difference_panels
-    from cselab.results import paired_tests
+    from cselab.workbench.comparisons import difference_panels
+    from cselab.workbench.results import paired_tests
 
     methods = ["MixCSE", "GS-InfoNCE", "ClusterNS", "APINCSE", "ESimCSE", "SimCSE++"]
     tasks = ["Avg.", "STS12", "STS13", "STS14", "STS15", "STS16", "STS-B", "SICK-R"]
@@ -394,7 +394,7 @@ def test_trajectories_a_hair_apart_are_told_apart():
     """Two runs whose (ℓ_uniform, ℓ_align) paths differ in the third decimal lie on each other as
     drawn: the later one gets its own dashes and markers (found on a CPU without native bf16, where
     the geometry notebook's fp32 probes of SimCSE and MixCSE came out that close)."""
-    from cselab.plots import plot_alignment_trajectories
+    from cselab.workbench.plots import plot_alignment_trajectories
 
     steps = [0, 2, 4, 6]
     u = [-1.0, -1.4, -1.7, -2.0]

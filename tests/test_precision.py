@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 import torch
 
-import cselab.utils as utils
+import cselab.model.utils as utils
 from cselab.cli import main
-from cselab.config import load_config
-from cselab.encoder import SentenceEncoder
-from cselab.io import read_jsonl
-from cselab.train import train
-from cselab.utils import precision_name, resolve_precision
+from cselab.model.config import load_config
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.io import read_jsonl
+from cselab.model.train import train
+from cselab.model.utils import precision_name, resolve_precision
 
 CPU, CUDA, MPS = torch.device("cpu"), torch.device("cuda"), torch.device("mps")
 
@@ -97,7 +97,7 @@ def test_bf16_evaluation_leaves_the_fp32_masters_untouched(tiny_model, data_dir)
     """An evaluation in bf16 weights between optimizer steps: the encoder's weights stay fp32 and
     bit-identical, training continues from them exactly as without the evaluation, and the next
     evaluation sees the updated weights (the cached bf16 copy is rebuilt after a step)."""
-    from cselab.evaluate import evaluate_sts
+    from cselab.model.evaluate import evaluate_sts
 
     def step(encoder, optimizer, batch):
         inputs = encoder.training_inputs(batch, 16)
@@ -155,7 +155,7 @@ def test_results_and_checkpoint_record_the_precisions(tiny_config, data_dir):
     results = json.loads((run / "results.json").read_text())
     assert (results["precision"], results["eval_precision"], results["world_size"]) == ("bf16", "fp32", 1)
     assert results["native_bf16"] == utils.native_bf16()   # what auto was resolved against
-    from cselab.rundir import RunDir
+    from cselab.model.rundir import RunDir
 
     assert RunDir(run).load_checkpoint_state()["precision"] == {"precision": "bf16", "eval_precision": "fp32"}
 

@@ -9,11 +9,11 @@ import pytest
 import torch
 
 from conftest import REPO
-from cselab.config import load_config, presets
-from cselab.data import load_corpus
-from cselab.encoder import SentenceEncoder
-from cselab.losses import ContrastiveBatch
-from cselab.methods import build_loss
+from cselab.model.config import load_config, presets
+from cselab.model.data import load_corpus
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.losses import ContrastiveBatch
+from cselab.model.methods import build_loss
 
 
 def _flat(mapping: dict, prefix: str = "") -> dict:

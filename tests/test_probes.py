@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 import torch
 
-from cselab.train.probes import embedding_grad_norms, probe, stsb_probe_set
-from cselab.config import ConfigError, load_config
-from cselab.data import STSPairs, load_stsb
-from cselab.encoder import SentenceEncoder
-from cselab.io import read_jsonl
-from cselab.losses import ContrastiveBatch, ContrastiveLoss
-from cselab.train import train
+from cselab.model.train.probes import embedding_grad_norms, probe, stsb_probe_set
+from cselab.model.config import ConfigError, load_config
+from cselab.model.data import STSPairs, load_stsb
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.io import read_jsonl
+from cselab.model.losses import ContrastiveBatch, ContrastiveLoss
+from cselab.model.train import train
 
 
 def test_probe_set_takes_pairs_in_file_order():

@@ -1,4 +1,4 @@
-"""The project root (cselab.project): relative notebook paths mean the checkout's folders wherever
+"""The project root (cselab.model.project): relative notebook paths mean the checkout's folders wherever
 the kernel starts; notebook-level errors are one line; the kernels `cselab reproduce` starts."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pytest
 
 from cselab import workbench
-from cselab.project import find_checkout, project_path, project_root
+from cselab.model.project import find_checkout, project_path, project_root
 from synthetic_runs import make_run
 
 
@@ -52,7 +52,7 @@ def test_notebook_location_and_override(checkout, monkeypatch, tmp_path):
 
 
 def test_notebook_paths_resolve_against_the_root(checkout, monkeypatch):
-    from cselab.data import data_root
+    from cselab.model.data import data_root
 
     run = make_run(checkout / "runs" / "simcse-1", ["simcse"])
     monkeypatch.chdir(checkout / "notebooks")
@@ -94,7 +94,7 @@ def test_reproduce_kernels_are_encrypted_and_rooted_in_their_folder(tmp_path, ca
     import papermill
     from jupyter_client.manager import AsyncKernelManager
 
-    from cselab.studies.execute import execute_notebook
+    from cselab.workbench.studies.execute import execute_notebook
 
     if not AsyncKernelManager.class_traits().get("transport_encryption"):
         pytest.skip("jupyter_client < 8.10 provisions no CurveZMQ keys (and its ipykernel does not warn)")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from cselab.config import load_config
-from cselab.encoder import SentenceEncoder, build_pooler
-from cselab.encoder.prompt import (TEMPLATE_SETS, PromptOptions, PromptPooler, evaluation_text, last_mask_positions,
+from cselab.model.config import load_config
+from cselab.model.encoder import SentenceEncoder, build_pooler
+from cselab.model.encoder.prompt import (TEMPLATE_SETS, PromptOptions, PromptPooler, evaluation_text, last_mask_positions,
                                    parse_template, template_position_ids)
 
 BERT_1, BERT_2 = TEMPLATE_SETS["bert"]

@@ -1,4 +1,4 @@
-"""cselab.published: every stored row is checked against the plain-text copies of the papers
+"""cselab.workbench.published: every stored row is checked against the plain-text copies of the papers
 (../shared/papers), a few cells by hand, and the frames the notebooks put beside ours."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from conftest import REPO
 
-from cselab.published import (APINCSE_CLAIMS, BACKBONES, PAPERS, available, paper_backbone, parse_cell,
+from cselab.workbench.published import (APINCSE_CLAIMS, BACKBONES, PAPERS, available, paper_backbone, parse_cell,
                               published_frame, published_table)
 
 PAPERS_DIR = REPO.parent / "shared" / "papers"

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from cselab.config import ConfigError, load_config
-from cselab.io import read_jsonl
-from cselab.train import train
-from cselab.train.reporting import scalars
+from cselab.model.config import ConfigError, load_config
+from cselab.model.io import read_jsonl
+from cselab.model.train import train
+from cselab.model.train.reporting import scalars
 
 
 def read_events(run) -> dict[str, list[tuple[int, float]]]:

@@ -1,4 +1,4 @@
-"""The results layer (cselab.results) against hand computations and direct computations: runs →
+"""The results layer (cselab.workbench.results) against hand computations and direct computations: runs →
 variants by the one label-prefix rule, per-seed frames, summaries (mean ± std, the t interval), the
 paired t-test, the Holm adjustment, the minimum detectable difference and the paired bootstrap over
 test pairs."""
@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
-from cselab.results import (assign_variants, compare_to_baseline, format_comparison, group_results, match_variants,
+from cselab.workbench.results import (assign_variants, compare_to_baseline, format_comparison, group_results, match_variants,
                             mean_ci, paired_test, summarise, variant_frame)
 
 
@@ -128,7 +128,7 @@ def test_compare_to_baseline_pairs_by_seed():
 def test_holm_by_hand_and_against_statsmodels():
     from statsmodels.stats.multitest import multipletests
 
-    from cselab.results import holm
+    from cselab.workbench.results import holm
 
     # sorted 0.01, 0.03, 0.04 → 3·0.01 = 0.03, 2·0.03 = 0.06, max(1·0.04, 0.06) = 0.06; NaN is no member
     out = holm([0.04, 0.01, float("nan"), 0.03])
@@ -142,7 +142,7 @@ def test_holm_by_hand_and_against_statsmodels():
 
 
 def test_minimum_detectable_difference_has_the_stated_power():
-    from cselab.results import minimum_detectable_difference
+    from cselab.workbench.results import minimum_detectable_difference
 
     sd, n = 0.25, 3
     mde = minimum_detectable_difference(sd, n)
@@ -158,7 +158,7 @@ def test_minimum_detectable_difference_has_the_stated_power():
 
 
 def test_compare_to_baseline_adjusts_over_the_methods_and_states_the_family():
-    from cselab.results import holm, minimum_detectable_difference
+    from cselab.workbench.results import holm, minimum_detectable_difference
 
     frame = pd.DataFrame({
         "method": ["simcse"] * 3 + ["mixcse"] * 3 + ["clusterns"] * 3 + ["apincse"],
@@ -208,7 +208,7 @@ def sts_like(n, seed=0):
 
 
 def test_bootstrap_matches_a_direct_resampling_loop():
-    from cselab.results import bootstrap_spearman_difference
+    from cselab.workbench.results import bootstrap_spearman_difference
 
     a, b, gold = sts_like(120)
     out = bootstrap_spearman_difference(a, b, gold, n_resamples=300, seed=7)
@@ -223,7 +223,7 @@ def test_bootstrap_matches_a_direct_resampling_loop():
 
 
 def test_bootstrap_of_identical_systems_is_exactly_zero_and_constant_resamples_are_left_out():
-    from cselab.results import bootstrap_average_spearman_difference, bootstrap_spearman_difference
+    from cselab.workbench.results import bootstrap_average_spearman_difference, bootstrap_spearman_difference
 
     a, b, gold = sts_like(120)
     same = bootstrap_spearman_difference(a, a.copy(), gold, n_resamples=200, seed=1)
@@ -245,7 +245,7 @@ def test_bootstrap_of_identical_systems_is_exactly_zero_and_constant_resamples_a
 
 
 def test_bootstrap_of_an_average_resamples_each_task_in_turn():
-    from cselab.results import bootstrap_average_spearman_difference
+    from cselab.workbench.results import bootstrap_average_spearman_difference
 
     first, second = sts_like(80, 1), sts_like(50, 2)
     out = bootstrap_average_spearman_difference({"t1": first, "t2": second}, n_resamples=200, seed=5)

@@ -21,12 +21,12 @@ import yaml
 from safetensors.torch import load_file
 
 from cselab.cli import main
-from cselab.config import ConfigError, load_config
-from cselab.data.errors import DataError
-from cselab.io import COMPLETE_MARKER, is_complete, mark_complete, recover_dir, staging_dir
-from cselab.train import NonFiniteLossError, RunDir, RunExistsError, RunLockedError, train
-from cselab.train.loop import batches_per_epoch
-from cselab.rundir import load_state
+from cselab.model.config import ConfigError, load_config
+from cselab.model.data.errors import DataError
+from cselab.model.io import COMPLETE_MARKER, is_complete, mark_complete, recover_dir, staging_dir
+from cselab.model.train import NonFiniteLossError, RunDir, RunExistsError, RunLockedError, train
+from cselab.model.train.loop import batches_per_epoch
+from cselab.model.rundir import load_state
 
 
 
@@ -36,7 +36,7 @@ def short_dev_set(monkeypatch):
     evaluations then cost little), the same pairs at every evaluation so runs stay comparable."""
     import dataclasses
 
-    import cselab.train.guards as guards
+    import cselab.model.train.guards as guards
 
     def first_100(data_dir=None):
         dev = real(data_dir)["dev"]
@@ -127,7 +127,7 @@ def test_divergence_keeps_the_last_good_checkpoint_and_resume_continues_from_it(
                                                                                  monkeypatch):
     import dataclasses
 
-    from cselab.evaluate.suites import SUITES
+    from cselab.model.evaluate.suites import SUITES
 
     cfg = load_config({**tiny_config, "max_steps": 6, "eval_every": 3, "log_every": 1})   # evaluations at 3, 6
     run = RunDir.for_config(cfg)
@@ -136,7 +136,7 @@ def test_divergence_keeps_the_last_good_checkpoint_and_resume_continues_from_it(
             m.setattr(torch.optim, "AdamW", DivergingAdamW)
             expected = r"step 6: the weights hold [\d,]+ non-finite values"
         else:
-            real, calls = SUITES["sts"].score_pairs, []   # training's dev score (cselab.train.dev_evaluation)
+            real, calls = SUITES["sts"].score_pairs, []   # training's dev score (cselab.model.train.dev_evaluation)
 
             def nan_at_second(*args, **kwargs):   # the third call: step 0 (before training), 3, then 6
                 calls.append(1)
@@ -160,7 +160,7 @@ def test_divergence_keeps_the_last_good_checkpoint_and_resume_continues_from_it(
 
 
 def test_count_non_finite_counts_nan_and_both_infinities():
-    from cselab.train.guards import count_non_finite
+    from cselab.model.train.guards import count_non_finite
 
     tensors = [torch.tensor([1.0, math.nan, math.inf]), torch.tensor([[-math.inf], [0.0]]), torch.tensor([7, 8]),
                torch.zeros(4)]
@@ -363,7 +363,7 @@ def test_damaged_run_config_is_one_line(content, message, tiny_config, data_dir,
 
 def test_full_disk_while_checkpointing_is_one_line_and_leaves_no_staging(tiny_config, data_dir, tmp_path, capsys,
                                                                          monkeypatch):
-    import cselab.rundir.state as state
+    import cselab.model.rundir.state as state
 
     def no_space(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -459,7 +459,7 @@ def test_a_final_one_sentence_batch_is_dropped_with_a_note(tiny_config, data_dir
     assert batches_per_epoch(33, 16, False) == 2 and batches_per_epoch(34, 16, False) == 3
     assert batches_per_epoch(32, 16, False) == 2 and batches_per_epoch(33, 16, True) == 2
     cfg = load_config({**tiny_config, "max_sentences": 33, "epochs": 2, "eval_every": 100, "log_every": 1})
-    with caplog.at_level("WARNING", logger="cselab.train"):
+    with caplog.at_level("WARNING", logger="cselab.model.train"):
         run = train(cfg, data_dir=data_dir, progress=False)
     assert "33 sentences = 2 batches of 16 + 1; the final 1-sentence batch of each epoch is dropped" in caplog.text
     records = [r for r in RunDir(run).metrics() if r["kind"] == "train"]
@@ -500,7 +500,7 @@ def test_recover_dir_keeps_the_newest_complete_copy(tmp_path):
 
 @pytest.mark.parametrize("staged", ["complete", "incomplete"])
 def test_crash_between_the_two_renames_of_a_checkpoint_swap(staged, tiny_config, data_dir, monkeypatch):
-    import cselab.io as io
+    import cselab.model.io as io
 
     # 32 sentences / 16 = 2 steps an epoch, 3 epochs = 6 steps; checkpoints at 2, 4, 6
     cfg = load_config({**tiny_config, "max_sentences": 32, "epochs": 3, "eval_every": 2, "log_every": 1})

@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from cselab.plots import (baseline_differences, check_figure, method_color, plot_baseline_differences,
+from cselab.workbench.plots import (baseline_differences, check_figure, method_color, plot_baseline_differences,
                           plot_seed_means, t_errorbar)
-from cselab.plots.check import INTERVAL_GID
-from cselab.results import paired_test
+from cselab.workbench.plots.check import INTERVAL_GID
+from cselab.workbench.results import paired_test
 
 # three seeds of three methods on two tasks (Spearman × 100), written out so that every interval
 # below is computed by hand from these numbers

@@ -6,10 +6,10 @@ import json
 import pandas as pd
 import pytest
 
-from cselab.config import ConfigError, load_config, uses_sts
-from cselab.io import read_jsonl
-from cselab.tables import STS_SELECTED_NOTE, format_table, runs_table, to_latex, to_markdown
-from cselab.train.selection import selection_score, split_heldout
+from cselab.model.config import ConfigError, load_config, uses_sts
+from cselab.model.io import read_jsonl
+from cselab.workbench.tables import STS_SELECTED_NOTE, format_table, runs_table, to_latex, to_markdown
+from cselab.model.train.selection import selection_score, split_heldout
 from synthetic_runs import make_run
 
 
@@ -45,8 +45,8 @@ def test_heldout_split_is_fixed_disjoint_and_keeps_file_order():
 def test_dev_sample_is_fixed_in_file_order_and_out_of_the_hash_when_unset():
     import numpy as np
 
-    from cselab.data import STSPairs
-    from cselab.train.guards import dev_sample
+    from cselab.model.data import STSPairs
+    from cselab.model.train.guards import dev_sample
 
     dev = STSPairs("dev", tuple(f"a{i}" for i in range(40)), tuple(f"b{i}" for i in range(40)),
                    np.arange(40, dtype=float))
@@ -72,7 +72,7 @@ def _evals(run):
 
 
 def test_the_loop_honours_and_records_select_by(tiny_config, data_dir, tmp_path):
-    from cselab.train import train
+    from cselab.model.train import train
 
     base = {**tiny_config, "max_steps": 6, "eval_every": 2, "lr": 3e-4}
     dev_run = train(load_config(base), data_dir=data_dir, progress=False)
@@ -127,7 +127,7 @@ def test_tables_mark_rows_chosen_on_sts(tmp_path):
 
 
 def test_paper_comparison_table_marks_the_source(tmp_path):
-    from cselab import paper_tables as pt
+    from cselab.workbench import paper_tables as pt
 
     runs = {f"SimCSE-s{s}": make_run(tmp_path / f"simcse-s{s}", ["simcse"], seed=s) for s in (1, 2)}
     runs["MixCSE-s1"] = make_run(tmp_path / "mixcse-s1", ["mixcse"], seed=1)
@@ -142,9 +142,9 @@ def test_paper_comparison_table_marks_the_source(tmp_path):
 
 
 def test_the_select_by_study_trains_each_method_once_per_selection(tmp_path):
-    """cselab/studies/select-by.yaml: every method of cpu-compare twice, chosen on STS-B dev and on
+    """cselab/workbench/studies/select-by.yaml: every method of cpu-compare twice, chosen on STS-B dev and on
     the held-out InfoNCE, otherwise the same config (docs/select_by.py scores best/ and last/)."""
-    from cselab.studies import load_study
+    from cselab.workbench.studies import load_study
 
     study = load_study("select-by", "cpu", tmp_path / "runs")
     pairs = {}

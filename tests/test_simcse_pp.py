@@ -12,11 +12,11 @@ import yaml
 from torch import nn
 
 from cselab.cli import main
-from cselab.config import load_config
-from cselab.io import read_jsonl
-from cselab.losses import ContrastiveBatch, ContrastiveLoss
-from cselab.methods import METHODS
-from cselab.methods.simcse_pp import (SimCSEPP, SimCSEPPParams, dimension_wise_loss, off_dropout_logits,
+from cselab.model.config import load_config
+from cselab.model.io import read_jsonl
+from cselab.model.losses import ContrastiveBatch, ContrastiveLoss
+from cselab.model.methods import METHODS
+from cselab.model.methods.simcse_pp import (SimCSEPP, SimCSEPPParams, dimension_wise_loss, off_dropout_logits,
                                       standardise_per_dimension)
 
 

@@ -1,4 +1,4 @@
-"""The smoke profile (cselab/studies/smoke.py): every paper study's grid on a tiny random BERT for
+"""The smoke profile (cselab/workbench/studies/smoke.py): every paper study's grid on a tiny random BERT for
 2 steps on a sample of the data root. The default run checks every smoke plan (each config resolved
 and validated, the tiny stand-ins built) and executes one study's smoke profile end to end (runs +
 notebooks); the slow tests execute the other three."""
@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from cselab.studies import load_study, reproduce
+from cselab.workbench.studies import load_study, reproduce
 from test_paper_studies import STUDIES
 
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from cselab.rundir import load_state, save_state
-from cselab.utils import rng_state, set_rng_state
+from cselab.model.rundir import load_state, save_state
+from cselab.model.utils import rng_state, set_rng_state
 
 
 def test_optimizer_and_rng_round_trip(tmp_path):
@@ -38,7 +38,7 @@ def test_no_pickle_files(tmp_path):
 
 
 def test_load_plain_entry_reads_counters_without_tensors(tmp_path):
-    from cselab.rundir.state import load_plain_entry
+    from cselab.model.rundir.state import load_plain_entry
 
     save_state({"weights": torch.ones(3), "train_state": {"step": 7, "best_score": 81.5, "stopped_early": False}},
                tmp_path)

@@ -6,7 +6,7 @@ import hashlib
 import numpy as np
 import pytest
 
-from cselab.evaluate import aggregate_subsets, cosine_scores, evaluate_sts, format_sts_table
+from cselab.model.evaluate import aggregate_subsets, cosine_scores, evaluate_sts, format_sts_table
 
 
 def test_all_vs_mean_aggregation_by_hand():
@@ -94,7 +94,7 @@ PUBLISHED_MINILM = {"STS12": 72.4, "STS13": 80.6, "STS14": 75.6, "STS15": 85.4, 
 
 
 def _published_minilm_scores(data_dir, tasks):
-    from cselab.encoder import SentenceEncoder
+    from cselab.model.encoder import SentenceEncoder
 
     model = SentenceEncoder.from_pretrained("all-minilm-l6", pooler="avg")
     res = evaluate_sts(model, tasks=tasks, data_dir=data_dir, batch_size=128)

@@ -17,13 +17,13 @@ import yaml
 from conftest import REPO
 
 from cselab.cli import main as cli_main
-from cselab.config import load_config
-from cselab.io import read_json, read_jsonl
-from cselab.studies import StudyError, load_study, reproduce
-from cselab.studies.runner import threads_per_run
-from cselab.studies.cost import (corpus_size, estimate_run, format_seconds, layer_parameters, seconds_per_step,
+from cselab.model.config import load_config
+from cselab.model.io import read_json, read_jsonl
+from cselab.workbench.studies import StudyError, load_study, reproduce
+from cselab.workbench.studies.runner import threads_per_run
+from cselab.workbench.studies.cost import (corpus_size, estimate_run, format_seconds, layer_parameters, seconds_per_step,
                                  total_steps)
-from cselab.train import train
+from cselab.model.train import train
 
 NOTEBOOKS = REPO / "tests" / "notebooks"
 
@@ -385,7 +385,7 @@ def test_cost_estimates_by_hand(data_dir, monkeypatch):
     assert estimate_run(cpu, "cpu").seconds == pytest.approx(160.0)
     monkeypatch.setenv("CSELAB_NATIVE_BF16", "off")
     # steps from the corpus: one epoch of the mirror's wiki1m head at batch 64, capped by max_sentences
-    from cselab.data import load_corpus
+    from cselab.model.data import load_corpus
 
     n = len(load_corpus("wiki1m-head", data_dir=data_dir))
     assert corpus_size("wiki1m-head", data_dir) == n == 11914
@@ -431,7 +431,7 @@ def test_train_notebook_executes_under_papermill(tiny_config, data_dir, tmp_path
     import jupytext
     import papermill
 
-    from cselab.studies.spec import notebook_parameters
+    from cselab.workbench.studies.spec import notebook_parameters
 
     source = REPO / "notebooks" / "train.py"
     assert notebook_parameters(source) == {"config", "overrides", "output_dir", "resume", "overwrite", "data_dir",
@@ -454,13 +454,13 @@ def test_train_notebook_executes_under_papermill(tiny_config, data_dir, tmp_path
 
 def test_runs_in_one_worker_equal_runs_in_fresh_processes(tiny_config, data_dir, tmp_path):
     """The local launcher's worker trains run after run in one process
-    (cselab.studies.launchers.RunWorkers): each run must come out as it does in a process of its own —
+    (cselab.workbench.studies.launchers.RunWorkers): each run must come out as it does in a process of its own —
     the same records at every step and the same weights — and each run's encode seconds are its own,
     not the worker's running total."""
     from safetensors.numpy import load_file
 
-    from cselab.studies.execute import RunTask
-    from cselab.studies.launchers import RunWorkers
+    from cselab.workbench.studies.execute import RunTask
+    from cselab.workbench.studies.launchers import RunWorkers
 
     def tasks(root: Path) -> list[RunTask]:
         out = []
@@ -502,7 +502,7 @@ def test_ctrl_c_stops_a_training_run_at_its_checkpoint_and_the_study_resumes_it(
     import signal
     import threading
 
-    from cselab.studies.status import checkpoint_step, run_status
+    from cselab.workbench.studies.status import checkpoint_step, run_status
 
     long = {"max_steps": 400, "epochs": 100}
     study = write_study(tmp_path / "ctrl-c-run.yaml", tiny_model, runs=[{"label": "long", "seeds": [1], "set": long}])
@@ -559,7 +559,7 @@ def test_a_kernel_being_shut_down_is_not_interrupted_first():
 
     from jupyter_core.utils import run_sync
 
-    from cselab.studies.execute import _tracked_kernel_manager_class
+    from cselab.workbench.studies.execute import _tracked_kernel_manager_class
 
     class Provisioner:   # stands in for the kernel process: records the signals it gets
         has_process, signals = True, []
@@ -583,7 +583,7 @@ def test_notebooks_executed_side_by_side_warn_nothing_and_leave_no_partial_file(
     process-wide): the warning reached `make demo`'s output. The partial file now ends in .ipynb."""
     import threading
 
-    from cselab.studies.execute import execute_notebook
+    from cselab.workbench.studies.execute import execute_notebook
 
     source = tmp_path / "tiny.py"
     source.write_text("# %%\nanswer = 6 * 7\nprint(answer)\n")

@@ -1,5 +1,5 @@
 """When a study's notebooks start: as soon as their runs have outcomes and one of the jobs places is
-free, counting the runs that still train on this machine (cselab/studies/schedule.py)."""
+free, counting the runs that still train on this machine (cselab/workbench/studies/schedule.py)."""
 from __future__ import annotations
 
 import threading
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from cselab.studies.report import NotebookResult
-from cselab.studies.schedule import NotebookSchedule
+from cselab.workbench.studies.report import NotebookResult
+from cselab.workbench.studies.schedule import NotebookSchedule
 
 
 class Recorder:

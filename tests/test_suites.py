@@ -1,4 +1,4 @@
-"""Evaluation suites as a registry (cselab.evaluate.suites, one module per suite): the CLI, the evaluation
+"""Evaluation suites as a registry (cselab.model.evaluate.suites, one module per suite): the CLI, the evaluation
 cache and the tables read it, so a suite registered there is at once a `cselab eval --suite` with its
 options, an `evaluate_run` suite and a table, and no other module names a suite."""
 from __future__ import annotations
@@ -14,11 +14,11 @@ import pytest
 import yaml
 
 from cselab.cli import build_parser, check_suite_options, main
-from cselab.data.transfer import TRANSFER_TASKS
-from cselab.evaluate.cache import entry_problem, evaluate_run, evaluation_frame
-from cselab.evaluate.clustering import DEFAULT_SEEDS
-from cselab.evaluate.sts import evaluate_pairs
-from cselab.evaluate.suites import SUITES, Option, Suite, default_suite, get_suite, resolve, result_tables
+from cselab.model.data.transfer import TRANSFER_TASKS
+from cselab.model.evaluate.cache import entry_problem, evaluate_run, evaluation_frame
+from cselab.model.evaluate.clustering import DEFAULT_SEEDS
+from cselab.model.evaluate.sts import evaluate_pairs
+from cselab.model.evaluate.suites import SUITES, Option, Suite, default_suite, get_suite, resolve, result_tables
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -65,7 +65,7 @@ def test_declaring_the_suites_loads_no_evaluation_code():
     """`cselab --help` reads the registry: a suite names its function and its task lists by module and
     name (Ref), so declaring the suites imports neither torch, scikit-learn, scipy nor numpy."""
     code = ("import sys; import cselab.cli; cselab.cli.build_parser(); "
-            "heavy = [m for m in ('torch', 'sklearn', 'scipy', 'numpy', 'cselab.evaluate.sts') if m in sys.modules]; "
+            "heavy = [m for m in ('torch', 'sklearn', 'scipy', 'numpy', 'cselab.model.evaluate.sts') if m in sys.modules]; "
             "print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -74,7 +74,7 @@ def test_declaring_the_suites_loads_no_evaluation_code():
 
 @pytest.fixture
 def toy_suite(monkeypatch):
-    """A suite registered by a test, as a researcher's own module in cselab/evaluate/suites/ would register it."""
+    """A suite registered by a test, as a researcher's own module in cselab/model/evaluate/suites/ would register it."""
     calls = []
 
     def count_words(model, data_dir=None, batch_size=128, words=("a", "b"), per_pair=False):
@@ -113,7 +113,7 @@ def test_a_registered_suite_is_a_cli_suite_a_cached_run_suite_and_a_table(toy_su
     assert capsys.readouterr().out.strip() == f"{tiny_model} (cls_before_pooler): 3"
     assert json.loads((tmp_path / "out.json").read_text())["dim"] == 32
 
-    from cselab.encoder import SentenceEncoder
+    from cselab.model.encoder import SentenceEncoder
 
     run = tmp_path / "run"
     SentenceEncoder.from_pretrained(tiny_model).save(run / "best")
@@ -128,8 +128,8 @@ def test_a_registered_suite_is_a_cli_suite_a_cached_run_suite_and_a_table(toy_su
     frame = evaluation_frame({"run": first})
     assert frame.loc[0, ["w", "n", "dim"]].tolist() == [30.0, 3, 32]
 
-    from cselab.paper_tables import suite_columns
-    from cselab.tables import _short
+    from cselab.workbench.paper_tables import suite_columns
+    from cselab.workbench.tables import _short
 
     assert _short("toy/w") == "Words" and _short("toy/avg") == "Avg."
     assert suite_columns("toy", ["w"]) == ({"w": "Words"}, "Avg.")
@@ -147,10 +147,10 @@ def test_an_unknown_suite_is_one_line_before_any_model_loads(capsys):
 # --------------------------------------------------------------- only the registry names suites
 # The modules that read suites from the registry and must name none: the CLI, the evaluation cache,
 # the tables, the results layer, the workbench, the run directory's readers, the study engine.
-CONSUMERS = ("cselab/cli.py", "cselab/evaluate/cache.py", "cselab/tables.py", "cselab/results.py",
-             "cselab/workbench.py", "cselab/rundir", "cselab/paper_tables", "cselab/studies")
+CONSUMERS = ("cselab/cli.py", "cselab/model/evaluate/cache.py", "cselab/workbench/tables.py", "cselab/workbench/results.py",
+             "cselab/workbench/notebook.py", "cselab/model/rundir", "cselab/workbench/paper_tables", "cselab/workbench/studies")
 # evaluate/__init__.py's lazy exports are keyed by module name, and the suites' modules share their names
-MODULE_NAMES = ("cselab/evaluate/__init__.py",)
+MODULE_NAMES = ("cselab/model/evaluate/__init__.py",)
 
 
 def _suite_names() -> set[str]:
@@ -182,7 +182,7 @@ def suite_name_problems(path: Path, names: set[str], consumer: bool) -> list[str
 
 def test_no_module_outside_the_suites_own_files_names_the_suites():
     names = _suite_names()
-    own = REPO / "cselab" / "evaluate" / "suites"
+    own = REPO / "cselab" / "model" / "evaluate" / "suites"
     problems = []
     for path in sorted((REPO / "cselab").rglob("*.py")):
         relative = path.relative_to(REPO).as_posix()
@@ -192,7 +192,7 @@ def test_no_module_outside_the_suites_own_files_names_the_suites():
         problems += suite_name_problems(path, names, consumer)
     assert problems == []
     # the study files: no notebook parameter names a suite (notebooks ask for their suites themselves)
-    for study in sorted((REPO / "cselab" / "studies").glob("*.yaml")):
+    for study in sorted((REPO / "cselab" / "workbench" / "studies").glob("*.yaml")):
         entries = yaml.safe_load(study.read_text(encoding="utf-8")).get("notebooks") or []
 
         def values(x):

@@ -1,4 +1,4 @@
-"""cselab.timing: the encode/fit totals a study reads back from each notebook's kernel."""
+"""cselab.model.timing: the encode/fit totals a study reads back from each notebook's kernel."""
 from __future__ import annotations
 
 import json
@@ -6,9 +6,9 @@ import json
 import numpy as np
 import pytest
 
-from cselab import timing
-from cselab.encoder import SentenceEncoder
-from cselab.evaluate.clustering import kmeans_labels
+from cselab.model import timing
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.evaluate.clustering import kmeans_labels
 
 
 def test_encoding_and_fits_are_timed_and_written_where_the_study_asks(tiny_model, tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""SentEval's PyTorch logistic regression (cselab.evaluate.torch_probe) and the transfer protocol with it."""
+"""SentEval's PyTorch logistic regression (cselab.model.evaluate.torch_probe) and the transfer protocol with it."""
 from __future__ import annotations
 
 import math
@@ -8,8 +8,8 @@ import pytest
 import torch
 from torch import nn
 
-from cselab.evaluate.torch_probe import FAST, FULL, L2_GRID, TorchLogReg, TorchSettings
-from cselab.evaluate.transfer import Probe, inner_kfold_accuracy, split_accuracy
+from cselab.model.evaluate.torch_probe import FAST, FULL, L2_GRID, TorchLogReg, TorchSettings
+from cselab.model.evaluate.transfer import Probe, inner_kfold_accuracy, split_accuracy
 
 
 def separable(n: int = 40, seed: int = 0):

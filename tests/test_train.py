@@ -7,12 +7,12 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from cselab.config import load_config
-from cselab.encoder import SentenceEncoder
-from cselab.io import read_jsonl
-from cselab.train import NonFiniteLossError, RunExistsError, train
-from cselab.train.loop import batches_per_epoch, epoch_order
-from cselab.utils import native_bf16
+from cselab.model.config import load_config
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.io import read_jsonl
+from cselab.model.train import NonFiniteLossError, RunExistsError, train
+from cselab.model.train.loop import batches_per_epoch, epoch_order
+from cselab.model.utils import native_bf16
 
 
 def _records(run, kind):
@@ -101,7 +101,7 @@ def test_resume_refuses_a_different_config(tiny_config, data_dir):
 
 
 def test_non_finite_loss_stops_and_keeps_the_last_checkpoint(tiny_config, data_dir, monkeypatch):
-    from cselab.losses import ContrastiveLoss
+    from cselab.model.losses import ContrastiveLoss
 
     original = ContrastiveLoss.forward
 
@@ -116,7 +116,7 @@ def test_non_finite_loss_stops_and_keeps_the_last_checkpoint(tiny_config, data_d
     with pytest.raises(NonFiniteLossError, match=r"step 6: the loss is nan .*checkpoint .*step 4\) is intact"):
         train(cfg, data_dir=data_dir, progress=False)
     run = cfg.output_dir + "/" + cfg.default_run_name()
-    from cselab.rundir import load_state
+    from cselab.model.rundir import load_state
 
     assert load_state(run + "/last")["train_state"]["step"] == 4
     from pathlib import Path
@@ -143,9 +143,9 @@ def test_tiny_corpus_is_a_clear_error(tiny_config, data_dir, tmp_path):
 def test_early_stopping_after_patience_evaluations_without_improvement(tiny_config, data_dir, monkeypatch):
     import dataclasses
 
-    from cselab.evaluate.suites import SUITES
+    from cselab.model.evaluate.suites import SUITES
 
-    # training's dev score is the registry's sts suite scoring the dev pairs (cselab.train.dev_evaluation)
+    # training's dev score is the registry's sts suite scoring the dev pairs (cselab.model.train.dev_evaluation)
     scores = iter([99.0, 50.0, 40.0, 45.0, 30.0, 99.0])
     monkeypatch.setitem(SUITES, "sts", dataclasses.replace(SUITES["sts"], score_pairs=lambda *a, **k: next(scores)))
     cfg = load_config({**tiny_config, "eval_every": 1, "early_stopping_patience": 2})

@@ -11,13 +11,13 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from cselab.config import load_config
-from cselab.encoder import SentenceEncoder
-from cselab.encoder.pooling import MLPHead
-from cselab.evaluate import evaluate_sts
-from cselab.io import read_json, read_jsonl
-from cselab.rundir import RunDir
-from cselab.train import train
+from cselab.model.config import load_config
+from cselab.model.encoder import SentenceEncoder
+from cselab.model.encoder.pooling import MLPHead
+from cselab.model.evaluate import evaluate_sts
+from cselab.model.io import read_json, read_jsonl
+from cselab.model.rundir import RunDir
+from cselab.model.train import train
 
 
 def records(run, kind="train"):
@@ -102,7 +102,7 @@ def test_fp16_uses_the_gradient_scaler(tiny_config, data_dir, monkeypatch):
     """fp16 gradients of the tiny model overflow at the scaler's initial scale (2^16): the scaler must
     skip those steps and halve its scale until the steps go through, and then the weights move."""
     # fp16 is a CUDA precision; the scaler path is the same code on the CPU, so force it here.
-    monkeypatch.setattr("cselab.train.loop.resolve_precision",
+    monkeypatch.setattr("cselab.model.train.loop.resolve_precision",
                         lambda precision, device, evaluation=False: None if evaluation else torch.float16)
     run = train(load_config({**tiny_config, "max_steps": 8, "eval_every": 8, "log_every": 1}), data_dir=data_dir,
                 progress=False)

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from toy_encoders import HashedBagOfWords
 
-from cselab.data import DataError
-from cselab.data.transfer import (TRANSFER_TASKS, LabelledPairs, LabelledSentences, TransferData,
+from cselab.model.data import DataError
+from cselab.model.data.transfer import (TRANSFER_TASKS, LabelledPairs, LabelledSentences, TransferData,
                                   load_transfer_task)
-from cselab.evaluate.transfer import (evaluate_transfer, evaluate_transfer_data, inner_kfold_accuracy,
+from cselab.model.evaluate.transfer import (evaluate_transfer, evaluate_transfer_data, inner_kfold_accuracy,
                                       sentevals_order)
 
 # Rows per split and per label. Rows: shared/data/README.md; per-label splits of SST-2, TREC and
@@ -237,7 +237,7 @@ def test_cli_transfer_suite(tiny_model, tmp_path, capsys):
 
 
 def test_progress_bar_counts_every_classifier_fit(tmp_path, capsys, monkeypatch):
-    from cselab.evaluate.transfer import protocol_fits
+    from cselab.model.evaluate.transfer import protocol_fits
 
     _write_fake_root(tmp_path / "data")
     loaded = {t: load_transfer_task(t, tmp_path / "data") for t in ("MR", "SST2", "TREC", "MRPC")}

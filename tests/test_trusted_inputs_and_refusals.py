@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from cselab.cli import main
-from cselab.config import ConfigError, load_config
-from cselab.data.errors import DataError
-from cselab.rundir import RunDir
-from cselab.train import RunExistsError, train
+from cselab.model.config import ConfigError, load_config
+from cselab.model.data.errors import DataError
+from cselab.model.rundir import RunDir
+from cselab.model.train import RunExistsError, train
 
 from synthetic_runs import linked_runs
 from test_run_safety import error_line, short_dev_set  # noqa: F401  (autouse fixture)
@@ -54,7 +54,7 @@ def test_no_duplicates_on_a_corpus_of_one_repeated_sentence_is_refused_at_once(l
 
 def test_an_epoch_without_a_batch_stops_instead_of_waiting(monkeypatch, tiny_config, data_dir, deadline):
     """Whatever the cause, a loop that waits for a batch that cannot come ends with an error."""
-    import cselab.train.loop as loop
+    import cselab.model.train.loop as loop
 
     monkeypatch.setattr(loop, "epoch_batches", lambda *args, **kwargs: [])
     cfg = load_config({**tiny_config, "max_steps": 3})
@@ -117,7 +117,7 @@ def test_train_overwrite_of_a_symlinked_run_keeps_the_link_and_its_target(tiny_c
 
 
 def test_remove_dir_of_a_link_removes_the_link_only(tmp_path):
-    from cselab.io import COMPLETE_MARKER, mark_complete, remove_dir
+    from cselab.model.io import COMPLETE_MARKER, mark_complete, remove_dir
 
     target = tmp_path / "target"
     target.mkdir()
@@ -178,14 +178,14 @@ def test_a_failed_start_leaves_no_lock_file(failure, tiny_config, data_dir, tmp_
 ])
 def test_a_damaged_cache_entry_is_computed_again_with_a_warning(content, problem, finished_run, data_dir, tmp_path,
                                                                caplog):
-    from cselab.evaluate import evaluate_run
-    from cselab.evaluate.cache import evaluation_file
+    from cselab.model.evaluate import evaluate_run
+    from cselab.model.evaluate.cache import evaluation_file
 
     run = Path(shutil.copytree(finished_run, tmp_path / "run"))
     first = evaluate_run(run, "sts", tasks=["STS13"], data_dir=data_dir)
     entry = evaluation_file(run, "sts", tasks=["STS13"])
     entry.write_text(content)
-    with caplog.at_level("WARNING", logger="cselab.evaluate"):
+    with caplog.at_level("WARNING", logger="cselab.model.evaluate"):
         again = evaluate_run(run, "sts", tasks=["STS13"], data_dir=data_dir)
     assert again["scores"] == pytest.approx(first["scores"])
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
@@ -211,7 +211,7 @@ def _write(tmp_path, name, text) -> Path:
      "different pairs"),
 ])
 def test_a_pairs_file_with_non_finite_scores_or_one_pair_is_refused(text, message, tmp_path):
-    from cselab.data.custom import load_pairs_file
+    from cselab.model.data.custom import load_pairs_file
 
     path = _write(tmp_path, "bad.tsv", text)
     with pytest.raises(DataError) as err:
@@ -236,7 +236,7 @@ def test_a_device_file_is_not_called_a_folder(option, tiny_model, data_dir, caps
 
 
 def test_one_distinct_text_under_three_labels_is_refused(tmp_path):
-    from cselab.data.custom import load_texts_file
+    from cselab.model.data.custom import load_texts_file
 
     path = _write(tmp_path, "same.tsv", "a\tthe same text\nb\tthe same text\nc\tthe same  text\na\tthe same text\n")
     with pytest.raises(DataError) as err:
@@ -248,11 +248,11 @@ def test_one_distinct_text_under_three_labels_is_refused(tmp_path):
 def test_embeddings_that_coincide_give_one_warning_not_sklearns(caplog, recwarn):
     import numpy as np
 
-    from cselab.evaluate.clustering import cluster_embeddings
+    from cselab.model.evaluate.clustering import cluster_embeddings
 
     x = np.zeros((6, 4))
     x[3:] = 1.0                                       # two distinct points for K = 3
-    with caplog.at_level("WARNING", logger="cselab.evaluate"):
+    with caplog.at_level("WARNING", logger="cselab.model.evaluate"):
         out = cluster_embeddings(x, np.array([0, 0, 1, 1, 2, 2]), seeds=[0, 1])
     assert out["n_clusters"] == 3
     assert [w for w in recwarn if "ConvergenceWarning" in type(w.message).__name__] == []
@@ -282,7 +282,7 @@ def _other_versions(run: Path) -> None:
 
 
 def _torch_now() -> str:
-    from cselab.rundir.layout import package_versions
+    from cselab.model.rundir.layout import package_versions
 
     return f"torch 1.0.0 → {package_versions()['torch']}, transformers 3.0.0 → {package_versions()['transformers']}"
 
@@ -303,16 +303,16 @@ def test_resume_under_other_package_versions_is_said(tiny_config, data_dir, capl
 
 
 def test_a_train_start_outside_the_lockfile_says_so(tiny_config, data_dir, caplog, monkeypatch):
-    import cselab.rundir.layout as layout
+    import cselab.model.rundir.layout as layout
 
-    differs = {"file": "cselab/locks/cpu.txt", "sha256": "0" * 64, "matches": False, "differences": 2,
+    differs = {"file": "cselab/model/locks/cpu.txt", "sha256": "0" * 64, "matches": False, "differences": 2,
                "first_differences": ["torch: locked 9.0.0, installed 2.0.0", "numpy: locked 9.0, installed 1.0"]}
     monkeypatch.setattr(layout, "lockfile_info", lambda: differs)
     cfg = load_config({**tiny_config, "max_steps": 2, "eval_every": 2})
     with caplog.at_level("INFO", logger="cselab"):
         run = train(cfg, data_dir=data_dir, progress=False)
     notes = [r.getMessage() for r in caplog.records if "lockfile" in r.getMessage()]
-    assert notes == [f"{run}: note: this environment differs from the tested lockfile cselab/locks/cpu.txt in 2 "
+    assert notes == [f"{run}: note: this environment differs from the tested lockfile cselab/model/locks/cpu.txt in 2 "
                      "package(s) (torch: locked 9.0.0, installed 2.0.0; numpy: locked 9.0, installed 1.0); "
                      "config.json records it, and numbers may differ from a run under the lockfile"]
 
@@ -321,8 +321,8 @@ def test_a_study_and_its_dry_run_say_when_a_run_was_trained_under_other_versions
                                                                                  monkeypatch, capsys):
     from test_export_resume_and_bad_input import study_file
 
-    from cselab.studies import load_study
-    from cselab.studies.runner import make_plan
+    from cselab.workbench.studies import load_study
+    from cselab.workbench.studies.runner import make_plan
 
     path = study_file(tmp_path / "versions.yaml", tiny_model, [{"label": "simcse"}])
     monkeypatch.chdir(tmp_path)
@@ -344,7 +344,7 @@ def test_the_dry_run_shows_a_thread_mismatch(tiny_model, data_dir, tmp_path, mon
 
     from test_export_resume_and_bad_input import study_file
 
-    from cselab.studies import load_study
+    from cselab.workbench.studies import load_study
 
     path = study_file(tmp_path / "threads.yaml", tiny_model, [{"label": "simcse"}])
     monkeypatch.chdir(tmp_path)
@@ -397,7 +397,7 @@ def test_notebook_runs_without_best_are_one_line_that_mentions_last(finished_run
 
 
 def test_evaluating_a_run_without_best_mentions_last(finished_run, tmp_path):
-    from cselab.evaluate import evaluate_run
+    from cselab.model.evaluate import evaluate_run
 
     run = _run_copy(finished_run, tmp_path)
     shutil.rmtree(run / "best")
@@ -413,7 +413,7 @@ def test_evaluating_a_run_without_best_mentions_last(finished_run, tmp_path):
     ("{", "not valid JSON (Expecting property name enclosed in double quotes)"),
 ])
 def test_a_run_whose_config_json_is_damaged_is_one_line_naming_it(content, problem, finished_run, tmp_path):
-    from cselab.rundir import read_config
+    from cselab.model.rundir import read_config
     from cselab.workbench import RunsNotFound, load_runs
 
     run = _run_copy(finished_run, tmp_path)
@@ -451,7 +451,7 @@ def test_reproduce_refuses_a_study_figures_folder_that_is_a_link(tiny_model, tmp
 
 
 def test_emptying_a_notebooks_figures_folder_removes_only_figures(tmp_path):
-    from cselab.studies.runner import clear_figures
+    from cselab.workbench.studies.runner import clear_figures
 
     folder = tmp_path / "summary"
     (folder / "mine").mkdir(parents=True)
@@ -484,7 +484,7 @@ def test_reproduce_killed_mid_notebook_leaves_an_index_that_says_so(tiny_model, 
     from conftest import REPO
     from test_export_resume_and_bad_input import study_file
 
-    from cselab.studies import load_study
+    from cselab.workbench.studies import load_study
 
     marker = tmp_path / "started.txt"
     notebook = {"notebook": str(REPO / "tests" / "notebooks" / "waiting.py"), "parameters": {"marker": str(marker)}}
@@ -520,8 +520,8 @@ def test_reproduce_killed_mid_notebook_leaves_an_index_that_says_so(tiny_model, 
 def test_the_smoke_sample_never_replaces_a_folder_cselab_did_not_write(data_dir, tmp_path):
     """$CSELAB_SMOKE_DIR=. in a project whose ./data is the real data root: the sample goes to
     ./data and would have replaced it."""
-    from cselab.data.sample import sample_data_root
-    from cselab.io import WriteError
+    from cselab.model.data.sample import sample_data_root
+    from cselab.model.io import WriteError
 
     mine = tmp_path / "data"
     mine.mkdir()
@@ -534,8 +534,8 @@ def test_the_smoke_sample_never_replaces_a_folder_cselab_did_not_write(data_dir,
 
 
 def test_the_smoke_stand_in_never_replaces_a_folder_cselab_did_not_write(tmp_path, monkeypatch):
-    from cselab.io import WriteError
-    from cselab.studies.smoke import tiny_backbone
+    from cselab.model.io import WriteError
+    from cselab.workbench.studies.smoke import tiny_backbone
 
     monkeypatch.setenv("CSELAB_SMOKE_DIR", str(tmp_path))
     mine = tmp_path / "bert-base-uncased"
@@ -553,7 +553,7 @@ def test_reproduce_over_a_run_with_a_damaged_json_file_is_one_line_naming_it(nam
                                                                             tmp_path, monkeypatch, capsys):
     from test_export_resume_and_bad_input import study_file
 
-    from cselab.studies import load_study
+    from cselab.workbench.studies import load_study
 
     path = study_file(tmp_path / "damaged.yaml", tiny_model, [{"label": "simcse"}])
     monkeypatch.chdir(tmp_path)
@@ -584,12 +584,12 @@ def test_a_data_root_that_is_a_file_is_one_line_naming_where_it_came_from(how, d
 
 def test_a_damaged_sample_marker_is_rebuilt_not_an_error_forever(data_dir, tmp_path, caplog):
     """The smoke sample's completeness marker is its cache key: a truncated one is rebuilt with a warning."""
-    from cselab.data.sample import sample_data_root
-    from cselab.io import COMPLETE_MARKER
+    from cselab.model.data.sample import sample_data_root
+    from cselab.model.io import COMPLETE_MARKER
 
     target = sample_data_root(data_dir, tmp_path / "sample", 50)
     (target / COMPLETE_MARKER).write_text('{"sample_of": ')
-    with caplog.at_level("WARNING", logger="cselab.data"):
+    with caplog.at_level("WARNING", logger="cselab.model.data"):
         assert sample_data_root(data_dir, target, 50) == target
     assert json.loads((target / COMPLETE_MARKER).read_text())["every"] == 50
     assert any(str(target / COMPLETE_MARKER) in r.getMessage() and "building it again" in r.getMessage()
@@ -597,7 +597,7 @@ def test_a_damaged_sample_marker_is_rebuilt_not_an_error_forever(data_dir, tmp_p
 
 
 def test_read_results_of_a_damaged_results_json_is_one_line_naming_it(finished_run, tmp_path):
-    from cselab.rundir import read_results
+    from cselab.model.rundir import read_results
 
     run = _run_copy(finished_run, tmp_path)
     (run / "results.json").write_text("[]")
@@ -607,7 +607,7 @@ def test_read_results_of_a_damaged_results_json_is_one_line_naming_it(finished_r
 
 @pytest.mark.parametrize("option, what", [("pairs", "pairs file"), ("texts", "texts file")])
 def test_a_cached_evaluation_of_a_folder_as_pairs_or_texts_is_one_line(option, what, finished_run, tmp_path):
-    from cselab.evaluate import evaluate_run
+    from cselab.model.evaluate import evaluate_run
 
     run = _run_copy(finished_run, tmp_path)
     folder = tmp_path / "mine"

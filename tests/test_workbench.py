@@ -12,7 +12,7 @@ from conftest import REPO
 from synthetic_runs import make_runs
 
 from cselab import workbench
-from cselab.plots import new_figure
+from cselab.workbench.plots import new_figure
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -82,7 +82,7 @@ def test_save_table_from_a_dataframe(tmp_path):
 
 
 def test_save_table_from_markdown(tmp_path):
-    from cselab.evaluate import format_sts_table
+    from cselab.model.evaluate import format_sts_table
 
     markdown = format_sts_table({"run-a": {"scores": {"STS12": 70.0, "STSBenchmark": 80.125}, "avg": 75.0625}})
     md, csv = workbench.save_table("Intro line\n\n" + markdown + "\n\nfootnote", "sts", tmp_path)

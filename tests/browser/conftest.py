@@ -94,7 +94,7 @@ def set_parameters(source: str, values: dict[str, str]) -> str:
 def lab_project(tmp_path_factory, tiny_runs, tiny_model) -> Path:
     """A project as a person has it after `make demo`: runs of the cpu-demo study in runs/ (two tiny
     runs at the run folders the study computes for its first SimCSE and MixCSE labels)."""
-    from cselab.studies.spec import load_study
+    from cselab.workbench.studies.spec import load_study
 
     root = tmp_path_factory.mktemp("lab-project")
     for name in ("pyproject.toml", "jupytext.toml"):
@@ -113,7 +113,7 @@ def lab_project(tmp_path_factory, tiny_runs, tiny_model) -> Path:
                      "top4_batches": "2", "top4_sentences": "64"},
         # UMAP's maps, not PCA's (the default for fewer than 100 points): the Snapshots cell and the maps
         # notebook import umap-learn, as they do on the demo's runs
-        # 700 corpus sentences: 6 batches, over the few (cselab.encoder.batching.FEW_BATCHES) that
+        # 700 corpus sentences: 6 batches, over the few (cselab.model.encoder.batching.FEW_BATCHES) that
         # encode shows no progress bar for; a new checkpoint's corpus encoding shows one
         "explorer": {"corpus_size": "700", "labelled_size": "42", "neighbours": "3", "projection": '"umap"'},
         "embedding_maps": {"per_class": "4", "max_length": "32", "projection": '"umap"'},

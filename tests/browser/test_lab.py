@@ -206,7 +206,7 @@ def test_make_lab_runs_as_root_and_says_so(lab_server):
 def test_opening_a_notebook_leaves_it_clean(page, lab_server, screenshots):
     """Opened and given its kernel, a notebook nobody edited shows no unsaved dot, and autosave
     (every few seconds here) leaves its file alone: JupyterLab filled in `language_info`,
-    which the .py files do not carry, and the kernel changed it again (cselab.lab)."""
+    which the .py files do not carry, and the kernel changed it again (cselab.workbench.jupyterlab)."""
     source = lab_server["root"] / "notebooks" / "explorer.py"
     before = source.stat().st_mtime_ns
     open_notebook(page, lab_server, "explorer")

@@ -28,8 +28,8 @@ import pandas as pd
 from IPython.display import display
 
 from cselab import workbench
-from cselab.io import read_json
-from cselab.plots import plot_training_curves
+from cselab.model.io import read_json
+from cselab.workbench.plots import plot_training_curves
 
 workbench.setup()
 runs = workbench.load_runs(runs)

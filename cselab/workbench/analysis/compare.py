@@ -1,0 +1,128 @@
+"""Each run's scores for a comparison: its STS result, its per-pair STS similarities, its
+clustering metrics. The comparison itself — groups, per-seed frames, paired tests, tables — is
+:mod:`cselab.workbench.comparisons`, which reads these.
+
+* :func:`sts_results` — each run's STS result: the final table of ``results.json`` when it has the
+  tasks asked for, else an evaluation cached in the run directory;
+* :func:`sts_pair_scores` — each run's per-pair STS similarities (cached), for the paired bootstrap
+  over the test pairs of a group sharing one seed with the baseline;
+* :func:`clustering_metric_frame`, :func:`clustering_detail_frame` — clustering metrics (accuracy,
+  NMI, AMI) per run and set;
+* :func:`describe_sts_average` — words for an STS average over some tasks.
+
+The names that moved to :mod:`cselab.workbench.comparisons` (``run_groups`` as ``group_runs``,
+``with_groups``, ``grouped_table``, ``resolve_baseline``, ``per_task_comparison``,
+``difference_panels``, ``sweep_frame``, ``config_value``, ``method_names``) are still read here for
+one release, with a DeprecationWarning.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import warnings
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ...model.evaluate.cache import evaluate_run, final_result
+from ...model.evaluate.sts import STS_TASKS
+from ...model.rundir import BEST, Runs, labelled_runs
+
+# name here → its name in cselab.workbench.comparisons (one release of aliases, then removed)
+MOVED = {"run_groups": "group_runs", "with_groups": "with_groups", "grouped_table": "grouped_table",
+         "resolve_baseline": "resolve_baseline", "per_task_comparison": "per_task_comparison",
+         "difference_panels": "difference_panels", "sweep_frame": "sweep_frame", "config_value": "config_value",
+         "method_names": "method_names", "LABEL_KEY": "LABEL_KEY"}
+
+
+def __getattr__(name: str):
+    if name in MOVED:
+        # read by name, not imported: an alias adds no edge to the import graph (comparisons sits
+        # above this module and imports it)
+        comparisons = importlib.import_module("cselab.workbench.comparisons")
+        warnings.warn(f"cselab.workbench.analysis.compare.{name} moved to cselab.workbench.comparisons.{MOVED[name]}; the old name goes "
+                      "in the next release", DeprecationWarning, stacklevel=2)
+        return getattr(comparisons, MOVED[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ------------------------------------------------------------------- STS per run
+def sts_results(runs: Runs, tasks: Sequence[str] | None = None, data_dir: str | os.PathLike | None = None,
+                model: str = BEST) -> dict[str, dict]:
+    """``{label: {"scores": {task: score}, "avg": ..., "source": ...}}`` for every run.
+
+    ``tasks=None``: the run's final STS table (``results.json``, ``final_eval``) or, without one, the
+    7-task suite evaluated once and cached (:func:`cselab.model.evaluate.cache.evaluate_run`). A task list:
+    those tasks of the final table when it has all of them, else those tasks evaluated (cached);
+    ``avg`` is then the mean over the listed tasks. ``source`` says which (``final table`` or
+    ``evaluated``)."""
+    out = {}
+    for label, path in labelled_runs(runs).items():
+        final = final_result(path, "sts", model)
+        if final is not None and (tasks is None or set(tasks) <= set(final["scores"])):
+            scores = final["scores"] if tasks is None else {t: final["scores"][t] for t in tasks}
+            source = "final table"
+        else:
+            options = {} if tasks is None else {"tasks": list(tasks)}
+            scores = evaluate_run(path, "sts", model, data_dir, **options)["scores"]
+            source = "evaluated"
+        out[label] = {"scores": dict(scores), "avg": float(sum(scores.values()) / len(scores)), "source": source}
+    return out
+
+
+def sts_pair_scores(runs: Runs, tasks: Sequence[str] | None = None, data_dir: str | os.PathLike | None = None,
+                    model: str = BEST) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """``{label: {task: (predicted similarities, gold)}}``: every test pair of the STS ``tasks``
+    (None: the seven) scored by each run's model, evaluated once and cached in the run directory
+    (:func:`cselab.model.evaluate.cache.evaluate_run` with ``per_pair=True``)."""
+    tasks = list(tasks or STS_TASKS)
+    out = {}
+    for label, path in labelled_runs(runs).items():
+        pairs = evaluate_run(path, "sts", model, data_dir, tasks=tasks, per_pair=True)["per_pair"]
+        out[label] = {task: (np.asarray(p["pred"]), np.asarray(p["gold"])) for task, p in pairs.items()}
+    return out
+
+
+# ------------------------------------------------------------------- clustering
+def clustering_metric_frame(results: Mapping[str, dict], metric: str = "acc") -> pd.DataFrame:
+    """One row per run (``run``), one column per clustering set: ``metric`` (``acc``, ``nmi`` or
+    ``ami``) ×100, the mean over the K-means seeds of :func:`cselab.model.evaluate.evaluate_clustering`."""
+    if metric not in ("acc", "nmi", "ami"):
+        raise ValueError(f"metric must be acc, nmi or ami, got {metric!r}")
+    rows = []
+    for label, result in results.items():
+        details = result.get("details")
+        if not details:
+            raise ValueError(f"{label}: not a clustering result (no 'details')")
+        rows.append({"run": label, **{task: 100 * d[metric]["mean"] for task, d in details.items()}})
+    return pd.DataFrame(rows)
+
+
+METRIC_WORDS = {"acc": "acc", "nmi": "NMI", "ami": "AMI"}
+
+
+def clustering_detail_frame(results: Mapping[str, dict],
+                            metrics: Sequence[str] = ("acc", "nmi", "ami")) -> pd.DataFrame:
+    """One row per run, a column ``<set> <metric>`` (``AgNews acc``, ``AgNews NMI``, …) per set and
+    metric: every number of the clustering results (×100, means over the K-means seeds)."""
+    frame = None
+    for metric in metrics:
+        part = clustering_metric_frame(results, metric).set_index("run")
+        part.columns = [f"{task} {METRIC_WORDS[metric]}" for task in part.columns]
+        frame = part if frame is None else frame.join(part)
+    ordered = [f"{task} {METRIC_WORDS[m]}" for task in clustering_metric_frame(results, metrics[0]).columns[1:]
+               for m in metrics]
+    return frame[ordered].reset_index()
+
+
+def describe_sts_average(tasks: Sequence[str] | None) -> str:
+    """Words for the average of an STS table over ``tasks`` (None: the seven tasks)."""
+    from ...model.evaluate.sts import TASK_LABELS
+
+    if tasks is None or len(tasks) == len(TASK_LABELS):
+        return "STS avg. (7 tasks)"
+    if len(tasks) == 1:
+        return TASK_LABELS.get(tasks[0], tasks[0])
+    return "avg. of " + ", ".join(TASK_LABELS.get(t, t) for t in tasks)
+

@@ -1,0 +1,317 @@
+"""Runs as the workbench notebooks see them: which statistics they logged, which method each ran,
+the model each started from, and measurements over a run's training snapshots.
+
+Notebooks receive any set of runs (a study's, or a user's list) and must draw only what those runs
+recorded — a SimCSE run has no ``sim/mixcse.mixed_cos``, a run without ``probe_every`` has no probe
+records — and compare each trained model with the model it started from. These functions answer
+those questions from the run directories alone.
+
+Example::
+
+    stats = logged_statistics(runs)          # {"similarity": [...], "other": [...]}
+    frame = snapshot_series(runs, lambda encoder, config: {"norm": ...})
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+import pandas as pd
+
+from ...model.config import DEFAULT_METHOD
+from ...model.methods import stat_labels
+from ...model.rundir import RunDir, Runs, labelled_runs, read_config, read_metrics
+
+CORE_FIRST = ("pos_cos", "neg_cos")     # the core's statistics lead every list
+
+
+# ------------------------------------------------------------------- what the runs logged
+def logged_keys(runs: Runs, prefix: str = "", kind: str = "train") -> list[str]:
+    """Keys of the ``kind`` records starting with ``prefix`` that hold at least one value in at least
+    one run, in the order they first appear (``prefix="loss"`` gives ``loss``, ``loss/info_nce``, …)."""
+    frame = read_metrics(runs, kind)
+    return [c for c in frame.columns if c.startswith(prefix) and c not in ("run", "kind") and frame[c].notna().any()]
+
+
+def runs_logging(runs: Runs, key: str, kind: str = "train") -> dict[str, Path]:
+    """The runs (``{label: path}``, in order) whose ``kind`` records hold a value for ``key``."""
+    labelled = labelled_runs(runs)
+    frame = read_metrics(labelled, kind)
+    if key not in frame:
+        return {}
+    logged = set(frame.loc[frame[key].notna(), "run"])
+    return {label: path for label, path in labelled.items() if label in logged}
+
+
+def is_similarity(stat: str) -> bool:
+    """A statistic that is a mean cosine: ``cos`` is a word of its name (``neg_cos``,
+    ``clusterns.hard_neg_cos``, ``mixcse.mixed_cos_reverse``)."""
+    return "cos" in stat.rsplit(".", 1)[-1].split("_")
+
+
+def logged_statistics(runs: Runs) -> dict[str, list[str]]:
+    """The ``sim/<stat>`` statistics the runs logged (names without ``sim/``), in two lists:
+
+    * ``similarity`` — mean cosines of a pair type (positive pairs, in-batch negatives, hard
+      negatives, centroids, mixed negatives, noise vectors, …): the core's first, then in the order
+      of :func:`cselab.model.methods.stat_labels`, then unlabelled ones alphabetically;
+    * ``other`` — the other statistics that have words in :func:`~cselab.model.methods.stat_labels`
+      (share of anchors with a false negative, non-empty clusters, queue fill, …), same order.
+
+    Bookkeeping without words (``clusterns.started``, ``interlayer_negative.layer_hist.3``) is left out."""
+    stats = [k.removeprefix("sim/") for k in logged_keys(runs, "sim/")]
+    labels = list(stat_labels())
+    order = {s: i for i, s in enumerate([*CORE_FIRST, *(s for s in labels if s not in CORE_FIRST)])}
+
+    def ordered(names: Iterable[str]) -> list[str]:
+        return sorted(names, key=lambda s: (order.get(s, len(order)), s))
+
+    return {"similarity": ordered(s for s in stats if is_similarity(s)),
+            "other": ordered(s for s in stats if not is_similarity(s) and s in order)}
+
+
+# ------------------------------------------------------------------- methods and models of runs
+def method_name(config: Mapping) -> str:
+    """A run's method as its config names it: the method list joined by ``+``."""
+    method = config.get("method", DEFAULT_METHOD)
+    return "+".join(method) if isinstance(method, (list, tuple)) else str(method)
+
+
+def run_methods(runs: Runs) -> dict[str, str]:
+    """``{label: method}`` (:func:`method_name` of each run's config)."""
+    return {label: method_name(read_config(path)) for label, path in labelled_runs(runs).items()}
+
+
+def pick_runs(runs: Runs, methods: Iterable[str] | None = None, per_method: int | None = 1) -> dict[str, Path]:
+    """The runs whose method (:func:`method_name`) is in ``methods`` (None: any), keeping the first
+    ``per_method`` of each method in the given order (None: all) — e.g. one seed per method for an
+    analysis that loads every model."""
+    labelled = labelled_runs(runs)
+    wanted = None if methods is None else set(methods)
+    chosen, count = {}, {}
+    for label, method in run_methods(labelled).items():
+        if wanted is not None and method not in wanted:
+            continue
+        if per_method is not None and count.get(method, 0) >= per_method:
+            continue
+        count[method] = count.get(method, 0) + 1
+        chosen[label] = labelled[label]
+    return chosen
+
+
+def backbone_name(model: str | os.PathLike) -> str:
+    """A short name for a backbone: an alias or Hub id as is, a local folder by its last part."""
+    text = os.fspath(model)
+    return Path(text).name if os.sep in text and Path(text).exists() else text
+
+
+def base_encoder(run_dir: str | os.PathLike):
+    """The model a run started from, as a :class:`~cselab.model.encoder.SentenceEncoder`.
+
+    With snapshots (``snapshot_every``) this is the step-0 snapshot: the backbone with the run's
+    pooler and its head and pooler weights as initialised. Without, the backbone named in the run's
+    config with the run's pooler (a pooler with weights then gets a fresh initialisation)."""
+    from ...model.encoder import SentenceEncoder
+
+    run = RunDir(Path(run_dir))
+    snapshots = run.snapshots()
+    if 0 in snapshots:
+        return SentenceEncoder.from_pretrained(snapshots[0])
+    config = run.read_config()
+    return SentenceEncoder.from_pretrained(config["model"], pooler=config.get("pooler", "cls"),
+                                           mlp_only_train=config.get("mlp_only_train", True),
+                                           pooler_options=config.get("pooler_options") or None)
+
+
+def untuned_name(model: str | os.PathLike) -> str:
+    """How figures and tables name a backbone before training: ``untuned all-MiniLM-L6-v2``."""
+    from ..labels import backbone_words
+
+    return f"untuned {backbone_words(backbone_name(model))}"
+
+
+def base_groups(runs: Runs) -> dict[str, list[str]]:
+    """Runs grouped by the model they started from (backbone, pooler and its options):
+    ``{name: [labels]}`` with names like ``untuned all-MiniLM-L6-v2`` — ``untuned all-MiniLM-L6-v2,
+    [CLS]`` when the runs start from several poolers."""
+    from ..labels import pooler_words
+
+    keys = {}
+    for label, path in labelled_runs(runs).items():
+        config = read_config(path)
+        key = (backbone_name(config["model"]), config.get("pooler", "cls"),
+               json.dumps(config.get("pooler_options") or {}, sort_keys=True))
+        keys.setdefault(key, []).append(label)
+    several_poolers = len({k[1:] for k in keys}) > 1
+    names = {}
+    for (model, pooler, options), labels in keys.items():
+        pooler_text = pooler_words(pooler) + ("" if options == "{}" else " " + options)
+        names[untuned_name(model) + (f", {pooler_text}" if several_poolers else "")] = labels
+    return names
+
+
+def base_encoders(runs: Runs) -> dict[str, object]:
+    """``{name: encoder}``: one :func:`base_encoder` per group of :func:`base_groups` (from the
+    group's first run), for "before training" panels and curves."""
+    labelled = labelled_runs(runs)
+    return {name: base_encoder(labelled[labels[0]]) for name, labels in base_groups(labelled).items()}
+
+
+# ------------------------------------------------------------------- snapshots and probes
+def snapshot_series(runs: Runs, measure: Callable[[object, dict], Mapping[str, float]],
+                    steps: Iterable[int] | None = None) -> pd.DataFrame:
+    """``measure(encoder, config)`` on every model snapshot of every run (``snapshot_every``): one row
+    per (run, step) with the measured values. ``steps`` keeps only those steps. A run without
+    snapshots is an error naming it."""
+    from ...model.encoder import SentenceEncoder
+
+    wanted = None if steps is None else set(steps)
+    rows = []
+    for label, path in labelled_runs(runs).items():
+        run = RunDir(path)
+        snapshots = run.snapshots()
+        if not snapshots:
+            raise FileNotFoundError(f"{path}: run {label!r} kept no model snapshots (train it with snapshot_every)")
+        config = run.read_config()
+        for step, folder in snapshots.items():
+            if wanted is None or step in wanted:
+                rows.append({"run": label, "step": step, **measure(SentenceEncoder.from_pretrained(folder), config)})
+    return pd.DataFrame(rows)
+
+
+def start_probe_records(runs: Runs, data_dir: str | os.PathLike | None = None, batch_size: int = 128) -> pd.DataFrame:
+    """Probe records at step 0 for the runs that probed (``probe_every``): the model each run started
+    from (:func:`base_encoder`) measured on the run's own probe set (its ``probe_sentences`` of STS-B
+    dev), i.e. the point before training, for runs whose trainer did not record it (made before it
+    probed at step 0); runs that hold it get no row. Same columns as ``read_metrics(runs, "probe")``."""
+    from ...model.data import load_stsb
+    from ...model.train.probes import probe_record, stsb_probe_set
+
+    dev = None
+    rows = []
+    for label, path in labelled_runs(runs).items():
+        config = read_config(path)
+        if not config.get("probe_every"):
+            continue
+        recorded = read_metrics({label: path}, "probe")
+        if "step" in recorded and (recorded["step"] == 0).any():
+            continue   # the trainer recorded it (runs made since it probes at step 0)
+        dev = dev if dev is not None else load_stsb(data_dir)["dev"]
+        probe_set = stsb_probe_set(dev, config.get("probe_sentences", 256))
+        rows.append({"run": label, **probe_record(base_encoder(path), probe_set, 0, batch_size)})
+    return pd.DataFrame(rows)
+
+
+def probe_layer_profiles(probes: Runs | pd.DataFrame, steps: str = "first_last") -> dict[str, dict[str, list[float]]]:
+    """Per-layer [CLS] similarity to the last layer from probe records (``layer_cls_sim``):
+    ``{run: {"step <s>": values}}`` with the first and last probe of each run (``"first_last"``) or
+    the last only (``"last"``). ``probes``: run directories or a frame of probe records (e.g. the
+    runs' records after :func:`start_probe_records`, so that the first is step 0)."""
+    if steps not in ("first_last", "last"):
+        raise ValueError(f"steps must be 'first_last' or 'last', got {steps!r}")
+    frame = probes if isinstance(probes, pd.DataFrame) else read_metrics(probes, "probe")
+    if "layer_cls_sim" not in frame or frame["layer_cls_sim"].isna().all():
+        raise ValueError("probe_layer_profiles: the probe records hold no layer_cls_sim (train with probe_every)")
+    profiles = {}
+    for label, group in frame.groupby("run", sort=False):
+        group = group[group["layer_cls_sim"].notna()].sort_values("step", kind="stable")
+        if group.empty:
+            continue
+        picked = [group.iloc[0], group.iloc[-1]] if steps == "first_last" and len(group) > 1 else [group.iloc[-1]]
+        profiles[label] = {f"step {int(r['step'])}": [float(v) for v in r["layer_cls_sim"]] for r in picked}
+    return profiles
+
+
+# ------------------------------------------------------------------- what a figure's point is
+def starting_model(path: str | os.PathLike) -> tuple:
+    """What a run started from: its backbone, pooler and pooler options."""
+    config = read_config(path)
+    return (str(config.get("model")), config.get("pooler", "cls"),
+            json.dumps(config.get("pooler_options") or {}, sort_keys=True))
+
+
+def same_start(runs: Runs, reference: str | os.PathLike) -> dict[str, Path]:
+    """The runs that started from the same model (backbone, pooler) as the run ``reference``: the
+    ones a comparison of methods with it may use (SimCSE on another pooler is not its baseline)."""
+    start = starting_model(reference)
+    return {label: path for label, path in labelled_runs(runs).items() if starting_model(path) == start}
+
+
+class TrainingFacts:
+    """Words for what the points of a training-curve figure are: the batch size, the runs and
+    seeds behind each line, the STS-B dev sample of the dev curves (read from the runs' configs
+    and results), for the figures' notes."""
+
+    def __init__(self, runs: Runs):
+        from ..labels import run_groups
+
+        self.paths = labelled_runs(runs)
+        self.configs = {label: read_config(path) for label, path in self.paths.items()}
+        self.groups = run_groups(self.paths)
+        sizes = sorted({int(c.get("batch_size", 64)) for c in self.configs.values()})
+        self.batch_size = sizes[0] if len(sizes) == 1 else f"{sizes[0]}–{sizes[-1]}"
+        self.batch = f"B = {self.batch_size} sentences"
+
+    def seed_of(self, label: str) -> str:
+        return f"seed {self.configs[label].get('seed')}"
+
+    def runs_of(self, labels, per: str = "line") -> str:
+        """"one run per line (seed 42)", or how many seeds each line is the mean of; ``per`` names
+        what a run is drawn as ("line"; "each" for points, rows or maps: "one run each")."""
+        labels = set(labels)
+        counts = [len([r for r in g["runs"] if r in labels]) for g in self.groups.values()]
+        counts = [c for c in counts if c]
+        seeds = sorted({self.configs[label].get("seed") for label in labels}, key=str)
+        if len(labels) == 1:
+            return f"one run (seed {seeds[0]})"
+        if max(counts, default=1) == 1:
+            one = "one run each" if per == "each" else f"one run per {per}"
+            return (f"{one} (seed {seeds[0]})" if len(seeds) == 1 else
+                    f"{one} (seeds {', '.join(map(str, seeds))})")
+        low, high = min(counts), max(counts)
+        seeds_text = f"{low if low == high else f'{low}–{high}'} seeds"
+        if per == "each":
+            return f"each the mean of {seeds_text}"
+        return f"each {per} the mean of {seeds_text} (faint: each seed)"
+
+    @property
+    def runs(self) -> str:
+        return self.runs_of(self.paths)
+
+    @property
+    def each(self) -> str:
+        """The runs of a figure that draws each model once (points, rows, maps): "one run each (seed 42)"."""
+        return self.runs_of(self.paths, per="each")
+
+    @property
+    def dev_pairs(self) -> str:
+        """The STS-B dev pairs of the runs' dev evaluations, in words."""
+        counts = set()
+        for label, path in self.paths.items():
+            results = RunDir(path).results() if RunDir(path).results_file.is_file() else {}
+            counts.add(results.get("stsb_dev_pairs") or self.configs[label].get("dev_max_pairs") or 1500)
+        counts = sorted(int(c) for c in counts)
+        if counts == [1500]:
+            return "STS-B dev's 1,500 pairs"
+        shown = " or ".join(f"{c:,}" for c in counts)
+        return f"a fixed sample of {shown} of STS-B dev's 1,500 pairs"
+
+
+def training_facts(runs: Runs) -> TrainingFacts:
+    return TrainingFacts(runs)
+
+
+def untuned_starts(runs: Runs) -> dict[str, Path]:
+    """``{name: run directory}``: for each model the runs started from (:func:`base_groups`, named
+    ``untuned <backbone>``), the first of its runs with a step-0 snapshot, whose ``step-0`` model
+    (``evaluate_runs(..., model="step-0")``) stands for the untuned backbone; a start none of whose
+    runs kept snapshots is left out."""
+    labelled = labelled_runs(runs)
+    out = {}
+    for name, labels in base_groups(labelled).items():
+        found = next((labelled[label] for label in labels if 0 in RunDir(labelled[label]).snapshots()), None)
+        if found is not None:
+            out[name] = found
+    return out

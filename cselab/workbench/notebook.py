@@ -1,0 +1,307 @@
+"""Helpers every analysis notebook uses: inline figures, saved figures and tables, run parameters,
+one-line errors.
+
+cselab draws figures on :class:`matplotlib.figure.Figure` objects without pyplot, so Jupyter shows
+them as ``<Figure size 340x260 with 1 Axes>`` unless something renders them. :func:`setup`
+registers a PNG formatter for ``Figure`` with IPython, after which a cell ending in ``fig`` and
+``display(fig)`` both put an ``image/png`` output in the notebook (and in papermill's executed copy).
+
+Typical notebook::
+
+    from cselab import workbench
+    workbench.setup()
+    runs = workbench.load_runs(runs)                      # the study's `runs` parameter
+    fig = plot_similarity_dynamics(runs)
+    workbench.show(fig, f"{figures_dir}/similarity")      # PNG + PDF, shown inline
+    workbench.save_table(frame, "sts", tables_dir)        # sts.md + sts.csv
+
+Relative paths (``runs``, ``figures_dir``, ``tables_dir``, the data root) are taken from the project
+root (:func:`cselab.model.project.project_root`), not from the folder JupyterLab starts the kernel in.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, Union
+
+from matplotlib.figure import Figure
+
+if TYPE_CHECKING:   # annotations only: the notebooks import pandas themselves
+    import pandas as pd
+
+from ..model import timing
+from ..model.config import DEFAULT_METHOD
+from ..model.data.errors import DataError
+from ..model.io import atomic_write_text
+from .plots.core import FORMATS, save_figure, style
+from ..model.project import project_path, project_root
+
+INLINE_DPI = 100   # inline copies are for reading; the saved PNG/PDF are the figures of record
+
+RunsParameter = Union[Mapping[str, Union[str, os.PathLike]], Iterable[Union[str, os.PathLike]], str, os.PathLike]
+
+
+def _shell():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()
+
+
+class NotebookError(Exception):
+    """A mistake in a notebook's parameters or a missing prerequisite (no finished runs, an unknown run
+    label): after :func:`setup` the notebook shows it as one line, ``Name: what to do``, instead of a
+    traceback through cselab. The cell still fails (papermill and ``cselab reproduce`` report it)."""
+
+
+class RunsNotFound(NotebookError, FileNotFoundError):
+    """The ``runs`` parameter names no run that exists (or ``runs = None`` found no finished run)."""
+
+
+class BadParameter(NotebookError, ValueError):
+    """A notebook parameter has a value the notebook cannot use."""
+
+
+# shown as one line; DataError too, as its message names the file and says how to get it
+ONE_LINE_ERRORS = (NotebookError, DataError)
+
+
+def _one_line_error(shell, etype, value, tb, tb_offset=None):
+    # IPython calls this instead of printing a traceback; _showtraceback publishes it as the cell's
+    # error output (ZMQ shell) or prints it (terminal), and run_cell still records the error, so the
+    # execute reply says "error" and papermill stops there as for any exception.
+    shell._showtraceback(etype, value, [f"{etype.__name__}: {value}"])
+
+
+def figure_png(fig: Figure, dpi: int = INLINE_DPI) -> bytes:
+    """The figure as PNG bytes, drawn with cselab's style."""
+    buffer = io.BytesIO()
+    with style():
+        fig.savefig(buffer, format="png", dpi=dpi)
+    return buffer.getvalue()
+
+
+def setup(dpi: int = INLINE_DPI) -> bool:
+    """Show matplotlib Figures inline as PNG in this IPython kernel, and :data:`ONE_LINE_ERRORS` as
+    one line. Returns False outside IPython (in a plain script nothing needs registering)."""
+    shell = _shell()
+    if shell is None:
+        return False
+    shell.display_formatter.formatters["image/png"].for_type(Figure, lambda fig: figure_png(fig, dpi))
+    shell.set_custom_exc(ONE_LINE_ERRORS, _one_line_error)
+    # a study reads each notebook's encode/fit seconds from the timing file: written after every
+    # cell too, because a kernel that is shut down hard or killed never runs its exit handlers
+    if _flush_timings not in shell.events.callbacks["post_run_cell"]:
+        shell.events.register("post_run_cell", _flush_timings)
+    return True
+
+
+def _flush_timings(result=None) -> None:
+    timing.flush()
+
+
+def show(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = FORMATS) -> list[Path]:
+    """Save ``fig`` as ``path``.png / .pdf (reproducible bytes, :func:`cselab.workbench.plots.save_figure`) and
+    display it inline when running in IPython; returns the files written. The figure checker runs
+    on the way: its problems are logged as warnings (shown under the cell) and recorded in
+    ``<path>.problems.json``, which the study's index lists beside the figure."""
+    written = save_figure(fig, project_path(path), formats)
+    shell = _shell()
+    if shell is not None:
+        from IPython.display import display
+
+        if Figure not in shell.display_formatter.formatters["image/png"].type_printers:
+            setup()   # (keeps the dpi of an earlier setup() call)
+        display(fig)
+    return written
+
+
+# ------------------------------------------------------------------- tables
+def _markdown_rows(markdown: str) -> list[list[str]]:
+    """Rows of the first pipe table in ``markdown`` (header first, the ``|---|`` rule dropped)."""
+    rows = []
+    for line in markdown.splitlines():
+        line = line.strip()
+        if not line.startswith("|"):
+            if rows:
+                break   # the table ended
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if all(set(c) <= set(":- ") and "-" in c for c in cells):
+            continue
+        rows.append(cells)
+    return rows
+
+
+def save_table(table, name: str, tables_dir: str | os.PathLike, index: bool | None = None) -> tuple[Path, Path]:
+    """Write a table as ``<tables_dir>/<name>.md`` and ``.csv`` (each atomically); returns both paths.
+
+    ``table`` is a pandas DataFrame (the index is kept when it is named or not a plain range, unless
+    ``index`` says otherwise) or a Markdown pipe table (as :func:`cselab.workbench.tables.to_markdown` and
+    ``format_sts_table`` produce); its cells go to the CSV as text."""
+    import pandas as pd
+
+    tables_dir = project_path(tables_dir)
+    if not name or "/" in name or name.endswith((".md", ".csv")):
+        raise ValueError(f"save_table: name {name!r} must be a bare file name without suffix")
+    if isinstance(table, pd.DataFrame):
+        if index is None:
+            index = table.index.name is not None or not isinstance(table.index, pd.RangeIndex)
+        markdown = table.to_markdown(index=index)
+        if table.attrs.get("note"):   # e.g. the † of checkpoints chosen on STS data (cselab.workbench.tables)
+            markdown += f"\n\n{table.attrs['note']}"
+        csv_text = table.to_csv(index=index)
+    elif isinstance(table, str):
+        rows = _markdown_rows(table)
+        if not rows:
+            raise ValueError(f"save_table({name!r}): the text holds no Markdown pipe table")
+        widths = {len(r) for r in rows}
+        if len(widths) != 1:
+            raise ValueError(f"save_table({name!r}): the Markdown table's rows have {sorted(widths)} cells")
+        markdown = table.strip()
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerows(rows)
+        csv_text = buffer.getvalue()
+    else:
+        raise TypeError(f"save_table({name!r}): expected a DataFrame or a Markdown table, got {type(table).__name__}")
+    md_path = atomic_write_text(tables_dir / f"{name}.md", markdown + "\n")
+    csv_path = atomic_write_text(tables_dir / f"{name}.csv", csv_text)
+    return md_path, csv_path
+
+
+# ------------------------------------------------------------------- runs
+DEFAULT_STUDY = "cpu-demo"      # what `runs = None` means in an analysis notebook
+
+
+def study_runs(study: str | os.PathLike = DEFAULT_STUDY, runs_dir: str | os.PathLike = "runs",
+               profile: str = "cpu", *, _stacklevel: int = 2) -> dict[str, Path]:
+    """The finished runs of a study in a runs root, ``{label: run directory}`` in study order.
+
+    Each label's run directory is computed from the study file as ``cselab reproduce`` computes it
+    (:func:`cselab.workbench.studies.spec.load_study`: the config hash names the folder); a relative
+    ``runs_dir`` is taken from the project root. Unfinished runs are left out with a warning naming
+    them; when none is finished, one line (:class:`RunsNotFound`) says what to run."""
+    import warnings
+
+    from .studies.spec import load_study
+    from .studies.status import run_status
+
+    runs_dir = project_path(runs_dir)
+    spec = load_study(study, profile, runs_dir, notebooks=False)
+    status = {run.label: run_status(run.run_dir).kind for run in spec.runs}
+    finished = {run.label: run.run_dir for run in spec.runs if status[run.label] == "finished"}
+    unfinished = [run for run in spec.runs if status[run.label] != "finished"]
+    command = f"cselab reproduce {study} --profile {profile} --runs-dir {runs_dir}"
+    if not finished:
+        demo = " (`make demo` for this one)" if spec.name == DEFAULT_STUDY and profile == "cpu" else ""
+        raise RunsNotFound(
+            f"runs = None stands for the finished runs of the study {spec.name!r} (profile {profile}) in "
+            f"{runs_dir}/, and none is there (missing: "
+            + ", ".join(f"{run.label} ({status[run.label]})" for run in unfinished)
+            + f"): run `{command}` first{demo}, or set runs = {{label: run directory}}")
+    if unfinished:
+        # labels only (the paths made it a screenful in a notebook), attributed to the notebook's line
+        warnings.warn(f"study {spec.name!r}: {len(unfinished)} of {len(spec.runs)} runs are not finished and are "
+                      "left out (" + ", ".join(f"{run.label} ({status[run.label]})" for run in unfinished)
+                      + f"); `{command}` trains them", stacklevel=_stacklevel)
+    return finished
+
+
+def load_runs(runs: RunsParameter | None, study: str | os.PathLike = DEFAULT_STUDY,
+              runs_dir: str | os.PathLike = "runs", profile: str = "cpu", need_best: bool = False) -> dict[str, Path]:
+    """The ``runs`` parameter of an analysis notebook as ``{label: run directory}``.
+
+    Accepts a mapping ``{label: path}`` (what a study passes), a list of paths (labelled by folder
+    name) or one path. Every directory must hold a run (``config.json``); all missing ones are
+    named in one error. ``None`` means the finished runs of ``study`` (default: the cpu-demo study,
+    ``profile`` cpu) found in ``runs_dir`` (:func:`study_runs`), so that a notebook runs on its
+    defaults after ``cselab reproduce cpu-demo``. Relative paths are taken from the project root.
+    ``need_best``: every run must have its ``best/`` model (a notebook that reads it), else one
+    line says what each such run has instead."""
+    if runs is None:
+        return study_runs(study, runs_dir, profile, _stacklevel=3)
+    if isinstance(runs, (str, os.PathLike)):
+        runs = [runs]
+    if isinstance(runs, Mapping):
+        pairs = [(str(label), project_path(path)) for label, path in runs.items()]
+    else:
+        pairs = [(Path(path).name, project_path(path)) for path in runs]
+    if not pairs:
+        raise BadParameter("runs: no run directory given (pass {label: run directory})")
+    labels = [label for label, _ in pairs]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise BadParameter(f"runs: the label(s) {twice} name more than one run; pass a mapping {{label: path}}")
+    from ..model.rundir.layout import CONFIG, RunDir
+
+    reasons = {label: RunDir(path).not_a_run() or _config_problem(RunDir(path)) for label, path in pairs}
+    missing = [(label, path, reasons[label]) for label, path in pairs if reasons[label] is not None]
+    usual = f"no {CONFIG}"   # a wrong path: said once for all of them
+    if missing and all(reason == usual for _, _, reason in missing):
+        raise RunsNotFound(f"runs: not a run directory ({usual}): "
+                           + "; ".join(f"{label}: {path}" for label, path, _ in missing))
+    if missing:
+        raise RunsNotFound("runs: not a run directory: "
+                           + "; ".join(f"{label}: {path} ({reason})" for label, path, reason in missing))
+    # every analysis notebook reads the trained model: a run stopped before its first evaluation
+    # is said here, with what it has instead, not as a traceback in the cell that loads best/
+    no_best = []
+    for label, path in (pairs if need_best else []):
+        try:
+            RunDir(path).best_model()
+        except FileNotFoundError as e:
+            no_best.append(f"{label}: {e}")
+    if no_best:
+        raise RunsNotFound("runs: no best/ model: " + "; ".join(no_best))
+    return dict(pairs)
+
+
+def _config_problem(run) -> str | None:
+    """Why a run's config.json cannot be read as a run's (None when it can): one line naming it."""
+    try:
+        run.read_config()
+    except (OSError, ValueError) as e:
+        return str(e)
+    return None
+
+
+def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]],
+                           tables_dir: str | os.PathLike, tasks: Sequence[str] | None = None,
+                           data_dir: str | os.PathLike | None = None, name: str = f"sts_vs_{DEFAULT_METHOD}",
+                           baseline: str = "SimCSE", bootstrap_resamples: int = 2000) -> pd.DataFrame | None:
+    """The paper notebooks' "paired comparison against SimCSE" cell:
+    :func:`cselab.workbench.comparisons.paired_comparison` on the STS average (the results layer's paired
+    t-test, Holm and MDE, with the test-pair bootstrap for single-seed variants), saved as
+    ``<name>`` (.md and .csv) and returned for display; one printed line and None when there are no
+    baseline runs."""
+    from .comparisons import paired_comparison
+    from ..model.evaluate.sts import STS_TASKS
+
+    paired = paired_comparison(results, groups, "avg", baseline, bootstrap_resamples,
+                               STS_TASKS if tasks is None else tasks, data_dir)
+    if paired is None:
+        print(f"no {baseline} runs to compare with")
+        return None
+    save_table(paired, name, tables_dir)
+    return paired
+
+
+def claims_cell(frames: Sequence[pd.DataFrame], claims: Sequence, tables_dir: str | os.PathLike,
+                name: str = "claims") -> pd.DataFrame:
+    """The paper notebooks' claims cell: the rows of ``frames`` (one per run, each with ``variant``
+    and ``seed``: :func:`cselab.workbench.paper_tables.variant_frame` and sweep points through
+    :func:`cselab.workbench.paper_tables.as_variants`) tested claim by claim (:func:`cselab.workbench.paper_tables.claims_table`),
+    saved as ``<name>`` (.md and .csv) with the Holm family printed under it, and returned for display."""
+    import pandas as pd
+
+    from .paper_tables import claims_table, format_claims
+
+    frame = pd.concat([f for f in frames if f is not None and len(f)], ignore_index=True)
+    table = format_claims(claims_table(frame, claims))
+    save_table(table, name, tables_dir)
+    print(f"{table.attrs['family']}; Δ = variant − reference on the STS average, mean over the seeds both have, "
+          "95 % t-interval; at this profile's scale, not the paper's")
+    return table

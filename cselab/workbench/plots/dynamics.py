@@ -1,0 +1,482 @@
+"""Figures of training dynamics, fed from run directories (or from DataFrames of the same shape).
+
+=============================  =======================================================================
+function                       paper figures
+=============================  =======================================================================
+plot_similarity_dynamics       ClusterNS Fig. 3, 4, 5, 7, 10 (``sim/<stat>`` of the train records);
+                               MixCSE's positive / random-negative / mixed-negative scores (cos/τ)
+plot_training_curves           loss parts, STS-B dev (any numeric key of train or eval records)
+plot_largest_angle             MixCSE's largest-angle curve (probe records)
+plot_grad_norm                 MixCSE gradient analysis, ‖∂L/∂z‖ per step (``grad/*`` of the train records)
+plot_alignment_uniformity      ClusterNS Fig. 6 / SimCSE Fig. 2 (points or probe trajectories)
+plot_layer_profile             APINCSE Fig. 3 (per-layer [CLS] similarity to the last layer)
+=============================  =======================================================================
+"""
+from __future__ import annotations
+
+import textwrap
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from ..analysis.mixcse import SCORE_LABELS
+from ...model.methods import stat_labels
+from ...model.rundir import Runs, labelled_runs, read_config, read_metrics
+from .core import TooFewPoints, COLUMN_WIDTH, color, new_figure, styled
+from ..labels import display_name, frame_groups, run_groups, readable
+from .palettes import STEP_CMAP, is_statistic, statistic_colour
+from .rc import PAGE_WIDTH
+from .style import (MARKERS, SEED_ALPHA, SEEDS_NOTE, group_label, integer_ticks, legend_below, legend_beside,
+                   measured, method_color, method_key, place_legend, point_markers, separate_coincident,
+                   series_styles)
+
+NEUTRAL = "#333333"   # points that stand for no method, statistic or step (one colour, no meaning)
+
+TITLE_WIDTH = 32   # characters per title line of a 3.3-inch panel (9-pt titles)
+
+
+def stat_label_words() -> dict[str, str]:
+    """Words for the statistic keys: the core's and the methods' (:func:`cselab.model.methods.stat_labels`,
+    each method owns its labels) and the MixCSE score columns of :mod:`cselab.workbench.analysis.mixcse`."""
+    return {**stat_labels(), **SCORE_LABELS}
+
+
+def _frame(data: Runs | pd.DataFrame, kind: str) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        frame = data.copy()
+        if "run" not in frame:
+            frame.insert(0, "run", "")
+        return frame
+    return read_metrics(data, kind)
+
+
+def _groups(data) -> dict[str, dict] | None:
+    """Runs grouped by setting (seeds together) when ``data`` are run directories; a frame has no
+    configs, so each of its runs is a series of its own."""
+    return None if isinstance(data, pd.DataFrame) else run_groups(labelled_runs(data))
+
+
+def _require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame or frame[c].isna().all()]
+    if missing:
+        available = sorted(c for c in frame.columns if c not in ("run", "kind", "step"))
+        raise ValueError(f"{what}: no values for {missing}; available: {available}")
+
+
+def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str], panels: str, ylabel: str,
+            title: str | None, ncols: int | None = None, groups: Mapping[str, dict] | None = None,
+            what: str = "curve") -> Figure:
+    """Lines over training steps: a panel per key (a line per run) or a panel per run (a line per
+    key). A single panel carries ``title`` itself (no figure title above it); several panels get
+    their own titles and ``title`` above them. Legends only where there are several lines.
+
+    ``groups`` (:func:`cselab.workbench.plots.style.run_groups`): with ``panels="key"``, runs that differ
+    only in their seed are one series — faint seed lines under their mean, one legend entry, the
+    method's colour."""
+    if panels not in ("key", "run"):
+        raise ValueError(f"panels must be 'key' or 'run', got {panels!r}")
+
+    def words(key: str) -> str:
+        return labels.get(key) or readable(key)
+
+    runs = list(dict.fromkeys(frame["run"]))
+    steps = frame.loc[frame[list(keys)].notna().any(axis=1), "step"].dropna().unique()
+    if len(steps) < 2:
+        raise TooFewPoints(f"{what}: the runs recorded {list(keys)} at {len(steps)} step(s) "
+                         f"({', '.join(f'{s:g}' for s in steps) or 'none'}); a curve over training needs at least 2")
+    if groups is None and panels == "key":
+        groups = frame_groups(runs)
+    if panels == "run":
+        groups = {run: {"method": None, "runs": [run]} for run in runs}
+    outer = keys if panels == "key" else runs
+    # up to three panels share one row of a page (2.4 in each); more wrap into rows of 3.3-in panels
+    width = COLUMN_WIDTH if ncols is not None or len(outer) > 3 else min(COLUMN_WIDTH, PAGE_WIDTH / len(outer))
+    fig, axes = new_figure(len(outer), panel_size=(width, 2.5), sharey=True, ncols=ncols)
+    if panels == "key":
+        names = list(groups)
+        styles = series_styles([display_name(n) for n in names],
+                               {display_name(n): g["method"] for n, g in groups.items()})
+        markers = point_markers([display_name(n) for n in names])
+    else:
+        # a statistic keeps its colour in every figure (cselab.workbench.plots.palettes); other keys take the
+        # colours of no method, statistic or step
+        others = iter(color(i) for i in range(len(keys)))
+        styles = {words(k): {"color": statistic_colour(k) if is_statistic(k) else next(others)} for k in keys}
+        markers = point_markers([words(k) for k in keys])
+    for ax, o in zip(axes, outer):
+        if panels == "key":
+            for name, group in groups.items():
+                shown = display_name(name)
+                _group_line(ax, frame, o, group["runs"], group_label(shown, len(group["runs"])), styles[shown],
+                            markers[shown])
+        else:
+            for key in keys:
+                part = frame.loc[frame["run"] == o, ["step", key]].dropna()   # every key exists: _require
+                if len(part):
+                    ax.plot(part["step"], part[key], label=words(key),
+                            **measured(styles[words(key)], len(part), marker=markers[words(key)]))
+        ax.set_xlabel("training step")
+        integer_ticks(ax.xaxis)
+    # wrapped: a long run name must not run past its panel (or into the neighbour's title)
+    chars = int(TITLE_WIDTH * width / COLUMN_WIDTH)   # narrower panels: shorter title lines
+    panel_titles = [textwrap.fill(words(o) if panels == "key" else display_name(o), chars) for o in outer]
+    if len(axes) == 1:
+        # A single key's words are the y label already; a single run's name is a fair title.
+        axes[0].set_title(title or ("" if panels == "key" else panel_titles[0]))
+    else:
+        for ax, text in zip(axes, panel_titles):
+            ax.set_title(text)
+        if title and title not in panel_titles:
+            fig.suptitle(title)
+    for ax in axes[::min(len(axes), ncols or len(axes))]:   # the first column
+        ax.set_ylabel(ylabel)
+    separate_coincident(axes)
+    seeds = panels == "key" and any(len(g["runs"]) > 1 for g in groups.values())
+    figure_legend(fig, axes, title=SEEDS_NOTE if seeds else None)
+    return fig
+
+
+def _group_line(ax, frame: pd.DataFrame, key: str, runs: Sequence[str], label: str, style: dict,
+                marker: str = "o") -> None:
+    """One series: a run's line, or for several seeds a faint line each and their mean (over the
+    steps every seed recorded) in the series' style."""
+    parts = [frame.loc[frame["run"] == run, ["step", key]].dropna() for run in runs]
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return
+    if len(parts) == 1:
+        ax.plot(parts[0]["step"], parts[0][key], label=label or None, **measured(style, len(parts[0]), marker=marker))
+        return
+    for part in parts:
+        ax.plot(part["step"], part[key], **measured({"color": style["color"], "alpha": SEED_ALPHA, "linewidth": 0.8},
+                                                    len(part), markersize=2))
+    mean = pd.concat([p.groupby("step")[key].mean() for p in parts], axis=1).dropna().mean(axis=1)
+    ax.plot(mean.index, mean.to_numpy(), label=f"{label}", **measured(style, len(mean), marker=marker))
+
+
+def figure_legend(fig: Figure, axes, title: str | None = None) -> None:
+    """One legend for the figure's labelled series (each label once): placed inside the single
+    panel where it covers no data, else beside the panels."""
+    handles: dict[str, object] = {}
+    for ax in axes:
+        for handle, name in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(name, handle)
+    if len(handles) < 2:
+        return
+    if len(axes) == 1:
+        place_legend(axes[0], list(handles.values()), list(handles), title=title)
+    elif fig.get_figwidth() <= COLUMN_WIDTH + 0.01:
+        legend_below(fig, list(handles.values()), list(handles), title=title)   # stacked for one column: stay one
+    else:
+        legend_beside(fig, list(handles.values()), list(handles), title=title)
+
+
+@styled
+def plot_similarity_dynamics(data: Runs | pd.DataFrame, stats: Sequence[str] = ("pos_cos", "neg_cos"),
+                             per_temperature: bool = False, panels: str = "key", ylabel: str | None = None,
+                             title: str | None = None, ncols: int | None = None,
+                             labels: Mapping[str, str] | None = None) -> Figure:
+    """Mean cosine of each pair type over training, from the ``sim/<stat>`` keys of the train
+    records (``stats`` without the ``sim/`` prefix), or from a DataFrame with ``step`` and the
+    ``stats`` as columns (e.g. MixCSE scores per checkpoint: positive, random_negative, mixed_negative).
+
+    ``per_temperature`` divides by each run's τ (read from its config), MixCSE's cos/τ scores.
+    ``panels="key"``: one panel per statistic, a line per run; ``"run"``: a panel per run.
+    ``ylabel`` defaults to "mean cosine" (or "cos / τ"). ``ncols=1`` stacks several panels (one
+    column of a paper). ``labels`` words a statistic for this figure (e.g. a hypothetical one)."""
+    if isinstance(data, pd.DataFrame):
+        if per_temperature:
+            raise ValueError("per_temperature needs run directories (τ comes from their configs)")
+        frame = _frame(data, "train")
+    else:
+        runs = labelled_runs(data)
+        frame = read_metrics(runs, "train").rename(columns={f"sim/{s}": s for s in stats})
+        if per_temperature:
+            tau = frame["run"].map({label: read_config(path)["temperature"] for label, path in runs.items()})
+            for s in stats:
+                if s in frame:
+                    frame[s] = frame[s] / tau
+    _require(frame, stats, "plot_similarity_dynamics")
+    ylabel = ylabel or ("cos / τ" if per_temperature else "mean cosine")
+    return _curves(frame, stats, {**stat_label_words(), **(labels or {})}, panels, ylabel, title, ncols, _groups(data),
+                   "plot_similarity_dynamics")
+
+
+@styled
+def plot_training_curves(data: Runs | pd.DataFrame, keys: Sequence[str] = ("loss",), kind: str = "train",
+                         panels: str = "key", title: str | None = None, ncols: int | None = None,
+                         ylabel: str | None = None) -> Figure:
+    """Any numeric keys of the ``kind`` records over training (``loss``, ``loss/info_nce``,
+    ``stsb_dev`` with ``kind="eval"``, ...), labelled in words (:mod:`cselab.workbench.labels`) or by
+    ``ylabel``."""
+    frame = _frame(data, kind)
+    _require(frame, keys, "plot_training_curves")
+    return _curves(frame, keys, {}, panels, ylabel or (readable(keys[0]) if len(keys) == 1 else ""), title, ncols,
+                   _groups(data), "plot_training_curves")
+
+
+@styled
+def plot_largest_angle(data: Runs | pd.DataFrame, title: str | None = None) -> Figure:
+    """MixCSE's largest angle between any two probe embeddings (degrees) over training."""
+    frame = _frame(data, "probe")
+    _require(frame, ["largest_angle"], "plot_largest_angle (enable probes: probe_every)")
+    return _curves(frame, ["largest_angle"], {}, "key", readable("largest_angle"), title, None, _groups(data),
+                   "plot_largest_angle")
+
+
+@styled
+def plot_grad_norm(data: Runs | pd.DataFrame, keys: Sequence[str] = ("grad/z1_norm", "grad/z2_norm"),
+                   title: str | None = None) -> Figure:
+    """MixCSE gradient analysis: mean ‖∂L/∂z‖₂ per step (train records with ``log_embedding_grad_norm``)."""
+    frame = _frame(data, "train")
+    _require(frame, keys, "plot_grad_norm (enable log_embedding_grad_norm)")
+    labels = {"grad/z1_norm": "view 1 (anchors)", "grad/z2_norm": "view 2 (positives)"}
+    return _curves(frame, keys, labels, "key", "mean ‖∂L/∂z‖", title, None, _groups(data), "plot_grad_norm")
+
+
+@styled
+def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", color_by: str | None = None,
+                              trajectory: str | None = None, title: str | None = None,
+                              quantity: str | None = None) -> Figure:
+    """ℓ_align against ℓ_uniform (lower-left is better); ``quantity`` says on what they were
+    measured (e.g. "STS-B dev pairs"), in the axis labels.
+
+    ``points`` has columns ``alignment`` and ``uniformity``; ``label`` names each point (e.g. the
+    model; labels are placed where they overlap no other label), ``color_by`` a numeric column
+    shown as colour (e.g. ``sts_avg``, ClusterNS Fig. 6), ``trajectory`` a column whose groups are
+    joined in ``step`` order (probe records of several runs: ``read_metrics(runs, "probe")`` with
+    ``trajectory="run"``, ``color_by="step"``), each in its method's colour."""
+    _require(points, ["alignment", "uniformity"], "plot_alignment_uniformity")
+    fig, (ax,) = new_figure(panel_size=(3.3, 2.9))
+    if trajectory is not None:
+        paths = dict(list(points.groupby(trajectory, sort=False)))
+        # runs that differ only in their seed: one colour and one legend entry (frame_groups)
+        groups = frame_groups(list(paths))
+        names = {name: display_name(name) for name in groups}
+        styles = series_styles(list(names.values()), {names[n]: g["method"] for n, g in groups.items()})
+        for name, group in groups.items():
+            style = styles[names[name]]
+            for i, run in enumerate(group["runs"]):
+                path = paths[run].sort_values("step") if "step" in paths[run] else paths[run]
+                n = len(group["runs"])   # a path per seed (no mean of paths): "SimCSE (3 seeds)"
+                label = (f"{names[name]} ({n} seeds)" if n > 1 else names[name]) if i == 0 else None
+                ax.plot(path["uniformity"], path["alignment"], alpha=0.7, label=label,
+                        **measured({k: v for k, v in style.items() if k != "markersize"}, len(path)))
+                if len(path) >= 2:
+                    ax.annotate("", xy=(path["uniformity"].iloc[-1], path["alignment"].iloc[-1]),
+                                xytext=(path["uniformity"].iloc[-2], path["alignment"].iloc[-2]),
+                                arrowprops={"arrowstyle": "->", "color": style["color"]})
+        separate_coincident([ax])
+    if color_by is not None:
+        _require(points, [color_by], "plot_alignment_uniformity")
+        # steps in the sequential grey of steps (never a method's hue); other values in viridis
+        cmap = STEP_CMAP if color_by == "step" else "viridis"
+        sc = ax.scatter(points["uniformity"], points["alignment"], c=points[color_by], cmap=cmap, s=28, zorder=3)
+        fig.colorbar(sc, ax=ax, label=readable(color_by), shrink=0.9, aspect=25)
+        if color_by == "step":
+            integer_ticks(sc.colorbar.ax.yaxis)
+    elif label is not None and label in points and trajectory is None:
+        # each point in its method's colour (grey: untuned) and a marker of its own, so that a legend
+        # can name them when the points crowd too much for labels beside them
+        shown = [display_name(v) for v in points[label]]
+        styles = series_styles(list(dict.fromkeys(shown)))
+        markers = point_markers(list(dict.fromkeys(shown)))
+        for x, y, name in zip(points["uniformity"], points["alignment"], shown):
+            ax.scatter([x], [y], color=styles[name]["color"], marker=styles[name].get("marker", markers[name]), s=34,
+                       zorder=3, label=name, edgecolors="white", linewidths=0.4)
+    else:
+        # a point that is a method's model in the method's colour, any other in one neutral colour
+        names = points[label] if label is not None and label in points else [None] * len(points)
+        colours = [method_color(n) if n is not None and method_key(str(n)) else NEUTRAL for n in names]
+        ax.scatter(points["uniformity"], points["alignment"], color=colours, s=28, zorder=3)
+    ax.set_xlabel(r"$\ell_{uniform}$" + (f", {quantity}" if quantity else ""))
+    ax.set_ylabel(r"$\ell_{align}$" + (f", {quantity}" if quantity else ""))
+    if title:
+        ax.set_title(title)
+    if trajectory is not None:
+        place_legend(ax)
+    if label is not None and label in points and trajectory is None:
+        _label_points(ax, points["uniformity"], points["alignment"], [display_name(v) for v in points[label]],
+                      marked=color_by is None)
+    return fig
+
+
+@styled
+def plot_alignment_trajectories(probes: pd.DataFrame, panels: Mapping[str, Sequence[str]] | None = None,
+                                quantity: str = "probe set") -> Figure:
+    """Each run's path in the (ℓ_uniform, ℓ_align) plane over training, from its probe records
+    (``read_metrics(runs, "probe")``, step 0 = the model it started from): a line in the run's
+    method colour through a dot at every probe, the last probe a larger dot with a black edge and
+    the start a black ring (one per panel: the runs of a panel start from one model). ``panels``
+    (``{title: run labels}``, e.g. the runs of each starting model) draws each group in its own
+    panel, so that runs from different starts do not cross each other. ``quantity`` names what
+    ℓ_align and ℓ_uniform are measured on (the axis labels say it: the same symbols on STS-B pairs
+    are another quantity)."""
+    from matplotlib.lines import Line2D
+
+    _require(probes, ["alignment", "uniformity", "step"], "plot_alignment_trajectories")
+    runs = list(dict.fromkeys(probes["run"]))
+    panels = dict(panels) if panels else {"": runs}
+    fig, axes = new_figure(len(panels), panel_size=(3.5, 3.0), sharey=True)
+    names = {run: display_name(run) for run in runs}
+    styles = series_styles(list(names.values()))
+    for ax, (title, members) in zip(axes, panels.items()):
+        starts = []
+        for run in members:
+            path = probes[probes["run"] == run].sort_values("step")
+            if path.empty:
+                continue
+            style = styles[names[run]]
+            ax.plot(path["uniformity"], path["alignment"], color=style["color"], linestyle=style["linestyle"],
+                    linewidth=1.2, marker=style.get("marker", "o"), markersize=2.5, label=names[run])
+            ax.scatter(path["uniformity"].iloc[-1:], path["alignment"].iloc[-1:], marker=style.get("marker", "o"), s=36,
+                       color=style["color"], edgecolors="black", linewidths=0.7, zorder=4)
+            if int(path["step"].iloc[0]) == 0:
+                starts.append((path["uniformity"].iloc[0], path["alignment"].iloc[0]))
+        for x, y in dict.fromkeys(starts):
+            ax.scatter([x], [y], marker="o", s=49, facecolors="none", edgecolors="black", linewidths=1.0, zorder=5)
+        if title:
+            ax.set_title(textwrap.fill(title, 40))
+        ax.set_xlabel(r"$\ell_{uniform}$" + f", {quantity}")
+    axes[0].set_ylabel(r"$\ell_{align}$" + f", {quantity}")
+    separate_coincident(axes)
+    handles = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    last = int(probes["step"].max())
+    keys = [Line2D([], [], linestyle="none", marker="o", markersize=7, markerfacecolor="none", markeredgecolor="black"),
+            Line2D([], [], linestyle="none", marker="o", markersize=6, color="0.6", markeredgecolor="black")]
+    legend_below(fig, [*handles.values(), *keys], [*handles, "step 0 (before training)", f"last probe (step {last})"])
+    return fig
+
+
+# Offsets (points) tried in turn for a point label: above right first, then around the point; then
+# the same directions farther out, with a leader line back to the point.
+_LABEL_DIRECTIONS = [(1, 1, "left", "bottom"), (1, -1, "left", "top"), (-1, 1, "right", "bottom"),
+                     (-1, -1, "right", "top"), (0, 1.7, "center", "bottom"), (0, -1.7, "center", "top"),
+                     (1.5, 0, "left", "center"), (-1.5, 0, "right", "center")]
+_LABEL_RADII = (4, 12, 22)
+
+
+def _label_points(ax, xs, ys, texts, marked: bool = False) -> None:
+    """Name each point with a text placed at the first offset around it where it overlaps no label
+    placed before and stays inside the panel, nearest first (a far one gets a leader line). Where
+    some label finds no free place — points that crowd, which depends on the numbers and so on the
+    machine's precision — every point is named in a legend instead, each with its own marker: the
+    figure stays readable whatever its numbers are."""
+    from .check import draw
+
+    fig = ax.get_figure()
+    renderer = draw(fig)
+    placed, notes = [], []
+    for x, y, text in zip(xs, ys, texts):
+        found = None
+        for radius in _LABEL_RADII:
+            for dx, dy, ha, va in _LABEL_DIRECTIONS:
+                leader = {"arrowprops": {"arrowstyle": "-", "lw": 0.5, "color": "0.5"}} if radius > 4 else {}
+                note = ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx * radius, dy * radius),
+                                   fontsize=7, ha=ha, va=va, **leader)
+                box = note.get_window_extent(renderer)
+                if not any(box.overlaps(other) for other in placed) and ax.bbox.contains(box.x0, box.y0) and \
+                        ax.bbox.contains(box.x1, box.y1):
+                    found = (note, box)
+                    break
+                note.remove()
+            if found:
+                break
+        if found is None:
+            for note in notes:
+                note.remove()
+            if marked:   # each point has its own colour and marker already: a legend names them
+                from matplotlib.collections import PathCollection
+                from matplotlib.legend_handler import HandlerPathCollection
+
+                _ring_overlapping(ax, renderer)
+                handles, labels = ax.get_legend_handles_labels()   # every entry at the points' common size
+                legend_beside(fig, handles, labels, handler_map={PathCollection: HandlerPathCollection(sizes=[34])})
+            else:
+                _legend_points(ax, xs, ys, texts)
+            return
+        notes.append(found[0])
+        placed.append(found[1])
+
+
+def _ring_overlapping(ax, renderer) -> None:
+    """Where point markers overlap on the page (two models measured alike), a filled marker would
+    hide the one under it: every marker of the panel is then drawn open, its edge in its colour,
+    and each overlapping marker after the first of its cluster twice as wide as the one before, so
+    that it rings it (a legend drawn after keeps one size for all)."""
+    import numpy as np
+
+    points = [c for c in ax.collections if len(c.get_offsets()) == 1]
+    if len(points) < 2:
+        return
+    centres = np.array([ax.transData.transform(c.get_offsets()[0]) for c in points])
+    radius = np.sqrt(max(c.get_sizes()[0] for c in points)) / 2 * renderer.points_to_pixels(1.0)
+    near = np.linalg.norm(centres[:, None] - centres[None], axis=-1) < 2 * radius
+    np.fill_diagonal(near, False)
+    if not near.any():
+        return
+    for i, c in enumerate(points):
+        colour = c.get_facecolor()[0]
+        c.set_facecolor("none")
+        c.set_edgecolor(colour)
+        c.set_linewidth(1.1)
+        k = int(near[i, :i].sum())   # the k-th of its cluster in drawing order: 4^k times the area, 2^k the width
+        c.set_sizes([c.get_sizes()[0] * 4 ** k])
+
+
+def _legend_points(ax, xs, ys, texts) -> None:
+    """Each point ringed by its own marker, named in the legend (the fallback of :func:`_label_points`)."""
+    for i, (x, y, text) in enumerate(zip(xs, ys, texts)):
+        ax.scatter([x], [y], marker=MARKERS[i % len(MARKERS)], s=70, facecolors="none", edgecolors="0.2",
+                   linewidths=0.8, zorder=4, label=text)
+    place_legend(ax, min_entries=1)
+
+
+LAST_LAYER_NOTE = "the last layer, 1 by definition, is not drawn"
+
+
+@styled
+def plot_layer_profile(profiles: Mapping[str, Sequence[float]] | Runs, title: str | None = None,
+                       last_layer: bool = False) -> Figure:
+    """Mean cos(h^a_CLS, h^L_CLS) for every layer a (0 = embeddings) below the last, one line per
+    model in its method's colour (a model that is no method, the untuned backbone, in a colour no
+    method uses); profiles that coincide get their own dashes and markers (the legend says so).
+    The last layer's value is 1 by definition: drawn only with ``last_layer`` (it would set the
+    y range and squeeze the layers that differ).
+
+    ``profiles``: ``{name: per-layer means}`` (e.g. ``layer_cls_similarity(...).mean``), or run
+    directories, whose last probe record's ``layer_cls_sim`` is used."""
+    methods = {}
+    if isinstance(profiles, Mapping) and all(not isinstance(v, (str, bytes)) and hasattr(v, "__len__")
+                                             for v in profiles.values()):
+        curves = {name: np.asarray(v, dtype=float) for name, v in profiles.items()}
+    else:
+        runs = labelled_runs(profiles)
+        frame = read_metrics(runs, "probe")
+        _require(frame, ["layer_cls_sim"], "plot_layer_profile (enable probes: probe_every)")
+        curves = {run: np.asarray(group["layer_cls_sim"].dropna().iloc[-1], dtype=float)
+                  for run, group in frame.groupby("run", sort=False)}
+        methods = {display_name(run): method_key(read_config(runs[run]).get("method")) for run in curves}
+    fig, (ax,) = new_figure()
+    names = [display_name(name) for name in curves]
+    styles = series_styles(names, methods)
+    markers = point_markers(names)
+    for shown, values in zip(names, curves.values()):
+        style = {"marker": markers[shown], "markersize": 3, **styles[shown]}
+        shown_values = values if last_layer else values[:-1]
+        ax.plot(np.arange(len(shown_values)), shown_values, label=shown, **measured(style, len(shown_values)))
+    ax.set_xlabel("layer (0 = embeddings)" if last_layer else
+                  f"layer (0 = embeddings; {len(next(iter(curves.values()))) - 1}: not drawn)")
+    integer_ticks(ax.xaxis)
+    ax.set_ylabel("cos to last-layer [CLS]")
+    separate_coincident([ax])
+    place_legend(ax)
+    if title:
+        ax.set_title(title)
+    return fig

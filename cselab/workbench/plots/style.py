@@ -1,0 +1,340 @@
+"""One look for every figure: a colour per method, series that stay visible, runs grouped by
+method, legends off the data, integer ticks for integer quantities.
+
+* :func:`method_color` — a colour-blind-safe colour (Okabe & Ito, 2008; Tol's muted scheme for the
+  rest) keyed by **method**, the same in every figure of a study, whatever else the figure shows
+  (statistics, steps and categories have palettes of their own: :mod:`cselab.workbench.plots.palettes`);
+* :func:`measured` — the look of a series drawn through few measurements: points alone below 3,
+  a marker at each below 6 (what the figure checker asks);
+* :func:`series_styles` — colours (and, where two series would share one, dashes and markers) for
+  the named series of one figure;
+* :func:`run_groups` — runs that differ only in their seed, drawn as one series (faint seed lines
+  and their mean) with one legend entry;
+* :func:`separate_coincident` — series drawn exactly on top of each other get their own dashes and
+  markers, and their legend entry says which one they coincide with;
+* :func:`place_legend` — a legend inside the panel where it covers no data, else beside it;
+* :func:`integer_ticks`, :func:`log2_ticks` — steps, batch sizes, K, layers, top-k, queue sizes.
+"""
+from __future__ import annotations
+
+import re
+import textwrap
+import zlib
+from typing import Mapping, Sequence
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator, ScalarFormatter
+
+from ...model.methods import color_slots
+from ..labels import is_pooler_only, method_key
+# The palettes (methods, statistics, steps, categories) live in palettes.py; METHOD_PALETTE is read
+# here by method_color (and named cselab.workbench.plots.style.METHOD_PALETTE where a method declares its slot).
+from .palettes import METHOD_PALETTE, NON_METHOD_COLORS, OTHER_COLORS, is_statistic, statistic_colour
+
+DASHES = ("-", "--", ":", "-.")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+SEED_ALPHA = 0.3          # each seed of a group, under the group's mean
+MAX_INSIDE_LEGEND = 6     # more entries than this go beside the panel
+LEGEND_WRAP = 34          # characters per legend label line (longer labels are wrapped)
+LEGEND_ROW_HEIGHT = 0.2   # inches per line of an 8-pt legend
+
+def method_colors() -> dict[str, str]:
+    """Each registered method's colour, by the slot it declares (read on every call)."""
+    return {**{name: METHOD_PALETTE[slot] for name, slot in color_slots().items()}, **NON_METHOD_COLORS}
+
+
+def method_color(name: str | Sequence[str]) -> str:
+    """The colour of a method (a method key, display name, run label or config ``method`` list),
+    the same in every figure; methods outside the papers get a stable colour of their own."""
+    if is_pooler_only(name):   # SimCSE's loss on another pooler: neither SimCSE nor the family
+        return NON_METHOD_COLORS["pooler_only"]
+    key = method_key(name)
+    colors = method_colors()
+    if key in colors:
+        return colors[key]
+    text = key or (name if isinstance(name, str) else "+".join(name))
+    return OTHER_COLORS[zlib.crc32(text.encode()) % len(OTHER_COLORS)]
+
+
+UNTUNED_PREFIXES = ("untuned ", "before training")
+
+
+def is_untuned(name) -> bool:
+    """Whether a series is a backbone before training ("untuned all-MiniLM-L6-v2", "before training")."""
+    return str(name).lower().startswith(UNTUNED_PREFIXES)
+
+
+def series_styles(names: Sequence[str], methods: Mapping[str, str | None] | None = None) -> dict[str, dict]:
+    """Line styles for the series ``names`` of one figure: each method's colour (``methods`` gives
+    each name's method, else it is read from the name) and, for the series that are no method
+    beside them, colours no method uses; the palette in order when no series is a method. A colour
+    that two series share is told apart by dashes and markers."""
+    from .core import color
+
+    methods = {n: (methods or {}).get(n) or method_key(n) for n in names}
+    any_method = any(methods.values())
+    others = iter(OTHER_COLORS * (1 + len(names) // len(OTHER_COLORS)))
+    styles, used = {}, {}
+    for i, name in enumerate(names):
+        # a series that is no method (the untrained backbone, a statistic) beside methods takes a
+        # colour no method uses, so it never reads as one of them; the untuned backbone is grey and
+        # a statistic has its own colour (the same in every figure)
+        if is_untuned(name):
+            c = NON_METHOD_COLORS["bert"]
+        elif is_pooler_only(name):
+            c = method_color(name)
+        elif methods[name]:
+            c = method_color(methods[name])
+        elif is_statistic(name):
+            c = statistic_colour(name)
+        else:
+            c = next(others) if any_method else color(i)
+        n = used.get(c, 0)
+        used[c] = n + 1
+        # a control (a family's pooler alone) is dashed: lines it lies on stay visible between its dashes
+        dash = DASHES[(n + 1) % len(DASHES)] if is_pooler_only(name) else DASHES[n % len(DASHES)]
+        styles[name] = {"color": c, "linestyle": dash}
+        if n:   # squares, triangles...: a plain dot is what every short line shows (measured)
+            styles[name]["marker"] = MARKERS[n % len(MARKERS)]
+            styles[name]["markersize"] = 3
+    return styles
+
+
+# A line through fewer measurements than this shows a marker at each, so that the reader sees where
+# the measurements are (and that the line between them is an interpolation). The figure checker
+# asks for markers below 6 points (cselab.workbench.plots.check.MARKED_BELOW); figures mark more generously.
+MARK_POINTS_BELOW = 13
+POINT_MARKERSIZE = 3
+
+
+def measured(style: Mapping, n_points: int, marker: str = "o", markersize: float = POINT_MARKERSIZE) -> dict:
+    """``style`` for a line through ``n_points`` measurements: fewer than 3 are points without a line
+    (two points joined make no curve: the checker's MIN_LINE_POINTS), fewer than
+    :data:`MARK_POINTS_BELOW` get a marker at each (the style's own, else ``marker``); more are left
+    as they are."""
+    from .check import MIN_LINE_POINTS
+
+    style = dict(style)
+    if n_points < MARK_POINTS_BELOW:
+        if style.get("marker") in (None, "", "None", "none"):
+            style["marker"] = marker
+        style.setdefault("markersize", markersize)
+    if n_points < MIN_LINE_POINTS:
+        style["linestyle"] = "none"
+    return style
+
+
+def point_markers(names: Sequence[str]) -> dict[str, str]:
+    """A marker shape per series of one figure (dots for a single one): where short lines coincide
+    for a few steps (two runs identical until a method's term starts), both shapes stay visible,
+    and the series differ by more than colour."""
+    return {name: MARKERS[i % len(MARKERS)] if len(names) > 1 else "o" for i, name in enumerate(names)}
+
+
+def group_label(name: str, n: int) -> str:
+    return f"{name} (mean, {n} seeds)" if n > 1 else name
+
+
+SEEDS_NOTE = "faint: each seed"   # the legend title of figures with grouped seeds
+
+
+# ------------------------------------------------------------------ coincident series
+def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None = None) -> list[tuple[str, str]]:
+    """Give each labelled line that lies on an earlier one (same x, y within a line's width as drawn)
+    its own dashes and markers — in every panel, so that a series keeps one look — and, where the
+    two series are equal in their data (:func:`cselab.workbench.plots.check.equal_series`: within 1 % of their
+    span, not merely close at this scale), say so in its label (``X (= Y)``, or ``X (= Y in 'panel')``
+    when they are equal in some panels only); returns the (restyled, visible) pairs of labels."""
+    from .check import equal_series
+
+    names = names or {}
+    found: dict[str, tuple[str, list[Axes]]] = {}
+    for ax in axes:
+        lines = [line for line in ax.lines if line.get_label() and not line.get_label().startswith("_")]
+        cover: dict = {}   # a line -> the line hiding it by the checker's test (searched once per line)
+        for i, line in enumerate(lines):
+            for earlier in lines[:i]:
+                if earlier.get_label() in found:
+                    continue
+                same = _same_data(line, earlier)
+                if not same and earlier not in cover:
+                    cover[earlier] = _covering(earlier)
+                if same or cover[earlier] is line:
+                    found.setdefault(line.get_label(), (earlier.get_label(), []))[1].append(ax)
+                    break
+    for n, (hidden, (visible, where)) in enumerate(found.items()):
+        both, equal = [], []
+        for ax in axes:
+            mine = [line for line in ax.lines if line.get_label() == hidden]
+            theirs = [line for line in ax.lines if line.get_label() == visible]
+            if mine and theirs:
+                both.append(ax)
+                if equal_series(mine[0], theirs[0])[0]:
+                    equal.append(ax)
+        if not equal:
+            claim = ""
+        elif len(equal) == len(both):
+            claim = " (= {})"
+        elif len(equal) == 1:
+            panel = names.get(equal[0]) or equal[0].get_title() or equal[0].get_ylabel() or "one panel"
+            claim = f" (= {{}} in {' '.join(panel.split())!r})"
+        else:
+            claim = f" (= {{}} in {len(equal)} panels)"
+        shown = re.sub(r" \(mean, \d+ seeds\)$", "", visible)
+        below = {line.get_marker() for ax in axes for line in ax.lines if line.get_label() == visible}
+        marker = next(m for m in MARKERS[n % len(MARKERS):] + MARKERS if m not in below)
+        for ax in axes:
+            for line in ax.lines:
+                if line.get_label() == hidden:
+                    if line.get_linestyle() not in ("None", "none", "", " "):   # points alone stay points
+                        line.set_linestyle(DASHES[1 + n % (len(DASHES) - 1)])
+                    line.set_marker(marker)
+                    line.set_markersize(3.5)
+                    line.set_label(hidden + claim.format(shown))
+    return [(hidden, visible) for hidden, (visible, _) in found.items()]
+
+
+# Lines whose vertices all lie closer than this (typographic points, as drawn) read as one line:
+# a line is 1.5 pt wide. The figure checker's "hidden under" test is stricter, so a pair it would
+# flag is always separated here.
+COINCIDENT_PT = 1.0
+
+
+def _covering(line):
+    """The line whose stroke hides ``line`` by the figure checker's own test (it holds every part of
+    ``line`` as drawn), or None: also paths whose vertices differ, e.g. two runs' trajectories, one
+    lying along the other's segments."""
+    from .check import covering_line
+
+    ax = line.axes
+    ax.get_xlim(), ax.get_ylim()   # settles autoscaled limits, so transData is the drawn one
+    return covering_line(line, ax)
+
+
+def _same_data(a, b) -> bool:
+    xa, ya = np.asarray(a.get_xdata(), float), np.asarray(a.get_ydata(), float)
+    xb, yb = np.asarray(b.get_xdata(), float), np.asarray(b.get_ydata(), float)
+    if xa.shape != xb.shape or ya.shape != yb.shape or not len(xa):
+        return False
+    # as drawn, not as data: a trajectory's x is a measurement too (ℓ_uniform), and two runs' paths
+    # that differ in the fourth decimal lie on each other all the same
+    ax = a.axes
+    ax.get_xlim(), ax.get_ylim()   # settles autoscaled limits, so transData is the drawn one
+    to_pt = 72.0 / ax.figure.dpi
+    pa = ax.transData.transform(np.column_stack([xa, ya])) * to_pt
+    pb = ax.transData.transform(np.column_stack([xb, yb])) * to_pt
+    return bool(np.allclose(pa, pb, atol=COINCIDENT_PT, rtol=0, equal_nan=True))
+
+
+# ------------------------------------------------------------------ legends
+def place_legend(ax: Axes, handles=None, labels=None, title: str | None = None, min_entries: int = 2) -> None:
+    """A legend for ``ax`` (its labelled series, or ``handles``/``labels``) when it has at least
+    ``min_entries``: inside the panel at the place that covers no data, else beside the panel
+    (the figure is widened by the legend's width so that the panel keeps its own)."""
+    from .check import legend_covers_data
+
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    if ax.get_legend() is not None:
+        ax.get_legend().remove()
+    if len(handles) < min_entries:
+        return
+    kwargs = {"frameon": False, "title": title}
+    if len(handles) <= MAX_INSIDE_LEGEND:
+        for loc in ("best", "upper right", "upper left", "lower right", "lower left", "center right"):
+            legend = ax.legend(handles, labels, loc=loc, **kwargs)
+            if not legend_covers_data(legend, ax):
+                return
+            legend.remove()
+    legend_beside(ax.get_figure(), handles, labels, title=title)
+
+
+def legend_beside(fig: Figure, handles, labels, title: str | None = None, max_rows: int = 14, **kwargs) -> None:
+    """One figure legend to the right of the panels: long labels wrapped, in as many columns as
+    the figure's height needs (at most ``max_rows`` rows); the figure is widened by about the
+    legend's width, so that the panels keep theirs. Where that would make the figure wider than a
+    printed page (:data:`cselab.workbench.plots.rc.PAGE_WIDTH`), the legend goes under the panels instead, in
+    as many columns as the width holds (:func:`legend_under`)."""
+    from .core import LEGEND_CHAR_WIDTH
+    from .rc import PAGE_WIDTH
+
+    wrapped = [textwrap.fill(" ".join(str(label).split()), LEGEND_WRAP) for label in labels]
+    lines = [label.count("\n") + 1 for label in wrapped]
+    # columns: as many as the entries' lines need at the figure's height (a wrapped label takes
+    # the height of its lines, not every entry that of the tallest)
+    available = fig.get_figheight() - 0.3 - (0.2 if title else 0)
+    per_column = max(max(lines), min(max_rows, int(available / LEGEND_ROW_HEIGHT)))
+    ncols, used = 1, 0
+    for n in lines:
+        if used + n > per_column:
+            ncols, used = ncols + 1, 0
+        used += n
+    longest = max([max(len(part) for part in label.split("\n")) for label in wrapped] +
+                  [len(title or "") // ncols])
+    extra = ncols * (0.5 + LEGEND_CHAR_WIDTH * longest)
+    if fig.get_figwidth() + extra > PAGE_WIDTH:
+        legend_under(fig, handles, labels, title=title, **kwargs)
+        return
+    fig.legend(handles, wrapped, loc="outside right center", frameon=False, ncols=ncols, title=title, **kwargs)
+    fig.set_figwidth(fig.get_figwidth() + extra)
+
+
+def legend_under(fig: Figure, handles, labels, title: str | None = None, **kwargs) -> None:
+    """One figure legend under the panels in as many columns as the figure's width holds (labels
+    wrapped); the figure grows by the legend's height, so that the panels keep theirs."""
+    from .core import LEGEND_CHAR_WIDTH
+
+    labels = [textwrap.fill(" ".join(str(label).split()), LEGEND_WRAP) for label in labels]
+    longest = max(max(len(part) for part in label.split("\n")) for label in labels)
+    ncols = max(1, min(len(labels), int(fig.get_figwidth() / (0.5 + LEGEND_CHAR_WIDTH * longest))))
+    rows = -(-len(labels) // ncols)
+    tallest = max(label.count("\n") + 1 for label in labels)
+    fig.legend(handles, labels, loc="outside lower center", frameon=False, ncols=ncols, title=title, **kwargs)
+    fig.set_figheight(fig.get_figheight() + 0.15 + LEGEND_ROW_HEIGHT * (rows * tallest + (1 if title else 0)))
+
+
+def legend_below(fig: Figure, handles, labels, title: str | None = None, **kwargs) -> None:
+    """One figure legend under the panels, in as many columns as the figure's width holds (one
+    entry a row in a figure one column wide); the figure grows by the legend's height, so that the
+    panels keep theirs."""
+    from .core import LEGEND_CHAR_WIDTH
+
+    width = fig.get_figwidth()
+    longest = max(len(str(label)) for label in labels)
+    ncols = max(1, min(len(labels), int(width // (0.45 + LEGEND_CHAR_WIDTH * longest))))
+    if ncols == 1:
+        labels = [textwrap.fill(str(label), int(width * 12)) for label in labels]
+    rows = -(-len(labels) // ncols)
+    tallest = max(str(label).count("\n") + 1 for label in labels)
+    fig.legend(handles, labels, loc="outside lower center", frameon=False, ncols=ncols, title=title, **kwargs)
+    lines = (sum(str(label).count("\n") + 1 for label in labels) if ncols == 1 else rows * tallest) + (1 if title else 0)
+    fig.set_figheight(fig.get_figheight() + 0.1 + LEGEND_ROW_HEIGHT * lines)
+
+
+# ------------------------------------------------------------------ ticks
+def integer_ticks(axis) -> None:
+    """Ticks at whole numbers only (steps, K, layers, top-k: never 17.5)."""
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
+MIN_TICK_OCTAVES = 0.5
+
+
+def log2_ticks(ax: Axes, values: Sequence[float], axis: str = "x") -> None:
+    """A log₂ axis with ticks at ``values`` written as whole numbers (batch sizes 32 64 128 …);
+    a value less than half an octave above the last ticked one gets no tick of its own (768 and
+    1024 would print on top of each other), its point is drawn all the same."""
+    ticked: list[float] = []
+    for v in sorted({float(v) for v in values}):
+        if not ticked or np.log2(v / ticked[-1]) >= MIN_TICK_OCTAVES:
+            ticked.append(v)
+    values = ticked
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=2)
+    target.set_major_locator(FixedLocator(values))
+    formatter = ScalarFormatter()
+    formatter.set_scientific(False)
+    target.set_major_formatter(formatter)
+    target.set_minor_locator(NullLocator())

@@ -1,0 +1,128 @@
+"""A study's run groups → runs: a group's config source, then the profile's settings, ``set``, one
+point of ``grid`` and one of ``seeds``, each combination a labelled, validated :class:`RunSpec`
+(``<label>[-<key>=<value>...][-s<seed>]``) placed in the runs root under its default run name.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...model.config import ConfigError, TrainConfig, load_config, presets
+from .smoke import smoke_overrides
+from .study_file import NAME_PATTERN, StudyError, as_list, check_file_name
+
+# Config keys the engine owns: runs live in the shared runs root under their default name.
+ENGINE_KEYS = ("output_dir", "run_name")
+
+
+@dataclass
+class RunSpec:
+    """One training run of a study: its label, resolved config and run directory."""
+    label: str
+    group: str
+    config: TrainConfig
+    run_dir: Path
+
+    @property
+    def method(self) -> str:
+        return "+".join(self.config.method)
+
+    @property
+    def seed(self) -> int:
+        return self.config.seed
+
+
+def flatten(mapping: dict, prefix: str = "") -> dict:
+    """``{"mixcse": {"mix_lambda": 0.2}}`` → ``{"mixcse.mix_lambda": 0.2}``: sections merge key by
+    key over a preset instead of replacing it. Empty mappings stay as they are."""
+    out = {}
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.update(flatten(value, f"{name}."))
+        else:
+            out[name] = value
+    return out
+
+
+def _label_value(value: Any) -> str:
+    if isinstance(value, bool):
+        text = str(value).lower()
+    elif isinstance(value, list):
+        text = "+".join(_label_value(v) for v in value)
+    else:
+        text = str(value)
+    return re.sub(r"[^A-Za-z0-9._+=-]", "_", text)
+
+
+def _grid_names(keys: list[str]) -> dict[str, str]:
+    """Short names for grid keys in labels: the last dotted part, unless two keys share it."""
+    leaves = [k.split(".")[-1] for k in keys]
+    return {k: leaf if leaves.count(leaf) == 1 else k for k, leaf in zip(keys, leaves)}
+
+
+def _config_source(where: str, value: Any, study_dir: Path) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise StudyError(f"{where}: config: expected a preset name or a config file, got {value!r}")
+    relative = study_dir / value          # an absolute path stays as it is
+    if relative.is_file():
+        return str(relative)
+    if value in presets():
+        return value
+    raise StudyError(f"{where}: config: {value!r} is neither a file next to the study nor a preset "
+                     f"(presets: {', '.join(presets())})")
+
+
+def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root: Path,
+                 smoke: bool = False) -> list[RunSpec]:
+    """The runs of one group: its config source, then the profile's settings, then ``set``, then one
+    point of ``grid``, then one of ``seeds``; each config validated by :func:`load_config`. With
+    ``smoke`` the smoke settings (:mod:`.smoke`) come last."""
+    label = group.get("label")
+    if not isinstance(label, str) or not NAME_PATTERN.match(label):
+        raise StudyError(f"{where}: label: expected a name of letters, digits and ._+=- , got {label!r}")
+    where = f"{where}: run {label!r}"
+    source = _config_source(where, group.get("config"), study_dir)
+    settings = group.get("set") or {}
+    grid = group.get("grid") or {}
+    for key, value in (("set", settings), ("grid", grid)):
+        if not isinstance(value, dict):
+            raise StudyError(f"{where}: {key}: expected a mapping of config keys, got {value!r}")
+    settings = flatten(settings)
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise StudyError(f"{where}: grid: {key}: expected a non-empty list of values, got {values!r}")
+    seeds = group.get("seeds")
+    if seeds is not None:
+        as_list(f"{where}: seeds", seeds, int, "integer seeds")
+    for key in (*base, *settings, *grid):
+        if key.split(".")[0] in ENGINE_KEYS:
+            raise StudyError(f"{where}: {key}: set by the study engine (runs go to --runs-dir under their "
+                             "default name); remove it")
+
+    names = _grid_names(list(grid))
+    runs = []
+    for point in itertools.product(*grid.values()) if grid else [()]:
+        chosen = dict(zip(grid, point))
+        for seed in seeds or [None]:
+            run_label = label + "".join(f"-{names[k]}={_label_value(v)}" for k, v in chosen.items())
+            overrides = {**base, **settings, **chosen}
+            if seed is not None:
+                run_label += f"-s{seed}"
+                overrides["seed"] = seed
+            overrides.update(output_dir=str(runs_root), run_name=None)
+            check_file_name(f"{where} ({run_label[:60]}{'…' if len(run_label) > 60 else ''})", "the label", run_label,
+                            ".ipynb", runs_root)
+            try:
+                cfg = load_config(source, overrides)
+                if smoke:
+                    cfg = load_config(source, {**overrides, **smoke_overrides(cfg)})
+            except ConfigError as e:
+                raise StudyError(f"{where} ({run_label}): {e}") from None
+            runs.append(RunSpec(run_label, label, cfg, runs_root / cfg.default_run_name()))
+    return runs

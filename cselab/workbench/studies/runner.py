@@ -1,0 +1,344 @@
+"""``cselab reproduce``: validate a study, plan its runs against the shared runs root, train what is
+missing (a function call per run, in worker processes or submitit jobs), execute the analysis
+notebooks, write the index page.
+
+Reuse and resume come from the run directories alone (cselab/workbench/studies/status.py): a finished run
+(``results.json``) is reused, a partial one (``config.json`` only) is resumed from its checkpoint,
+anything else is trained. So an interrupted study resumes by running the same command again.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from .cost import estimate_run, format_seconds
+from ...model.io import check_folder_location, first_line
+from ...model.rundir import RunDir
+from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_notebook, signal_kernels
+from .launchers import make_launcher, signal_workers
+from .schedule import NotebookSchedule
+from .report import NotebookResult, PlannedRun, Progress, StudyReport, format_plan, run_line, write_report
+from .smoke import SMOKE, smoke_data
+from .spec import Study, StudyError, load_study
+from .status import execution_differences, observation_differences, recorded_execution, run_status
+
+
+def require_notebook_tools() -> None:
+    """Studies execute notebooks: papermill, jupytext and ipykernel come with cselab's notebooks extra."""
+    missing = []
+    for module in ("papermill", "jupytext", "ipykernel"):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append(module)
+    if missing:
+        raise ImportError(f"cselab reproduce needs {', '.join(missing)}: pip install 'cselab[notebooks]'")
+
+
+def threads_per_run(jobs: int, launcher: str) -> int:
+    """Intra-op threads each run gets: this machine's (torch's default here, what ``cselab train``
+    would use: the physical cores, or OMP_NUM_THREADS) divided by ``jobs``, at least 1; 0 on SLURM,
+    where each job's allocation decides (the run records what it got)."""
+    if launcher == "slurm":
+        return 0
+    import torch
+
+    return max(1, torch.get_num_threads() // jobs)
+
+
+def expected_execution(cfg, threads: int, launcher: str) -> dict:
+    """The execution settings a run trained by this study gets (cselab/model/train/execution.py): on SLURM
+    only the process count is known here."""
+    if launcher == "slurm":
+        return {"world_size": 1}
+    from ...model.utils import precision_name, resolve_device, resolve_precision
+
+    device = resolve_device(cfg.device)
+    return {"device": device.type, "threads": threads, "world_size": 1,
+            "precision": precision_name(resolve_precision(cfg.precision, device)),
+            "eval_precision": precision_name(resolve_precision(cfg.eval_precision, device, evaluation=True))}
+
+
+def make_plan(study: Study, data_dir: str | None = None, threads: int | None = None,
+              launcher: str = "local") -> list[PlannedRun]:
+    """Each run's status and cost; labels whose config another label already has share its run. With
+    ``threads`` (per run), a run that exists already and was trained under other execution settings
+    than this study's gets a note saying so."""
+    plan, first = [], {}
+    for spec in study.runs:
+        status = run_status(spec.run_dir)
+        estimate = estimate_run(spec.config, study.profile, status.steps_done, status.kind == "finished", data_dir)
+        notes = observation_differences(spec.run_dir, spec.config) if status.kind != "new" else []
+        changed = RunDir(spec.run_dir).version_differences() if status.kind != "new" else []
+        if changed and first.get(spec.run_dir) is None:
+            notes.append(f"trained under other package versions ({', '.join(changed)}): the same config, but not "
+                         "byte-identical numbers")
+        if status.kind != "new" and threads is not None and first.get(spec.run_dir) is None:
+            own = resume_threads(spec.run_dir, threads) if status.kind == "partial" else threads
+            if own != threads:
+                notes.append(f"resumes with threads={own}, as its checkpoint was written (this study gives a run "
+                             f"threads={threads})")
+            notes += execution_differences(spec.run_dir, expected_execution(spec.config, own, launcher))
+        plan.append(PlannedRun(spec, status, estimate, first.get(spec.run_dir), notes))
+        first.setdefault(spec.run_dir, spec.label)
+    return plan
+
+
+def resume_threads(run_dir: Path, threads: int) -> int:
+    """A partial run resumes with the thread count its checkpoint was written with (the trainer
+    refuses any other on a CPU: the resumed run stays one numeric history)."""
+    recorded = recorded_execution(run_dir)
+    if recorded and recorded.get("device") == "cpu" and isinstance(recorded.get("threads"), int):
+        return recorded["threads"]
+    return threads
+
+
+def run_tasks(study: Study, plan: list[PlannedRun], report_dir: Path, data_dir: str | None, jobs: int,
+              launcher: str, threads: int | None = None) -> list[RunTask]:
+    """A task for every distinct run that is not finished."""
+    from ...model.rundir import RunDir
+
+    threads = threads_per_run(jobs, launcher) if threads is None else threads
+    cwd = os.getcwd()
+    return [RunTask(label=p.spec.label, run_dir=str(p.spec.run_dir), config=p.spec.config.to_dict(),
+                    resume=p.status.kind == "partial", log=str(report_dir / "runs" / f"{p.spec.label}.log"),
+                    data_dir=data_dir, cwd=cwd,
+                    threads=resume_threads(Path(cwd, p.spec.run_dir), threads) if p.status.kind == "partial"
+                    else threads, estimate_seconds=p.estimate.seconds,
+                    lock_file=str(RunDir(p.spec.run_dir).lock_file))
+            for p in plan if p.same_as is None and p.status.kind != "finished"]
+
+
+def other_profiles(study: Study, runs_dir, data_dir: str | None) -> list[str]:
+    """One line for each of the study's other (non-smoke) profiles: its runs and their estimated cost,
+    so that a dry run of ``cpu`` also says what ``gpu`` costs, and the other way round."""
+    lines = []
+    for name in study.profiles:
+        if name == study.profile or study.smoke:
+            continue
+        other = load_study(study.path, name, runs_dir, notebooks=False)
+        seconds = sum(estimate_run(r.config, name, 0, False, data_dir).seconds or 0
+                      for r in {r.run_dir: r for r in other.runs}.values())
+        distinct = len({r.run_dir for r in other.runs})
+        lines.append(f"profile {name} (not run now): {len(other.runs)} runs ({distinct} distinct configs), "
+                     f"estimated {format_seconds(seconds)} from scratch: cselab reproduce {study.name} --profile {name}")
+    return lines
+
+
+def check_output_folders(study: Study, folders: dict[str, Path], figures_root: Path) -> None:
+    """Before anything runs (``--dry-run`` too): the roots are folders (or can become ones), and no
+    notebook's figures folder — which the engine empties before the notebook runs — is a link or a
+    file (the engine never deletes through a link)."""
+    for option, folder in folders.items():
+        check_folder_location(folder, option)
+    if study.notebooks and figures_root.is_symlink():   # the notebooks' folders would be emptied through it
+        raise StudyError(f"{figures_root}: the figures folder of study {study.name!r} is a symbolic link (to "
+                         f"{os.readlink(figures_root)}); the study empties the folders inside it before its notebooks "
+                         "run and does not delete through links: remove the link or choose another --figures-dir")
+    for nb in study.notebooks:
+        figures = figures_root / nb.name
+        if figures.is_symlink():
+            raise StudyError(f"{figures}: the figures folder of notebook {nb.name!r} is a symbolic link (to "
+                             f"{os.readlink(figures)}); the study empties this folder before the notebook runs and "
+                             "does not delete through links: remove the link or choose another --figures-dir")
+        if figures.exists() and not figures.is_dir():
+            raise StudyError(f"{figures}: the figures folder of notebook {nb.name!r} is a file; remove it or choose "
+                             "another --figures-dir")
+
+
+def notebook_parameters(study: Study, nb, report: StudyReport, data_dir: str | None) -> dict:
+    """The engine's parameters the notebook declares, then the study's parameters for it."""
+    engine = {"runs": {label: str(study.run(label).run_dir) for label in nb.runs},
+              "figures_dir": str(report.figures_dir / nb.name), "tables_dir": str(report.report_dir / "tables"),
+              "data_dir": data_dir, "profile": SMOKE if study.smoke else study.profile}
+    return {**{k: v for k, v in engine.items() if k in nb.declared}, **nb.parameters}
+
+
+@contextlib.contextmanager
+def interrupt_on_signals():
+    """Ctrl-C or SIGTERM: interrupt the running runs and notebook kernels (their workers and kernels
+    run in sessions of their own and would not see it; a second signal kills them), then raise
+    KeyboardInterrupt here. Runs stop at their last checkpoint and resume next time. Only the main
+    thread can install handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    presses = 0
+
+    def handler(signum, frame):
+        nonlocal presses
+        presses += 1
+        signum = signal.SIGINT if presses == 1 else signal.SIGKILL
+        signal_workers(signum)
+        signal_kernels(signum)
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def notebook_executor(study: Study, report: StudyReport, data_dir: str | None, threads: int):
+    """The function that executes one of the study's notebooks into ``reports/<study>/`` (after
+    emptying its figures folder) and returns its result; ``threads``: each kernel's CPU threads
+    (0: the libraries' defaults)."""
+    def execute(nb) -> NotebookResult:
+        clear_figures(report.figures_dir / nb.name)   # its own output folder: no stale figures listed
+        output = report.report_dir / f"{nb.name}.ipynb"
+        started = time.perf_counter()
+        split = TimeSplit(0.0)
+        try:
+            execute_notebook(nb.path, output, notebook_parameters(study, nb, report, data_dir), os.getcwd(), split,
+                             threads=threads)
+            return NotebookResult(nb, "ok", output, time.perf_counter() - started, split=split)
+        except NotebookFailed as e:
+            return NotebookResult(nb, "failed", output, time.perf_counter() - started, note=str(e), split=split)
+
+    return execute
+
+
+# what workbench.show writes: the figure (cselab.workbench.plots.core.FORMATS) and the checker's record of its
+# problems (cselab.workbench.plots.core.PROBLEMS_SUFFIX)
+FIGURE_SUFFIXES = (".png", ".pdf", ".problems.json")
+
+
+def clear_figures(folder: Path) -> None:
+    """Remove the figures an earlier execution of a notebook left in its folder: the PNG and PDF
+    files at its top and the checker's records, then the folder when nothing else is in it. A user's other files and
+    subfolders stay (cselab never wrote them), and a link is never followed."""
+    if folder.is_symlink() or not folder.is_dir():
+        return
+    for entry in folder.iterdir():
+        if entry.name.lower().endswith(FIGURE_SUFFIXES) and entry.is_file() and not entry.is_symlink():
+            entry.unlink()
+    with contextlib.suppress(OSError):
+        folder.rmdir()   # only when empty
+
+
+def notebook_line(result: NotebookResult) -> str:
+    return (f"notebook {result.spec.name}: {result.status}  {result.seconds:.1f} s  {result.output or ''}"
+            + (f"\n    {result.note}" if result.note else ""))
+
+
+@contextlib.contextmanager
+def notebooks_lock(report_dir: Path):
+    """One study's runs and notebooks run in one process at a time (its notebooks start while its last
+    runs train): a second ``cselab reproduce`` of the same study waits here instead of emptying
+    figures folders the first one's notebooks are writing."""
+    from filelock import FileLock
+
+    report_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(report_dir / ".notebooks.lock", timeout=-1):
+        yield
+
+
+def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry_run: bool = False,
+              launcher: str = "local", runs_dir: str | os.PathLike = "runs", data_dir: str | None = None,
+              reports_dir: str | os.PathLike = "reports", figures_dir: str | os.PathLike = "figures",
+              slurm: dict | None = None, stream=None, progress: str = "auto") -> int:
+    """Run a study; returns the exit status: 0 when every run and notebook succeeded, 1 when something
+    failed (the rest still ran), 130 when interrupted. Invalid studies raise StudyError first."""
+    out = stream or sys.stdout
+    require_notebook_tools()
+    for option, folder in (("--runs-dir", runs_dir), ("--reports-dir", reports_dir), ("--figures-dir", figures_dir)):
+        check_folder_location(folder, option)
+    spec = load_study(study, profile, runs_dir)
+    if jobs < 1:
+        raise ValueError(f"--jobs: expected at least 1, got {jobs}")
+    report_dir = Path(reports_dir) / spec.name
+    check_output_folders(spec, {"--reports-dir": report_dir, "--figures-dir": Path(figures_dir) / spec.name},
+                         Path(figures_dir) / spec.name)
+    run_launcher = make_launcher(launcher, jobs, report_dir / "submitit", {**spec.slurm, **(slurm or {})},
+                                 f"{spec.path}: slurm")
+    threads = threads_per_run(jobs, launcher)
+    plan = make_plan(spec, data_dir, threads, launcher)
+    if dry_run:
+        print(format_plan(spec, plan), file=out)
+        for line in other_profiles(spec, runs_dir, data_dir):
+            print(line, file=out)
+        return 0
+    run_launcher.check_available()   # e.g. no SLURM here: one line, before any report is written
+    if spec.smoke:
+        data_dir = str(smoke_data(data_dir))
+
+    report = StudyReport(spec, launcher, jobs, plan, report_dir, Path(figures_dir) / spec.name, threads=threads,
+                         data_dir=data_dir)
+    tasks = run_tasks(spec, plan, report_dir, data_dir, jobs, launcher, threads)
+    estimate = sum(t.estimate_seconds or 0 for t in tasks)
+    per_run = f", {threads} thread(s) each" if threads else ""
+    print(f"study {spec.name} (profile {profile}): {len(plan)} runs, {len(tasks)} to train or resume "
+          f"(estimated {format_seconds(estimate)}; {jobs} at a time{per_run}), {len(spec.notebooks)} notebooks",
+          file=out, flush=True)
+    notes = {p.spec.label: p.notes for p in plan}
+    aliases: dict[str, list[str]] = {}
+    for p in plan:
+        if p.same_as:
+            aliases.setdefault(p.same_as, []).append(p.spec.label)
+    bar = Progress(len(plan), out, progress)
+    started = time.perf_counter()
+    finished_notebooks: dict[int, NotebookResult] = {}
+
+    def notebook_done(i: int, result: NotebookResult) -> None:
+        finished_notebooks[i] = result
+        bar.line(notebook_line(result))
+
+    # notebooks start as their runs finish, sharing the jobs places with the runs that train here;
+    # with several at once each kernel gets cores / jobs threads, as the runs do
+    schedule = NotebookSchedule(spec.notebooks, [p.spec.label for p in plan], jobs,
+                                [t.label for t in tasks] if launcher != "slurm" else [],
+                                notebook_executor(spec, report, data_dir, threads_per_run(jobs, "local") if jobs > 1
+                                                  else 0), notebook_done)
+
+    def record(outcome: RunOutcome) -> None:
+        report.outcomes[outcome.label] = outcome
+        bar.line(run_line(outcome, notes=notes[outcome.label]), advance=True)
+        for label in aliases.get(outcome.label, []):
+            report.outcomes[label] = replace(outcome, label=label)
+            bar.line(run_line(report.outcomes[label], same_as=outcome.label, notes=notes[label]), advance=True)
+        for label in (outcome.label, *aliases.get(outcome.label, [])):
+            schedule.run_done(label, outcome.ok)
+
+    try:
+        with interrupt_on_signals(), notebooks_lock(report_dir):
+            # the previous index would go on saying "ok" while this study empties its figures
+            # folders and rewrites its notebooks: until the end, the index says the study is running
+            report.in_progress = True
+            write_report(report)
+            report.in_progress = False
+            for p in plan:
+                if p.same_as is None and p.status.kind == "finished":
+                    # what its training cost when it was trained: the index then records every run's time
+                    record(RunOutcome(p.spec.label, str(p.spec.run_dir), "reused", 0.0, p.status.best_stsb_dev,
+                                      p.status.steps_done, train_seconds=p.status.train_seconds))
+            try:
+                for outcome in run_launcher.run(tasks):
+                    record(outcome)
+            except Exception as e:   # the launcher itself broke (submission refused, ...): its runs failed
+                for task in tasks:
+                    if task.label not in report.outcomes:
+                        record(RunOutcome(task.label, task.run_dir, "failed",
+                                          error=f"--launcher {launcher}: {type(e).__name__}: {first_line(e)}"))
+            report.runs_done_seconds = time.perf_counter() - started
+            bar.close()
+            schedule.wait()
+    except KeyboardInterrupt:
+        report.interrupted = True
+    finally:
+        schedule.stop()   # whatever ended the study: no notebook starts after it (a no-op after wait())
+        bar.close()
+        report.notebooks.extend(finished_notebooks[i] for i in sorted(finished_notebooks))
+        report.wall_seconds = time.perf_counter() - started
+        index = write_report(report)
+    state = ("interrupted: run the same command again to resume" if report.interrupted
+             else "all succeeded" if report.ok else f"{report.failures} failed or skipped")
+    print(f"study {spec.name}: {state}; {format_seconds(report.wall_seconds)}; index: {index}", file=out, flush=True)
+    return 130 if report.interrupted else 0 if report.ok else 1

@@ -1,0 +1,209 @@
+"""Study files: load a study YAML, expand its run groups into labelled training configs for one
+profile, resolve its notebooks, and validate all of it before anything runs.
+
+A study names runs by label (``<label>[-<key>=<value>...][-s<seed>]``) and places each in the shared
+runs root under the trainer's default run name (``<method>-<config hash>``), so the same config in
+any study is the same run. The schema is documented in docs/studies.md.
+
+This module holds :class:`Study` and :func:`load_study`, which reads the file top to bottom; the
+parts live beside it: :mod:`.study_file` (YAML with line numbers, key checks, :class:`StudyError`),
+:mod:`.run_grid` (run groups → :class:`RunSpec`), :mod:`.notebook_specs` (notebook entries →
+:class:`NotebookSpec`). The names other modules and tests take from here are re-exported.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...model.config import TrainConfig
+from ...model.methods import METHODS
+from .notebook_specs import (ENGINE_PARAMETERS, KERNELSPEC, NOTEBOOKS_DIR, NotebookSpec,
+                             notebook_parameters, parse_notebook, read_notebook, resolve_notebook, select_runs)
+from .run_grid import ENGINE_KEYS, RunSpec, expand_group, flatten
+from .smoke import NOTEBOOK_PARAMETERS, SMOKE
+from .study_file import (GROUP_KEYS, NAME_PATTERN, NOTEBOOK_KEYS, STUDY_KEYS, StudyError, as_list, check_file_name,
+                         check_keys, item_lines, read_yaml)
+
+__all__ = ["ENGINE_KEYS", "ENGINE_PARAMETERS", "GROUP_KEYS", "KERNELSPEC", "NAME_PATTERN", "NOTEBOOKS_DIR",
+           "NOTEBOOK_KEYS", "STUDY_DIR", "STUDY_KEYS", "NotebookSpec", "RunSpec", "Study",
+           "StudyError", "available_studies", "check_file_name", "expand_group", "flatten", "load_study",
+           "notebook_parameters", "parse_notebook", "read_notebook", "resolve_notebook", "resolve_study_path",
+           "select_runs"]
+
+STUDY_DIR = Path(__file__).parent                           # shipped studies: cselab/workbench/studies/<name>.yaml
+
+
+@dataclass
+class Study:
+    name: str
+    description: str
+    path: Path
+    profile: str
+    runs: list[RunSpec]
+    notebooks: list[NotebookSpec]
+    slurm: dict = field(default_factory=dict)
+    smoke: bool = False   # a smoke profile: tiny runs, and a sample of the data root (studies/smoke.py)
+    profiles: list[str] = field(default_factory=list)   # every profile the study file defines
+
+    def run(self, label: str) -> RunSpec:
+        return next(r for r in self.runs if r.label == label)
+
+
+# ------------------------------------------------------------------- locating
+def available_studies() -> list[str]:
+    return sorted(p.stem for p in STUDY_DIR.glob("*.yaml"))
+
+
+def resolve_study_path(source: str | os.PathLike) -> Path:
+    """A shipped study name (``cselab/workbench/studies/<name>.yaml``) or a path to a study file."""
+    path = Path(source)
+    if path.is_file():
+        return path
+    if str(source) in available_studies():
+        return STUDY_DIR / f"{source}.yaml"
+    shipped = ", ".join(available_studies()) or "none"
+    raise StudyError(f"{source}: no such study file or shipped study (shipped studies: {shipped})")
+
+
+# ------------------------------------------------------------------- the steps of load_study
+def smoke_base(profile: str, profiles: list[str]) -> str | None:
+    """The profile that ``profile`` shrinks when it is a smoke profile (``smoke``: the study's first;
+    ``smoke-cpu``: its ``cpu``), else None (a study may also define a profile named ``smoke`` itself)."""
+    if SMOKE in profiles or not profiles:
+        return None
+    if profile == SMOKE:
+        return profiles[0]
+    base = profile[len(SMOKE) + 1:] if profile.startswith(f"{SMOKE}-") else None
+    return base if base in profiles else None
+
+
+@dataclass
+class _Profile:
+    """The profile a study is loaded for: the study's profile names, the one whose settings apply
+    (for ``smoke``, the study's first, shrunk later) and its settings, flattened."""
+    names: list[str]
+    applied: str
+    smoke: bool
+    base: dict
+
+
+def _study_name(path: Path, data: dict, runs_root: Path) -> str:
+    name = data.get("name", path.stem)
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise StudyError(f"{path}: name: expected a name of letters, digits and ._+=- , got {name!r}")
+    check_file_name(str(path), "the study name", name, "", runs_root)
+    return name
+
+
+def _profile(path: Path, data: dict, profile: str) -> _Profile:
+    """The settings of ``profile``, every key a config key (or a method's section)."""
+    profiles = data.get("profiles") or {}
+    if not isinstance(profiles, dict) or not profiles:
+        raise StudyError(f"{path}: profiles: expected a mapping of profile name → base config, e.g. {{cpu: {{...}}}}")
+    # every study has ``smoke`` (its first profile, shrunk) and ``smoke-<profile>`` (that one, shrunk)
+    smoke_of = smoke_base(profile, list(profiles))
+    smoke = smoke_of is not None
+    if profile not in profiles and not smoke:
+        raise StudyError(f"{path}: profiles: no profile {profile!r} (the study's profiles: "
+                         f"{', '.join([*profiles, *(f'{SMOKE}-{p}' if i else SMOKE for i, p in enumerate(profiles))])})")
+    applied = smoke_of if smoke else profile
+    base = profiles[applied] or {}
+    if not isinstance(base, dict):
+        raise StudyError(f"{path}: profiles: {profile}: expected a mapping of config keys, got {base!r}")
+    base = flatten(base)
+    config_keys = sorted({f for f in TrainConfig.__dataclass_fields__ if f != "method_params"} | set(METHODS))
+    for key in base:
+        if key.split(".")[0] not in config_keys:
+            hint = difflib.get_close_matches(key.split(".")[0], config_keys, n=1)
+            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+            raise StudyError(f"{path}: profiles: {profile}: unknown config key {key!r}{suggestion}")
+    return _Profile(list(profiles), applied, smoke, base)
+
+
+def _entries(path: Path, text: str, key: str, entries: list, allowed: tuple[str, ...], what: str,
+             profile: _Profile):
+    """``(where, entry)`` for each entry of the list ``key`` that belongs to the profile, ``where``
+    its file and line; each entry's keys checked, those of other profiles skipped."""
+    lines = item_lines(text, key)
+    for i, entry in enumerate(entries):
+        where = f"{path}:{lines[i]}" if i < len(lines) else f"{path}: {key}[{i}]"
+        check_keys(where, entry, allowed, what)
+        chosen = _profiles_of(where, entry, profile.names)
+        if chosen is None or profile.applied in chosen:
+            yield where, entry
+
+
+def _profiles_of(where: str, entry: dict, known: list[str]) -> list[str] | None:
+    chosen = entry.get("profiles")
+    if chosen is None:
+        return None
+    as_list(f"{where}: profiles", chosen, str, "profile names")
+    unknown = [p for p in chosen if p not in known]
+    if unknown:
+        raise StudyError(f"{where}: profiles: unknown profile {unknown[0]!r} (the study's profiles: {', '.join(known)})")
+    return chosen
+
+
+def _runs(path: Path, data: dict, text: str, profile: _Profile, runs_root: Path, requested: str) -> list[RunSpec]:
+    """Every run of the profile's groups (:func:`expand_group`), each label once."""
+    groups = data.get("runs")
+    if not isinstance(groups, list) or not groups:
+        raise StudyError(f"{path}: runs: expected a non-empty list of run groups")
+    runs: list[RunSpec] = []
+    seen: dict[str, str] = {}
+    for where, group in _entries(path, text, "runs", groups, GROUP_KEYS, "a run group", profile):
+        for run in expand_group(group, where, profile.base, path.parent, runs_root, profile.smoke):
+            if run.label in seen:
+                raise StudyError(f"{where}: run {run.label!r}: the label is used twice (also at {seen[run.label]})")
+            seen[run.label] = where
+            runs.append(run)
+    if not runs:
+        raise StudyError(f"{path}: no run belongs to profile {requested!r}")
+    return runs
+
+
+def _notebooks(path: Path, data: dict, text: str, profile: _Profile, labels: list[str]) -> list[NotebookSpec]:
+    """Every notebook of the profile (:func:`parse_notebook`), each name once; with ``smoke`` the
+    parameters that name data shrunk."""
+    entries = data.get("notebooks") or []
+    if not isinstance(entries, list):
+        raise StudyError(f"{path}: notebooks: expected a list of notebooks")
+    notebooks: list[NotebookSpec] = []
+    cache: dict[Path, set[str]] = {}
+    for where, entry in _entries(path, text, "notebooks", entries, NOTEBOOK_KEYS, "a notebook", profile):
+        spec = parse_notebook(entry, where, path.parent, labels, cache)
+        if profile.smoke:
+            spec.parameters.update({k: v for k, v in NOTEBOOK_PARAMETERS.items() if k in spec.parameters})
+        if any(n.name == spec.name for n in notebooks):
+            raise StudyError(f"{where}: notebook {spec.name!r} is listed twice; give one a `name:`")
+        notebooks.append(spec)
+    return notebooks
+
+
+def _slurm(path: Path, data: dict) -> dict:
+    slurm = data.get("slurm") or {}
+    if not isinstance(slurm, dict):
+        raise StudyError(f"{path}: slurm: expected a mapping of submitit parameters, got {slurm!r}")
+    return dict(slurm)
+
+
+# ------------------------------------------------------------------- the study
+def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str | os.PathLike = "runs",
+               notebooks: bool = True) -> Study:
+    """Load and validate a study for one profile: every run's config, every notebook and its
+    parameters. Raises :class:`StudyError` naming the file, line, run label and key.
+
+    ``notebooks=False`` reads the runs only (no notebook is opened; ``Study.notebooks`` is empty):
+    what a notebook needs to find the study's run directories."""
+    path = resolve_study_path(source)
+    data, text = read_yaml(path)
+    check_keys(str(path), data, STUDY_KEYS, "a study")
+    name = _study_name(path, data, Path(runs_root))
+    description = data.get("description") or ""
+    chosen = _profile(path, data, profile)
+    runs = _runs(path, data, text, chosen, Path(runs_root), profile)
+    specs = _notebooks(path, data, text, chosen, [r.label for r in runs]) if notebooks else []
+    slurm = _slurm(path, data)
+    return Study(name, description, path, profile, runs, specs, slurm, chosen.smoke, chosen.names)

@@ -1,0 +1,84 @@
+"""The study file as YAML: parsed with the line of each list item (for error messages), its schema's
+keys, and the checks every part of it applies (known keys, non-empty lists, names the file system
+accepts). :class:`StudyError` is the one error all of a study's validation raises.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ...model.io import read_utf8
+
+STUDY_KEYS = ("name", "description", "profiles", "runs", "notebooks", "slurm")
+GROUP_KEYS = ("label", "config", "set", "grid", "seeds", "profiles")
+NOTEBOOK_KEYS = ("notebook", "name", "runs", "parameters", "profiles")
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=-]*$")
+
+
+class StudyError(ValueError):
+    """A study file that cannot be run; the message names the file, line, run label and key."""
+
+
+def item_lines(text: str, key: str) -> list[int]:
+    """1-based line of each item of the top-level sequence ``key`` (for error messages)."""
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        return []
+    if not isinstance(root, yaml.MappingNode):
+        return []
+    for k, v in root.value:
+        if getattr(k, "value", None) == key and isinstance(v, yaml.SequenceNode):
+            return [item.start_mark.line + 1 for item in v.value]
+    return []
+
+
+def read_yaml(path: Path) -> tuple[dict, str]:
+    """The study file as a mapping, and its text (for :func:`item_lines`); a parse error names its line."""
+    text = read_utf8(path, StudyError)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise StudyError(f"{path}{line}: cannot parse ({getattr(e, 'problem', None) or e})") from None
+    if not isinstance(data, dict):
+        raise StudyError(f"{path}: a study is a mapping with keys {', '.join(STUDY_KEYS)}")
+    return data, text
+
+
+def check_keys(where: str, mapping: Any, allowed: tuple[str, ...], what: str) -> None:
+    """``mapping`` is a mapping whose keys are all ``allowed``; an unknown one is named with the closest."""
+    if not isinstance(mapping, dict):
+        raise StudyError(f"{where}: expected a mapping ({what}), got {mapping!r}")
+    for key in mapping:
+        if key not in allowed:
+            hint = difflib.get_close_matches(str(key), allowed, n=1)
+            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+            raise StudyError(f"{where}: unknown key {key!r}{suggestion}; valid keys: {', '.join(allowed)}")
+
+
+def as_list(where: str, value: Any, item_type: type, what: str) -> list:
+    """A non-empty list whose items are ``item_type`` (booleans are not integers here)."""
+    ok = isinstance(value, list) and value and all(
+        isinstance(v, item_type) and not isinstance(v, bool) for v in value)
+    if not ok:
+        raise StudyError(f"{where}: expected a non-empty list of {what}, got {value!r}")
+    return value
+
+
+def check_file_name(where: str, what: str, name: str, suffix: str, folder: Path) -> None:
+    """A label or name the engine turns into a file or folder name (``<name><suffix>``) must be one
+    the file system accepts: checked when the study is validated (``--dry-run`` included), not when
+    every run fails."""
+    from ...model.io import name_max, path_component_problem
+
+    limit = name_max(folder) - len(suffix)
+    problem = path_component_problem(name, limit)
+    if problem is not None:
+        room = f" (the file system's {limit + len(suffix)} bytes minus {suffix})" if suffix else ""
+        raise StudyError(f"{where}: {what} {problem}{room}; shorten it")
