@@ -306,12 +306,27 @@ def test_state_is_buffers_and_reloads_into_a_fresh_module():
     comp = started()
     contribute(comp)
     keys = set(comp.state_dict())
-    assert keys == {"state.centroids", "state.started", "state.start_step"}
+    assert keys == {"state.centroids", "state.started", "state.start_step", "state.logged_centroids", "state.logged"}
     fresh = ClusterNS(ClusterNSParams(num_clusters=4))
     fresh.load_state_dict(comp.state_dict())
     assert torch.equal(fresh.state.centroids, comp.state.centroids) and fresh.state.is_started
     assert int(fresh.state.start_step) == 3
+    assert torch.equal(fresh.state.logged_centroids, comp.state.logged_centroids)
     assert not list(comp.parameters())                          # nothing for the optimiser
+    # a checkpoint written before the logged centroids existed still loads (nothing logged yet)
+    old = {k: v for k, v in comp.state_dict().items() if "logged" not in k}
+    older = ClusterNS(ClusterNSParams(num_clusters=4))
+    older.load_state_dict(old)
+    assert torch.equal(older.state.centroids, comp.state.centroids) and not bool(older.state.logged)
+
+
+def test_centroid_shift_is_one_minus_the_mean_cosine_to_the_last_logged_centroids():
+    state = ClusterState(2, 2)
+    state.initialise(torch.tensor([[1.0, 0.0], [0.0, 1.0]]), step=1)
+    assert math.isnan(state.shift_since_logged())               # nothing logged before
+    state.centroids = torch.tensor([[1.0, 1.0], [0.0, 2.0]])    # cos 1/√2 and 1 to the logged ones
+    assert float(state.shift_since_logged()) == pytest.approx(1 - (2 ** -0.5 + 1) / 2)
+    assert float(state.shift_since_logged()) == pytest.approx(0.0, abs=1e-7)   # unmoved since
 
 
 def test_params_validation_names_the_key():

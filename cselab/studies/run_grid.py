@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfigError, TrainConfig, load_config, presets
+from .claims_spec import PLAN, planned_group_seeds
 from .smoke import smoke_overrides
 from .study_file import NAME_PATTERN, StudyError, as_list, check_file_name
 
@@ -79,7 +80,7 @@ def _config_source(where: str, value: Any, study_dir: Path) -> str | None:
 
 
 def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root: Path,
-                 smoke: bool = False) -> list[RunSpec]:
+                 smoke: bool = False, planned: dict[str, int] | None = None) -> list[RunSpec]:
     """The runs of one group: its config source, then the profile's settings, then ``set``, then one
     point of ``grid``, then one of ``seeds``; each config validated by :func:`load_config`. With
     ``smoke`` the smoke settings (:mod:`.smoke`) come last."""
@@ -98,8 +99,10 @@ def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root
         if not isinstance(values, list) or not values:
             raise StudyError(f"{where}: grid: {key}: expected a non-empty list of values, got {values!r}")
     seeds = group.get("seeds")
-    if seeds is not None:
-        as_list(f"{where}: seeds", seeds, int, "integer seeds")
+    if seeds == PLAN:   # the power plan's seeds (cselab/studies/claims_spec.py); [1] while it is made
+        seeds = planned_group_seeds(where, label, grid, planned) if planned is not None else [1]
+    elif seeds is not None:
+        as_list(f"{where}: seeds", seeds, int, "integer seeds (or plan)")
     for key in (*base, *settings, *grid):
         if key.split(".")[0] in ENGINE_KEYS:
             raise StudyError(f"{where}: {key}: set by the study engine (runs go to --runs-dir under their "

@@ -21,6 +21,8 @@ from ..config import TrainConfig
 from ..methods import METHODS
 from .notebook_specs import (ENGINE_PARAMETERS, KERNELSPEC, NOTEBOOKS_DIR, TRAIN_NOTEBOOK, NotebookSpec,
                              notebook_parameters, parse_notebook, read_notebook, resolve_notebook, select_runs)
+from .claims_spec import ClaimsSpec, read_claims_spec
+from .record import variant_of_label
 from .run_grid import ENGINE_KEYS, RunSpec, expand_group, flatten
 from .smoke import NOTEBOOK_PARAMETERS, SMOKE
 from .study_file import (GROUP_KEYS, NAME_PATTERN, NOTEBOOK_KEYS, STUDY_KEYS, StudyError, as_list, check_file_name,
@@ -44,6 +46,7 @@ class Study:
     runs: list[RunSpec]
     notebooks: list[NotebookSpec]
     slurm: dict = field(default_factory=dict)
+    claims: ClaimsSpec = field(default_factory=ClaimsSpec)   # claims, power rule, record extras and figures
     smoke: bool = False   # a smoke profile: tiny runs, and a sample of the data root (studies/smoke.py)
     profiles: list[str] = field(default_factory=list)   # every profile the study file defines
 
@@ -146,15 +149,17 @@ def _profiles_of(where: str, entry: dict, known: list[str]) -> list[str] | None:
     return chosen
 
 
-def _runs(path: Path, data: dict, text: str, profile: _Profile, runs_root: Path, requested: str) -> list[RunSpec]:
-    """Every run of the profile's groups (:func:`expand_group`), each label once."""
+def _runs(path: Path, data: dict, text: str, profile: _Profile, runs_root: Path, requested: str,
+          planned: dict[str, int] | None = None) -> list[RunSpec]:
+    """Every run of the profile's groups (:func:`expand_group`), each label once; ``planned``: the
+    power plan's seeds per group (None: one seed for a group whose seeds are planned)."""
     groups = data.get("runs")
     if not isinstance(groups, list) or not groups:
         raise StudyError(f"{path}: runs: expected a non-empty list of run groups")
     runs: list[RunSpec] = []
     seen: dict[str, str] = {}
     for where, group in _entries(path, text, "runs", groups, GROUP_KEYS, "a run group", profile):
-        for run in expand_group(group, where, profile.base, path.parent, runs_root, profile.smoke):
+        for run in expand_group(group, where, profile.base, path.parent, runs_root, profile.smoke, planned):
             if run.label in seen:
                 raise StudyError(f"{where}: run {run.label!r}: the label is used twice (also at {seen[run.label]})")
             seen[run.label] = where
@@ -210,7 +215,12 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
     description = data.get("description") or ""
     chosen = _profile(path, data, profile)
     runs = _runs(path, data, text, chosen, Path(runs_root), profile)
+    # the claims name the run groups; their power plan gives the groups whose seeds are `plan`
+    claims = read_claims_spec(path, data, text, chosen.applied, chosen.names,
+                              {variant_of_label(r.label)[0] for r in runs})
+    if claims.claims and not chosen.smoke:
+        runs = _runs(path, data, text, chosen, Path(runs_root), profile, claims.planned_seeds())
     specs = _notebooks(path, data, text, chosen, [r.label for r in runs]) if notebooks else []
     slurm = _slurm(path, data)
     _check_train_notebook()
-    return Study(name, description, path, profile, runs, specs, slurm, chosen.smoke, chosen.names)
+    return Study(name, description, path, profile, runs, specs, slurm, claims, chosen.smoke, chosen.names)

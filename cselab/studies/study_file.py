@@ -13,7 +13,8 @@ import yaml
 
 from ..io import read_utf8
 
-STUDY_KEYS = ("name", "description", "profiles", "runs", "notebooks", "slurm")
+STUDY_KEYS = ("name", "description", "profiles", "runs", "notebooks", "slurm", "power", "claims", "record_extras",
+              "record_figures")
 GROUP_KEYS = ("label", "config", "set", "grid", "seeds", "profiles")
 NOTEBOOK_KEYS = ("notebook", "name", "runs", "parameters", "profiles")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=-]*$")

@@ -260,7 +260,8 @@ def _write_results(cfg: TrainConfig, run: RunDir, state: TrainState, data_dir: s
     results = {"steps": state.step, "total_steps": total_steps, "best_step": state.best_step,
                "select_by": cfg.select_by, "best_stsb_dev": state.best_stsb_dev, "stsb_dev_pairs": dev_pairs,
                "stopped_early": state.stopped_early, "train_seconds": state.train_seconds, **precisions,
-               "native_bf16": native_bf16(), "world_size": world_size, "mini_batch_size": cfg.mini_batch_size,
+               "native_bf16": native_bf16(),
+               "cpu_capability": torch.backends.cpu.get_cpu_capability(), "world_size": world_size, "mini_batch_size": cfg.mini_batch_size,
                execution.KEY: settings}
     if heldout:
         results["best_heldout_infonce"] = -state.best_score
