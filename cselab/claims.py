@@ -207,7 +207,12 @@ def verdict(diff: float, p_adjusted: float, mde: float, direction: int, n: int, 
         if direction == 0:
             return "detected (higher)" if diff > 0 else "detected (lower)"
         return HOLDS if math.copysign(1, diff) == direction else REVERSED
-    return f"not detected (MDE {mde:.2f})" if math.isfinite(mde) else "not detected"
+    return f"not detected (MDE {_number(mde)})" if math.isfinite(mde) else "not detected"
+
+
+def _number(x: float) -> str:
+    """Two decimals, or two significant digits for a number below 0.1 (an MDE in small units)."""
+    return f"{x:.2f}" if abs(x) >= 0.1 or x == 0 else f"{x:.2g}"
 
 
 def _scores(frame: pd.DataFrame, group: str, pair_on: str, variant: str, metric: str) -> tuple[pd.Series, str]:
@@ -230,7 +235,7 @@ def _scores(frame: pd.DataFrame, group: str, pair_on: str, variant: str, metric:
 
 def _test_row(c: Claim, frame: pd.DataFrame, group: str, pair_on: str) -> dict:
     row = {"claim": c.claim, "kind": c.kind, "paper": c.paper, "variant": c.variant, "reference": c.reference,
-           "metric": c.metric, "test": c.test, "n": 0, "seeds": "", "diff": math.nan, "ci_low": math.nan, "ci_high": math.nan,
+           "metric": c.metric, "test": c.test, "direction": c.direction, "n": 0, "seeds": "", "diff": math.nan, "ci_low": math.nan, "ci_high": math.nan,
            "p": math.nan, "sd": math.nan, "problem": ""}
     if not c.testable:
         row["problem"] = c.reason

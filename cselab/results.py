@@ -264,7 +264,7 @@ def seeds_for(sd: float, target: float, alpha: float = ALPHA, power: float = POW
     would reach the target (None when even ``search`` seeds would not)."""
     if not (sd is not None and math.isfinite(sd) and sd >= 0 and target > 0):
         raise ValueError(f"seeds_for: need a finite sd >= 0 and a target > 0, got sd={sd!r}, target={target!r}")
-    needed = next((n for n in range(max(2, least), search + 1)
+    needed = next((n for n in range(2, search + 1)
                    if minimum_detectable_difference(sd, n, alpha, power) <= target), None)
     return (min(max(needed, least), most) if needed is not None else most), needed
 

@@ -286,19 +286,18 @@ def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Map
     return paired
 
 
-def claims_cell(frames: Sequence[pd.DataFrame], claims: Sequence, tables_dir: str | os.PathLike,
-                name: str = "claims") -> pd.DataFrame:
-    """The paper notebooks' claims cell: the rows of ``frames`` (one per run, each with ``variant``
-    and ``seed``: :func:`cselab.paper_tables.variant_frame` and sweep points through
-    :func:`cselab.paper_tables.as_variants`) tested claim by claim (:func:`cselab.paper_tables.claims_table`),
-    saved as ``<name>`` (.md and .csv) with the Holm family printed under it, and returned for display."""
-    import pandas as pd
+def claims_cell(study: str, profile: str, runs: Mapping | None, record: str | os.PathLike | None,
+                tables_dir: str | os.PathLike, name: str = "claims") -> pd.DataFrame:
+    """The paper notebooks' claims cell: the study file's claims for ``profile``
+    (:func:`cselab.paper_tables.study_claims_table`: over the study's record when the engine passes
+    one, else over the runs given), formatted, saved as ``<name>`` (.md and .csv) with the families
+    and the source printed under it, and returned for display."""
+    from .paper_tables import format_claims, study_claims_table
 
-    from .paper_tables import claims_table, format_claims
-
-    frame = pd.concat([f for f in frames if f is not None and len(f)], ignore_index=True)
-    table = format_claims(claims_table(frame, claims))
-    save_table(table, name, tables_dir)
-    print(f"{table.attrs['family']}; Δ = variant − reference on the STS average, mean over the seeds both have, "
-          "95 % t-interval; at this profile's scale, not the paper's")
-    return table
+    table = study_claims_table(study, profile, runs, record)
+    shown = format_claims(table)
+    save_table(shown, name, tables_dir)
+    families = "; ".join(table.attrs.get("families", {}).values())
+    print(f"{families}. Numbers from {table.attrs['source']}; Δ = variant − reference over the seeds both have, "
+          "95 % t-interval; MDE at the claim's Holm level α/k, power 0.8; at this profile's scale, not the paper's")
+    return shown

@@ -17,8 +17,8 @@ CLAIM_KEYS = ("claim", "variant", "reference", "paper", "direction", "metric", "
               "pilot", "test", "testable", "reason", "profiles")
 POWER_KEYS = tuple(f.name for f in fields(PowerRule))
 EXTRA_KEYS = ("extra", "variants", "options", "profiles")
-FIGURE_KEYS = ("name", "kind", "title", "x", "y", "points", "variants", "part", "key", "keys", "note", "profiles",
-               "hue")
+FIGURE_KEYS = ("name", "kind", "title", "x", "y", "points", "series", "variants", "part", "key", "keys", "profiles",
+               "hue", "method")
 FIGURE_KINDS = ("sweep", "curves", "grouped")
 PLAN = "plan"
 
@@ -130,12 +130,19 @@ def read_claims_spec(path, data: dict, text: str, profile: str, known: list[str]
         kind = entry.get("kind")
         if kind not in FIGURE_KINDS:
             raise StudyError(f"{where}: kind: expected one of {', '.join(FIGURE_KINDS)}, got {kind!r}")
-        named = entry.get("points") or entry.get("variants") or {}
-        if not isinstance(named, dict) or not named:
-            raise StudyError(f"{where}: {'points' if kind == 'sweep' else 'variants'}: expected a mapping of "
-                             "x value or name → run group")
-        for name in named.values():
-            need_variant(where, name, "variant")
+        if kind == "sweep" and entry.get("series"):
+            groups = entry["series"]
+            if not isinstance(groups, dict) or not all(isinstance(g, dict) and g for g in groups.values()):
+                raise StudyError(f"{where}: series: expected {{series name: {{x value: run group}}}}")
+        else:
+            named = entry.get("points") if kind == "sweep" else entry.get("variants")
+            if not isinstance(named, dict) or not named:
+                raise StudyError(f"{where}: {'points' if kind == 'sweep' else 'variants'}: expected a mapping of "
+                                 "x value or name → run group")
+            groups = {"": named}
+        for named in groups.values():
+            for name in named.values():
+                need_variant(where, name, "variant")
         spec.figures.append(RecordFigure(str(entry.get("name")), kind, entry))
     return spec
 

@@ -25,7 +25,7 @@ def _notebooks_dir() -> Path:
 NOTEBOOKS_DIR = _notebooks_dir()   # notebooks/<name>.py
 TRAIN_NOTEBOOK = "train"
 # Parameters the engine fills in for every analysis notebook (those the notebook declares).
-ENGINE_PARAMETERS = ("runs", "figures_dir", "tables_dir", "data_dir", "profile")
+ENGINE_PARAMETERS = ("runs", "figures_dir", "tables_dir", "data_dir", "profile", "record")
 # The kernel of every notebook the engine executes (a jupytext script without a header gets it).
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 

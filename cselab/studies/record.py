@@ -220,8 +220,8 @@ def _late_mean(column: dict, key: str, fraction: float = 0.5):
 DERIVED: dict[str, tuple[str, Callable[[dict], float]]] = {
     "largest_angle_final": ("the probe set's largest angle at the last probe (degrees)",
                             lambda r: _last(r.get("probe", {}), "largest_angle")),
-    "grad_norm_late": ("‖∂L/∂z‖ of view 1, mean over the logged steps of the run's second half",
-                       lambda r: _late_mean(r.get("train", {}), "grad/z1_norm")),
+    "grad_norm_late": ("‖∂L/∂z‖ of view 1 × 1000, mean over the logged steps of the run's second half",
+                       lambda r: 1000 * _late_mean(r.get("train", {}), "grad/z1_norm")),
 }
 
 

@@ -23,7 +23,7 @@ from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_not
 from .launchers import make_launcher
 from .schedule import NotebookSchedule
 from .report import NotebookResult, PlannedRun, Progress, StudyReport, format_plan, run_line, write_report
-from .record import put_records, record_path, recorded, run_record, variant_of_label
+from .record import RECORD_FILE, put_records, record_path, recorded, run_record, variant_of_label
 from .record_extras import compute_extras
 from .smoke import SMOKE, smoke_data
 from .spec import NOTEBOOKS_DIR, TRAIN_NOTEBOOK, Study, StudyError, load_study
@@ -187,7 +187,8 @@ def notebook_parameters(study: Study, nb, report: StudyReport, data_dir: str | N
     engine = {"runs": {label: str(study.run(label).run_dir) for label in nb.runs
                        if Path(study.run(label).run_dir).is_dir()},   # a recorded run without its folder: not here
               "figures_dir": str(report.figures_dir / nb.name), "tables_dir": str(report.report_dir / "tables"),
-              "data_dir": data_dir, "profile": SMOKE if study.smoke else study.profile}
+              "data_dir": data_dir, "profile": SMOKE if study.smoke else study.profile,
+              "record": str(report.figures_dir / RECORD_FILE)}
     return {**{k: v for k, v in engine.items() if k in nb.declared}, **nb.parameters}
 
 
