@@ -163,6 +163,20 @@ def test_two_run_study_runs_end_to_end_then_reuses_its_runs(two_runs, tiny_model
     assert f"The 2 reused runs' training loops took {total} in all when they were trained" in index_again
 
 
+def test_the_engine_records_each_run_it_trains_or_reuses(two_runs, tiny_model, data_dir):
+    from cselab.studies.record import read_record, record_path
+
+    root, study, code, text, summary = two_runs
+    records = read_record(record_path(root / "figures", "two-runs"))
+    assert [(r["label"], r["variant"], r["seed"]) for r in records] == [("simcse-s1", "simcse", 1),
+                                                                       ("simcse-s2", "simcse", 2)]
+    for record, run in zip(records, summary["runs"]):
+        results = read_json(Path(run["run_dir"]) / "results.json")
+        assert record["best"]["stsb_dev"] == pytest.approx(results["best_stsb_dev"], rel=1e-5)
+        assert record["config_hash"] == read_json(Path(run["run_dir"]) / "config.json")["config_hash"]
+        assert record["execution"]["device"] == "cpu" and record["cpu"]["native_bf16"]
+
+
 def test_failing_run_and_notebook_are_reported_and_the_rest_completes(two_runs, tiny_model, data_dir):
     root, *_ = two_runs
     study = write_study(root / "failures.yaml", tiny_model, runs=[

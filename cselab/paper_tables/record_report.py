@@ -35,6 +35,8 @@ from ..studies.spec import load_study
 STS_COLUMNS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "avg"]
 BLOCK = re.compile(r"(<!-- record: (?P<kind>[a-z_]+) (?P<study>[A-Za-z0-9_.+=-]+) -->\n)(?P<body>.*?)(<!-- /record -->)",
                    re.S)
+TALLY_NAMES = {"paper-mixcse": "MixCSE", "paper-gs-infonce": "GS-InfoNCE", "paper-clusterns": "ClusterNS",
+               "paper-apincse": "APINCSE", "cpu-compare": "the methods against SimCSE (cpu-compare)"}
 # where each study's record is committed (the figures root the study runs with)
 FIGURES_ROOTS = {"cpu-compare": "figures"}
 DEFAULT_FIGURES_ROOT = "figures/cpu-papers"
@@ -217,11 +219,36 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
             text = format_claims(rows.reset_index(drop=True))
             parts.append(f"{words} — {table.attrs['families'][family]}:\n\n{_markdown(text)}\n")
         return "\n".join(parts)
+    if kind == "example":   # the MDE rule worked through the study's first paper claim with a test
+        from ..results import detectable_effect_size, sd_interval
+
+        tested = table[(table["kind"] == "paper") & (table["test"] == "paired_t") & table["p"].notna()]
+        if tested.empty:
+            return "(no paper claim of this study has a test in the record yet)\n"
+        r = tested.iloc[0]
+        k = sum(c.kind == "paper" and c.testable for c in spec.claims.claims)
+        n, sd = int(r["n"]), float(r["sd"])
+        d = detectable_effect_size(n, r["level"], spec.claims.rule.power)
+        low, high = sd_interval(sd, n)
+        scaled = r["scaled_effect"]
+        paper = (f" The paper's own effect scaled to this backbone is {scaled:.2f} "
+                 f"({'≥' if r['mde'] <= scaled else '<'} the MDE): "
+                 f"{'a design that could detect it' if r['mde'] <= scaled else 'more than this design can detect'}."
+                 if isinstance(scaled, float) and math.isfinite(scaled) else "")
+        return (f"Take the row *{r['claim']}*. Its family holds the paper's k = {k} claims, so Holm's first step "
+                f"asks p < 0.05 / {k} = {r['level']:.4f}. Its n = {n} per-seed differences have a standard "
+                f"deviation of {sd:.3f} (95 % χ² interval {low:.3f}–{high:.3f}: few seeds estimate a spread "
+                f"poorly). At that level, a two-sided paired t-test on {n} pairs detects a true difference of "
+                f"{d:.2f} standard deviations with power 0.8 (the noncentral t), so the MDE is {d:.2f} × "
+                f"{sd:.3f} = {r['mde']:.2f} STS points, between {r['mde_low']:.2f} and {r['mde_high']:.2f} over "
+                f"the spread's interval. The observed Δ is {r['diff']:+.2f} (Holm-adjusted p "
+                f"{r['p_holm']:.3g}): *{r['verdict']}*.{paper}\n")
     if kind == "tally":
         counts = tally(table)
         runs = len(records)
         hours = sum(r.get("train_seconds") or 0 for r in records) / 3600
-        return (f"{counts['claims']} claims of the paper: {counts['holds here']} hold here, {counts['reversed']} "
+        name = TALLY_NAMES.get(study, study)
+        return (f"{name}: {counts['claims']} claims: {counts['holds here']} hold here, {counts['reversed']} "
                 f"reversed, {counts['not detected']} not detected, {counts['not testable at this scale']} not "
                 f"testable at this scale, {counts['no test']} without a test ({runs} runs, "
                 f"{hours:.1f} h of training in the record)\n")
