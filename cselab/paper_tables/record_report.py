@@ -203,9 +203,12 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
     """The Markdown of one generated block: ``claims`` (the claims table, the paper's and the
     checks'), ``plan`` (the power plan), ``scores`` (mean ± sd per variant), ``tally`` (one line)."""
     spec = _study(study)
-    frame, records = study_frame(spec, read_record(committed_record(study, root)))
     if kind == "plan":
         return _markdown(format_plan(spec.claims.plan())) + "\n"
+    source = committed_record(study, root)
+    if not source.is_file():
+        return f"No run of {study} is recorded yet ({source.relative_to(root) if source.is_relative_to(root) else source}).\n"
+    frame, records = study_frame(spec, read_record(source))
     if kind == "scores":
         variants = list(dict.fromkeys(r.label.rsplit("-s", 1)[0] for r in spec.runs))
         return _markdown(scores_table(frame, variants)) + "\n"
