@@ -8,6 +8,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -146,3 +147,21 @@ def test_from_record_rebuilds_claims_tables_and_figures_without_run_folders(stud
     for figure in spec.claims.figures:
         assert (figures / f"{figure.name}.png").is_file() or f"{figure.name}:" in out.getvalue(), figure.name
     assert not (tmp_path / "runs").exists()
+
+
+def test_record_figures_say_what_they_draw():
+    from cselab.claims import Claim, claims_table
+    from cselab.plots.claims import most_similar_words, plot_claims
+
+    # Fig. 3's reading: the intermediate layer closest to the last, counted over seeds
+    seeds = [[0.5, 0.6, 0.7, 0.9, 1.0], [0.5, 0.6, 0.95, 0.9, 1.0], [0.5, 0.6, 0.7, 0.8, 1.0]]
+    assert most_similar_words(seeds) == "layer 3 in 2 of 3 seeds, layer 2 in 1"
+    frame = pd.DataFrame({"variant": ["a"] * 4 + ["b"] * 4, "seed": [1, 2, 3, 4] * 2,
+                          "avg": [1.0, 2.0, 3.0, 4.0, 1.5, 2.4, 3.6, 4.5]})
+    table = claims_table(frame, [Claim("b beats a", "b", "a", paper_effect=3.0), Claim("a beats b", "a", "b")])
+    fig = plot_claims(table, {"b beats a": [0.5, 0.4, 0.6, 0.5], "a beats b": [-0.5, -0.4, -0.6, -0.5]})
+    (ax,) = [a for a in fig.axes]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["b beats a", "a beats b"]
+    assert {t.get_text() for t in ax.texts} == set(table["verdict"])
+    offsets = np.concatenate([c.get_offsets()[:, 0] for c in ax.collections if len(c.get_offsets()) == 4])
+    assert sorted(offsets.tolist()) == sorted([0.5, 0.4, 0.6, 0.5, -0.5, -0.4, -0.6, -0.5])   # every seed drawn
