@@ -136,10 +136,28 @@ def target_for(claim: Claim, rule: PowerRule) -> float:
     return max(rule.target, scaled) if math.isfinite(scaled) else rule.target
 
 
-def power_plan(claims: Sequence[Claim], rule: PowerRule) -> pd.DataFrame:
+def observed_spreads(claims: Sequence[Claim], frame: pd.DataFrame, least: int = 3) -> dict[str, tuple[float, int]]:
+    """``{claim: (sd, n)}``: the spread of each paired claim's per-seed differences in ``frame`` (a
+    record's runs), where at least ``least`` seeds are shared. Only the spread is read, never the mean
+    difference: a plan re-estimated from it does not look at the effect it is about to test."""
+    out = {}
+    for c in claims:
+        if c.test != "paired_t" or c.metric not in frame:
+            continue
+        row = _test_row(c, frame, "variant", "seed")
+        if row["n"] >= least and math.isfinite(row["sd"]):
+            out[c.claim] = (float(row["sd"]), int(row["n"]))
+    return out
+
+
+def power_plan(claims: Sequence[Claim], rule: PowerRule,
+               observed: Mapping[str, tuple[float, int]] | None = None) -> pd.DataFrame:
     """One row per claim: its family and level α/k, the spread the plan uses (pilot or prior), the
     target, the seeds planned (at least ``min_seeds`` for a paper's claim, ``check_seeds`` for a check)
-    and needed, the MDE at the planned seeds, and whether it is underpowered."""
+    and needed, the MDE at the planned seeds, and whether it is underpowered. With ``observed``
+    (:func:`observed_spreads` of the record so far) a claim's spread is the one its runs showed: the
+    plan is re-estimated on the spread alone, and never plans fewer seeds than the first plan did."""
+    first = power_plan(claims, rule).set_index("claim")["seeds"] if observed else None
     rows = []
     for c in claims:
         row = {"claim": c.claim, "kind": c.kind, "variant": c.variant, "reference": c.reference,
@@ -158,7 +176,12 @@ def power_plan(claims: Sequence[Claim], rule: PowerRule) -> pd.DataFrame:
         else:
             sd = c.pilot_sd if c.pilot_sd is not None else rule.prior_sd
             row.update(sd=sd, sd_source=c.pilot or ("pilot" if c.pilot_sd is not None else "prior"))
+            if observed and c.claim in observed:
+                sd, n = observed[c.claim]
+                row.update(sd=sd, sd_source=f"observed, {n} seeds")
             least = rule.min_seeds if c.kind == "paper" else rule.check_seeds
+            if first is not None:
+                least = max(least, int(first[c.claim]))
             most = rule.max_seeds if c.kind == "paper" else rule.check_seeds
             planned, needed = seeds_for(sd, row["target"], row["level"], rule.power, least, most)
             row.update(seeds=planned, needed=needed, mde=minimum_detectable_difference(sd, planned, row["level"],
@@ -285,7 +308,7 @@ def claims_table(frame: pd.DataFrame, claims: Sequence[Claim], rule: PowerRule |
         members = (table["kind"] == kind).to_numpy()
         if members.any():
             table.loc[members, "p_holm"] = holm(table.loc[members, "p"].to_numpy(dtype=float))
-    levels, mdes, lows, highs, scaled, detectable, verdicts = [], [], [], [], [], [], []
+    levels, mdes, lows, highs, scaled, detectable, verdicts, needed = [], [], [], [], [], [], [], []
     for (_, r), c in zip(table.iterrows(), claims):
         at = level(c, claims, rule.alpha)
         n = int(r["n"])
@@ -296,6 +319,12 @@ def claims_table(frame: pd.DataFrame, claims: Sequence[Claim], rule: PowerRule |
             sd_low, sd_high = sd_interval(r["sd"], n)
             low, high = (minimum_detectable_difference(s, n, at, rule.power) for s in (sd_low, sd_high))
         effect = scaled_effect(c, rule) if c.metric == "avg" else math.nan
+        # the seeds the target would need with the spread observed here (the plan used the pilot's):
+        # what a continuation would run, decided on the spread alone, blind to the difference
+        target = target_for(c, rule)
+        needed.append(seeds_for(r["sd"], target, at, rule.power, 2, 10 ** 6, search=1000)[1]
+                      if c.test == "paired_t" and n >= 2 and math.isfinite(r["sd"]) and math.isfinite(target)
+                      else None)
         levels.append(at), mdes.append(mde), lows.append(low), highs.append(high), scaled.append(effect)
         detectable.append(bool(mde <= effect) if math.isfinite(mde) and math.isfinite(effect) else None)
         if not c.testable:
@@ -306,6 +335,7 @@ def claims_table(frame: pd.DataFrame, claims: Sequence[Claim], rule: PowerRule |
             verdicts.append(verdict(r["diff"], r["p_holm"], mde, c.direction, n, rule.alpha))
     table["level"], table["mde"], table["mde_low"], table["mde_high"] = levels, mdes, lows, highs
     table["scaled_effect"], table["paper_detectable"], table["verdict"] = scaled, detectable, verdicts
+    table["needed"] = pd.Series(needed, dtype=object)
     sizes = family_sizes(claims)
     table.attrs["families"] = {k: f"Holm over {FAMILY_WORDS[k]} ({sizes[k]}, α = {rule.alpha:g})"
                                for k in KINDS if sizes[k]}
@@ -366,6 +396,12 @@ def format_claims(table: pd.DataFrame, decimals: int = 2) -> pd.DataFrame:
             return "–"
         return f"{'yes' if r['paper_detectable'] else 'no'} ({r['scaled_effect']:.2f})"
 
+    def seeds_text(r) -> str:
+        need = r.get("needed")
+        if need is None or (isinstance(need, float) and math.isnan(need)):
+            return "–"
+        return f"{int(need)} (has {int(r['n'])})" if need > r["n"] else f"≤ {int(r['n'])} (met)"
+
     out = pd.DataFrame({
         "claim": table["claim"], "paper": table["paper"],
         "ours: Δ (seeds)": [delta(r) for _, r in table.iterrows()],
@@ -375,6 +411,7 @@ def format_claims(table: pd.DataFrame, decimals: int = 2) -> pd.DataFrame:
         "p (Holm)": [p_text(p) for p in table["p_holm"]],
         "MDE at α/k [95% CI]": [mde(r) for _, r in table.iterrows()],
         "paper's effect detectable (scaled)": [detectable(r) for _, r in table.iterrows()],
+        "seeds for the target MDE": [seeds_text(r) for _, r in table.iterrows()],
         "verdict": table["verdict"]})
     out.attrs = dict(table.attrs)
     return out.set_index("claim")

@@ -186,3 +186,22 @@ def test_power_plan_picks_the_fewest_seeds_reaching_the_target_and_marks_the_res
     assert seeds_per_variant(power_plan(claims, rule), rule) == {"A": 5, "ref": 10, "B": 10, "C": 5, "D": 3}
     text = format_plan(power_plan(claims, rule))
     assert text.loc["noisy", "note"] == f"underpowered: needs {int(plan['needed']['noisy'])} seeds"
+
+
+def test_a_replanned_study_takes_the_spread_its_runs_showed_and_never_plans_fewer_seeds():
+    from cselab.claims import observed_spreads
+
+    rule = PowerRule(target=0.3, min_seeds=5, max_seeds=10, prior_sd=0.1)
+    claims = [Claim("A beats ref", "A", "ref", pilot_sd=0.05), Claim("B beats ref", "B", "ref", pilot_sd=0.3)]
+    rng = np.random.default_rng(0)
+    ref = rng.normal(76, 0.2, 5)
+    frame = pd.DataFrame({"variant": ["ref"] * 5 + ["A"] * 5 + ["B"] * 5, "seed": list(range(1, 6)) * 3,
+                          "avg": [*ref, *(ref + [0.4, -0.3, 0.5, -0.2, 0.1]), *(ref + 0.02 * np.arange(5))]})
+    spreads = observed_spreads(claims, frame)
+    assert spreads["A beats ref"] == (pytest.approx(np.std([0.4, -0.3, 0.5, -0.2, 0.1], ddof=1)), 5)
+    first = power_plan(claims, rule).set_index("claim")
+    again = power_plan(claims, rule, spreads).set_index("claim")
+    assert first.loc["A beats ref", "seeds"] == 5 and again.loc["A beats ref", "seeds"] == 10   # the pilot was lucky
+    assert again.loc["A beats ref", "sd_source"] == "observed, 5 seeds"
+    # B's runs spread less than its pilot said: the re-plan keeps the first plan's seeds, never fewer
+    assert again.loc["B beats ref", "seeds"] == first.loc["B beats ref", "seeds"] == 10

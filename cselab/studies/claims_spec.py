@@ -46,8 +46,10 @@ class ClaimsSpec:
     extras: list[RecordExtra] = field(default_factory=list)
     figures: list[RecordFigure] = field(default_factory=list)
 
+    observed: dict = field(default_factory=dict)   # re-planning: {claim: (sd, n)} from the record so far
+
     def plan(self):
-        return power_plan(self.claims, self.rule) if self.claims and self.rule else None
+        return power_plan(self.claims, self.rule, self.observed or None) if self.claims and self.rule else None
 
     def planned_seeds(self) -> dict[str, int]:
         plan = self.plan()

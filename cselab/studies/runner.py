@@ -273,16 +273,24 @@ def notebooks_lock(report_dir: Path):
 def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry_run: bool = False,
               launcher: str = "local", runs_dir: str | os.PathLike = "runs", data_dir: str | None = None,
               reports_dir: str | os.PathLike = "reports", figures_dir: str | os.PathLike = "figures",
-              slurm: dict | None = None, stream=None, progress: str = "auto", notebooks: bool = True) -> int:
+              slurm: dict | None = None, stream=None, progress: str = "auto", notebooks: bool = True,
+              replan: bool = False) -> int:
     """Run a study; returns the exit status: 0 when every run and notebook succeeded, 1 when something
     failed (the rest still ran), 130 when interrupted. Invalid studies raise StudyError first. Every
     run that finishes or is reused is added to the study's record (:mod:`.record`) at once;
-    ``notebooks=False`` trains and records the runs and executes no notebook."""
+    ``notebooks=False`` trains and records the runs and executes no notebook; ``replan=True``
+    re-estimates the power plan from the spreads the study's record shows (more seeds where the
+    pilot's spread was too small, up to the rule's cap; never fewer than the first plan)."""
     out = stream or sys.stdout
     require_notebook_tools()
     for option, folder in (("--runs-dir", runs_dir), ("--reports-dir", reports_dir), ("--figures-dir", figures_dir)):
         check_folder_location(folder, option)
     spec = load_study(study, profile, runs_dir)
+    if replan:
+        from .record import records_frame
+
+        kept = recorded(record_path(figures_dir, spec.name))
+        spec = load_study(study, profile, runs_dir, observed=records_frame(kept.values()))
     if not notebooks:
         spec.notebooks = []
     if jobs < 1:

@@ -202,9 +202,11 @@ def _check_train_notebook() -> None:
 
 # ------------------------------------------------------------------- the study
 def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str | os.PathLike = "runs",
-               notebooks: bool = True) -> Study:
+               notebooks: bool = True, observed=None) -> Study:
     """Load and validate a study for one profile: every run's config, every notebook and its
-    parameters. Raises :class:`StudyError` naming the file, line, run label and key.
+    parameters. Raises :class:`StudyError` naming the file, line, run label and key. ``observed``:
+    a record's runs (:func:`cselab.studies.record.records_frame`); the power plan then takes each
+    claim's spread from them (the seeds a claim needs, re-estimated on the spread alone).
 
     ``notebooks=False`` reads the runs only (no notebook is opened; ``Study.notebooks`` is empty):
     what a notebook needs to find the study's run directories."""
@@ -218,6 +220,10 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
     # the claims name the run groups; their power plan gives the groups whose seeds are `plan`
     claims = read_claims_spec(path, data, text, chosen.applied, chosen.names,
                               {variant_of_label(r.label)[0] for r in runs})
+    if observed is not None and claims.claims:   # re-plan on the spreads a record shows (``--replan``)
+        from ..claims import observed_spreads
+
+        claims.observed = observed_spreads(claims.claims, observed)
     if claims.claims and not chosen.smoke:
         runs = _runs(path, data, text, chosen, Path(runs_root), profile, claims.planned_seeds())
     specs = _notebooks(path, data, text, chosen, [r.label for r in runs]) if notebooks else []
