@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfigError, TrainConfig, load_config, presets
+from ..options import shown
 from .smoke import smoke_overrides
 from .study_file import NAME_PATTERN, StudyError, as_list, check_file_name
 
@@ -68,13 +69,13 @@ def _config_source(where: str, value: Any, study_dir: Path) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise StudyError(f"{where}: config: expected a preset name or a config file, got {value!r}")
+        raise StudyError(f"{where}: config: expected a preset name or a config file, got {shown(value)}")
     relative = study_dir / value          # an absolute path stays as it is
     if relative.is_file():
         return str(relative)
     if value in presets():
         return value
-    raise StudyError(f"{where}: config: {value!r} is neither a file next to the study nor a preset "
+    raise StudyError(f"{where}: config: {shown(value)} is neither a file next to the study nor a preset "
                      f"(presets: {', '.join(presets())})")
 
 
@@ -85,18 +86,18 @@ def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root
     ``smoke`` the smoke settings (:mod:`.smoke`) come last."""
     label = group.get("label")
     if not isinstance(label, str) or not NAME_PATTERN.match(label):
-        raise StudyError(f"{where}: label: expected a name of letters, digits and ._+=- , got {label!r}")
-    where = f"{where}: run {label!r}"
+        raise StudyError(f"{where}: label: expected a name of letters, digits and ._+=- , got {shown(label)}")
+    where = f"{where}: run {shown(label)}"
     source = _config_source(where, group.get("config"), study_dir)
     settings = group.get("set") or {}
     grid = group.get("grid") or {}
     for key, value in (("set", settings), ("grid", grid)):
         if not isinstance(value, dict):
-            raise StudyError(f"{where}: {key}: expected a mapping of config keys, got {value!r}")
+            raise StudyError(f"{where}: {key}: expected a mapping of config keys, got {shown(value)}")
     settings = flatten(settings)
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
-            raise StudyError(f"{where}: grid: {key}: expected a non-empty list of values, got {values!r}")
+            raise StudyError(f"{where}: grid: {key}: expected a non-empty list of values, got {shown(values)}")
     seeds = group.get("seeds")
     if seeds is not None:
         as_list(f"{where}: seeds", seeds, int, "integer seeds")
