@@ -32,6 +32,25 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return path
 
 
+def atomic_write_with(path: str | os.PathLike, write) -> Path:
+    """``write(tmp)`` fills a temporary file beside ``path``, which then replaces ``path`` in one
+    rename: no half-written file, and a link in ``path``'s place is replaced, never written through.
+    For writers that take a file name (matplotlib's savefig)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    except BaseException as e:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError) and not isinstance(e, WriteError) and e.errno is not None:
+            raise WriteError(f"{path}: cannot write ({write_failure(e)})", e.errno) from e
+        raise
+    return path
+
+
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
     return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
 
@@ -75,16 +94,31 @@ def first_line(e: BaseException) -> str:
 
 
 def append_jsonl(path: str | os.PathLike, record: dict) -> None:
-    """Append one JSON line. Lines are written whole (one write call) and flushed."""
+    """Append one JSON line. Lines are written whole (one write call) and flushed; a link in the
+    file's place is refused, never appended through."""
     line = json.dumps(record, default=_json_default) + "\n"
+    check_not_link(path, "records")
     try:
-        with open(path, "a", encoding="utf-8") as f:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+        with os.fdopen(fd, "a", encoding="utf-8") as f:
             f.write(line)
             f.flush()
     except OSError as e:
         if e.errno is None:
             raise
         raise WriteError(f"{path}: cannot write ({write_failure(e)})", e.errno) from e
+
+
+def check_not_link(path: str | os.PathLike, what: str) -> Path:
+    """``path`` unless it is a symbolic link: cselab writes (and locks) only files and folders it
+    creates, and a link someone put in one's place would carry the write to its target (a file
+    outside every cselab folder). One :class:`WriteError` naming the link, its target and ``what``
+    goes there; nothing is written."""
+    path = Path(path)
+    if path.is_symlink():
+        raise WriteError(f"{path}: is a symbolic link (to {os.readlink(path)}), where cselab writes {what}; cselab "
+                         "does not write through links: remove the link", errno.ELOOP)
+    return path
 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict]:

@@ -30,7 +30,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ..data import data_root
-from ..io import atomic_write_json, read_json
+from ..io import atomic_write_json, check_not_link, read_json
 from ..rundir import Runs, RunDir, labelled_runs, read_config
 from ..rundir.layout import BEST
 from ..rundir.readers import config_value
@@ -99,6 +99,7 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str | None = None, model: st
     if result is not None:
         return result
     # one process computes an entry; the others wait and read it
+    check_not_link(cached.parent, "its cached evaluations")   # the entry would land in the link's target
     with _entry_lock(cached, RunDir(run_dir).evaluation_lock(cached), wait):
         result = None if refresh else _read_entry(cached, root, wanted, spec.name)
         if result is None:
@@ -185,6 +186,7 @@ def _entry_lock(cached: Path, lock_file: Path, wait: bool):
     from filelock import FileLock, Timeout
 
     lock_file.parent.mkdir(parents=True, exist_ok=True)
+    check_not_link(lock_file, "the lock of a cached evaluation")
     lock = FileLock(lock_file, timeout=-1 if wait else 0)
     try:
         lock.acquire()

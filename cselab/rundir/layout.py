@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
+import os
 import platform
 import subprocess
 from importlib import metadata
@@ -20,7 +21,7 @@ import torch
 from filelock import FileLock, Timeout
 
 from ..config import TrainConfig
-from ..io import atomic_write_json, atomic_write_text, read_json, read_jsonl, recover_dir, remove_dir
+from ..io import atomic_write_json, atomic_write_text, check_not_link, read_json, read_jsonl, recover_dir, remove_dir
 from ..lockfile import lockfile_info
 from .state import load_state
 
@@ -152,6 +153,7 @@ class RunDir:
         """Hold an exclusive lock on this run for the block (an OS file lock: released when the
         process ends, even by kill -9). Another holder makes this fail at once, without waiting."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        check_not_link(self.lock_file, f"the lock of run {self.path.name}")   # a lock opens (and may truncate) its file
         lock = FileLock(self.lock_file, timeout=0)
         try:
             lock.acquire()
@@ -161,12 +163,23 @@ class RunDir:
         try:
             yield self
         finally:
-            # A start that left no run (no folder, or none with config.json) leaves no lock file
-            # either. Unlinked while still held: filelock refuses a lock it got on an unlinked file
-            # (a process that opened it meanwhile), so two holders never coexist.
-            if not self.config_file.is_file():
+            # A start that left no run of cselab's (no folder, a link, a user's or a model's folder
+            # that was refused) leaves no lock file either. Unlinked while still held: filelock refuses
+            # a lock it got on an unlinked file (a process that opened it meanwhile), so two holders
+            # never coexist.
+            if not self._is_cselab_run_folder():
                 self.lock_file.unlink(missing_ok=True)
             lock.release()
+
+    def _is_cselab_run_folder(self) -> bool:
+        """A folder (not a link) with the config.json cselab's trainer writes (its config_hash)."""
+        if self.path.is_symlink() or not self.config_file.is_file():
+            return False
+        try:
+            self.saved_config()
+        except (OSError, ValueError):
+            return False
+        return True
 
     def overwrite_staging(self) -> "RunDir":
         """Where a replacement of this run trains until it finishes (then swapped in by ``replace_dir``)."""
@@ -186,6 +199,9 @@ class RunDir:
         if overwrite and self.path.is_symlink():
             raise RunExistsError(f"{self.path}: is a symbolic link (to {self.path.resolve()}); --overwrite replaces "
                                  "only a run folder itself: overwrite the run where it lies")
+        if self.path.is_symlink():   # training would write into the link's target, a folder cselab did not create
+            raise RunExistsError(f"{self.path}: is a symbolic link (to {os.readlink(self.path)}); train writes a run "
+                                 "only into a folder it creates: train (or resume) the run where it lies (output_dir)")
         if not self.has_content():
             return
         reason = (f"no {CONFIG}" if not self.config_file.is_file()

@@ -15,7 +15,7 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..io import read_json
+from ..io import check_not_link, read_json
 from ..rundir.layout import RunDir
 from .status import checkpoint_step, run_status
 
@@ -302,6 +302,7 @@ def wait_for_run_lock(lock_file: Path) -> float | None:
     from filelock import FileLock, Timeout
 
     lock_file.parent.mkdir(parents=True, exist_ok=True)
+    check_not_link(lock_file, "a run's lock")
     try:
         with FileLock(lock_file, timeout=0):
             return None

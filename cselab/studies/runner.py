@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .cost import estimate_run, format_seconds
-from ..io import check_folder_location, first_line
+from ..io import check_folder_location, check_not_link, first_line
 from ..rundir import RunDir
 from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_notebook, signal_kernels
 from .launchers import make_launcher
@@ -233,6 +233,7 @@ def notebooks_lock(report_dir: Path):
     from filelock import FileLock
 
     report_dir.mkdir(parents=True, exist_ok=True)
+    check_not_link(report_dir / ".notebooks.lock", "the study's lock")
     with FileLock(report_dir / ".notebooks.lock", timeout=-1):
         yield
 

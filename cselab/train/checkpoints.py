@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..encoder import SentenceEncoder
 from ..export import run_facts
-from ..io import staged_dir
+from ..io import check_not_link, staged_dir
 from ..rundir import RunDir, load_state, save_state
 from ..utils import rng_state, set_rng_state
 from . import ddp, execution
@@ -82,5 +82,6 @@ def save_best(run: RunDir, encoder: SentenceEncoder, step: int, stsb_dev: float,
 
 def save_snapshot(run: RunDir, encoder: SentenceEncoder, step: int) -> None:
     """A model-only folder (no optimizer state) for analyses over training (the explorer)."""
+    check_not_link(run.snapshots_dir, "the run's snapshots")   # a resumed run's snapshots/ replaced by a link
     with staged_dir(run.snapshot_dir(step), {"step": step}) as tmp:
         encoder.save(tmp, extra={"step": step})
