@@ -61,3 +61,23 @@ def test_the_smoke_profile_runs_the_whole_study(study, smoke_dir, data_dir, tmp_
     assert f"every 50th record of the data root's evaluation sets (the smoke profile's sample): `{smoke_dir / 'data'}`" in \
         (tmp_path / "reports" / study / "index.md").read_text()
     assert len((smoke_dir / "data" / "downstream/STS/STSBenchmark/sts-test.csv").read_text().splitlines()) == 28
+
+
+@pytest.mark.slow
+def test_the_cpu_demo_smoke_profile_runs_from_nothing(smoke_dir, data_dir, tmp_path):
+    """`cselab reproduce cpu-demo --profile smoke` on a fresh state (no stand-ins, no runs): every
+    notebook ends ok, the clustering notebook's case study included (its 2-step ClusterNS run never
+    starts clustering: one line says so)."""
+    assert not smoke_dir.exists()
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code = reproduce("cpu-demo", profile="smoke", runs_dir=tmp_path / "runs", data_dir=str(data_dir),
+                         reports_dir=tmp_path / "reports", figures_dir=tmp_path / "figures", progress="lines")
+    finally:
+        os.chdir(old)
+    summary = json.loads((tmp_path / "reports" / "cpu-demo" / "study.json").read_text())
+    assert code == 0 and summary["ok"], summary["notebooks"]
+    assert [nb["status"] for nb in summary["notebooks"]] == ["ok"] * 10
+    clustering = (tmp_path / "reports" / "cpu-demo" / "clustering.ipynb").read_text()
+    assert "clusterns: no case study: " in clustering and "had not started clustering" in clustering
