@@ -189,9 +189,14 @@ class ESimCSE(Component):
             # Created here, from the encoder it is given; on resume the trainer loads the saved
             # momentum weights and queue over them right after setup.
             online_head = self.params.momentum_head == "online"
+            # The backbone's own pooler (BERT's pooler.dense) is read by no cselab pooler; a saved
+            # last/ holds SimCSE's head there (encoder/export.py), so a resumed online encoder has other
+            # weights in it than an uninterrupted one. Averaging them in would make the resumed
+            # momentum copy's saved state differ (by up to 1e-2) while nothing it computes does.
             self.momentum = MomentumEncoder(encoder, self.params.momentum,
                                             follow_online=(lambda name: name.startswith("head.")) if online_head
-                                            else None)
+                                            else None,
+                                            unused=lambda name: name.startswith("backbone.pooler."))
             self.queue = EmbeddingQueue(self.params.queue_size, encoder.embedding_dim()).to(encoder.device)
 
     # hook 1: the views
