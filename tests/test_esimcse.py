@@ -15,7 +15,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from cselab.cli import main
-from cselab.config import load_config
+from cselab.config import ConfigError, load_config
 from cselab.encoder import SentenceEncoder
 from cselab.io import read_jsonl
 from cselab.losses import ContrastiveBatch, ContrastiveLoss
@@ -296,3 +296,31 @@ def test_a_resumed_run_equals_the_uninterrupted_one_in_every_file(kill_step, dur
             assert ja == jb, name
         else:
             assert a[name] == b[name], name
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["esimcse.queue_size=0", "esimcse.repeat=false"],
+     "esimcse: queue_size: 0 with repeat: false switches off both of ESimCSE's changes, which trains plain SimCSE "
+     "under ESimCSE's name; keep one of them, or use method: simcse"),
+    (["esimcse.queue_size=100000000"],
+     "esimcse: queue_size must be <= 65,536 (MoCo's dictionary, the largest queue of these methods; the queue is "
+     "allocated whole before training), got 100,000,000"),
+    (["pooler=prompt"],
+     "esimcse: word repetition (repeat: true) doubles subwords of plain token rows, and pooler 'prompt' rewrites its "
+     "input rows itself; use another pooler or repeat: false"),
+])
+def test_settings_that_train_something_else_or_eat_memory_are_refused_at_load(overrides, message):
+    """Refused when the config is read (no run folder, no step-0 evaluation first), in one line."""
+    with pytest.raises(ConfigError) as err:
+        load_config(None, ["method=esimcse", *overrides])
+    assert str(err.value) == message
+
+
+def test_each_change_alone_and_the_largest_queue_still_load():
+    assert load_config(None, ["method=esimcse", "esimcse.queue_size=0"]).method_params["esimcse"].repeat
+    assert load_config(None, ["method=esimcse", "esimcse.repeat=false"]).method_params["esimcse"].queue_size == 160
+    assert load_config(None, ["method=esimcse", "esimcse.queue_size=65536"]).method_params["esimcse"].queue_size == 65536
+    assert load_config(None, ["method=esimcse", "pooler=prompt", "esimcse.repeat=false"]).pooler == "prompt"
+    with pytest.raises(ConfigError, match=r"^augmented_positive: queue_size must be <= 65,536 .* got 1,000,000$"):
+        load_config(None, ["pooler=layer_attention", "method=augmented_positive",
+                           "augmented_positive.queue_size=1000000"])

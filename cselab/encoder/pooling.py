@@ -136,6 +136,14 @@ def register_pooler(name: str, options: type = NoOptions) -> Callable[[type[Pool
     return wrap
 
 
+def rewrites_inputs(name: str) -> bool:
+    """Whether pooler ``name`` builds its own input rows (overrides :meth:`Pooler.eval_inputs` or
+    :meth:`Pooler.training_inputs`, as the prompt pooler's templates do); False for an unknown name."""
+    cls = POOLERS.get(name)
+    return cls is not None and (cls.eval_inputs is not Pooler.eval_inputs
+                                or cls.training_inputs is not Pooler.training_inputs)
+
+
 def pooler_options(name: str, options: dict | None):
     """The validated options dataclass of pooler ``name`` (a :class:`ConfigError` naming the key)."""
     if name not in POOLERS:
