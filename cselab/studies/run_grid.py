@@ -26,6 +26,7 @@ class RunSpec:
     group: str
     config: TrainConfig
     run_dir: Path
+    stand_in_for: str | None = None   # the smoke profile: the backbone the config's tiny model stands in for
 
     @property
     def method(self) -> str:
@@ -121,9 +122,11 @@ def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root
                             ".ipynb", runs_root)
             try:
                 cfg = load_config(source, overrides)
+                real = cfg.model
                 if smoke:
                     cfg = load_config(source, {**overrides, **smoke_overrides(cfg)})
             except ConfigError as e:
                 raise StudyError(f"{where} ({run_label}): {e}") from None
-            runs.append(RunSpec(run_label, label, cfg, runs_root / cfg.default_run_name()))
+            runs.append(RunSpec(run_label, label, cfg, runs_root / cfg.default_run_name(),
+                                real if smoke else None))
     return runs

@@ -23,7 +23,7 @@ from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_not
 from .launchers import make_launcher
 from .schedule import NotebookSchedule
 from .report import NotebookResult, PlannedRun, Progress, StudyReport, format_plan, run_line, write_report
-from .smoke import SMOKE, smoke_data
+from .smoke import SMOKE, build_stand_ins, smoke_data, stand_in_shape
 from .spec import NOTEBOOKS_DIR, TRAIN_NOTEBOOK, Study, StudyError, load_study
 from .status import execution_differences, observation_differences, recorded_execution, run_status
 
@@ -72,7 +72,9 @@ def make_plan(study: Study, data_dir: str | None = None, threads: int | None = N
     plan, first = [], {}
     for spec in study.runs:
         status = run_status(spec.run_dir)
-        estimate = estimate_run(spec.config, study.profile, status.steps_done, status.kind == "finished", data_dir)
+        shape = stand_in_shape(spec.stand_in_for) if spec.stand_in_for else None   # built only when the study runs
+        estimate = estimate_run(spec.config, study.profile, status.steps_done, status.kind == "finished", data_dir,
+                                shape)
         notes = observation_differences(spec.run_dir, spec.config) if status.kind != "new" else []
         changed = RunDir(spec.run_dir).version_differences() if status.kind != "new" else []
         if changed and first.get(spec.run_dir) is None:
@@ -265,6 +267,7 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
         return 0
     run_launcher.check_available()   # e.g. no SLURM here: one line, before any report is written
     if spec.smoke:
+        build_stand_ins(spec.runs)   # not before: a dry run writes nothing
         data_dir = str(smoke_data(data_dir))
 
     report = StudyReport(spec, launcher, jobs, plan, report_dir, Path(figures_dir) / spec.name, threads=threads,
