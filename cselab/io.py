@@ -341,6 +341,25 @@ def check_folder_location(path: str | os.PathLike, what: str) -> Path:
     return path
 
 
+def check_writable(path: str | os.PathLike, what: str) -> Path:
+    """One :class:`WriteError` naming ``what`` when nothing can be written in the folder ``path`` (or,
+    while it does not exist, in its nearest existing ancestor, where it would be created): a
+    read-only file system, no permission. Tried by creating and removing an empty hidden file, the
+    one test that also holds for root and for read-only mounts; nothing stays behind."""
+    path = check_folder_location(path, what)
+    existing = Path(os.path.abspath(path))
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".cselab-write-check-", dir=existing)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        where = "" if existing == Path(os.path.abspath(path)) else f", where {path} would be created"
+        raise WriteError(f"{what}: cannot write in {existing}{where} ({write_failure(e) or e})", e.errno) from e
+    return path
+
+
 def ensure_folder(path: str | os.PathLike, what: str) -> Path:
     """Create the folder ``path`` (and its parents) or raise one :class:`WriteError` naming
     ``what`` and the reason (a file in the way, no permission, a read-only file system)."""

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .cost import estimate_run, format_seconds
-from ..io import check_folder_location, check_not_link, first_line
+from ..io import check_folder_location, check_not_link, check_writable, first_line
 from ..rundir import RunDir
 from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_notebook, signal_kernels
 from .launchers import make_launcher
@@ -266,6 +266,11 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
             print(line, file=out)
         return 0
     run_launcher.check_available()   # e.g. no SLURM here: one line, before any report is written
+    # before anything runs: a read-only place fails here in one line naming the option, not in a run's
+    # lock or in a notebook's cell (after the earlier executed notebook was replaced by the failed one)
+    for option, folder in (("--runs-dir", runs_dir), ("--reports-dir", report_dir),
+                           *(("--figures-dir", Path(figures_dir) / spec.name / nb.name) for nb in spec.notebooks)):
+        check_writable(folder, option)
     if spec.smoke:
         build_stand_ins(spec.runs)   # not before: a dry run writes nothing
         data_dir = str(smoke_data(data_dir))
