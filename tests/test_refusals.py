@@ -89,3 +89,60 @@ def test_a_read_only_place_is_named_by_its_option_before_anything_runs(option, r
     where = places[option] if option == "--runs-dir" else folder
     assert error_line(capsys) == f"cselab reproduce: error: {option}: cannot write in {where} (read-only file system)"
     assert tree(tmp_path) == before       # nothing trained, no index, the earlier executed notebook kept
+
+
+def test_a_study_killed_mid_notebook_links_no_deleted_figure_and_the_next_run_clears_its_partial(
+        tiny_model, data_dir, tmp_path, monkeypatch):
+    """kill -9 of ``cselab reproduce`` while a notebook runs: that notebook had emptied its figures
+    folder, so the index written at the start must not link the figures it found then; the hidden
+    partial notebook the kill left is removed by the next run of the study."""
+    import json
+    import os
+    import re
+    import signal
+    import sys
+    import time
+
+    from conftest import REPO
+
+    from cselab.studies import load_study
+    from cselab.studies.runner import reproduce
+
+    marker = tmp_path / "started.txt"
+    waiting = {"notebook": str(REPO / "tests" / "notebooks" / "waiting.py"), "parameters": {"marker": str(marker)}}
+    study = study_file(tmp_path / "killed.yaml", tiny_model, [{"label": "simcse"}], [waiting])
+    monkeypatch.chdir(tmp_path)
+    train(load_study(study, runs_root=tmp_path / "runs").runs[0].config, data_dir=data_dir, progress=False)
+    figures = tmp_path / "figures" / "killed" / "waiting"
+    figures.mkdir(parents=True)
+    for name in "abcde":   # what an earlier execution drew
+        (figures / f"{name}.png").write_bytes(b"\x89PNG earlier")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "cselab.cli", "reproduce", str(study), "--runs-dir",
+                             str(tmp_path / "runs"), "--data-dir", str(data_dir)], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert marker.exists(), "the notebook never started"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    reports = tmp_path / "reports" / "killed"
+    index = (reports / "index.md").read_text()
+    assert not list(figures.glob("*.png"))                         # the notebook had emptied its folder
+    links = re.findall(r"\]\(([^)]+)\)", index)
+    assert links and all((reports / link).exists() for link in links), links
+    assert "(being redrawn: each notebook empties its figures folder before it runs; listed when the study ends)" \
+        in index
+    assert [p.name for p in reports.glob(".*.partial.ipynb")] == [".waiting.partial.ipynb"]   # left by the kill
+
+    summary = {"notebook": str(REPO / "tests" / "notebooks" / "summary.py")}
+    study_file(tmp_path / "killed.yaml", tiny_model, [{"label": "simcse"}], [summary])   # the study, edited
+    assert reproduce(study, runs_dir=tmp_path / "runs", data_dir=str(data_dir), stream=open(os.devnull, "w"),
+                     progress="off") == 0
+    assert not list(reports.rglob(".*.partial.ipynb"))
+    assert json.loads((reports / "study.json").read_text())["ok"]
+    index = (reports / "index.md").read_text()
+    assert "![summary/loss.png](../../figures/killed/summary/loss.png)" in index

@@ -19,7 +19,8 @@ from pathlib import Path
 from .cost import estimate_run, format_seconds
 from ..io import check_folder_location, check_not_link, check_writable, first_line
 from ..rundir import RunDir
-from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_notebook, signal_kernels
+from .execute import (NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_notebook, remove_partials,
+                      signal_kernels)
 from .launchers import make_launcher
 from .schedule import NotebookSchedule
 from .report import NotebookResult, PlannedRun, Progress, StudyReport, format_plan, run_line, write_report
@@ -317,6 +318,8 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
             # the previous index would go on saying "ok" while this study empties its figures
             # folders and rewrites its notebooks: until the end, the index says the study is running
             report.in_progress = True
+            for folder in (report_dir, report_dir / "runs"):   # what a study killed earlier left there
+                remove_partials(folder)
             write_report(report)
             report.in_progress = False
             for p in plan:
