@@ -50,7 +50,13 @@ def clusterns_from_run(run_dir: str | os.PathLike) -> ClusterNS:
     prefix = f"components.{index}."
     saved = run.load_checkpoint_state()["loss"]
     component = loss.components[index]
-    component.load_state_dict({k[len(prefix):]: v for k, v in saved.items() if k.startswith(prefix)})
+    try:
+        component.load_state_dict({k[len(prefix):]: v for k, v in saved.items() if k.startswith(prefix)})
+    except RuntimeError as e:   # e.g. a config.json edited to another K than its checkpoint's
+        from ..train.checkpoints import state_mismatch
+
+        raise ValueError(f"{run.last_dir}: its ClusterNS state does not fit the run's config ({state_mismatch(e)})") \
+            from None
     return component
 
 

@@ -79,6 +79,34 @@ def label_matches(label: str, prefix: str) -> bool:
     return label == prefix or label.startswith(prefix + "-")
 
 
+def _flat(mapping: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in mapping.items():
+        if isinstance(value, dict) and value and key != "pooler_options":
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _identity_differences(saved, cfg: TrainConfig, shown: int = 3) -> str:
+    """``" in esimcse.queue_size (32 → 64)"``: the identity keys in which a run's recorded config
+    (``config.json``'s ``config``) and ``cfg`` differ, for a refused resume; empty when it cannot say."""
+    from ..config import LATER_KEYS, NON_IDENTITY_KEYS
+
+    if not isinstance(saved, dict):
+        return ""
+    before, now = _flat(saved), _flat(cfg.to_dict())
+    skip = set(NON_IDENTITY_KEYS)
+    keys = [k for k in dict.fromkeys([*now, *before]) if k.split(".")[0] not in skip]
+    changed = [f"{k} ({json.dumps(before.get(k, LATER_KEYS.get(k)))} → {json.dumps(now.get(k, LATER_KEYS.get(k)))})"
+               for k in keys if before.get(k, LATER_KEYS.get(k)) != now.get(k, LATER_KEYS.get(k))]
+    if not changed:
+        return ""
+    more = f" and {len(changed) - shown} more" if len(changed) > shown else ""
+    return f" in {', '.join(changed[:shown])}{more}; resume with the run's own config, or train a new run"
+
+
 class RunDir:
     def __init__(self, path: Path):
         self.path = Path(path)
@@ -318,8 +346,9 @@ class RunDir:
             elif resume:
                 saved = self.saved_config()["config_hash"]
                 if saved != cfg.config_hash():
+                    changed = _identity_differences(self.saved_config().get("config"), cfg)
                     raise RunExistsError(f"{self.path}: cannot resume, its config (hash {saved}) differs from "
-                                         f"this one ({cfg.config_hash()})")
+                                         f"this one ({cfg.config_hash()}){changed}")
                 recover_dir(self.last_dir)  # a crash between the two renames of a checkpoint swap
                 recover_dir(self.best_dir)
                 if not self.last_dir.is_dir():  # killed before its first checkpoint: start over cleanly
