@@ -88,8 +88,9 @@ reproduce: data
 # the docs extra only (pyproject.toml's list, read here so that it is written once).
 DOCS_VENV ?= .venv-docs
 DOCS_BIN = $(if $(wildcard $(BIN)/mkdocs),$(BIN),$(DOCS_VENV)/bin)
-DOCS_EXTRA = $(PYTHON) -c 'import ast, re, shlex; text = open("pyproject.toml").read(); \
-	print(" ".join(shlex.quote(s) for s in ast.literal_eval(re.search(r"^docs = (\[.*\])$$", text, re.M).group(1))))'
+# (the requirements hold no space, so the shell's word splitting of $$(...) gives one argument each)
+DOCS_EXTRA = $(PYTHON) -c 'import ast, re; text = open("pyproject.toml").read(); \
+	print(" ".join(ast.literal_eval(re.search(r"^docs = (\[.*\])$$", text, re.M).group(1))))'
 docs: | $(DOCS_BIN)/mkdocs
 	NO_MKDOCS_2_WARNING=1 $(DOCS_BIN)/mkdocs build --strict --site-dir site
 
