@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import logging
 import math
 import os
 import re
@@ -12,6 +13,8 @@ import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
+
+logger = logging.getLogger(__name__)
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
@@ -67,7 +70,7 @@ def _json_default(obj: Any) -> Any:
 def read_json(path: str | os.PathLike) -> Any:
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_utf8(path))   # invalid UTF-8: an error naming the file, line and byte
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such file") from None
     except json.JSONDecodeError as e:
@@ -122,16 +125,22 @@ def check_not_link(path: str | os.PathLike, what: str) -> Path:
 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict]:
+    """The records of a JSON-lines file. A last line that is cut short (no newline, not valid JSON: an
+    append that a kill or a full disk interrupted, as :func:`append_jsonl` ends every record with a
+    newline) is left out with a warning; any other bad line is an error naming the file and line."""
     path = Path(path)
     records = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
+    lines = read_utf8(path).split("\n")   # only newlines end records (a JSON string may hold U+2028)
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            if lineno == len(lines):   # the piece after the last newline: a record whose write was cut short
+                logger.warning("%s:%d: a record cut short (an interrupted write); left out", path, lineno)
                 continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
+            raise ValueError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
     return records
 
 

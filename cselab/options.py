@@ -73,6 +73,8 @@ def _expanded_values(root) -> int:
             continue
         if key in counts:
             continue
+        if isinstance(node, yaml.MappingNode):
+            _check_unique_keys(node)
         if key in on_path:
             raise _bounded_error("an alias refers to the collection that contains it (a value without end)", node)
         on_path.add(key)
@@ -81,10 +83,23 @@ def _expanded_values(root) -> int:
     return counts[id(root)]
 
 
+def _check_unique_keys(node) -> None:
+    """A key written twice in one mapping: PyYAML keeps the last silently (``batch_size: 8`` then
+    ``batch_size: 64`` trains with 64); refused at the second one's line."""
+    seen: dict = {}
+    for key, _ in node.value:
+        if isinstance(key, yaml.ScalarNode):
+            name = (key.tag, key.value)
+            if name in seen:
+                raise _bounded_error(f"the key {shown(key.value)} is written twice (also at line {seen[name]}); "
+                                     "YAML would keep the last one silently", key)
+            seen[name] = key.start_mark.line + 1
+
+
 def load_yaml(text: str):
     """``yaml.safe_load`` with bounds: at most YAML_MAX_BYTES characters and YAML_MAX_VALUES values after
-    alias expansion, no self-containing alias, no nesting deeper than the parser's recursion, no integer
-    longer than Python converts. Every refusal is a ``yaml.YAMLError`` (with the line where known), so
+    alias expansion, no self-containing alias, no key twice in one mapping, no nesting deeper than the
+    parser's recursion, no integer longer than Python converts. Every refusal is a ``yaml.YAMLError`` (with the line where known), so
     callers report it as they report a parse error."""
     if len(text) > YAML_MAX_BYTES:
         raise _bounded_error(f"{len(text):,} characters; at most {YAML_MAX_BYTES:,} are read")
@@ -154,7 +169,7 @@ def check_type(where: str, value: Any, annotation: Any) -> Any:
 
 
 def unknown_key_error(where: str, key: str, valid: list[str]) -> ConfigError:
-    hint = difflib.get_close_matches(key, valid, n=1)
+    hint = difflib.get_close_matches(key, valid, n=1) if isinstance(key, str) else []   # YAML keys can be numbers
     suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
     return ConfigError(f"{where}unknown key {shown(key)}{suggestion}; valid keys: {', '.join(sorted(valid))}")
 

@@ -5,6 +5,7 @@ point of ``grid`` and one of ``seeds``, each combination a labelled, validated :
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,11 +81,18 @@ def _config_source(where: str, value: Any, study_dir: Path) -> str | None:
                      f"(presets: {', '.join(presets())})")
 
 
+# The most runs a study may have. The paper studies have about 100; a grid whose product is beyond
+# this is a typo (three 100-value lists: a million runs, two hours of config validation before the
+# first run), refused before any run is expanded.
+MAX_STUDY_RUNS = 5_000
+
+
 def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root: Path,
-                 smoke: bool = False) -> list[RunSpec]:
+                 smoke: bool = False, room: int = MAX_STUDY_RUNS) -> list[RunSpec]:
     """The runs of one group: its config source, then the profile's settings, then ``set``, then one
     point of ``grid``, then one of ``seeds``; each config validated by :func:`load_config`. With
-    ``smoke`` the smoke settings (:mod:`.smoke`) come last."""
+    ``smoke`` the smoke settings (:mod:`.smoke`) come last. ``room``: how many runs the study may
+    still have (more is a :class:`StudyError` before anything is expanded)."""
     label = group.get("label")
     if not isinstance(label, str) or not NAME_PATTERN.match(label):
         raise StudyError(f"{where}: label: expected a name of letters, digits and ._+=- , got {shown(label)}")
@@ -107,6 +115,10 @@ def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root
             raise StudyError(f"{where}: {key}: set by the study engine (runs go to --runs-dir under their "
                              "default name); remove it")
 
+    count = math.prod(len(values) for values in grid.values()) * len(seeds or [None])
+    if count > room:
+        raise StudyError(f"{where}: its grid and seeds make {count:,} runs, and a study has at most "
+                         f"{MAX_STUDY_RUNS:,} ({MAX_STUDY_RUNS - room:,} before this group); shorten the lists")
     names = _grid_names(list(grid))
     runs = []
     for point in itertools.product(*grid.values()) if grid else [()]:

@@ -22,7 +22,7 @@ from ..methods import METHODS
 from ..options import shown
 from .notebook_specs import (ENGINE_PARAMETERS, KERNELSPEC, NOTEBOOKS_DIR, TRAIN_NOTEBOOK, NotebookSpec,
                              notebook_parameters, parse_notebook, read_notebook, resolve_notebook, select_runs)
-from .run_grid import ENGINE_KEYS, RunSpec, expand_group, flatten
+from .run_grid import ENGINE_KEYS, MAX_STUDY_RUNS, RunSpec, expand_group, flatten
 from .smoke import NOTEBOOK_PARAMETERS, SMOKE
 from .study_file import (GROUP_KEYS, NAME_PATTERN, NOTEBOOK_KEYS, STUDY_KEYS, StudyError, as_list, check_file_name,
                          check_keys, item_lines, read_yaml)
@@ -155,7 +155,8 @@ def _runs(path: Path, data: dict, text: str, profile: _Profile, runs_root: Path,
     runs: list[RunSpec] = []
     seen: dict[str, str] = {}
     for where, group in _entries(path, text, "runs", groups, GROUP_KEYS, "a run group", profile):
-        for run in expand_group(group, where, profile.base, path.parent, runs_root, profile.smoke):
+        for run in expand_group(group, where, profile.base, path.parent, runs_root, profile.smoke,
+                                MAX_STUDY_RUNS - len(runs)):
             if run.label in seen:
                 raise StudyError(f"{where}: run {shown(run.label)}: the label is used twice (also at {seen[run.label]})")
             seen[run.label] = where
