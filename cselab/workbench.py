@@ -34,6 +34,7 @@ if TYPE_CHECKING:   # annotations only: the notebooks import pandas themselves
 from . import timing
 from .data.errors import DataError
 from .io import atomic_write_text
+from .options import shown
 from .plots.core import FORMATS, save_figure, style
 from .project import project_path, project_root
 
@@ -238,6 +239,13 @@ def load_runs(runs: RunsParameter | None, study: str | os.PathLike = DEFAULT_STU
         return study_runs(study, runs_dir, profile, _stacklevel=3)
     if isinstance(runs, (str, os.PathLike)):
         runs = [runs]
+    if not isinstance(runs, (Mapping, list, tuple)):
+        raise BadParameter(f"runs: expected {{label: run directory}}, a list of run directories or one, got "
+                           f"{shown(runs)}")
+    paths = runs.values() if isinstance(runs, Mapping) else runs
+    bad = [p for p in paths if not isinstance(p, (str, os.PathLike))]
+    if bad:
+        raise BadParameter(f"runs: a run directory is a path, got {shown(bad[0])} ({type(bad[0]).__name__})")
     if isinstance(runs, Mapping):
         pairs = [(str(label), project_path(path)) for label, path in runs.items()]
     else:
