@@ -146,3 +146,11 @@ def test_a_study_killed_mid_notebook_links_no_deleted_figure_and_the_next_run_cl
     assert json.loads((reports / "study.json").read_text())["ok"]
     index = (reports / "index.md").read_text()
     assert "![summary/loss.png](../../figures/killed/summary/loss.png)" in index
+
+
+def test_train_into_a_read_only_output_dir_names_it(read_only, tiny_config, data_dir, tmp_path, capsys):
+    runs = read_only()
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({**tiny_config, "max_steps": 2, "eval_every": 2, "output_dir": str(runs)}))
+    assert main(["train", str(config), "--data-dir", str(data_dir)]) == 2
+    assert error_line(capsys) == f"cselab train: error: output_dir: cannot write in {runs} (read-only file system)"
