@@ -88,8 +88,21 @@ findings: $(VENV)/.installed-dev
 # The documentation site (mkdocs.yml): README.md as the home page, docs/, the API reference from the
 # docstrings and the notebooks as pages, into site/ (open site/index.html). --strict: a broken link, a
 # missing page or a renamed function fails the build (tests/test_docs.py runs the same build). Offline.
-docs: $(VENV)/.installed-docs
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+# Building it needs the docs extra alone: mkdocstrings reads cselab's source without importing it and
+# mkdocs-jupyter never executes a notebook, so neither torch nor cselab is installed for it. It builds
+# with .venv's mkdocs when .venv has one (the dev and docs extras), else in a venv of its own holding
+# the docs extra only (pyproject.toml's list, read here so that it is written once).
+DOCS_VENV ?= .venv-docs
+DOCS_BIN = $(if $(wildcard $(BIN)/mkdocs),$(BIN),$(DOCS_VENV)/bin)
+# (the requirements hold no space, so the shell's word splitting of $$(...) gives one argument each)
+DOCS_EXTRA = $(PYTHON) -c 'import ast, re; text = open("pyproject.toml").read(); \
+	print(" ".join(ast.literal_eval(re.search(r"^docs = (\[.*\])$$", text, re.M).group(1))))'
+docs: | $(DOCS_BIN)/mkdocs
+	NO_MKDOCS_2_WARNING=1 $(DOCS_BIN)/mkdocs build --strict --site-dir site
+
+$(DOCS_VENV)/bin/mkdocs:
+	$(PYTHON) -m venv $(DOCS_VENV)
+	$(DOCS_VENV)/bin/pip install $$($(DOCS_EXTRA))
 
 # lint-imports: the layer contract of pyproject.toml (docs/architecture.md), before the tests;
 # the tests in 2 processes (pytest-xdist), each test file in one of them (its fixtures built once)
@@ -123,4 +136,4 @@ lock: | $(BIN)/python
 	mv $(LOCKFILE).tmp $(LOCKFILE)
 
 clean:
-	rm -rf $(VENV) notebooks/executed site
+	rm -rf $(VENV) $(DOCS_VENV) notebooks/executed site

@@ -34,6 +34,7 @@ if TYPE_CHECKING:   # annotations only: the notebooks import pandas themselves
 from . import timing
 from .data.errors import DataError
 from .io import atomic_write_text
+from .options import shown
 from .plots.core import FORMATS, save_figure, style
 from .project import project_path, project_root
 
@@ -68,6 +69,20 @@ class BadParameter(NotebookError, ValueError):
 ONE_LINE_ERRORS = (NotebookError, DataError)
 
 
+def one_line_errors() -> tuple[type[BaseException], ...]:
+    """:data:`ONE_LINE_ERRORS` and cselab's other errors whose message says all (a bad config value
+    naming its key, a study file's line, runs that make no paper variant, a run folder that is
+    taken or locked, a place that cannot be written): a notebook shows them as one line, not as a
+    traceback into cselab. Imported here, when a kernel sets up, not when this module is."""
+    from .config import ConfigError
+    from .io import WriteError
+    from .paper_tables.variants import VariantError
+    from .rundir import RunExistsError, RunLockedError
+    from .studies.study_file import StudyError
+
+    return (*ONE_LINE_ERRORS, ConfigError, StudyError, VariantError, RunExistsError, RunLockedError, WriteError)
+
+
 def _one_line_error(shell, etype, value, tb, tb_offset=None):
     # IPython calls this instead of printing a traceback; _showtraceback publishes it as the cell's
     # error output (ZMQ shell) or prints it (terminal), and run_cell still records the error, so the
@@ -84,13 +99,13 @@ def figure_png(fig: Figure, dpi: int = INLINE_DPI) -> bytes:
 
 
 def setup(dpi: int = INLINE_DPI) -> bool:
-    """Show matplotlib Figures inline as PNG in this IPython kernel, and :data:`ONE_LINE_ERRORS` as
+    """Show matplotlib Figures inline as PNG in this IPython kernel, and :func:`one_line_errors` as
     one line. Returns False outside IPython (in a plain script nothing needs registering)."""
     shell = _shell()
     if shell is None:
         return False
     shell.display_formatter.formatters["image/png"].for_type(Figure, lambda fig: figure_png(fig, dpi))
-    shell.set_custom_exc(ONE_LINE_ERRORS, _one_line_error)
+    shell.set_custom_exc(one_line_errors(), _one_line_error)
     # a study reads each notebook's encode/fit seconds from the timing file: written after every
     # cell, because a warm kernel (cselab.studies.execute.WarmKernel) does not exit between notebooks
     if _flush_timings not in shell.events.callbacks["post_run_cell"]:
@@ -224,6 +239,13 @@ def load_runs(runs: RunsParameter | None, study: str | os.PathLike = DEFAULT_STU
         return study_runs(study, runs_dir, profile, _stacklevel=3)
     if isinstance(runs, (str, os.PathLike)):
         runs = [runs]
+    if not isinstance(runs, (Mapping, list, tuple)):
+        raise BadParameter(f"runs: expected {{label: run directory}}, a list of run directories or one, got "
+                           f"{shown(runs)}")
+    paths = runs.values() if isinstance(runs, Mapping) else runs
+    bad = [p for p in paths if not isinstance(p, (str, os.PathLike))]
+    if bad:
+        raise BadParameter(f"runs: a run directory is a path, got {shown(bad[0])} ({type(bad[0]).__name__})")
     if isinstance(runs, Mapping):
         pairs = [(str(label), project_path(path)) for label, path in runs.items()]
     else:

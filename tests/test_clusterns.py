@@ -395,3 +395,17 @@ def test_resume_restores_the_centroids(interrupted_run, data_dir, monkeypatch):
     assert torch.equal(centroids, saved["components.0.state.centroids"])
     final = load_state(run_dir / "last")["loss"]["components.0.state.centroids"]
     assert not torch.equal(final, centroids)                         # and kept being updated
+
+
+def test_a_case_study_of_a_run_whose_clustering_never_started_is_one_line(tiny_config, data_dir):
+    """The cpu-demo smoke profile's ClusterNS run (2 steps on a random BERT) never reaches σ: the
+    clustering notebook says so for that run instead of stopping the study."""
+    from cselab.analysis.clusterns import ClusteringNotStarted, run_case_study
+
+    cfg = load_config({**tiny_config, "method": "clusterns", "clusterns": {"num_clusters": 4, "start_threshold": -1.0},
+                       "max_steps": 2, "eval_every": 2, "run_name": "never-started"})
+    run = train(cfg, data_dir=data_dir, progress=False)
+    with pytest.raises(ClusteringNotStarted) as err:
+        run_case_study(run, ["a sentence", "another one"], 2, 1)
+    assert str(err.value) == (f"{run}: ClusterNS had not started clustering by its last checkpoint (step 2: the batch "
+                              "similarity stayed above start_threshold σ = -1), so it has no centroids to show")

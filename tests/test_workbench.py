@@ -113,6 +113,17 @@ def test_load_runs(tmp_path):
         workbench.load_runs([runs["simcse-s1"], runs["simcse-s1"]])
 
 
+@pytest.mark.parametrize("runs, message", [
+    ({"a": 5}, "runs: a run directory is a path, got 5 (int)"),
+    ([None], "runs: a run directory is a path, got None (NoneType)"),
+    (5, "runs: expected {label: run directory}, a list of run directories or one, got 5"),
+])
+def test_load_runs_of_something_else_than_paths_is_one_line(runs, message):
+    with pytest.raises(workbench.BadParameter) as error:   # was a TypeError from os.fspath
+        workbench.load_runs(runs)
+    assert str(error.value) == message
+
+
 def test_an_executed_notebook_holds_its_figures_as_png(tmp_path):
     """The test notebook shows one figure three ways: a cell ending in `fig`, display(fig), show()."""
     import jupytext

@@ -24,6 +24,11 @@ from ..rundir import RunDir, read_config
 from .backbones import group_model, run_model
 
 
+class VariantError(ValueError):
+    """The runs given cannot be a paper's variants (none matches, or one variant's runs differ in more
+    than the seed); the message names the runs. A notebook shows it as one line."""
+
+
 def unmatched(runs: Mapping[str, Path], variants: VariantSpec) -> list[str]:
     """Labels that no variant prefix selects (shown by the notebooks so nothing is dropped silently)."""
     matched = match_variants(runs, variants)
@@ -67,7 +72,7 @@ def variant_runs(runs: Mapping[str, Path], variants: VariantSpec,
             for label in rest:
                 difference = _first_difference(reference, identity_without_seed(members[label]))
                 if difference:
-                    raise ValueError(f"variant {variant!r}: runs {first!r} and {label!r} differ in {difference}, not "
+                    raise VariantError(f"variant {variant!r}: runs {first!r} and {label!r} differ in {difference}, not "
                                      "only in the seed; give one of them its own label prefix")
     return groups
 
@@ -91,7 +96,7 @@ def select_variants(runs: Mapping[str, Path], variants: VariantSpec,
     found = variant_runs(runs, spec, check=list(variants))
     swept = {name: found.pop(name, {}) for name in sweeps}
     if not found:
-        raise ValueError(f"no run matches the variants {dict(variants)}; runs: {list(runs)}")
+        raise VariantError(f"no run matches the variants {dict(variants)}; runs: {list(runs)}")
     print("runs no variant selects:", unmatched(runs, spec) or "none")
     return found, swept
 

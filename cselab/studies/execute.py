@@ -15,7 +15,7 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..io import read_json
+from ..io import check_not_link, read_json
 from ..rundir.layout import RunDir
 from .status import checkpoint_step, run_status
 
@@ -234,6 +234,23 @@ def thread_env(threads: int) -> dict[str, str]:
     return {name: str(threads) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")}
 
 
+PARTIAL_SUFFIX = ".partial.ipynb"
+
+
+def partial_output(output: Path) -> Path:
+    """Where papermill writes ``output`` while it executes (hidden; put in place when execution ends)."""
+    return output.with_name(f".{output.stem}{PARTIAL_SUFFIX}")
+
+
+def remove_partials(folder: Path) -> None:
+    """Remove what executions killed earlier left in ``folder`` (their hidden partial notebooks):
+    called by a study, under its lock, before it executes anything there."""
+    if folder.is_dir() and not folder.is_symlink():
+        for entry in folder.glob(f".*{PARTIAL_SUFFIX}"):
+            if entry.is_file() and not entry.is_symlink():
+                entry.unlink()
+
+
 def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, parameters: dict,
                      cwd: str | os.PathLike | None = None, split: TimeSplit | None = None,
                      kernel: WarmKernel | None = None, threads: int = 0) -> Path:
@@ -258,7 +275,7 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
     # ends in .ipynb: papermill warns about any other suffix, and a warnings filter around the call
     # would not hold, since a study executes notebooks in parallel threads and warning filters are
     # process-wide (the warning leaked into `make demo`'s output).
-    partial = output.with_name(f".{output.stem}.partial.ipynb")
+    partial = partial_output(output)
     partial.unlink(missing_ok=True)   # left by a process killed earlier
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cselab-timing-") as tmp:
@@ -302,6 +319,7 @@ def wait_for_run_lock(lock_file: Path) -> float | None:
     from filelock import FileLock, Timeout
 
     lock_file.parent.mkdir(parents=True, exist_ok=True)
+    check_not_link(lock_file, "a run's lock")
     try:
         with FileLock(lock_file, timeout=0):
             return None

@@ -17,15 +17,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from .cost import estimate_run, format_seconds
-from ..io import check_folder_location, first_line
+from ..io import check_folder_location, check_not_link, check_writable, first_line
 from ..rundir import RunDir
-from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_notebook, signal_kernels
+from .execute import (NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_notebook, remove_partials,
+                      signal_kernels)
 from .launchers import make_launcher
 from .schedule import NotebookSchedule
 from .report import NotebookResult, PlannedRun, Progress, StudyReport, format_plan, run_line, write_report
 from .record import RECORD_FILE, put_records, record_path, recorded, run_record, variant_of_label
 from .record_extras import compute_extras
-from .smoke import SMOKE, smoke_data
+from .smoke import SMOKE, build_stand_ins, smoke_data, stand_in_shape
 from .spec import NOTEBOOKS_DIR, TRAIN_NOTEBOOK, Study, StudyError, load_study
 from .status import RunStatus, execution_differences, observation_differences, recorded_execution, run_status
 
@@ -80,7 +81,9 @@ def make_plan(study: Study, data_dir: str | None = None, threads: int | None = N
         if status.kind == "new" and kept and kept.get("config_hash") == spec.config.config_hash():
             status = RunStatus("recorded", int(spec.config.max_steps or 0), (kept.get("best") or {}).get("stsb_dev"),
                                kept.get("train_seconds"))
-        estimate = estimate_run(spec.config, study.profile, status.steps_done, status.kind == "finished", data_dir)
+        shape = stand_in_shape(spec.stand_in_for) if spec.stand_in_for else None   # built only when the study runs
+        estimate = estimate_run(spec.config, study.profile, status.steps_done, status.kind == "finished", data_dir,
+                                shape)
         notes = observation_differences(spec.run_dir, spec.config) if status.kind != "new" else []
         changed = RunDir(spec.run_dir).version_differences() if status.kind != "new" else []
         if changed and first.get(spec.run_dir) is None:
@@ -266,6 +269,7 @@ def notebooks_lock(report_dir: Path):
     from filelock import FileLock
 
     report_dir.mkdir(parents=True, exist_ok=True)
+    check_not_link(report_dir / ".notebooks.lock", "the study's lock")
     with FileLock(report_dir / ".notebooks.lock", timeout=-1):
         yield
 
@@ -312,7 +316,13 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
             print(line, file=out)
         return 0
     run_launcher.check_available()   # e.g. no SLURM here: one line, before any report is written
+    # before anything runs: a read-only place fails here in one line naming the option, not in a run's
+    # lock or in a notebook's cell (after the earlier executed notebook was replaced by the failed one)
+    for option, folder in (("--runs-dir", runs_dir), ("--reports-dir", report_dir),
+                           *(("--figures-dir", Path(figures_dir) / spec.name / nb.name) for nb in spec.notebooks)):
+        check_writable(folder, option)
     if spec.smoke:
+        build_stand_ins(spec.runs)   # not before: a dry run writes nothing
         data_dir = str(smoke_data(data_dir))
 
     report = StudyReport(spec, launcher, jobs, plan, report_dir, Path(figures_dir) / spec.name, threads=threads,
@@ -370,6 +380,8 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
             # the previous index would go on saying "ok" while this study empties its figures
             # folders and rewrites its notebooks: until the end, the index says the study is running
             report.in_progress = True
+            for folder in (report_dir, report_dir / "runs"):   # what a study killed earlier left there
+                remove_partials(folder)
             write_report(report)
             report.in_progress = False
             for p in plan:

@@ -19,11 +19,12 @@ from pathlib import Path
 
 from ..config import TrainConfig
 from ..methods import METHODS
+from ..options import shown
 from .notebook_specs import (ENGINE_PARAMETERS, KERNELSPEC, NOTEBOOKS_DIR, TRAIN_NOTEBOOK, NotebookSpec,
                              notebook_parameters, parse_notebook, read_notebook, resolve_notebook, select_runs)
 from .claims_spec import ClaimsSpec, read_claims_spec
 from .record import variant_of_label
-from .run_grid import ENGINE_KEYS, RunSpec, expand_group, flatten
+from .run_grid import ENGINE_KEYS, MAX_STUDY_RUNS, RunSpec, expand_group, flatten
 from .smoke import NOTEBOOK_PARAMETERS, SMOKE
 from .study_file import (GROUP_KEYS, NAME_PATTERN, NOTEBOOK_KEYS, STUDY_KEYS, StudyError, as_list, check_file_name,
                          check_keys, item_lines, read_yaml)
@@ -95,7 +96,7 @@ class _Profile:
 def _study_name(path: Path, data: dict, runs_root: Path) -> str:
     name = data.get("name", path.stem)
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
-        raise StudyError(f"{path}: name: expected a name of letters, digits and ._+=- , got {name!r}")
+        raise StudyError(f"{path}: name: expected a name of letters, digits and ._+=- , got {shown(name)}")
     check_file_name(str(path), "the study name", name, "", runs_root)
     return name
 
@@ -109,19 +110,19 @@ def _profile(path: Path, data: dict, profile: str) -> _Profile:
     smoke_of = smoke_base(profile, list(profiles))
     smoke = smoke_of is not None
     if profile not in profiles and not smoke:
-        raise StudyError(f"{path}: profiles: no profile {profile!r} (the study's profiles: "
+        raise StudyError(f"{path}: profiles: no profile {shown(profile)} (the study's profiles: "
                          f"{', '.join([*profiles, *(f'{SMOKE}-{p}' if i else SMOKE for i, p in enumerate(profiles))])})")
     applied = smoke_of if smoke else profile
     base = profiles[applied] or {}
     if not isinstance(base, dict):
-        raise StudyError(f"{path}: profiles: {profile}: expected a mapping of config keys, got {base!r}")
+        raise StudyError(f"{path}: profiles: {profile}: expected a mapping of config keys, got {shown(base)}")
     base = flatten(base)
     config_keys = sorted({f for f in TrainConfig.__dataclass_fields__ if f != "method_params"} | set(METHODS))
     for key in base:
         if key.split(".")[0] not in config_keys:
             hint = difflib.get_close_matches(key.split(".")[0], config_keys, n=1)
             suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-            raise StudyError(f"{path}: profiles: {profile}: unknown config key {key!r}{suggestion}")
+            raise StudyError(f"{path}: profiles: {profile}: unknown config key {shown(key)}{suggestion}")
     return _Profile(list(profiles), applied, smoke, base)
 
 
@@ -145,7 +146,7 @@ def _profiles_of(where: str, entry: dict, known: list[str]) -> list[str] | None:
     as_list(f"{where}: profiles", chosen, str, "profile names")
     unknown = [p for p in chosen if p not in known]
     if unknown:
-        raise StudyError(f"{where}: profiles: unknown profile {unknown[0]!r} (the study's profiles: {', '.join(known)})")
+        raise StudyError(f"{where}: profiles: unknown profile {shown(unknown[0])} (the study's profiles: {', '.join(known)})")
     return chosen
 
 
@@ -159,13 +160,14 @@ def _runs(path: Path, data: dict, text: str, profile: _Profile, runs_root: Path,
     runs: list[RunSpec] = []
     seen: dict[str, str] = {}
     for where, group in _entries(path, text, "runs", groups, GROUP_KEYS, "a run group", profile):
-        for run in expand_group(group, where, profile.base, path.parent, runs_root, profile.smoke, planned):
+        for run in expand_group(group, where, profile.base, path.parent, runs_root, profile.smoke,
+                                MAX_STUDY_RUNS - len(runs), planned):
             if run.label in seen:
-                raise StudyError(f"{where}: run {run.label!r}: the label is used twice (also at {seen[run.label]})")
+                raise StudyError(f"{where}: run {shown(run.label)}: the label is used twice (also at {seen[run.label]})")
             seen[run.label] = where
             runs.append(run)
     if not runs:
-        raise StudyError(f"{path}: no run belongs to profile {requested!r}")
+        raise StudyError(f"{path}: no run belongs to profile {shown(requested)}")
     return runs
 
 
@@ -182,7 +184,7 @@ def _notebooks(path: Path, data: dict, text: str, profile: _Profile, labels: lis
         if profile.smoke:
             spec.parameters.update({k: v for k, v in NOTEBOOK_PARAMETERS.items() if k in spec.parameters})
         if any(n.name == spec.name for n in notebooks):
-            raise StudyError(f"{where}: notebook {spec.name!r} is listed twice; give one a `name:`")
+            raise StudyError(f"{where}: notebook {shown(spec.name)} is listed twice; give one a `name:`")
         notebooks.append(spec)
     return notebooks
 
@@ -190,7 +192,7 @@ def _notebooks(path: Path, data: dict, text: str, profile: _Profile, labels: lis
 def _slurm(path: Path, data: dict) -> dict:
     slurm = data.get("slurm") or {}
     if not isinstance(slurm, dict):
-        raise StudyError(f"{path}: slurm: expected a mapping of submitit parameters, got {slurm!r}")
+        raise StudyError(f"{path}: slurm: expected a mapping of submitit parameters, got {shown(slurm)}")
     return dict(slurm)
 
 

@@ -36,7 +36,7 @@ from ..encoder import SentenceEncoder
 from ..encoder.model_card import write_model_card
 from ..evaluate.sts import evaluate_sts
 from ..export import run_facts
-from ..io import atomic_write_json, ensure_folder, remove_dir, replace_dir
+from ..io import atomic_write_json, check_writable, ensure_folder, remove_dir, replace_dir
 from ..progress import progress_bar
 from ..rundir import RunDir
 from ..utils import native_bf16, precision_name, resolve_precision, seed_everything
@@ -78,6 +78,7 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
     final = RunDir.for_config(cfg)
     if processes.is_main:
         ensure_folder(cfg.output_dir, "output_dir")   # a file there is one line, not an errno
+        check_writable(cfg.output_dir, "output_dir")   # read-only: named here, not as the run lock's errno
     # Process 0 owns the run directory (lock, recovery, staging); the others only train.
     with final.locked() if processes.is_main else contextlib.nullcontext():
         if processes.is_main:
