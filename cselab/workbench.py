@@ -267,6 +267,25 @@ def _config_problem(run) -> str | None:
     return None
 
 
+def comparison_groups(runs: Mapping[str, Path], group_by: Sequence[str], names: Mapping[str, str] | None = None,
+                      backbone: str | None = None):
+    """The runs a paired comparison takes and their groups (:func:`cselab.analysis.compare.run_groups`):
+    those of one backbone (``backbone``, None: the one most runs start from; a line printed names the
+    runs left out), each group with one run per seed. A wrong ``backbone`` or two runs of one group
+    with one seed are one line (:class:`BadParameter`) naming the runs and what to set."""
+    from .analysis.compare import one_backbone, one_run_per_seed, run_groups
+
+    try:
+        kept, left_out = one_backbone(runs, backbone)
+        groups = run_groups(kept, group_by, names)
+        one_run_per_seed(groups, kept)
+    except ValueError as error:
+        raise BadParameter(str(error)) from None
+    if left_out:
+        print(left_out)
+    return kept, groups
+
+
 def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]],
                            tables_dir: str | os.PathLike, tasks: Sequence[str] | None = None,
                            data_dir: str | os.PathLike | None = None, name: str = "sts_vs_simcse",
