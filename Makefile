@@ -52,7 +52,9 @@ demo-figures:
 # One SimCSE run and its figures, in one notebook.
 quickstart: data
 	mkdir -p notebooks/executed
-	$(BIN)/jupytext --to ipynb --output notebooks/executed/quickstart.source.ipynb notebooks/quickstart.py
+	# no jupytext metadata: a plain .ipynb, which JupyterLab opens (with the .py's pairing it refuses to)
+	$(BIN)/jupytext --to ipynb --update-metadata '{"jupytext": null}' --output notebooks/executed/quickstart.source.ipynb \
+		notebooks/quickstart.py
 	$(BIN)/papermill --cwd . -k python3 notebooks/executed/quickstart.source.ipynb notebooks/executed/quickstart.ipynb $(QUICKSTART_ARGS)
 	@echo "executed notebook: notebooks/executed/quickstart.ipynb; figures: figures/quickstart/"
 
