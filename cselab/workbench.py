@@ -5,6 +5,8 @@ cselab draws figures on :class:`matplotlib.figure.Figure` objects without pyplot
 them as ``<Figure size 340x260 with 1 Axes>`` unless something renders them. :func:`setup`
 registers a PNG formatter for ``Figure`` with IPython, after which a cell ending in ``fig`` and
 ``display(fig)`` both put an ``image/png`` output in the notebook (and in papermill's executed copy).
+It also registers how a pandas DataFrame is shown (:func:`frame_html`): without a row index that is
+only the row numbers, and numbers in positional notation, never ``1.2e-07``.
 
 Typical notebook::
 
@@ -83,13 +85,51 @@ def figure_png(fig: Figure, dpi: int = INLINE_DPI) -> bytes:
     return buffer.getvalue()
 
 
+SIGNIFICANT_DIGITS = 5   # a table's numbers as shown (its saved .md and .csv keep what the notebook rounded to)
+
+
+def plain_number(value) -> str:
+    """A number in positional notation with at most :data:`SIGNIFICANT_DIGITS` significant digits
+    and no trailing zeros (``81.39``, ``0.047488``, ``0.000000123``), every digit before the point
+    (``1234568``); NaN as an empty cell."""
+    import math
+
+    import numpy as np
+
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    value = float(value)
+    if math.isinf(value):
+        return str(value)
+    whole = len(str(int(abs(value)))) if abs(value) >= 1 else 0   # digits before the point: all of them shown
+    if whole:
+        return np.format_float_positional(value, precision=max(0, SIGNIFICANT_DIGITS - whole), trim="-")
+    return np.format_float_positional(value, precision=SIGNIFICANT_DIGITS, fractional=False, trim="-")
+
+
+def frame_html(frame: "pd.DataFrame") -> str:
+    """A DataFrame as a notebook shows it after :func:`setup`: floats by :func:`plain_number`, and
+    without the row index when that is only the row numbers (an unnamed RangeIndex)."""
+    import pandas as pd
+
+    floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
+    if isinstance(frame.index, pd.RangeIndex) and frame.index.name is None:
+        styled = frame.style.hide(axis="index").format(plain_number, subset=floats)
+        return styled.to_html(max_rows=pd.get_option("display.max_rows"))
+    return frame.to_html(float_format=plain_number, max_rows=pd.get_option("display.max_rows"))
+
+
 def setup(dpi: int = INLINE_DPI) -> bool:
-    """Show matplotlib Figures inline as PNG in this IPython kernel, and :data:`ONE_LINE_ERRORS` as
-    one line. Returns False outside IPython (in a plain script nothing needs registering)."""
+    """Show matplotlib Figures inline as PNG in this IPython kernel, DataFrames as :func:`frame_html`
+    writes them, and :data:`ONE_LINE_ERRORS` as one line. Returns False outside IPython (in a plain
+    script nothing needs registering)."""
+    import pandas as pd
+
     shell = _shell()
     if shell is None:
         return False
     shell.display_formatter.formatters["image/png"].for_type(Figure, lambda fig: figure_png(fig, dpi))
+    shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, frame_html)
     shell.set_custom_exc(ONE_LINE_ERRORS, _one_line_error)
     # a study reads each notebook's encode/fit seconds from the timing file: written after every
     # cell, because a warm kernel (cselab.studies.execute.WarmKernel) does not exit between notebooks
@@ -318,6 +358,9 @@ def claims_cell(frames: Sequence[pd.DataFrame], claims: Sequence, tables_dir: st
     frame = pd.concat([f for f in frames if f is not None and len(f)], ignore_index=True)
     table = format_claims(claims_table(frame, claims))
     save_table(table, name, tables_dir)
-    print(f"{table.attrs['family']}; Δ = variant − reference on the STS average, mean over the seeds both have, "
+    tested = int((table["p (paired t)"] != "–").sum())
+    family = (table.attrs["family"] if tested else
+              "No claim tested here: a paired t-test needs two or more seeds that a claim's two variants share")
+    print(f"{family}; Δ = variant − reference on the STS average, mean over the seeds both have, "
           "95 % t-interval; at this profile's scale, not the paper's")
     return table

@@ -85,3 +85,17 @@ def test_a_p_value_below_a_thousandth_is_written_as_such_not_as_zero():
     assert cells["p (paired t)"].iloc[0] == "< 0.001" and cells["p (Holm)"].iloc[0] == "< 0.001"
     assert format_claims(claims_table(FRAME, [Claim("MixCSE beats SimCSE", "MixCSE", "SimCSE", "x")]))[
         "p (paired t)"].iloc[0] == f"{stats.ttest_rel([76.5, 76.8, 76.4], [76.0, 76.2, 75.9]).pvalue:.3f}"
+
+
+def test_the_claims_cell_on_one_seed_says_nothing_was_tested(tmp_path, capsys):
+    """One seed per variant (the cpu-demo's runs): no paired test, and the cell printed "Holm over the
+    0 claims tested here"; it says no claim was tested, and why. With seeds, Holm's family as before."""
+    from cselab import workbench
+
+    claims = [Claim("MixCSE beats SimCSE", "MixCSE", "SimCSE", "+2.83")]
+    workbench.claims_cell([FRAME[FRAME["seed"] == 1]], claims, tmp_path)
+    printed = capsys.readouterr().out
+    assert printed.startswith("No claim tested here: a paired t-test needs two or more seeds that a claim's two "
+                              "variants share; Δ = variant − reference") and "Holm over the 0" not in printed
+    workbench.claims_cell([FRAME], claims, tmp_path)
+    assert capsys.readouterr().out.startswith("Holm over the 1 claims tested here (α = 0.05); Δ = ")
