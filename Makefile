@@ -21,7 +21,7 @@ STUDY ?=
 PROFILE ?= cpu
 REPRODUCE_ARGS ?=
 
-.PHONY: demo demo-figures quickstart notebooks lab test test-all data benchmark reproduce docs clean install-locked lock
+.PHONY: demo demo-figures quickstart notebooks lab test test-all data benchmark reproduce docs docs-serve clean install-locked lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -82,10 +82,17 @@ reproduce: data
 	$(BIN)/cselab reproduce "$(STUDY)" --profile "$(PROFILE)" --data-dir "$(CSELAB_DATA)" $(REPRODUCE_ARGS)
 
 # The documentation site (mkdocs.yml): README.md as the home page, docs/, the API reference from the
-# docstrings and the notebooks as pages, into site/ (open site/index.html). --strict: a broken link, a
-# missing page or a renamed function fails the build (tests/test_docs.py runs the same build). Offline.
+# docstrings and the notebooks as pages, into site/. --strict: a broken link, a missing page or a
+# renamed function fails the build (tests/test_docs.py runs the same build). Offline.
 docs: $(VENV)/.installed-docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+# site/ served on this machine: its pages also read as files (site/index.html), but the search loads its
+# index with a request that browsers refuse to file:// pages. e.g. make docs-serve DOCS_PORT=8001
+DOCS_PORT ?= 8000
+docs-serve: docs
+	@echo "the site: http://127.0.0.1:$(DOCS_PORT)/ (Ctrl-C stops it)"
+	$(BIN)/python -m http.server --bind 127.0.0.1 --directory site $(DOCS_PORT)
 
 # lint-imports: the layer contract of pyproject.toml (docs/architecture.md), before the tests;
 # the tests in 2 processes (pytest-xdist), each test file in one of them (its fixtures built once)
