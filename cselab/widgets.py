@@ -52,7 +52,7 @@ MESSAGE_HTML = '<div class="cselab-message" style="padding: 0.5em 0">{note}</div
 # The status line between a widget box's controls and its view holds the busy note and one progress
 # bar: its height is kept whatever it shows, so that the view under it does not move when they come
 # and go.
-STATUS_HEIGHT = "5em"
+STATUS_HEIGHT = "6.5em"
 
 
 def _html(template: str, note: str):
