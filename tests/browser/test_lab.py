@@ -272,7 +272,10 @@ def _box(page, inside: str):
 WATCH_JS = """(inside) => {
   const box = [...document.querySelectorAll('.widget-vbox')].find(v => v.querySelector(inside));
   const areas = () => box.querySelectorAll('.jp-OutputArea');
-  const view = () => areas()[areas().length - 1].getBoundingClientRect();
+  const view = () => {   // within the box: the page may scroll meanwhile
+    const r = areas()[areas().length - 1].getBoundingClientRect();
+    return {top: r.top - box.getBoundingClientRect().top, height: r.height};
+  };
   const start = view();
   const seen = window._seen = {busy: false, disabledWhileBusy: false, progress: false, moved: 0, shrank: 0};
   const look = () => {
@@ -454,7 +457,7 @@ def test_a_notebook_runs_on_its_defaults_after_the_demo(page, lab_server, screen
         assert "'APINCSE': ['apincse']" in found and "'APINCSE pooler only': ['apincse-pooler']" in found, found
     if name not in ("train",):
         assert shown_images(page) >= 1
-    shot(page, screenshots, f"defaults-{name}", page.locator(".jp-OutputArea-output").last)
+    shot(page, screenshots, f"defaults-{name}", page.locator(".jp-OutputArea-output").first)   # the runs it took
 
 
 def test_an_executed_notebook_of_the_demo_opens_with_its_outputs(page, lab_server, screenshots):
