@@ -21,7 +21,7 @@ STUDY ?=
 PROFILE ?= cpu
 REPRODUCE_ARGS ?=
 
-.PHONY: findings demo demo-figures quickstart notebooks lab test test-all data benchmark reproduce docs clean install-locked lock
+.PHONY: findings demo demo-figures quickstart notebooks lab test test-all data benchmark reproduce docs docs-serve clean install-locked lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,7 +52,9 @@ demo-figures:
 # One SimCSE run and its figures, in one notebook.
 quickstart: data
 	mkdir -p notebooks/executed
-	$(BIN)/jupytext --to ipynb --output notebooks/executed/quickstart.source.ipynb notebooks/quickstart.py
+	# no jupytext metadata: a plain .ipynb, which JupyterLab opens (with the .py's pairing it refuses to)
+	$(BIN)/jupytext --to ipynb --update-metadata '{"jupytext": null}' --output notebooks/executed/quickstart.source.ipynb \
+		notebooks/quickstart.py
 	$(BIN)/papermill --cwd . -k python3 notebooks/executed/quickstart.source.ipynb notebooks/executed/quickstart.ipynb $(QUICKSTART_ARGS)
 	@echo "executed notebook: notebooks/executed/quickstart.ipynb; figures: figures/quickstart/"
 
@@ -103,6 +105,13 @@ docs: | $(DOCS_BIN)/mkdocs
 $(DOCS_VENV)/bin/mkdocs:
 	$(PYTHON) -m venv $(DOCS_VENV)
 	$(DOCS_VENV)/bin/pip install $$($(DOCS_EXTRA))
+
+# site/ served on this machine: its pages also read as files (site/index.html), but the search loads its
+# index with a request that browsers refuse to file:// pages. e.g. make docs-serve DOCS_PORT=8001
+DOCS_PORT ?= 8000
+docs-serve: docs
+	@echo "the site: http://127.0.0.1:$(DOCS_PORT)/ (Ctrl-C stops it)"
+	$(BIN)/python -m http.server --bind 127.0.0.1 --directory site $(DOCS_PORT)
 
 # lint-imports: the layer contract of pyproject.toml (docs/architecture.md), before the tests;
 # the tests in 2 processes (pytest-xdist), each test file in one of them (its fixtures built once)

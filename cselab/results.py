@@ -5,11 +5,14 @@ the statistics are scipy's and statsmodels', never formulas of our own.
 
 1. **Runs → variants** (:func:`match_variants`, :func:`assign_variants`): a notebook names the
    variants it compares as ``{display name: label prefix or prefixes}``, e.g. ``{"APINCSE":
-   "apincse", "APINCSE-AP": "apincse-no_ap"}``. A prefix selects a label equal to it or starting with
-   it and ``-`` (:func:`cselab.rundir.label_matches`: ``apincse`` selects ``apincse-s1`` and
-   ``apincse-no_ap-s1``, not ``apincse2``), and **the longest matching prefix wins**, so
-   ``apincse-no_ap-s1`` is "APINCSE-AP", not "APINCSE". This is the one rule; every notebook
-   parameter ``variants`` and every study file passes this direction.
+   "apincse", "APINCSE-AP": "apincse-no_ap"}``. A prefix selects the label equal to it and that
+   label followed only by what a study appends to it, its grid points and seed
+   (:func:`cselab.rundir.label_matches`: ``apincse`` selects ``apincse-s1``; ``apincse-topk``
+   selects ``apincse-topk-top_k=8-s2``), never a longer label: ``apincse-pooler-s1`` and
+   ``apincse-no_ap-s1`` are not APINCSE runs (a variant that spans labels, e.g. a second backbone's
+   ``simcse-large``, lists them: ``["simcse", "simcse-large"]``). Where two prefixes select a label,
+   the longest wins. This is the one rule; every notebook parameter ``variants`` and every study
+   file passes this direction.
 2. **Per-seed scores** (:func:`group_results`, :func:`variant_frame`): one score per (variant, seed)
    run, e.g. the 7-task STS average. The unit of replication is the training seed.
 3. **Summaries** (:func:`summarise`, :func:`mean_ci`): mean, sample standard deviation (ddof 1) and n
@@ -95,8 +98,9 @@ def variant_prefixes(variants: VariantSpec) -> list[tuple[str, str]]:
 
 def match_variants(labels: Iterable[str], variants: VariantSpec) -> dict[str, str]:
     """``{label: variant}`` for the labels some prefix of ``variants`` (``{variant: prefix or
-    prefixes}``) selects: the variant of the **longest** matching prefix (see the module docs).
-    Labels no prefix selects are left out."""
+    prefixes}``) selects (:func:`cselab.rundir.label_matches`: the label, its seeds and grid points,
+    not a longer label), the variant of the **longest** where two do (see the module docs). Labels
+    no prefix selects are left out."""
     by_length = sorted(variant_prefixes(variants), key=lambda pair: len(pair[0]), reverse=True)
     labels = list(labels)
     out = {}

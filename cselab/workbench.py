@@ -5,6 +5,8 @@ cselab draws figures on :class:`matplotlib.figure.Figure` objects without pyplot
 them as ``<Figure size 340x260 with 1 Axes>`` unless something renders them. :func:`setup`
 registers a PNG formatter for ``Figure`` with IPython, after which a cell ending in ``fig`` and
 ``display(fig)`` both put an ``image/png`` output in the notebook (and in papermill's executed copy).
+It also registers how a pandas DataFrame is shown (:func:`frame_html`): without a row index that is
+only the row numbers, and numbers in positional notation, never ``1.2e-07``.
 
 Typical notebook::
 
@@ -98,13 +100,51 @@ def figure_png(fig: Figure, dpi: int = INLINE_DPI) -> bytes:
     return buffer.getvalue()
 
 
+SIGNIFICANT_DIGITS = 5   # a table's numbers as shown (its saved .md and .csv keep what the notebook rounded to)
+
+
+def plain_number(value) -> str:
+    """A number in positional notation with at most :data:`SIGNIFICANT_DIGITS` significant digits
+    and no trailing zeros (``81.39``, ``0.047488``, ``0.000000123``), every digit before the point
+    (``1234568``); NaN as an empty cell."""
+    import math
+
+    import numpy as np
+
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    value = float(value)
+    if math.isinf(value):
+        return str(value)
+    whole = len(str(int(abs(value)))) if abs(value) >= 1 else 0   # digits before the point: all of them shown
+    if whole:
+        return np.format_float_positional(value, precision=max(0, SIGNIFICANT_DIGITS - whole), trim="-")
+    return np.format_float_positional(value, precision=SIGNIFICANT_DIGITS, fractional=False, trim="-")
+
+
+def frame_html(frame: "pd.DataFrame") -> str:
+    """A DataFrame as a notebook shows it after :func:`setup`: floats by :func:`plain_number`, and
+    without the row index when that is only the row numbers (an unnamed RangeIndex)."""
+    import pandas as pd
+
+    floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
+    if isinstance(frame.index, pd.RangeIndex) and frame.index.name is None:
+        styled = frame.style.hide(axis="index").format(plain_number, subset=floats)
+        return styled.to_html(max_rows=pd.get_option("display.max_rows"))
+    return frame.to_html(float_format=plain_number, max_rows=pd.get_option("display.max_rows"))
+
+
 def setup(dpi: int = INLINE_DPI) -> bool:
-    """Show matplotlib Figures inline as PNG in this IPython kernel, and :func:`one_line_errors` as
-    one line. Returns False outside IPython (in a plain script nothing needs registering)."""
+    """Show matplotlib Figures inline as PNG in this IPython kernel, DataFrames as :func:`frame_html`
+    writes them, and :func:`one_line_errors` as one line. Returns False outside IPython (in a plain
+    script nothing needs registering)."""
+    import pandas as pd
+
     shell = _shell()
     if shell is None:
         return False
     shell.display_formatter.formatters["image/png"].for_type(Figure, lambda fig: figure_png(fig, dpi))
+    shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, frame_html)
     shell.set_custom_exc(one_line_errors(), _one_line_error)
     # a study reads each notebook's encode/fit seconds from the timing file: written after every
     # cell, because a warm kernel (cselab.studies.execute.WarmKernel) does not exit between notebooks
@@ -289,6 +329,25 @@ def _config_problem(run) -> str | None:
     return None
 
 
+def comparison_groups(runs: Mapping[str, Path], group_by: Sequence[str], names: Mapping[str, str] | None = None,
+                      backbone: str | None = None):
+    """The runs a paired comparison takes and their groups (:func:`cselab.analysis.compare.run_groups`):
+    those of one backbone (``backbone``, None: the one most runs start from; a line printed names the
+    runs left out), each group with one run per seed. A wrong ``backbone`` or two runs of one group
+    with one seed are one line (:class:`BadParameter`) naming the runs and what to set."""
+    from .analysis.compare import one_backbone, one_run_per_seed, run_groups
+
+    try:
+        kept, left_out = one_backbone(runs, backbone)
+        groups = run_groups(kept, group_by, names)
+        one_run_per_seed(groups, kept)
+    except ValueError as error:
+        raise BadParameter(str(error)) from None
+    if left_out:
+        print(left_out)
+    return kept, groups
+
+
 def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]],
                            tables_dir: str | os.PathLike, tasks: Sequence[str] | None = None,
                            data_dir: str | os.PathLike | None = None, name: str = "sts_vs_simcse",
@@ -319,7 +378,12 @@ def claims_cell(study: str, profile: str, runs: Mapping | None, record: str | os
     table = study_claims_table(study, profile, runs, record)
     shown = format_claims(table)
     save_table(shown, name, tables_dir)
-    families = "; ".join(table.attrs.get("families", {}).values())
-    print(f"{families}. Numbers from {table.attrs['source']}; Δ = variant − reference over the seeds both have, "
-          "95 % t-interval; MDE at the claim's Holm level α/k, power 0.8; at this profile's scale, not the paper's")
+    if table["p"].notna().any():
+        families = "; ".join(table.attrs.get("families", {}).values())
+        print(f"{families}. Numbers from {table.attrs['source']}; Δ = variant − reference over the seeds both "
+              "have, 95 % t-interval; MDE at the claim's Holm level α/k, power 0.8; at this profile's scale, not the "
+              "paper's")
+    else:
+        print(f"No claim tested here ({table.attrs['source']}): a paired t-test needs two or more seeds that a "
+              "claim's two variants share")
     return shown

@@ -38,7 +38,8 @@
 runs = None  # {label: run directory} (a study passes it); None: the finished cpu-demo runs in runs/
 variants = {"SimCSE": "simcse", "APINCSE": "apincse", "APINCSE-AP": "apincse-no_ap", "APINCSE-IN": "apincse-no_in",
             "APINCSE-LAST": "apincse-last", "APINCSE-bs64": "apincse-bs64",
-            "APINCSE-bs128": "apincse-bs128"}  # paper variant -> run-label prefix(es); longest prefix wins
+            "APINCSE-bs128": "apincse-bs128",
+            "APINCSE pooler only": "apincse-pooler"}  # paper variant -> the study labels of its runs (a label, its seeds)
 topk_sweep = ["apincse-topk"]  # label prefixes of the runs over k (Table 4)
 layer_sweep = ["apincse-layer"]  # label prefixes of the runs over M, the interlayer (Table 5)
 queue_sweep = ["apincse-queue"]  # label prefixes of the runs over L, the queue length (Figure 4)

@@ -42,12 +42,12 @@
 
 # %% tags=["parameters"]
 runs = None  # {label: run directory} (a study passes it); None: the finished cpu-demo runs in runs/
-variants = {"SimCSE": "simcse", "ClusterNS": "clusterns", "PromptBERT": "promptbert",
-            "ClusterNS (prompt)": "clusterns-prompt", "w/o false negative": "clusterns-no_fn",
+variants = {"SimCSE": ["simcse", "simcse-roberta"], "ClusterNS": ["clusterns", "clusterns-roberta"],
+            "PromptBERT": "promptbert", "ClusterNS (prompt)": "clusterns-prompt", "w/o false negative": "clusterns-no_fn",
             "w/o hard negative": "clusterns-no_hn", "repl. harder negative": "clusterns-harder",
             "repl. random clusters": "clusterns-random", "mask false negatives": "clusterns-mask",
             "false negatives as positives": "clusterns-as_pos",
-            "global init": "clusterns-global"}  # paper variant -> run-label prefix(es); longest prefix wins
+            "global init": "clusterns-global"}  # paper variant -> the study labels of its runs (each backbone's)
 threshold_sweep = ["clusterns-sigma"]  # label prefixes of the σ × BML runs (Table 3, Fig. 5)
 batch_sweep = ["clusterns-bs"]  # label prefixes of the batch-size runs (Fig. 8)
 k_sweep = ["clusterns-k"]  # label prefixes of the runs over K, the number of clusters (Fig. 9)

@@ -37,7 +37,8 @@
 
 # %% tags=["parameters"]
 runs = None  # {label: run directory} (a study passes it); None: the finished cpu-demo runs in runs/
-variants = {"SimCSE": "simcse", "GS-InfoNCE": "gs_infonce"}  # paper variant -> run-label prefix(es); longest wins
+variants = {"SimCSE": ["simcse", "simcse-roberta"],
+            "GS-InfoNCE": ["gs_infonce", "gs_infonce-roberta"]}  # paper variant -> the study labels of its runs (each backbone's)
 m_sweep = ["gs_infonce-m"]  # label prefixes of the M-sweep runs (with SimCSE as 0× and GS-InfoNCE they form Table 3)
 sts_tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark",
              "SICKRelatedness"]  # STS tasks of the tables (a subset is faster; its average is not the paper's)

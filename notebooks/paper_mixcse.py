@@ -47,8 +47,8 @@
 
 # %% tags=["parameters"]
 runs = None  # {label: run directory} (a study passes it); None: the finished cpu-demo runs in runs/
-variants = {"SimCSE": "simcse", "MixCSE": "mixcse", "MixCSE single": "mixcse-single",
-            "MixCSE w/o stop-gradient": "mixcse-no_sg"}  # paper variant -> run-label prefix(es); longest prefix wins
+variants = {"SimCSE": ["simcse", "simcse-large"], "MixCSE": ["mixcse", "mixcse-large"], "MixCSE single": "mixcse-single",
+            "MixCSE w/o stop-gradient": "mixcse-no_sg"}  # paper variant -> the study labels of its runs (each backbone's)
 lambda_sweep = ["mixcse-lambda"]  # label prefixes of the λ-sweep runs (with the MixCSE runs they form the λ curve)
 sts_tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark",
              "SICKRelatedness"]  # STS tasks of the tables (a subset is faster; its average is not the paper's)

@@ -205,3 +205,25 @@ def test_a_replanned_study_takes_the_spread_its_runs_showed_and_never_plans_fewe
     assert again.loc["A beats ref", "sd_source"] == "observed, 5 seeds"
     # B's runs spread less than its pilot said: the re-plan keeps the first plan's seeds, never fewer
     assert again.loc["B beats ref", "seeds"] == first.loc["B beats ref", "seeds"] == 10
+
+
+def test_the_claims_cell_on_one_seed_says_nothing_was_tested(tmp_path, capsys):
+    """One seed per variant (the cpu-demo's runs): no paired test, and the cell says so and why,
+    instead of a Holm family of nothing; with seeds, the families and where the numbers came from."""
+    from synthetic_records import study_records
+
+    from cselab import workbench
+    from cselab.studies.record import write_record
+    from cselab.studies.spec import load_study
+
+    records = study_records(load_study("paper-mixcse", "cpu", notebooks=False), {"mixcse": 0.5})
+    one = tmp_path / "one.jsonl"
+    write_record(one, [r for r in records if r["seed"] == 1])
+    workbench.claims_cell("paper-mixcse", "cpu", None, one, tmp_path)
+    printed = capsys.readouterr().out
+    assert printed.startswith("No claim tested here (the study's record") and "Holm" not in printed
+    full = tmp_path / "full.jsonl"
+    write_record(full, records)
+    shown = workbench.claims_cell("paper-mixcse", "cpu", None, full, tmp_path)
+    assert capsys.readouterr().out.startswith("Holm over the paper's claims (7, α = 0.05); Holm over the workbench's")
+    assert (tmp_path / "claims.md").is_file() and shown.index[0] == "MixCSE beats SimCSE"

@@ -17,18 +17,27 @@ from cselab.results import (assign_variants, compare_to_baseline, format_compari
 
 
 # ------------------------------------------------------------------- runs → variants
-def test_the_longest_label_prefix_wins_where_a_shorter_one_would():
-    labels = ["apincse-s1", "apincse-no_ap-s1", "apincse-no_in-s2", "apincse2-s1", "simcse-s1", "apincse"]
-    variants = {"APINCSE": "apincse", "APINCSE-AP": "apincse-no_ap", "APINCSE-IN": "apincse-no_in"}
+def test_a_prefix_selects_its_label_with_seeds_and_grid_points_never_a_longer_label():
+    labels = ["apincse-s1", "apincse-no_ap-s1", "apincse-no_in-s2", "apincse2-s1", "simcse-s1", "apincse",
+              "apincse-pooler", "apincse-pooler-s2", "apincse-topk-top_k=8-s1", "apincse-layer-interlayer=-2-s1"]
+    variants = {"APINCSE": "apincse", "APINCSE-AP": "apincse-no_ap", "APINCSE-IN": "apincse-no_in",
+                "k sweep": "apincse-topk", "M sweep": "apincse-layer"}
     expected = {"apincse-s1": "APINCSE", "apincse-no_ap-s1": "APINCSE-AP", "apincse-no_in-s2": "APINCSE-IN",
-                "apincse": "APINCSE"}          # apincse2-s1: not "apincse" followed by "-"; simcse-s1: no prefix
+                "apincse": "APINCSE", "apincse-topk-top_k=8-s1": "k sweep", "apincse-layer-interlayer=-2-s1": "M sweep"}
+    # apincse-pooler(-s2): a longer label that "apincse" prefixes, not an APINCSE run (the cpu-demo
+    # study's pooler-only control); apincse2-s1: not "apincse" and a suffix; simcse-s1: no prefix
     assert match_variants(labels, variants) == expected
-    # "apincse" matches apincse-no_ap-s1 too: the order of the mapping does not let the shorter one win
     assert match_variants(labels, dict(reversed(list(variants.items())))) == expected
-    # several prefixes for one variant; variants in the mapping's order, labels in theirs
-    groups = assign_variants(labels, {"SimCSE": ["simcse", "unsup"], "-AP": "apincse-no_ap", "APINCSE": "apincse"})
-    assert groups == {"SimCSE": ["simcse-s1"], "-AP": ["apincse-no_ap-s1"],
-                      "APINCSE": ["apincse-s1", "apincse-no_in-s2", "apincse"]}
+    # named, the longer label is its own variant
+    assert match_variants(labels, {**variants, "pooler only": "apincse-pooler"})["apincse-pooler-s2"] == "pooler only"
+    # several prefixes for one variant (a second backbone's label); variants in the mapping's order
+    groups = assign_variants(["simcse-s1", "simcse-large-s1", "apincse-no_ap-s1", "apincse-s1", "apincse"],
+                             {"SimCSE": ["simcse", "simcse-large"], "-AP": "apincse-no_ap", "APINCSE": "apincse"})
+    assert groups == {"SimCSE": ["simcse-s1", "simcse-large-s1"], "-AP": ["apincse-no_ap-s1"],
+                      "APINCSE": ["apincse-s1", "apincse"]}
+    # runs labelled by their folder (a list of paths): the config hash is what cselab appended
+    assert match_variants(["simcse-f8fbb5c8ad", "simcse-f8fbb5c8"], {"SimCSE": "simcse"}) == {
+        "simcse-f8fbb5c8ad": "SimCSE"}
 
 
 def test_the_variants_mapping_has_one_direction_and_says_so():

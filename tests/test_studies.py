@@ -574,3 +574,24 @@ def test_notebooks_executed_side_by_side_warn_nothing_and_leave_no_partial_file(
         thread.join()
     assert [str(w.message) for w in recwarn if "does not end in one of" in str(w.message)] == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out0.ipynb", "out1.ipynb", "tiny.py"]
+
+
+def test_an_executed_notebook_is_a_plain_ipynb_that_jupyterlab_opens(tmp_path):
+    """The executed copy of a jupytext notebook carried the source's ``jupytext.formats: py:percent``:
+    JupyterLab (jupytext's contents manager, as `make lab` sets it up) then refused it, "Unable to read
+    paired notebook ... matches none of the export formats". It now opens, with its outputs."""
+    import asyncio
+
+    from cselab.lab import NotebookContentsManager
+    from cselab.studies.execute import execute_notebook
+
+    source = tmp_path / "tiny.py"
+    source.write_text((REPO / "notebooks" / "train.py").read_text().split("# %%")[0]   # the repository's header
+                      + "# %%\nanswer = 6 * 7\nprint(answer)\n")
+    assert "formats: py:percent" in source.read_text()
+    (tmp_path / "reports").mkdir()
+    execute_notebook(source, tmp_path / "reports" / "tiny.ipynb", {}, cwd=tmp_path)
+    model = asyncio.run(NotebookContentsManager(root_dir=str(tmp_path)).get("reports/tiny.ipynb"))
+    assert model["type"] == "notebook" and "jupytext" not in model["content"]["metadata"]
+    cell = model["content"]["cells"][-1]
+    assert cell["source"] == "answer = 6 * 7\nprint(answer)" and cell["outputs"][0]["text"] == "42\n"

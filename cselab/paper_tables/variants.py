@@ -2,8 +2,9 @@
 
 **Variants by label prefix.** A notebook maps the paper's variant names to run-label prefixes,
 e.g. ``{"APINCSE": "apincse", "-AP": "apincse-no_ap"}``; the results layer's one rule
-(:func:`cselab.results.match_variants`: the *longest* matching prefix wins) says which runs each
-variant has, so ``apincse-no_ap-s1`` is "-AP", not "APINCSE". The runs of one variant must share one config apart
+(:func:`cselab.results.match_variants`: a prefix selects its label's seeds and grid points, never a
+longer label) says which runs each variant has, so ``apincse-no_ap-s1`` is "-AP" and
+``apincse-pooler-s1`` no APINCSE run. The runs of one variant must share one config apart
 from the seed (and the settings that only record, :data:`cselab.config.NON_IDENTITY_KEYS`):
 :func:`variant_runs` says which key differs when they do not, so a sweep group never slips into a
 variant's mean unnoticed.
@@ -21,6 +22,7 @@ from ..io import read_jsonl
 from ..published import BACKBONES, paper_backbone
 from ..results import VariantSpec, assign_variants, match_variants
 from ..rundir import RunDir, read_config
+from ..rundir.readers import config_difference
 from .backbones import group_model, run_model
 
 
@@ -44,14 +46,6 @@ def identity_without_seed(run_dir: str | os.PathLike) -> dict:
             config.pop(key, None)
     return config
 
-def _first_difference(a: dict, b: dict, prefix: str = "") -> str:
-    for key in sorted(set(a) | set(b)):
-        if a.get(key) != b.get(key):
-            if isinstance(a.get(key), dict) and isinstance(b.get(key), dict):
-                return _first_difference(a[key], b[key], f"{prefix}{key}.")
-            return f"{prefix}{key} ({a.get(key)!r} vs {b.get(key)!r})"
-    return ""
-
 def variant_runs(runs: Mapping[str, Path], variants: VariantSpec,
                  check: bool | Sequence[str] = True) -> dict[str, dict[str, Path]]:
     """``{variant: {label: run dir}}`` (see the module docs). Runs of one checked variant (all with
@@ -70,7 +64,7 @@ def variant_runs(runs: Mapping[str, Path], variants: VariantSpec,
             first, *rest = labels
             reference = identity_without_seed(members[first])
             for label in rest:
-                difference = _first_difference(reference, identity_without_seed(members[label]))
+                difference = config_difference(reference, identity_without_seed(members[label]))
                 if difference:
                     raise VariantError(f"variant {variant!r}: runs {first!r} and {label!r} differ in {difference}, not "
                                      "only in the seed; give one of them its own label prefix")

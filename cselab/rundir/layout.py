@@ -12,6 +12,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -72,11 +73,29 @@ def git_commit() -> str | None:
         return None
 
 
+# What cselab appends to a name, and nothing else: a study's grid points (``-key=value``, one per
+# grid key) and seed (``-s<seed>``) after a study's label (cselab.studies.run_grid), or the config
+# hash after a run folder's method names (TrainConfig.default_run_name).
+_GRID_POINT = r"-[A-Za-z0-9._+]+=[A-Za-z0-9._+=-]*?"
+_CONFIG_HASH = r"-[0-9a-f]{10}"   # TrainConfig.config_hash's length
+_APPENDED = re.compile(rf"(?:{_GRID_POINT})*(?:-s\d+)?|{_CONFIG_HASH}")
+
+
+def without_config_hash(name: str) -> str:
+    """A run folder's name without its config hash (``simcse-f8fbb5c8ad`` → ``simcse``); any other
+    name as it is."""
+    return re.sub(rf"{_CONFIG_HASH}$", "", name) or name
+
+
 def label_matches(label: str, prefix: str) -> bool:
     """The rule by which a label prefix selects runs (a study's ``runs:``, a notebook's variants):
-    the label itself, or the prefix followed by ``-`` (``simcse`` selects ``simcse-s1``, not
-    ``simcse2-s1``)."""
-    return label == prefix or label.startswith(prefix + "-")
+    the label itself, or the label followed only by what cselab appends to a name — a study's grid
+    points and seed (``simcse`` selects ``simcse-s1`` and ``apincse-topk`` selects
+    ``apincse-topk-top_k=8-s2``), a run folder's config hash (``simcse`` selects
+    ``simcse-f8fbb5c8ad``). A longer label is another label, never one of the prefix's runs:
+    ``apincse`` does not select ``apincse-pooler`` or ``apincse-pooler-s1`` (nor ``simcse``
+    ``simcse-large-s1``; name such labels in a list of prefixes), and not ``apincse2-s1``."""
+    return label.startswith(prefix) and _APPENDED.fullmatch(label[len(prefix):]) is not None
 
 
 def _flat(mapping: dict, prefix: str = "") -> dict:

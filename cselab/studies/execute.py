@@ -251,6 +251,15 @@ def remove_partials(folder: Path) -> None:
                 entry.unlink()
 
 
+def unpaired(notebook):
+    """``notebook`` (an nbformat node read from a jupytext ``.py``) without jupytext's metadata. The
+    executed copy is a plain ``.ipynb``: with the source's ``jupytext.formats`` (``py:percent``) in its
+    metadata, jupytext's contents manager (JupyterLab under ``make lab``) takes it for one half of a
+    pair whose formats do not include ipynb, and refuses to open it."""
+    notebook.metadata.pop("jupytext", None)
+    return notebook
+
+
 def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, parameters: dict,
                      cwd: str | os.PathLike | None = None, split: TimeSplit | None = None,
                      kernel: WarmKernel | None = None, threads: int = 0) -> Path:
@@ -285,7 +294,7 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
                  {"kernel_manager_class": _kernel_manager_class({ENV: str(timings), **thread_env(threads)})})
         failed = True
         try:
-            papermill.execute_notebook(read_notebook(Path(source)), str(partial), parameters=parameters,
+            papermill.execute_notebook(unpaired(read_notebook(Path(source))), str(partial), parameters=parameters,
                                        kernel_name=KERNEL, progress_bar=False, cwd=str(cwd) if cwd else None,
                                        **where)
             failed = False
