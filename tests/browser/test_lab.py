@@ -23,6 +23,7 @@ pytestmark = pytest.mark.browser
 
 QUIET_SECONDS = 2.0
 RUN_SECONDS = 900        # a bound, not a measurement: the loaded 2-core machine is slow
+DEFAULTS_SECONDS = 3600  # the same for a notebook on its defaults (quickstart trains 60 steps of MiniLM)
 
 STATE_JS = """() => {
   const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
@@ -92,7 +93,7 @@ def wait_for_kernel(page, seconds: float = RUN_SECONDS, started: int = 1) -> dic
     raise AssertionError(f"the kernel was still busy after {seconds} s: {page.evaluate(STATE_JS)}")
 
 
-def run_all(page, screenshots=None, name: str | None = None) -> dict:
+def run_all(page, screenshots=None, name: str | None = None, seconds: float = RUN_SECONDS) -> dict:
     """Run → Run All Cells, again when no cell started (a menu click is sometimes lost on this loaded
     machine, as a person's can be), then wait on the kernel. With ``name``, the seconds from the click
     to the idle kernel are printed and kept in ``screenshots``/run_all_seconds.json."""
@@ -111,7 +112,7 @@ def run_all(page, screenshots=None, name: str | None = None) -> dict:
             page.keyboard.press("Escape")
     else:
         raise AssertionError("Run All Cells started no cell, three times")
-    state = wait_for_kernel(page)
+    state = wait_for_kernel(page, seconds)
     if name is not None:
         seconds = round(time.monotonic() - started - QUIET_SECONDS, 1)
         print(f"Run All of {name}: {seconds} s")
@@ -443,7 +444,7 @@ def test_a_notebook_runs_on_its_defaults_after_the_demo(page, lab_server, screen
     in augmented_positive"); compare took the pooler-only control for a second SimCSE seed, then
     stopped ("two runs of group='SimCSE' with seed=42")."""
     open_notebook(page, lab_server, name)
-    run_all(page, screenshots, f"defaults-{name}")
+    run_all(page, screenshots, f"defaults-{name}", DEFAULTS_SECONDS)
     assert problems(page) == []
     state = page.evaluate(STATE_JS)
     assert state["numbered"] == state["cells"]                          # every cell ran
