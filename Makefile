@@ -21,7 +21,7 @@ STUDY ?=
 PROFILE ?= cpu
 REPRODUCE_ARGS ?=
 
-.PHONY: demo demo-figures quickstart notebooks lab test test-all data benchmark reproduce docs clean install-locked lock
+.PHONY: findings demo demo-figures quickstart notebooks lab test test-all data benchmark reproduce docs docs-serve clean install-locked lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,7 +52,9 @@ demo-figures:
 # One SimCSE run and its figures, in one notebook.
 quickstart: data
 	mkdir -p notebooks/executed
-	$(BIN)/jupytext --to ipynb --output notebooks/executed/quickstart.source.ipynb notebooks/quickstart.py
+	# no jupytext metadata: a plain .ipynb, which JupyterLab opens (with the .py's pairing it refuses to)
+	$(BIN)/jupytext --to ipynb --update-metadata '{"jupytext": null}' --output notebooks/executed/quickstart.source.ipynb \
+		notebooks/quickstart.py
 	$(BIN)/papermill --cwd . -k python3 notebooks/executed/quickstart.source.ipynb notebooks/executed/quickstart.ipynb $(QUICKSTART_ARGS)
 	@echo "executed notebook: notebooks/executed/quickstart.ipynb; figures: figures/quickstart/"
 
@@ -79,11 +81,37 @@ reproduce: data
 	@if [ -z "$(STUDY)" ]; then echo "usage: make reproduce STUDY=name-or-file [PROFILE=cpu|gpu] [REPRODUCE_ARGS=...]"; exit 2; fi
 	$(BIN)/cselab reproduce "$(STUDY)" --profile "$(PROFILE)" --data-dir "$(CSELAB_DATA)" $(REPRODUCE_ARGS)
 
+# The findings pages' generated blocks (docs/cpu-papers.md, docs/cpu-compare.md, README.md) from the
+# committed study records (figures/*/record.jsonl): after a study adds runs to its record
+# (tests/test_findings.py fails until this is run and the pages committed)
+findings: $(VENV)/.installed-dev
+	$(BIN)/python -m cselab.workbench.paper_tables.record_report docs/cpu-papers.md docs/cpu-compare.md README.md
+
 # The documentation site (mkdocs.yml): README.md as the home page, docs/, the API reference from the
 # docstrings and the notebooks as pages, into site/ (open site/index.html). --strict: a broken link, a
 # missing page or a renamed function fails the build (tests/test_docs.py runs the same build). Offline.
-docs: $(VENV)/.installed-docs
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+# Building it needs the docs extra alone: mkdocstrings reads cselab's source without importing it and
+# mkdocs-jupyter never executes a notebook, so neither torch nor cselab is installed for it. It builds
+# with .venv's mkdocs when .venv has one (the dev and docs extras), else in a venv of its own holding
+# the docs extra only (pyproject.toml's list, read here so that it is written once).
+DOCS_VENV ?= .venv-docs
+DOCS_BIN = $(if $(wildcard $(BIN)/mkdocs),$(BIN),$(DOCS_VENV)/bin)
+# (the requirements hold no space, so the shell's word splitting of $$(...) gives one argument each)
+DOCS_EXTRA = $(PYTHON) -c 'import ast, re; text = open("pyproject.toml").read(); \
+	print(" ".join(ast.literal_eval(re.search(r"^docs = (\[.*\])$$", text, re.M).group(1))))'
+docs: | $(DOCS_BIN)/mkdocs
+	NO_MKDOCS_2_WARNING=1 $(DOCS_BIN)/mkdocs build --strict --site-dir site
+
+$(DOCS_VENV)/bin/mkdocs:
+	$(PYTHON) -m venv $(DOCS_VENV)
+	$(DOCS_VENV)/bin/pip install $$($(DOCS_EXTRA))
+
+# site/ served on this machine: its pages also read as files (site/index.html), but the search loads its
+# index with a request that browsers refuse to file:// pages. e.g. make docs-serve DOCS_PORT=8001
+DOCS_PORT ?= 8000
+docs-serve: docs
+	@echo "the site: http://127.0.0.1:$(DOCS_PORT)/ (Ctrl-C stops it)"
+	$(BIN)/python -m http.server --bind 127.0.0.1 --directory site $(DOCS_PORT)
 
 # lint-imports: the layer contract of pyproject.toml (docs/architecture.md), before the tests;
 # the tests in 2 processes (pytest-xdist), each test file in one of them (its fixtures built once)
@@ -117,4 +145,4 @@ lock: | $(BIN)/python
 	mv $(LOCKFILE).tmp $(LOCKFILE)
 
 clean:
-	rm -rf $(VENV) notebooks/executed site
+	rm -rf $(VENV) $(DOCS_VENV) notebooks/executed site

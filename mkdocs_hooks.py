@@ -9,7 +9,13 @@ The site is built from the files the repository already has, so that it cannot d
   under its repository path and points there, a link to a folder points to the folder's README.md;
 * the notebooks ``notebooks/*.py`` (jupytext percent) are pages, rendered by mkdocs-jupyter without
   executing them, and so are the executed notebooks of the cpu-demo study
-  (``reports/cpu-demo/*.ipynb``) when ``make demo`` has written them; both are added to the nav.
+  (``reports/cpu-demo/*.ipynb``) when ``make demo`` has written them; both are added to the nav (the
+  sources to its How-to section, the executed copies to Findings);
+* Sphinx roles in docstrings (``:func:`cselab.results.match_variants```), which mkdocstrings leaves
+  as they are written, become code, linked to the object where the page documents it;
+* a notebook page's table of contents links to its headings' own anchors (mkdocs-jupyter's table of
+  contents drops the code of a heading, ``## Maps (at most `panels_per_figure`)``, from the anchor
+  it links to, while the heading keeps it).
 """
 from __future__ import annotations
 
@@ -95,14 +101,86 @@ def _page_sources(config) -> dict[str, str]:
     return pages
 
 
+def _section(nav: list, title: str) -> list:
+    """The entries of the nav's first-level section ``title`` (a new one at the end when absent)."""
+    for entry in nav:
+        if isinstance(entry, dict) and title in entry and isinstance(entry[title], list):
+            return entry[title]
+    nav.append({title: []})
+    return nav[-1][title]
+
+
 def on_config(config):
     nav = config.get("nav") or []
-    nav.append({"Notebooks (source)": [{Path(n).stem: site_path(n)} for n in _notebooks()]})
+    _section(nav, "How-to").append({"Notebooks (source)": [{Path(n).stem: site_path(n)} for n in _notebooks()]})
     executed = _executed()
     if executed:
-        nav.append({"Executed cpu-demo notebooks": [{Path(n).stem: site_path(n)} for n in executed]})
+        _section(nav, "Findings").append(
+            {"Executed cpu-demo notebooks": [{Path(n).stem: site_path(n)} for n in executed]})
     config["nav"] = nav
     return config
+
+
+# A Sphinx role as mkdocstrings renders a docstring's text: the role's name, then its target as code.
+ROLE = re.compile(r":(?:py:)?(mod|func|class|meth|attr|data|obj|exc|const):<code>(~?)\.?([\w.]+)</code>")
+HEADING = re.compile(r'<h([1-6])[^>]*\bid="([^"]+)"[^>]*>(.*?)</h\1>', re.S)
+
+
+def _role_target(target: str, context: str, ids: set[str]) -> str | None:
+    """The anchor of ``target`` on the page: itself, or as named inside ``context`` (the object
+    whose docstring names it) and the modules above, innermost first."""
+    parts = context.split(".")
+    for cut in range(len(parts), -1, -1):
+        candidate = ".".join([*parts[:cut], target])
+        if candidate in ids:
+            return candidate
+    return None
+
+
+def sphinx_roles_as_code(html: str) -> str:
+    """``:func:`x``` as rendered → ``<code>x</code>``, a link to ``#x`` where the page has that
+    anchor (``~a.b.c`` is shown ``c``, as Sphinx shows it)."""
+    ids = set(re.findall(r'\bid="([^"]+)"', html))
+    headings = [(m.start(), m.group(2)) for m in HEADING.finditer(html)]
+
+    def replace(m):
+        short, target = m.group(2), m.group(3)
+        shown = target.rsplit(".", 1)[-1] if short else target
+        context = next((anchor for start, anchor in reversed(headings) if start < m.start()), "")
+        anchor = _role_target(target, context, ids)
+        code = f"<code>{shown}</code>"
+        return f'<a href="#{anchor}">{code}</a>' if anchor else code
+
+    return ROLE.sub(replace, html)
+
+
+def _strip_tags(html: str) -> str:
+    return re.sub(r"<[^>]+>", "", html)
+
+
+def toc_to_heading_anchors(html: str, toc) -> None:
+    """Point each entry of ``toc`` whose anchor is not on the page to the heading it names: the one
+    whose text without its code gives that anchor (mkdocs-jupyter's table of contents)."""
+    from markdown.extensions.toc import slugify
+
+    ids = set(re.findall(r'\bid="([^"]+)"', html))
+    without_code = {}
+    for m in HEADING.finditer(html):
+        text = _strip_tags(re.sub(r"<code>.*?</code>", "", m.group(3), flags=re.S)).replace("¶", "")
+        without_code.setdefault(slugify(text, "-"), m.group(2))
+    stack = list(toc)
+    while stack:
+        item = stack.pop()
+        stack.extend(item.children)
+        if item.id not in ids and item.id in without_code:
+            item.id = without_code[item.id]
+
+
+@event_priority(-100)   # after mkdocs-jupyter has rendered a notebook page and set its table of contents
+def on_page_content(html: str, page, config, files):
+    if page.toc is not None and not page.file.src_uri.endswith(".md"):
+        toc_to_heading_anchors(html, page.toc)
+    return sphinx_roles_as_code(html)
 
 
 @event_priority(100)   # before mkdocs-jupyter's on_files, which turns the notebooks into pages

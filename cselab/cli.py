@@ -90,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--runs-dir", default="runs", help="shared runs root (default: runs)")
     rep.add_argument("--reports-dir", default="reports", help="executed notebooks and index (default: reports)")
     rep.add_argument("--figures-dir", default="figures", help="figures root (default: figures)")
+    rep.add_argument("--runs-only", action="store_true", help="train (and record) the runs, execute no notebook")
+    rep.add_argument("--replan", action="store_true", help="re-estimate the power plan from the spreads the "
+                     "study's record shows (seeds up to the plan's cap where the pilot's spread was too small)")
+    rep.add_argument("--from-record", action="store_true", help="train nothing: rebuild the claims table, the "
+                     "study's tables and its seed-level figures from the committed record "
+                     "(<figures-dir>/<study>/record.jsonl) alone, in seconds")
     _add_data_dir(rep)
     _add_debug(rep)
     export = sub.add_parser("export", help="write a run's best model (or any model) as a folder that "
@@ -259,9 +265,15 @@ def cmd_reproduce(args) -> int:
     from .model.options import parse_key_values
     from .workbench.studies import reproduce
 
+    if args.from_record:
+        from .workbench.paper_tables.record_report import rebuild_from_record
+
+        return rebuild_from_record(args.study, profile=args.profile, figures_dir=args.figures_dir,
+                                   reports_dir=args.reports_dir)
     return reproduce(args.study, profile=args.profile, jobs=args.jobs, dry_run=args.dry_run, launcher=args.launcher,
                      runs_dir=args.runs_dir, data_dir=args.data_dir, reports_dir=args.reports_dir,
-                     figures_dir=args.figures_dir, slurm=parse_key_values(args.slurm, "--slurm"))
+                     figures_dir=args.figures_dir, slurm=parse_key_values(args.slurm, "--slurm"),
+                     notebooks=not args.runs_only, replan=args.replan)
 def cmd_export(args) -> int:
     from .model.encoder.backbone import read_model_config
     from .model.encoder.export import RECIPE_KEY

@@ -15,8 +15,8 @@
 # %% [markdown]
 # # compare: methods against SimCSE over seeds, ablations and sweeps
 #
-# Across any set of runs, grouped by method (or by any config keys) with the training seed as the
-# unit of replication:
+# Across any set of runs of one backbone, grouped by their labels (or by any config keys) with the
+# training seed as the unit of replication:
 #
 # 1. **STS** (STS12–16, STS-B, SICK-R; SimCSE's protocol) per run and per method: mean ± std and
 #    95 % confidence interval over seeds, and a **paired t-test against the SimCSE runs with the same
@@ -41,7 +41,8 @@ runs = None  # {label: run directory}; None: the finished runs of the cpu-demo s
 figures_dir = "figures/compare"  # where figures are written (PNG + PDF)
 tables_dir = "reports/compare/tables"  # where tables are written (Markdown + CSV)
 data_dir = None  # data root; None: $CSELAB_DATA, else ./data
-group_by = ["method"]  # config keys that make a group ("label": the run label without its seed); runs that differ only in their seed are its seeds
+group_by = ["label"]  # what makes a group: "label" (the run label without its seed) and/or config keys, e.g. ["method"]; a group's runs are its seeds
+backbone = None  # the model whose runs are compared when the runs start from several (None: the one most runs start from)
 group_names = {}  # display names {group: name} on top of the papers' method names (SimCSE, MixCSE, ...)
 baseline = "simcse"  # the group every other is tested against (a group name or a method)
 sts_tasks = None  # None: the 7-task table of results.json (evaluated when absent); or a list of STS tasks
@@ -77,7 +78,7 @@ from cselab.workbench.results import ALPHA, FAMILIES, POWER
 
 workbench.setup()
 runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none
-groups = group_runs(runs, group_by, group_names)
+runs, groups = workbench.comparison_groups(runs, group_by, group_names, backbone)   # one backbone, a run per seed
 try:
     baseline_group = resolve_baseline(baseline, groups, group_names)
 except ValueError as error:
@@ -248,7 +249,7 @@ else:
 # %% [markdown]
 # ## The ablation per STS task (APINCSE Fig. 2)
 #
-# Runs named by `variants` (variant → label prefix or prefixes; the longest matching prefix wins). With
+# Runs named by `variants` (variant → label prefix or prefixes: a label and its seeds, not a longer label). With
 # `ablation_control`, each other variant's difference from the control, paired by seed, as the
 # comparison with the baseline above: the 95 % t-interval over the seeds both share, or for a single
 # shared seed the paired bootstrap over the test pairs (test-set uncertainty). A control with

@@ -54,7 +54,7 @@ tables_dir = "reports/explorer/tables"  # where the neighbour table goes (Markdo
 from IPython.display import display
 
 from cselab import workbench
-from cselab.workbench.neighbours import (checkpoint_folders, corpus_sample, labelled_sample, nearest_neighbours,
+from cselab.workbench.neighbours import (ALIGNMENT_WORDS, checkpoint_folders, corpus_sample, labelled_sample, nearest_neighbours,
                                similarity_matrix, snapshot_folders, snapshot_projections)
 from cselab.workbench.plots import add_note
 from cselab.workbench.labels import display_name
@@ -102,7 +102,8 @@ elif interactive:
     from cselab.workbench.widgets import SnapshotExplorer
 
     first = run if run in with_snapshots else next(iter(with_snapshots))
-    slider = SnapshotExplorer(with_snapshots, texts, labels, run=first, method=projection, align=align)
+    slider = SnapshotExplorer(with_snapshots, texts, labels, run=first, method=projection, align=align,
+                              sample=f"{labelled_set} texts")
     display(slider.widget)
     slider.on_step()
 else:
@@ -111,10 +112,6 @@ else:
     used = str(next(iter(maps.values())).attrs["method"]).upper()
     fig = plot_projection_grid({(f"{name} (before training)" if name == "step 0" else name): frame
                                 for name, frame in maps.items()}, ncols=grid_columns, title=first)
-    aligned = {"procrustes": "each map fitted on its own and rotated, reflected and scaled onto the last one's "
-                             "(Procrustes): positions compare, the axes mean nothing",
-               "shared_pca": "one PCA fitted on all snapshots together",
-               "none": "each map fitted on its own: the axes of two maps are not comparable"}[align]
     add_note(fig, f"{used} of {len(texts)} {labelled_set} texts ({len(set(labels))} classes, balanced sample) embedded by "
-                  f"{display_name(first)}'s model snapshots; {aligned}.")
+                  f"{display_name(first)}'s model snapshots; {ALIGNMENT_WORDS[align]}.")
     workbench.show(fig, f"{figures_dir}/snapshots")

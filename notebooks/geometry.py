@@ -43,7 +43,7 @@ sts_tasks = None  # STS tasks of the colour: None takes the 7-task table of resu
 layer_split = "test"  # STS-B split whose sentences the per-layer [CLS] profile is measured on (APINCSE Fig. 3: test)
 layer_sentences = 256  # distinct sentences of that split (the first ones) for the profile
 start_probes = True  # measure each run's starting model on its probe set (the step-0 point of the trajectories)
-group_by = ["method"]  # config keys that make the table's group ("label": the run label without its seed)
+group_by = ["label"]  # what makes the table's group: "label" (the run label without its seed) and/or config keys, e.g. ["method"]
 
 # %%
 import pandas as pd
@@ -168,7 +168,8 @@ add_note(fig, f"Each point: the mean over {len(sentences)} STS-B {layer_split} s
 workbench.show(fig, f"{figures_dir}/layer_cls_similarity");
 
 # %%
-profile_table = pd.DataFrame({name: result.mean for name, result in layers.items()}).round(4)
+# backbones of different depths: a shorter profile has no value (empty) at the deeper layers
+profile_table = pd.DataFrame({name: pd.Series(result.mean) for name, result in layers.items()}).round(4)
 profile_table.index.name = "layer"
 workbench.save_table(profile_table, "layer_cls_similarity", tables_dir)
 profile_table
@@ -182,11 +183,15 @@ profile_table
 # %%
 if probed:
     layer_probes = probes.dropna(subset=["layer_cls_sim"]).copy()
-    last = len(layer_probes["layer_cls_sim"].iloc[0]) - 1
+    depths = sorted({len(values) - 1 for values in layer_probes["layer_cls_sim"]})   # one per backbone depth
+    last = depths[0]
     layer_probes["below_last"] = [values[-2] for values in layer_probes["layer_cls_sim"]]
+    layers_words = (f"layer {last - 1} and of the last layer ({last})" if len(depths) == 1 else
+                    f"layer below the last and of the last layer (layer {', '.join(map(str, depths))} of the backbones)")
     fig = legend_outside(plot_training_curves(layer_probes, ("below_last",), kind="probe",
-                                              ylabel=f"cos(layer {last - 1} [CLS], layer {last} [CLS])"))
+                                              ylabel=f"cos(layer {last - 1} [CLS], layer {last} [CLS])"
+                                              if len(depths) == 1 else "cos(layer below the last, last layer)"))
     add_note(fig, f"Each point: the mean over the probe set's {int(first['sentences'])} STS-B dev sentences of the "
-                  f"cosine between the [CLS] of layer {last - 1} and of the last layer ({last}), at one probe; step 0: "
-                  f"before training; {training_facts(probed).runs}.")
+                  f"cosine between the [CLS] of the {layers_words}, at one probe; step 0: before training; "
+                  f"{training_facts(probed).runs}.")
     workbench.show(fig, f"{figures_dir}/layer_cls_similarity_probes");

@@ -282,3 +282,16 @@ def test_scores_and_runs_tables(tmp_path):
     assert summary[("STS12", "mean")].iloc[0] == pytest.approx(70.015)       # seeds 1 and 2 add 0.01, 0.02
     assert summary[("STS-B", "n")].tolist() == [2, 2]
     assert len(STS) == 7
+
+
+@pytest.mark.parametrize("results, message", [
+    ({}, "scores_table: no results (pass {name: result with 'scores'})"),
+    ({"a": {"scores": {"STS12": "70"}}}, "a: the score of STS12 is str '70', not a number"),
+    ({"a": [{"scores": {"STS12": 70.0}}, {"scores": [70.0]}]}, "a: a result needs a 'scores' mapping (task → value)"),
+])
+def test_scores_table_of_no_results_or_a_non_number_is_one_line(results, message):
+    from cselab.workbench.tables import scores_table
+
+    with pytest.raises(ValueError) as err:   # were a KeyError ('model') and a TypeError (the mean of a str)
+        scores_table(results)
+    assert str(err.value) == message

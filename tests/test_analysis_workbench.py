@@ -145,6 +145,49 @@ def test_run_groups_by_config_keys_with_names(tmp_path):
                                       "avg": [1.0, 2.0]}
 
 
+def test_comparison_groups_keep_one_backbone_and_one_run_per_seed(tmp_path, capsys):
+    from synthetic_runs import write_run
+
+    def run(name, method, seed, model="all-minilm-l6", **config):
+        return write_run(tmp_path / name, {"method": method, "seed": seed, "model": model, **config}, [])
+
+    # the compare notebook on runs of two backbones: the SimCSE run of each had seed 1, and the
+    # paired test took them for two runs of one seed ("two runs of group='SimCSE' with seed=1")
+    runs = {"simcse-s1": run("a", ["simcse"], 1), "mixcse-s1": run("b", ["mixcse"], 1),
+            "simcse-s2": run("c", ["simcse"], 2), "tiny-simcse-s1": run("d", ["simcse"], 1, model="tiny-bert")}
+    kept, groups = workbench.comparison_groups(runs, ["method"])
+    assert list(kept) == ["simcse-s1", "mixcse-s1", "simcse-s2"]
+    assert groups.to_dict("list")["group"] == ["SimCSE", "MixCSE", "SimCSE"]
+    assert capsys.readouterr().out.strip() == (
+        "the runs start from 2 backbones: compared here, the 3 runs from all-minilm-l6; left out 1 from tiny-bert "
+        "(tiny-simcse-s1) (set backbone to compare those)")
+    kept, _ = workbench.comparison_groups(runs, ["method"], backbone="tiny-bert")
+    assert list(kept) == ["tiny-simcse-s1"]
+    with pytest.raises(workbench.BadParameter, match=r"^backbone 'bert-base' is not the model of any run; the runs "
+                                                     r"start from all-minilm-l6 \(3 runs\), tiny-bert \(1 run\)$"):
+        workbench.comparison_groups(runs, ["method"], backbone="bert-base")
+    # one backbone, two runs of one group and seed (APINCSE's pooler-only control has SimCSE's
+    # method): one line naming both and the key they differ in; grouped by label they are apart
+    runs = {"simcse": run("e", ["simcse"], 42, pooler="cls"), "apincse-pooler": run("f", ["simcse"], 42,
+                                                                                       pooler="layer_attention")}
+    with pytest.raises(workbench.BadParameter) as error:
+        workbench.comparison_groups(runs, ["method"])
+    assert str(error.value) == ("runs 'simcse' and 'apincse-pooler' are both group 'SimCSE' with seed 42 (grouped by "
+                                "['method']; they differ in pooler ('cls' vs 'layer_attention')): group_by = ['label'] "
+                                "groups runs by their labels, or add the key that differs to group_by")
+    assert workbench.comparison_groups(runs, ["label"])[1].to_dict("list")["group"] == ["SimCSE", "APINCSE pooler only"]
+
+
+def test_label_groups_drop_seeds_folder_hashes_and_the_swept_point():
+    from cselab.workbench.analysis.compare import label_group
+
+    assert label_group("apincse-no_ap-s2") == "apincse-no_ap" and label_group("simcse-f8fbb5c8ad") == "simcse"
+    assert label_group("apincse-topk-top_k=8-s1") == "apincse-topk-top_k=8"
+    assert label_group("apincse-topk-top_k=8-s1", "augmented_positive.top_k") == "apincse-topk"
+    assert label_group("a-x=-2-top_k=8-s2", "augmented_positive.top_k") == "a-x=-2"
+    assert label_group("a-top_k=8-x=-2", "augmented_positive.top_k") == "a-x=-2"
+
+
 def paired_frame() -> pd.DataFrame:
     """SimCSE and two methods over seeds 1–3; MixCSE beats SimCSE by 1, 2, 3 on task A."""
     return pd.DataFrame({

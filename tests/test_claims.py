@@ -1,87 +1,229 @@
-"""Claims tables (cselab/workbench/paper_tables/claims.py): paired differences over seeds, Holm over the
-paper's family, and verdicts, on fixed numbers checked against scipy and statsmodels directly."""
+"""Claims (cselab/claims.py): the power plan before the runs and the verdicts after them — paired
+differences over seeds, Holm within each family, the MDE at the level α/k the verdict must clear —
+on fixed numbers checked against scipy and statsmodels directly, and bad frames that must not crash."""
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import TTestPower
 
-from cselab.workbench.paper_tables import Claim, as_variants, claims_table, format_claims
+from cselab.workbench.claims import Claim, PowerRule, claims_table, format_claims, format_plan, power_plan, seeds_per_variant, tally
+from cselab.workbench.paper_tables import as_variants
+from cselab.workbench.results import (detectable_effect_size, detectable_sd_ratio, minimum_detectable_difference,
+                            paired_variance_test, sd_interval, seeds_for)
 
-# three seeds; MixCSE clearly above SimCSE, "single" clearly below MixCSE, λ = 0.5 vs 0.2 noise
+# three seeds; MixCSE clearly above SimCSE, "single" clearly below MixCSE
 FRAME = pd.DataFrame({
     "variant": ["SimCSE"] * 3 + ["MixCSE"] * 3 + ["single"] * 3,
     "seed": [1, 2, 3] * 3,
     "avg": [76.0, 76.2, 75.9, 76.5, 76.8, 76.4, 76.1, 76.3, 76.0]})
 
 
-def test_differences_p_values_and_holm_match_scipy_and_statsmodels():
-    claims = [Claim("MixCSE beats SimCSE", "MixCSE", "SimCSE", "+2.83 (Table)"),
-              Claim("single mixing is worse than both", "single", "MixCSE", "-1.23", direction=-1)]
-    table = claims_table(FRAME, claims)
+# ------------------------------------------------------------------- the MDE at the verdict's level
+def test_detectable_effect_size_at_holms_first_step():
+    # a family of k claims: the first p to clear Holm must be below 0.05 / k; n = 3 seeds
+    assert [round(detectable_effect_size(3, 0.05 / k), 2) for k in (4, 5, 6)] == [6.55, 7.32, 8.02]
+    assert detectable_effect_size(3, 0.05) == pytest.approx(3.26, abs=0.005)    # the unadjusted level
+    # where statsmodels' solver converges it agrees; at α = 0.01, n = 3 it does not (5.0 or NaN for 7.32)
+    for n, alpha in ((5, 0.05), (10, 0.05), (8, 0.01)):
+        ours = detectable_effect_size(n, alpha)
+        assert ours == pytest.approx(TTestPower().solve_power(nobs=n, alpha=alpha, power=0.8), rel=1e-3)
+        assert TTestPower().power(effect_size=ours, nobs=n, alpha=alpha) == pytest.approx(0.8, abs=1e-4)
+    assert minimum_detectable_difference(0.1, 3, 0.05 / 5) == pytest.approx(0.732, abs=0.001)
+    assert math.isnan(minimum_detectable_difference(0.1, 1)) and math.isnan(minimum_detectable_difference(math.nan, 5))
+
+
+def test_seeds_for_a_target_and_the_cap():
+    # sd 0.266 at α = 0.01 needs 13 seeds for an MDE of 0.3; capped at 10 it is run at 10
+    assert seeds_for(0.266, 0.3, 0.01, least=5, most=10) == (10, 13)
+    assert minimum_detectable_difference(0.266, 13, 0.01) <= 0.3 < minimum_detectable_difference(0.266, 12, 0.01)
+    assert seeds_for(0.05, 0.3, 0.01, least=5, most=10) == (5, 4)     # the floor holds
+    with pytest.raises(ValueError, match="sd"):
+        seeds_for(math.nan, 0.3)
+
+
+def test_sd_interval_and_variance_test_are_scipys():
+    low, high = sd_interval(0.1, 3)
+    assert (low, high) == pytest.approx((0.1 * math.sqrt(2 / stats.chi2.ppf(0.975, 2)),
+                                         0.1 * math.sqrt(2 / stats.chi2.ppf(0.025, 2))))
+    a, b = [1.0, 2.0, 3.0, 4.5, 5.0], [1.1, 1.9, 3.4, 4.0, 5.3]
+    test = paired_variance_test(a, b)
+    x, y = np.array(a), np.array(b)
+    assert test["p"] == pytest.approx(stats.pearsonr(x + y, x - y).pvalue)
+    assert test["ratio"] == pytest.approx(x.std(ddof=1) / y.std(ddof=1))
+    r = detectable_sd_ratio(10, 0.05)
+    df = 9
+    power = (stats.f.cdf(stats.f.ppf(0.025, df, df) / r ** 2, df, df)
+             + stats.f.sf(stats.f.isf(0.025, df, df) / r ** 2, df, df))
+    assert power == pytest.approx(0.8, abs=1e-5) and 0 < r < 1
+
+
+# ------------------------------------------------------------------- verdicts
+def test_differences_p_values_and_holm_within_each_family_match_scipy_and_statsmodels():
+    claims = [Claim("MixCSE beats SimCSE", "MixCSE", "SimCSE", "+2.83 (Table)", paper_effect=2.83),
+              Claim("single mixing is worse", "single", "MixCSE", "-1.23", direction=-1),
+              Claim("MixCSE differs from single", "MixCSE", "single", kind="check", direction=0)]
+    rule = PowerRule(scale=0.166)
+    table = claims_table(FRAME, claims, rule)
     p1 = stats.ttest_rel([76.5, 76.8, 76.4], [76.0, 76.2, 75.9]).pvalue
     p2 = stats.ttest_rel([76.1, 76.3, 76.0], [76.5, 76.8, 76.4]).pvalue
-    assert table["diff"].tolist() == pytest.approx([0.5333333, -0.4333333], abs=1e-6)
-    assert table["p"].tolist() == pytest.approx([p1, p2])
-    assert table["p_holm"].tolist() == pytest.approx(list(multipletests([p1, p2], method="holm")[1]))
+    p3 = stats.ttest_rel([76.5, 76.8, 76.4], [76.1, 76.3, 76.0]).pvalue
+    assert table["diff"].tolist()[:2] == pytest.approx([0.5333333, -0.4333333], abs=1e-6)
+    assert table["p"].tolist() == pytest.approx([p1, p2, p3])
+    # the paper's two claims are one Holm family; the check is a family of its own (of one)
+    assert table["p_holm"].tolist()[:2] == pytest.approx(list(multipletests([p1, p2], method="holm")[1]))
+    assert table["p_holm"][2] == pytest.approx(p3)
     half = stats.t.ppf(0.975, 2) * pd.Series([0.5, 0.6, 0.5]).std() / math.sqrt(3)
     assert (table.loc[0, "ci_low"], table.loc[0, "ci_high"]) == pytest.approx((0.5333333 - half, 0.5333333 + half))
-    assert table["p_holm"][0] < 0.05 and table["p_holm"][1] < 0.05   # both detected after Holm ...
-    assert table["verdict"].tolist() == ["holds here", "holds here"]   # ... each in the paper's direction
-    assert table["n"].tolist() == [3, 3]
+    # the MDE at α/k: k = 2 for the paper's claims, 1 for the check
+    sd1 = pd.Series([0.5, 0.6, 0.5]).std()
+    assert table["level"].tolist() == pytest.approx([0.025, 0.025, 0.05])
+    assert table["mde"][0] == pytest.approx(detectable_effect_size(3, 0.025) * sd1)
+    assert table["scaled_effect"][0] == pytest.approx(2.83 * 0.166)
+    assert table["paper_detectable"][0] == (table["mde"][0] <= 2.83 * 0.166)
+    assert table["verdict"].tolist()[:2] == ["holds here", "holds here"]
+    assert tally(table) == {"claims": 2, "holds here": 2, "reversed": 0, "not detected": 0,
+                            "not testable at this scale": 0, "no test": 0}
+    assert "Holm over the paper's claims (2" in table.attrs["families"]["paper"]
 
 
-def test_verdicts_holds_reversed_and_not_detected_with_its_mde():
+def test_verdicts_holds_reversed_not_detected_and_not_testable():
     frame = pd.DataFrame({"variant": ["A"] * 3 + ["B"] * 3 + ["C"] * 3, "seed": [1, 2, 3] * 3,
                           "avg": [70.0, 71.0, 72.0, 71.0, 72.01, 73.0, 70.5, 72.5, 71.0]})
-    table = claims_table(frame, [Claim("B beats A", "B", "A", "x"), Claim("A beats B", "A", "B", "x"),
-                                 Claim("C beats A", "C", "A", "x")])
-    # B - A = (1.0, 1.01, 1.0): tiny spread, p ≈ 1e-4 → holds; its mirror is reversed
+    claims = [Claim("B beats A", "B", "A"), Claim("A beats B", "A", "B"), Claim("C beats A", "C", "A"),
+              Claim("D beats A", "C", "A", testable=False, reason="the centroids cannot move in 80 steps")]
+    table = claims_table(frame, claims)
     assert table["verdict"][0] == "holds here" and table["verdict"][1] == "reversed"
-    # C - A = (0.5, 1.5, -1.0): not detected, and the MDE is TTestPower's effect size × the sd
-    from statsmodels.stats.power import TTestPower
+    # C - A = (0.5, 1.5, -1.0): not detected, MDE at α/3 (three testable claims)
     sd = pd.Series([0.5, 1.5, -1.0]).std()
-    mde = TTestPower().solve_power(nobs=3, alpha=0.05, power=0.8) * sd
-    assert table["verdict"][2] == f"not detected (MDE {mde:.2f})"
+    assert table["verdict"][2] == f"not detected (MDE {detectable_effect_size(3, 0.05 / 3) * sd:.2f})"
+    assert table["verdict"][3] == "not testable at this scale (the centroids cannot move in 80 steps)"
+    with pytest.raises(ValueError, match="needs a reason"):
+        Claim("x", "a", "b", testable=False)
+    with pytest.raises(ValueError, match="has a sign"):
+        Claim("x", "a", "b", direction=0)
 
 
-def test_missing_variants_are_reported_not_dropped_and_sweeps_become_variants():
-    sweep = pd.DataFrame({"run": ["a", "b", "c", "d", "e"], "seed": [1, 2, 1, 2, 3], "λ": [0.1, 0.1, 0.5, 0.5, 0.5],
-                          "avg": [1.0, 2.0, 1.5, 2.7, 9.0]})
-    frame = as_variants(sweep, "λ", "λ = {:g}")
-    assert frame["variant"].tolist() == ["λ = 0.1", "λ = 0.1", "λ = 0.5", "λ = 0.5", "λ = 0.5"]
-    table = claims_table(frame, [Claim("larger λ is better", "λ = 0.5", "λ = 0.1", "fig"),
-                                 Claim("absent", "λ = 0.9", "λ = 0.1", "fig")])
-    # paired on the seeds both have (1 and 2): Δ = (0.5, 0.7); seed 3 of λ = 0.5 has no partner
-    assert table["diff"][0] == pytest.approx(0.6) and table["n"][0] == 2
-    assert table["p"][0] == pytest.approx(stats.ttest_rel([1.5, 2.7], [1.0, 2.0]).pvalue)
-    assert table["verdict"][0].startswith("not detected (MDE ")
-    assert table["verdict"][1] == "no runs" and math.isnan(table["p_holm"][1])
+def test_the_variance_claim_is_pitman_morgan_in_the_paper_family():
+    frame = pd.DataFrame({"variant": ["M"] * 5 + ["S"] * 5, "seed": list(range(1, 6)) * 2,
+                          "avg": [76.0, 76.1, 76.05, 76.02, 76.08, 75.0, 77.0, 76.2, 75.6, 76.9]})
+    claims = [Claim("M varies less", "M", "S", direction=-1, test="paired_variance"), Claim("M beats S", "M", "S")]
+    table = claims_table(frame, claims)
+    m, s = frame["avg"][:5].to_numpy(), frame["avg"][5:].to_numpy()
+    p = stats.pearsonr(m + s, m - s).pvalue
+    assert table["p"][0] == pytest.approx(p)
+    assert table["diff"][0] == pytest.approx(m.std(ddof=1) / s.std(ddof=1))
+    assert table["mde"][0] == pytest.approx(detectable_sd_ratio(5, 0.025))
+    assert format_claims(table)["ours: Δ (seeds)"].iloc[0].startswith("sd ratio 0.")
+
+
+def test_bad_frames_give_one_line_per_claim_and_the_other_claims_are_tested():
+    frame = pd.DataFrame({
+        "variant": ["ok"] * 3 + ["ref"] * 3 + ["nan"] * 3 + ["dup"] * 3 + ["text"] * 3 + ["inf"] * 3 + ["far"] * 2,
+        "seed": [1, 2, 3] * 6 + [7, 8],
+        "avg": [1.0, 2.0, 3.1, 0.5, 1.5, 2.4, math.nan, math.nan, math.nan, 1, 2, 3, "a", "b", "c",
+                math.inf, 2.0, 3.0, 1.0, 2.0]})
+    frame.loc[frame["variant"] == "dup", "seed"] = [1, 1, 2]
+    claims = [Claim("ok beats ref", "ok", "ref"), Claim("all NaN", "nan", "ref"), Claim("duplicate seeds", "dup", "ref"),
+              Claim("strings", "text", "ref"), Claim("an inf", "inf", "ref"), Claim("disjoint seeds", "far", "ref"),
+              Claim("absent", "nowhere", "ref"), Claim("another metric", "ok", "ref", metric="stsb")]
+    table = claims_table(frame, claims)
+    by = table.set_index("claim")
+    assert by.loc["ok beats ref", "p"] == pytest.approx(stats.ttest_rel([1.0, 2.0, 3.1], [0.5, 1.5, 2.4]).pvalue)
+    assert "'nan': avg is not a finite number for seed(s) 1, 2, 3" in by.loc["all NaN", "problem"]
+    assert "several runs of seed(s) 1" in by.loc["duplicate seeds", "problem"]
+    assert "not a finite number" in by.loc["strings", "problem"]
+    assert by.loc["an inf", "n"] == 2 and "seed(s) 1" in by.loc["an inf", "problem"]   # the finite seeds tested
+    assert "no seed in common ('far': 7, 8; 'ref': 1, 2, 3)" == by.loc["disjoint seeds", "problem"]
+    assert by.loc["absent", "problem"] == "no runs of 'nowhere'"
+    assert by.loc["another metric", "problem"] == "no 'stsb' scores in the record"
     text = format_claims(table)
-    assert text.loc["absent", "ours: Δ (seeds)"] == "no runs (λ = 0.9)"
-    assert text.loc["larger λ is better", "ours: Δ (seeds)"] == "+0.60 (n 2)"
-    assert "Holm over the 1 claims" in table.attrs["family"]
-    same = pd.DataFrame({"variant": ["a", "a", "b", "b"], "seed": [1, 2, 1, 2], "avg": [1.0, 2.0, 1.5, 2.5]})
-    assert claims_table(same, [Claim("b beats a", "b", "a", "p")])["verdict"][0] == "no test (identical differences)"
+    assert text.loc["absent", "ours: Δ (seeds)"] == "no runs (no runs of 'nowhere')"
+    assert text.loc["all NaN", "verdict"] == "no runs"
+    # the Holm family is the claims that have a test: ok and the inf one
+    assert by.loc["ok beats ref", "p_holm"] == pytest.approx(
+        multipletests([by.loc["ok beats ref", "p"], by.loc["an inf", "p"]], method="holm")[1][0])
+    with pytest.raises(ValueError, match="no claims"):
+        claims_table(frame, [])
+    empty = claims_table(pd.DataFrame(columns=["variant", "seed", "avg"]), [Claim("x", "a", "b")])
+    assert empty["verdict"][0] == "no runs"
 
 
-def test_bad_input_is_one_clear_error():
-    with pytest.raises(ValueError, match="no column 'stsb'"):
-        claims_table(FRAME, [Claim("x", "MixCSE", "SimCSE", "p", metric="stsb")])
-    with pytest.raises(ValueError, match="direction must be"):
-        Claim("x", "a", "b", "p", direction=0)
-
-
-def test_a_p_value_below_a_thousandth_is_written_as_such_not_as_zero():
-    # per-seed differences 0.481, 0.478, 0.481 (APINCSE k = 16 against 32 on AMX): p ≈ 6e-6
+def test_sweeps_become_variants_and_small_p_is_written_as_such():
+    sweep = pd.DataFrame({"seed": [1, 2, 1, 2], "λ": [0.1, 0.1, 0.5, 0.5], "avg": [1.0, 2.0, 1.5, 2.7]})
+    frame = as_variants(sweep, "λ", "λ = {:g}")
+    assert frame["variant"].tolist() == ["λ = 0.1", "λ = 0.1", "λ = 0.5", "λ = 0.5"]
+    # per-seed differences 0.481, 0.478, 0.481 (APINCSE k = 16 against 32 in the 2026-12-02 pilot): p ≈ 6e-6
     frame = pd.DataFrame({"variant": ["k16"] * 3 + ["k32"] * 3, "seed": [1, 2, 3] * 2,
                           "avg": [76.024, 76.127, 76.267, 75.543, 75.649, 75.786]})
-    table = claims_table(frame, [Claim("k = 16 beats 32", "k16", "k32", "x")])
-    assert table["p"][0] < 0.0005
-    cells = format_claims(table)
+    cells = format_claims(claims_table(frame, [Claim("k = 16 beats 32", "k16", "k32")]))
     assert cells["p (paired t)"].iloc[0] == "< 0.001" and cells["p (Holm)"].iloc[0] == "< 0.001"
-    assert format_claims(claims_table(FRAME, [Claim("MixCSE beats SimCSE", "MixCSE", "SimCSE", "x")]))[
-        "p (paired t)"].iloc[0] == f"{stats.ttest_rel([76.5, 76.8, 76.4], [76.0, 76.2, 75.9]).pvalue:.3f}"
+
+
+# ------------------------------------------------------------------- the power plan
+def test_power_plan_picks_the_fewest_seeds_reaching_the_target_and_marks_the_rest():
+    rule = PowerRule(target=0.3, scale=0.2, min_seeds=5, max_seeds=10, check_seeds=3, prior_sd=0.1)
+    claims = [Claim("big paper effect", "A", "ref", paper_effect=3.0, pilot_sd=0.2),
+              Claim("noisy", "B", "ref", pilot_sd=0.3),
+              Claim("no pilot", "C", "ref"),
+              Claim("angle", "A", "ref", metric="largest_angle_final"),
+              Claim("a check", "D", "ref", kind="check", direction=0, pilot_sd=0.05)]
+    plan = power_plan(claims, rule).set_index("claim")
+    # four testable paper claims: level 0.0125; the big effect's target is 3.0 × 0.2 = 0.6
+    assert plan["level"]["noisy"] == pytest.approx(0.0125) and plan["target"]["big paper effect"] == pytest.approx(0.6)
+    assert plan["seeds"]["big paper effect"] == 5                                    # the floor
+    assert plan["seeds"]["noisy"] == 10 and plan["underpowered"]["noisy"]
+    assert plan["needed"]["noisy"] == seeds_for(0.3, 0.3, 0.0125)[1] > 10
+    assert plan["sd"]["no pilot"] == 0.1 and plan["sd_source"]["no pilot"] == "prior"
+    assert plan["seeds"]["no pilot"] == seeds_for(0.1, 0.3, 0.0125, least=5)[0]
+    assert "power known after the runs" in plan["note"]["angle"]
+    assert plan["seeds"]["a check"] == 3 and plan["level"]["a check"] == 0.05
+    assert seeds_per_variant(power_plan(claims, rule), rule) == {"A": 5, "ref": 10, "B": 10, "C": 5, "D": 3}
+    text = format_plan(power_plan(claims, rule))
+    assert text.loc["noisy", "note"] == f"underpowered: needs {int(plan['needed']['noisy'])} seeds"
+
+
+def test_a_replanned_study_takes_the_spread_its_runs_showed_and_never_plans_fewer_seeds():
+    from cselab.workbench.claims import observed_spreads
+
+    rule = PowerRule(target=0.3, min_seeds=5, max_seeds=10, prior_sd=0.1)
+    claims = [Claim("A beats ref", "A", "ref", pilot_sd=0.05), Claim("B beats ref", "B", "ref", pilot_sd=0.3)]
+    rng = np.random.default_rng(0)
+    ref = rng.normal(76, 0.2, 5)
+    frame = pd.DataFrame({"variant": ["ref"] * 5 + ["A"] * 5 + ["B"] * 5, "seed": list(range(1, 6)) * 3,
+                          "avg": [*ref, *(ref + [0.4, -0.3, 0.5, -0.2, 0.1]), *(ref + 0.02 * np.arange(5))]})
+    spreads = observed_spreads(claims, frame)
+    assert spreads["A beats ref"] == (pytest.approx(np.std([0.4, -0.3, 0.5, -0.2, 0.1], ddof=1)), 5)
+    first = power_plan(claims, rule).set_index("claim")
+    again = power_plan(claims, rule, spreads).set_index("claim")
+    assert first.loc["A beats ref", "seeds"] == 5 and again.loc["A beats ref", "seeds"] == 10   # the pilot was lucky
+    assert again.loc["A beats ref", "sd_source"] == "observed, 5 seeds"
+    # B's runs spread less than its pilot said: the re-plan keeps the first plan's seeds, never fewer
+    assert again.loc["B beats ref", "seeds"] == first.loc["B beats ref", "seeds"] == 10
+
+
+def test_the_claims_cell_on_one_seed_says_nothing_was_tested(tmp_path, capsys):
+    """One seed per variant (the cpu-demo's runs): no paired test, and the cell says so and why,
+    instead of a Holm family of nothing; with seeds, the families and where the numbers came from."""
+    from synthetic_records import study_records
+
+    from cselab import workbench
+    from cselab.workbench.studies.record import write_record
+    from cselab.workbench.studies.spec import load_study
+
+    records = study_records(load_study("paper-mixcse", "cpu", notebooks=False), {"mixcse": 0.5})
+    one = tmp_path / "one.jsonl"
+    write_record(one, [r for r in records if r["seed"] == 1])
+    workbench.claims_cell("paper-mixcse", "cpu", None, one, tmp_path)
+    printed = capsys.readouterr().out
+    assert printed.startswith("No claim tested here (the study's record") and "Holm" not in printed
+    full = tmp_path / "full.jsonl"
+    write_record(full, records)
+    shown = workbench.claims_cell("paper-mixcse", "cpu", None, full, tmp_path)
+    assert capsys.readouterr().out.startswith("Holm over the paper's claims (7, α = 0.05); Holm over the workbench's")
+    assert (tmp_path / "claims.md").is_file() and shown.index[0] == "MixCSE beats SimCSE"

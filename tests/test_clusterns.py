@@ -306,12 +306,27 @@ def test_state_is_buffers_and_reloads_into_a_fresh_module():
     comp = started()
     contribute(comp)
     keys = set(comp.state_dict())
-    assert keys == {"state.centroids", "state.started", "state.start_step"}
+    assert keys == {"state.centroids", "state.started", "state.start_step", "state.logged_centroids", "state.logged"}
     fresh = ClusterNS(ClusterNSParams(num_clusters=4))
     fresh.load_state_dict(comp.state_dict())
     assert torch.equal(fresh.state.centroids, comp.state.centroids) and fresh.state.is_started
     assert int(fresh.state.start_step) == 3
+    assert torch.equal(fresh.state.logged_centroids, comp.state.logged_centroids)
     assert not list(comp.parameters())                          # nothing for the optimiser
+    # a checkpoint written before the logged centroids existed still loads (nothing logged yet)
+    old = {k: v for k, v in comp.state_dict().items() if "logged" not in k}
+    older = ClusterNS(ClusterNSParams(num_clusters=4))
+    older.load_state_dict(old)
+    assert torch.equal(older.state.centroids, comp.state.centroids) and not bool(older.state.logged)
+
+
+def test_centroid_shift_is_one_minus_the_mean_cosine_to_the_last_logged_centroids():
+    state = ClusterState(2, 2)
+    state.initialise(torch.tensor([[1.0, 0.0], [0.0, 1.0]]), step=1)
+    assert math.isnan(state.shift_since_logged())               # nothing logged before
+    state.centroids = torch.tensor([[1.0, 1.0], [0.0, 2.0]])    # cos 1/√2 and 1 to the logged ones
+    assert float(state.shift_since_logged()) == pytest.approx(1 - (2 ** -0.5 + 1) / 2)
+    assert float(state.shift_since_logged()) == pytest.approx(0.0, abs=1e-7)   # unmoved since
 
 
 def test_params_validation_names_the_key():
@@ -380,3 +395,17 @@ def test_resume_restores_the_centroids(interrupted_run, data_dir, monkeypatch):
     assert torch.equal(centroids, saved["components.0.state.centroids"])
     final = load_state(run_dir / "last")["loss"]["components.0.state.centroids"]
     assert not torch.equal(final, centroids)                         # and kept being updated
+
+
+def test_a_case_study_of_a_run_whose_clustering_never_started_is_one_line(tiny_config, data_dir):
+    """The cpu-demo smoke profile's ClusterNS run (2 steps on a random BERT) never reaches σ: the
+    clustering notebook says so for that run instead of stopping the study."""
+    from cselab.workbench.analysis.clusterns import ClusteringNotStarted, run_case_study
+
+    cfg = load_config({**tiny_config, "method": "clusterns", "clusterns": {"num_clusters": 4, "start_threshold": -1.0},
+                       "max_steps": 2, "eval_every": 2, "run_name": "never-started"})
+    run = train(cfg, data_dir=data_dir, progress=False)
+    with pytest.raises(ClusteringNotStarted) as err:
+        run_case_study(run, ["a sentence", "another one"], 2, 1)
+    assert str(err.value) == (f"{run}: ClusterNS had not started clustering by its last checkpoint (step 2: the batch "
+                              "similarity stayed above start_threshold σ = -1), so it has no centroids to show")

@@ -27,12 +27,25 @@ def _hooks():
 
 
 # ----------------------------------------------------------------------------- the site
-def test_site_builds_strict(tmp_path):
-    site = tmp_path / "site"
+# The pages that report what the workbench found (the claims tables, the comparison, the paper-vs-code
+# differences): a reader reaches each from the navigation's first level, its Findings section.
+FINDINGS = ("cpu-compare.md", "cpu-papers.md", "differences.md")
+# A Sphinx role written in a docstring, as it would reach a page unconverted (``:func:`x```).
+RAW_ROLE = re.compile(r":(?:py:)?(?:mod|func|class|meth|attr|data|obj|exc|const):(?:<code>|`)")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site as `make docs` builds it (once for this file's tests)."""
+    site = tmp_path_factory.mktemp("docs") / "site"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-4000:]
+    return site
+
+
+def test_site_builds_strict(site):
     home = (site / "index.html").read_text(encoding="utf-8")
     assert "Two commands" in home and 'href="glossary.html"' in home      # README.md is the home page
     assert (site / "figures/cpu-demo/dynamics/similarity_all_runs.png").is_file()   # its figure travels
@@ -40,6 +53,63 @@ def test_site_builds_strict(tmp_path):
         assert (site / "notebooks" / f"{notebook.stem}.html").is_file(), notebook.name
     api = (site / "api.html").read_text(encoding="utf-8")
     assert "load_config" in api and "evaluate_sts" in api                # rendered from the docstrings
+
+
+def _nav_pages(entries) -> list[str]:
+    pages = []
+    for entry in entries:
+        value = next(iter(entry.values())) if isinstance(entry, dict) else entry
+        pages += _nav_pages(value) if isinstance(value, list) else [value]
+    return pages
+
+
+def test_the_navigation_has_every_page_and_the_findings_at_its_first_level(site):
+    """docs/cpu-papers.md (the claims tables) was in no navigation entry; now every page of docs/ is,
+    in three first-level sections of three kinds, the findings in theirs."""
+    import yaml
+
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
+    first = {next(iter(entry)): next(iter(entry.values())) for entry in nav}
+    assert list(first) == ["Home", "How-to", "Findings", "Reference"]
+    assert sorted(_nav_pages(first["Findings"])) == sorted(FINDINGS)
+    pages = set(_nav_pages(nav))
+    docs = {p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md")}
+    assert docs - pages == set()
+    # as built: the sidebar of the home page lists the Findings section and links to each of its pages
+    home = (site / "index.html").read_text(encoding="utf-8")
+    start = re.search(r">\s*Findings\s*<", home).end()
+    section = home[start:re.compile(r">\s*Reference\s*<").search(home, start).start()]
+    assert all(f'href="{page.replace(".md", ".html")}"' in section for page in FINDINGS)
+
+
+def _pages(site: Path) -> list[Path]:
+    return sorted(p for p in site.rglob("*.html") if "assets" not in p.parts)
+
+
+def test_no_page_shows_a_raw_sphinx_role(site):
+    """The API page showed 23 roles as written in the docstrings (`:mod:`, `:func:`, `:class:`); they
+    are code now, linked where the page documents their object."""
+    raw = {p.relative_to(site).as_posix(): RAW_ROLE.findall(p.read_text(encoding="utf-8")) for p in _pages(site)}
+    assert {page: found for page, found in raw.items() if found} == {}
+    api = (site / "api.html").read_text(encoding="utf-8")
+    assert '<a href="#cselab.methods.register_method"><code>cselab.methods.register_method</code></a>' in api
+    assert '<a href="#cselab.config.TrainConfig"><code>TrainConfig</code></a>' in api   # :class:`~cselab.config.TrainConfig`
+    assert RAW_ROLE.search(":func:<code>cselab.results.match_variants</code>")             # what the test looks for
+
+
+def test_every_table_of_contents_link_lands_on_its_heading(site):
+    """On notebook pages a heading with code (`## Maps, one figure per starting model (at most
+    `panels_per_figure` maps each)`) had a table-of-contents link to an anchor it did not have."""
+    broken = {}
+    for page in _pages(site):
+        html = page.read_text(encoding="utf-8")
+        ids = set(re.findall(r'\bid="([^"]+)"', html))
+        links = set(re.findall(r'<a href="#([^"]+)" class="md-nav__link">', html))
+        if links - ids:
+            broken[page.relative_to(site).as_posix()] = sorted(links - ids)
+    assert broken == {}
+    maps = (site / "notebooks" / "embedding_maps.html").read_text(encoding="utf-8")
+    assert 'href="#maps-one-figure-per-starting-model-at-most-panels_per_figure-maps-each"' in maps
 
 
 def test_a_broken_link_is_a_warning_strict_fails_on():
@@ -91,7 +161,7 @@ def missing_numbers(text: str, sources: str) -> list[str]:
 
 def test_every_number_the_readme_quotes_is_recorded():
     text = README.read_text(encoding="utf-8")
-    assert {"17 min 22 s", "4 min 37 s", "11 min 15 s", "+1.8", "79.5"} <= set(readme_numbers(text))
+    assert {"4 min 44 s", "11 min 15 s", "+1.8", "79.5"} <= set(readme_numbers(text))
     assert missing_numbers(text, _sources()) == []
 
 

@@ -15,7 +15,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from cselab.cli import main
-from cselab.model.config import load_config
+from cselab.model.config import ConfigError, load_config
 from cselab.model.encoder import SentenceEncoder
 from cselab.model.io import read_jsonl
 from cselab.model.losses import ContrastiveBatch, ContrastiveLoss
@@ -226,3 +226,101 @@ def test_resume_after_a_kill_gives_the_same_run(tiny_config, data_dir, tmp_path)
         for key in ra:
             if isinstance(ra[key], float):
                 assert ra[key] == pytest.approx(rb[key], abs=1e-6), (ra["step"], key)
+
+
+def _without_clock(state):
+    """A checkpoint's JSON skeleton without its ``train_seconds`` entry (the one clock reading in it)."""
+    if isinstance(state, dict) and "__dict__" in state:
+        return {k: _without_clock(v) for k, v in state["__dict__"] if k != "train_seconds"}
+    if isinstance(state, dict):
+        return {k: _without_clock(v) for k, v in state.items()}
+    if isinstance(state, list):
+        return [_without_clock(v) for v in state]
+    return state
+
+
+def _files(root):
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("kill_step, during_write", [(2, False), (5, False), (4, True)])
+def test_a_resumed_run_equals_the_uninterrupted_one_in_every_file(kill_step, during_write, tiny_config, data_dir,
+                                                                  tmp_path, monkeypatch):
+    """Every file of the run, last/trainer_state.safetensors included (the momentum copy's unused
+    backbone pooler used to be averaged with the online one, which a resume loads from last/, where
+    it holds SimCSE's head); only the clock (config.json's created, results.json's train_seconds)
+    may differ, and where the run lies."""
+    import json
+
+    from cselab.model.train import train
+
+    base = {**tiny_config, "max_sentences": 96, "eval_every": 2, "log_every": 1, "precision": "fp32",
+            "eval_precision": "fp32", "method": "esimcse", "esimcse": {"queue_size": 32}, "run_name": "r"}
+    straight = train(load_config({**base, "output_dir": str(tmp_path / "a")}), data_dir=data_dir, progress=False)
+
+    def kill(state, record):
+        if state.step == kill_step:
+            raise _Crash
+
+    cfg = load_config({**base, "output_dir": str(tmp_path / "b")})
+    if during_write:   # killed while last/ of step 4 is written: its trainer state is in the staging folder
+        import cselab.model.train.checkpoints as checkpoints
+
+        def save_then_die(state, folder, *args, **kwargs):
+            real_save_state(state, folder, *args, **kwargs)
+            if state["train_state"]["step"] == kill_step:
+                raise _Crash
+
+        real_save_state = checkpoints.save_state
+        monkeypatch.setattr(checkpoints, "save_state", save_then_die)
+        with pytest.raises(_Crash):
+            train(cfg, data_dir=data_dir, progress=False)
+        monkeypatch.setattr(checkpoints, "save_state", real_save_state)
+    else:
+        with pytest.raises(_Crash):
+            train(cfg, data_dir=data_dir, callbacks=[kill], progress=False)
+    resumed = train(cfg, data_dir=data_dir, resume=True, progress=False)
+    a, b = _files(straight), _files(resumed)
+    assert sorted(a) == sorted(b)
+    clock = {"config.json": ("created",), "results.json": ("train_seconds",)}
+    for name in a:
+        if name == "last/trainer_state.json":   # the checkpoint's structure, its counters among it
+            assert _without_clock(json.loads(a[name])) == _without_clock(json.loads(b[name]))
+        elif name in clock:
+            ja, jb = json.loads(a[name]), json.loads(b[name])
+            for key in clock[name]:
+                ja.pop(key), jb.pop(key)
+            if name == "config.json":   # the two runs' folders
+                assert ja["config"].pop("output_dir") == str(tmp_path / "a")
+                assert jb["config"].pop("output_dir") == str(tmp_path / "b")
+            assert ja == jb, name
+        else:
+            assert a[name] == b[name], name
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["esimcse.queue_size=0", "esimcse.repeat=false"],
+     "esimcse: queue_size: 0 with repeat: false switches off both of ESimCSE's changes, which trains plain SimCSE "
+     "under ESimCSE's name; keep one of them, or use method: simcse"),
+    (["esimcse.queue_size=100000000"],
+     "esimcse: queue_size must be <= 65,536 (MoCo's dictionary, the largest queue of these methods; the queue is "
+     "allocated whole before training), got 100,000,000"),
+    (["pooler=prompt"],
+     "esimcse: word repetition (repeat: true) doubles subwords of plain token rows, and pooler 'prompt' rewrites its "
+     "input rows itself; use another pooler or repeat: false"),
+])
+def test_settings_that_train_something_else_or_eat_memory_are_refused_at_load(overrides, message):
+    """Refused when the config is read (no run folder, no step-0 evaluation first), in one line."""
+    with pytest.raises(ConfigError) as err:
+        load_config(None, ["method=esimcse", *overrides])
+    assert str(err.value) == message
+
+
+def test_each_change_alone_and_the_largest_queue_still_load():
+    assert load_config(None, ["method=esimcse", "esimcse.queue_size=0"]).method_params["esimcse"].repeat
+    assert load_config(None, ["method=esimcse", "esimcse.repeat=false"]).method_params["esimcse"].queue_size == 160
+    assert load_config(None, ["method=esimcse", "esimcse.queue_size=65536"]).method_params["esimcse"].queue_size == 65536
+    assert load_config(None, ["method=esimcse", "pooler=prompt", "esimcse.repeat=false"]).pooler == "prompt"
+    with pytest.raises(ConfigError, match=r"^augmented_positive: queue_size must be <= 65,536 .* got 1,000,000$"):
+        load_config(None, ["pooler=layer_attention", "method=augmented_positive",
+                           "augmented_positive.queue_size=1000000"])

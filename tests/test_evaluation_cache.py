@@ -146,3 +146,39 @@ def test_evaluate_runs_takes_up_the_runs_nobody_is_computing_first(tiny_runs, da
     assert other.saw is True and list(results) == ["A", "B"]
     assert results["A"]["scores"] == {"STS15": 7.0}
     assert len(results["B"]["per_pair"]["STS15"]["pred"]) > 0 and results["B"]["scores"]["STS15"] != 7.0
+
+
+@pytest.mark.parametrize("edit, problem", [
+    ('"seventy"', "'scores.STS13' is a string, not a number"),
+    ("[70.0]", "'scores.STS13' is a list, not a number"),
+    ("NaN", "'scores.STS13' is nan, not a finite number"),
+    ("1e308", "'scores.STS13' is 1e+308, beyond ±180, where no score, cosine or angle lies"),
+])
+def test_an_edited_score_in_a_cached_entry_is_computed_again(edit, problem, tiny_model, tmp_path, data_dir, caplog):
+    """A cached number that no evaluation gives (a string, a list, NaN, 1e308) is not trusted and shown:
+    the entry is computed again, with one warning naming it and the key."""
+    import json
+    import re
+
+    run = _finished(tiny_model, tmp_path, data_dir)
+    first = evaluate_run(run, "sts", tasks=["STS13"], data_dir=data_dir)
+    entry = evaluation_file(run, "sts", tasks=["STS13"])
+    text = entry.read_text()
+    entry.write_text(re.sub(r'"STS13": [-0-9.e]+', f'"STS13": {edit}', text, count=1))
+    assert json.loads(entry.read_text())["scores"]["STS13"] != first["scores"]["STS13"]
+    with caplog.at_level("WARNING", logger="cselab.evaluate"):
+        again = evaluate_run(run, "sts", tasks=["STS13"], data_dir=data_dir)
+    assert again["scores"] == pytest.approx(first["scores"])
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [f"{entry}: not a cached sts result ({problem}); computing it again"]
+
+
+def _finished(tiny_model, tmp_path, data_dir):
+    """A finished 2-step tiny run of its own (the cache tests edit its entries)."""
+    from cselab.model.config import load_config
+    from cselab.model.train import train
+
+    cfg = load_config({"model": str(tiny_model), "corpus": "wiki1m-head", "max_sentences": 32,
+                       "batch_size": 16, "max_steps": 2, "eval_every": 2, "final_eval": False,
+                       "dev_max_pairs": 100, "output_dir": str(tmp_path / "runs"), "run_name": "r"})
+    return train(cfg, data_dir=data_dir, progress=False)

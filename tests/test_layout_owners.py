@@ -112,4 +112,4 @@ def test_rundir_answers_what_the_others_used_to_spell(tmp_path):
     assert RunDir(tmp_path / "simcse-s1").results_file.is_file()
 
     assert label_matches("simcse-s1", "simcse") and label_matches("simcse", "simcse")
-    assert not label_matches("simcse2-s1", "simcse")
+    assert not label_matches("simcse2-s1", "simcse") and not label_matches("simcse-large-s1", "simcse")

@@ -45,3 +45,28 @@ def test_make_demo_writes_only_what_git_ignores():
 def test_make_demo_figures_updates_the_committed_figures():
     assert "make demo DEMO_FIGURES=figures" in recipe("demo-figures").replace("$(MAKE)", "make")
     assert figures_dir(recipe("demo", "DEMO_FIGURES=figures")) == "figures"
+
+
+def test_make_docs_installs_the_docs_extra_alone_and_builds(tmp_path):
+    """`make docs` on a fresh clone installed torch and all of cselab first (and failed offline on
+    umap-learn after 186 s); the site needs the docs extra only (mkdocstrings reads the source)."""
+    import ast
+
+    fresh = recipe("docs", f"VENV={tmp_path / 'no-venv'}", f"DOCS_VENV={tmp_path / 'docs-venv'}")
+    lines = fresh.splitlines()
+    assert lines[0] == f"python3 -m venv {tmp_path / 'docs-venv'}"
+    assert lines[1].startswith(f"{tmp_path / 'docs-venv'}/bin/pip install $(python3 -c ")
+    assert lines[2] == f"NO_MKDOCS_2_WARNING=1 {tmp_path / 'docs-venv'}/bin/mkdocs build --strict --site-dir site"
+    assert len(lines) == 3 and "torch" not in fresh and " -e " not in fresh
+    # what the install line's $(...) prints: the docs extra of pyproject.toml, one argument each
+    listed = subprocess.run(["sh", "-c", lines[1].split("pip install ", 1)[1].strip().removeprefix("$(").removesuffix(")")],
+                            cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    extra = re.search(r"^docs = (\[.*\])$", (REPO / "pyproject.toml").read_text(), re.M).group(1)
+    assert listed == ast.literal_eval(extra) == ["mkdocs>=1.6,<2", "mkdocs-material>=9.5", "mkdocstrings[python]>=1.0",
+                                                 "mkdocs-jupyter>=0.25"]
+    # a .venv with mkdocs (the dev or docs extra) builds with it, installing nothing
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "mkdocs").write_text("")
+    assert recipe("docs", f"VENV={venv}").splitlines() == [
+        f"NO_MKDOCS_2_WARNING=1 {venv}/bin/mkdocs build --strict --site-dir site"]

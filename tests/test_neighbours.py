@@ -120,33 +120,109 @@ def test_widget_callbacks_headless(tiny_runs, data_dir):
     app.refresh()
     assert app.last_matrix.shape == (2, 2) and len(app.last_neighbours) == 6
     assert app.last_neighbours["neighbour"].isin(corpus).all()
+    assert app.last_figure.axes[0].get_title() == "simcse-s1 · best"
     app.checkpoint.value = "step 0"                 # the observer redraws with the model before training
     assert app.folder() == runs["simcse-s1"] / "snapshots" / "step-000000"
     assert np.array_equal(app.last_matrix, similarity_matrix(app.folder(), app.typed_sentences()))
+    assert app.last_figure.axes[0].get_title() == "simcse-s1 · step 0 (before training)"
+    assert dict(app.checkpoint.options)["step 0 (before training)"] == "step 0"
     app.run.value = "mixcse-s1"                     # same checkpoint kind kept, options of the new run
-    assert app.checkpoint.value == "step 0" and list(app.checkpoint.options) == list(checkpoint_folders(runs["mixcse-s1"]))
+    assert app.checkpoint.value == "step 0"
+    assert [name for _, name in app.checkpoint.options] == list(checkpoint_folders(runs["mixcse-s1"]))
     assert app.last_matrix == pytest.approx(similarity_matrix(runs["mixcse-s1"] / "snapshots" / "step-000000",
                                                               app.typed_sentences()))
-    app.sentences.value = "   "
-    app.refresh()                                   # an error is shown, the last views are kept
-    assert app.last_matrix.shape == (2, 2)
 
     sentences, labels = labelled_sample("DBpedia", 28, data_dir=data_dir)
-    slider = SnapshotExplorer(runs, sentences, labels)
-    assert list(slider.step.options) == ["step 0", "step 3", "step 6"] and slider.step.value == "step 6"
-    slider.step.value = "step 3"
-    assert slider.last_figure.axes[0].get_title() == "step 3"
+    slider = SnapshotExplorer(runs, sentences, labels, sample="DBpedia texts")
+    assert list(slider.step.options) == [("step 0 (before training)", "step 0"), ("step 3", "step 3"),
+                                         ("step 6", "step 6")] and slider.step.value == "step 6"
+    slider.step.value = "step 0"
+    assert slider.last_figure.axes[0].get_title() == "step 0 (before training)"
+    caption = slider.last_figure.texts[-1].get_text().replace("\n", " ")
+    assert caption.startswith("PCA of 28 DBpedia texts (14 classes) embedded by simcse-s1's model at step 0 (before "
+                              "training); each map fitted on its own and rotated")
     slider.run.value = "mixcse-s1"
     assert slider.step.value == "step 6" and slider.last_figure.get_suptitle() == "mixcse-s1"
 
 
+class _Kernel:
+    """What an ipywidgets Output area finds in a kernel: ``showtraceback`` (it prints an exception
+    raised inside ``with output:`` and swallows it), so that headless tests meet the kernel's path."""
+
+    def __init__(self):
+        self.tracebacks = []
+
+    def showtraceback(self, exc_tuple, tb_offset=None):
+        self.tracebacks.append(exc_tuple[1])
+
+
+def test_the_explorer_with_an_empty_sentence_box_says_so_in_one_line(tiny_runs, data_dir, monkeypatch):
+    """Cleared, the sentence box gave a raw ValueError traceback and left "recomputing…" on screen: in a
+    kernel the Output area printed the error and swallowed it, and the callback went on as if it
+    had computed. Now one line replaces the view, and the status line is back to its hint."""
+    pytest.importorskip("ipywidgets")
+    from ipywidgets.widgets import widget_output
+
+    from cselab import widgets
+
+    kernel = _Kernel()
+    monkeypatch.setattr(widget_output, "get_ipython", lambda: kernel)
+    shown = []
+    monkeypatch.setattr(widgets, "_show", lambda output, *objects: shown.append((output, objects)))
+    corpus = corpus_sample("wiki1m-head", 40, data_dir=data_dir, pool=200)
+    app = widgets.SimilarityExplorer({"simcse-s1": tiny_runs["simcse-s1"]}, corpus, ["A man plays a guitar."], k=3)
+    app.refresh()
+    drawn = app.last_figure
+    for cleared in ("", "  \n \n"):
+        app.sentences.value = cleared
+        app.button.click()
+        output, (message,) = shown[-1]
+        assert output is app.output and "cselab-message" in message.data
+        assert "No sentence to compare: type one or more, one a line, then Enter or compare." in message.data
+        status = [objects for output, objects in shown if output is app.status][-1][0]
+        assert "cselab-hint" in status.data                # no "recomputing…" left on screen
+        assert app.last_figure is drawn and kernel.tracebacks == []
+        assert not any(c.disabled for c in app.controls())
+    # an error while computing: one line too, the controls on again, no traceback printed
+    monkeypatch.setattr(app, "compute", lambda: (_ for _ in ()).throw(FileNotFoundError("gone")))
+    app.sentences.value = "A cat."
+    app.refresh()
+    assert "cannot compare: gone" in shown[-1][1][0].data and kernel.tracebacks == []
+    assert shown[-2][0] is app.status and "cselab-hint" in shown[-2][1][0].data
+    assert not any(c.disabled for c in app.controls())
+
+
+def test_enter_in_the_sentence_box_redraws(tiny_runs, data_dir):
+    pytest.importorskip("ipywidgets")
+    from cselab.workbench.widgets import SimilarityExplorer
+
+    corpus = corpus_sample("wiki1m-head", 40, data_dir=data_dir, pool=200)
+    app = SimilarityExplorer({"simcse-s1": tiny_runs["simcse-s1"]}, corpus, ["A man plays a guitar.",
+                                                                               "A woman is cooking."], k=3)
+    app.refresh()
+    figure = app.last_figure
+    app.sentences.value += "\n"                     # Enter after the last sentence: the same sentences
+    for key in "A cat sleeps.":                       # typing: no redraw until Enter
+        app.sentences.value += key
+    assert app.last_figure is figure and app.last_matrix.shape == (2, 2)
+    app.sentences.value += "\n"                     # Enter: the three sentences drawn
+    assert app.last_figure is not figure and app.last_matrix.shape == (3, 3)
+    assert list(app.last_neighbours["query"].unique()) == ["A man plays a guitar.", "A woman is cooking.",
+                                                           "A cat sleeps."]
+    figure = app.last_figure
+    app.sentences.value += "\n"                     # another Enter on an empty line: nothing new to draw
+    assert app.last_figure is figure
+
+
 def test_widgets_are_busy_while_they_recompute(tiny_runs, data_dir, monkeypatch):
-    """While a callback computes, its controls are disabled and the output area shows the
-    "recomputing…" note instead of the old figure; afterwards the controls are enabled again (also
-    when the computation fails) and the note is replaced by the new view."""
+    """While a callback computes, its controls are disabled and the status line shows the
+    "recomputing…" note (and the computation's progress bar) while the view keeps the old figure;
+    afterwards the controls are enabled again (also when the computation fails), the status line
+    shows its hint and the view the new figure."""
     pytest.importorskip("ipywidgets")
     from IPython.display import HTML
 
+    from cselab.model import progress
     from cselab.workbench import widgets
 
     shown = []   # what each _show put in an output area, in order
@@ -158,28 +234,39 @@ def test_widgets_are_busy_while_they_recompute(tiny_runs, data_dir, monkeypatch)
     compute = app.compute
 
     def watched_compute():
-        seen.append(([c.disabled for c in app.controls()], shown[-1]))
+        seen.append(([c.disabled for c in app.controls()], shown[-1], app.sentences.disabled))
         return compute()
 
     monkeypatch.setattr(app, "compute", watched_compute)
     app.checkpoint.value = "step 0"
-    (disabled, (output, objects)), = seen
-    assert all(disabled) and len(disabled) == 5
-    assert output is app.output and isinstance(objects[0], HTML) and widgets.BUSY_NOTE in objects[0].data
+    (disabled, (output, objects), typing_off), = seen
+    assert all(disabled) and len(disabled) == 4 and not typing_off    # the sentence box keeps its focus
+    assert output is app.status and isinstance(objects[0], HTML) and widgets.BUSY_NOTE in objects[0].data
+    assert [o for o, _ in shown].count(app.output) == 1                 # the view: replaced once, at the end
     assert not any(c.disabled for c in app.controls())
-    assert shown[-1][1][0] is app.last_figure                     # the note replaced by the new heat-map
+    assert shown[-1][0] is app.output and shown[-1][1][0] is app.last_figure
+    assert shown[-2][0] is app.status and "cselab-hint" in shown[-2][1][0].data
 
-    monkeypatch.setattr(app, "compute", lambda: (_ for _ in ()).throw(FileNotFoundError("gone")))
-    app.refresh()
-    assert not any(c.disabled for c in app.controls()) and "cannot compare: gone" in shown[-1][1][0]
+    # another run's maps: one progress bar over its snapshots, each encoded then projected
+    bars = []
+    made = progress.progress_bar
 
+    def recorded(*args, **kwargs):
+        bar = made(*args, **kwargs)
+        bars.append((kwargs["total"], kwargs["enabled"], bar))
+        return bar
+
+    monkeypatch.setattr(progress, "progress_bar", recorded)
     sentences, labels = labelled_sample("DBpedia", 28, data_dir=data_dir)
     slider = widgets.SnapshotExplorer(runs, sentences, labels)
     frames = slider.frames
     monkeypatch.setattr(slider, "frames", lambda run: (seen.append((slider.run.disabled, slider.step.disabled,
-                                                                     shown[-1][1][0])), frames(run))[1])
+                                                                     shown[-1])), frames(run))[1])
     slider.run.value = "mixcse-s1"
-    assert seen[-1][:2] == (True, True) and widgets.BUSY_NOTE in seen[-1][2].data
-    assert not slider.run.disabled and not slider.step.disabled and shown[-1][1][0] is slider.last_figure
+    assert seen[-2][:2] == (True, True) and seen[-2][2][0] is slider.status
+    assert widgets.BUSY_NOTE in seen[-2][2][1][0].data
+    assert [(total, enabled, bar.n) for total, enabled, bar in bars] == [(6, True, 6), (6, True, 6)]   # 3 snapshots
+    assert not slider.run.disabled and not slider.step.disabled
+    assert shown[-1][0] is slider.output and shown[-1][1][0] is slider.last_figure
     width, height = slider.last_figure.get_size_inches()
     assert height >= widgets.MAP_SIZE and width - widgets.MAP_SIZE < widgets.MAP_SIZE / 2   # a map, a slim legend

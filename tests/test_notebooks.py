@@ -32,6 +32,12 @@ def test_quickstart_notebook_executes(tiny_model, thin_data, tmp_path):
                if "<Figure size" in "".join(o.get("data", {}).get("text/plain", "")))
     table = (figures / "sts_table.md").read_text()
     assert "| before" in table and "| after" in table and "SICK-R" in table
+    # what it prints is read, not scrolled: the config in one line (not a 40-line dump), no weight
+    # loading bar from sentence-transformers
+    printed = "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", "")) for o in shown)
+    config_line = next(line for line in printed.splitlines() if line.startswith("simcse on "))
+    assert config_line.endswith("(its config.json holds every setting)") and "4 steps of batch 16" in config_line
+    assert '"temperature"' not in printed and "Loading weights" not in printed
     # the run is named by the config's hash: other parameters give another run, never this one
     cfg = load_config("quickstart", {"model": str(tiny_model), "pooler": "cls", "method": "simcse", "max_steps": 4,
                                      "batch_size": 16, "eval_every": 2, "lr": 3e-5, "seed": 42,

@@ -14,6 +14,8 @@ import pytest
 from conftest import REPO
 from synthetic_runs import linked_runs
 
+from cselab.model.rundir import read_config
+
 NOTEBOOKS = ("dynamics", "geometry", "clustering", "embedding_maps", "compare")
 
 
@@ -114,6 +116,66 @@ def test_geometry(runs, base, data_dir, tmp_path, monkeypatch):
     assert all(float(layers[2][name]) == pytest.approx(1.0) for name in list(layers[2])[1:])   # the last layer
     for label in chosen:                                                  # cached in the run directories
         assert len(list((runs[label] / "evaluations").glob("geometry-best-*.json"))) == 1
+
+
+@pytest.fixture(scope="module")
+def deeper_run(tiny_model, data_dir, tmp_path_factory) -> Path:
+    """A SimCSE run of seed 1, as the tiny runs' simcse-s1, on another backbone: the tiny BERT with
+    a third layer."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from cselab.model.config import load_config
+    from cselab.model.train import train
+
+    backbone = tmp_path_factory.mktemp("tiny-bert-3")
+    torch.manual_seed(0)
+    BertModel(BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=3, num_attention_heads=2,
+                         intermediate_size=64, max_position_embeddings=128)).save_pretrained(backbone)
+    AutoTokenizer.from_pretrained(tiny_model).save_pretrained(backbone)
+    cfg = load_config({"model": str(backbone), "method": "simcse", "seed": 1, "corpus": "wiki1m-head",
+                       "max_sentences": 160, "batch_size": 16, "max_steps": 6, "eval_every": 6, "log_every": 1,
+                       "probe_every": 3, "probe_sentences": 32, "snapshot_every": 3, "final_eval": False, "lr": 1e-4,
+                       "dev_max_pairs": 200, "output_dir": str(tmp_path_factory.mktemp("deeper-runs")),
+                       "run_name": "simcse-s1"})
+    return train(cfg, data_dir=data_dir, progress=False)
+
+
+def test_geometry_on_runs_of_two_backbones(runs, deeper_run, base, data_dir, tmp_path, monkeypatch):
+    """Backbones of 2 and 3 layers: the per-layer table has a row per layer of the deeper one, empty
+    where the shallower has none (it stopped with pandas' "All arrays must be of the same length")."""
+    chosen = {"simcse-s1": str(runs["simcse-s1"]), "mixcse-s1": str(runs["mixcse-s1"]),
+              "simcse-deep-s1": str(deeper_run)}
+    notebook, figures, tables = execute("geometry", tmp_path, monkeypatch, {
+        "runs": chosen, "data_dir": str(data_dir), "sts_tasks": ["STS16"], "layer_sentences": 16})
+    check_outputs(notebook, figures, {"alignment_uniformity", "alignment_uniformity_trajectories", "probe_geometry",
+                                      "layer_cls_similarity", "layer_cls_similarity_probes"})
+    layers = table_rows(tables, "layer_cls_similarity")
+    deep = next(name for name in layers[0] if name.startswith("untuned") and name != base)
+    assert [r["layer"] for r in layers] == ["0", "1", "2", "3"]
+    assert [r[base] for r in layers][3] == "" and [r["simcse-s1"] for r in layers][3] == ""   # 2 layers: none at 3
+    assert float(layers[2]["simcse-s1"]) == pytest.approx(1.0) and float(layers[3]["simcse-deep-s1"]) == pytest.approx(1.0)
+    assert float(layers[3][deep]) == pytest.approx(1.0) and layers[2]["simcse-deep-s1"] != ""
+    assert [r["group"] for r in table_rows(tables, "geometry")][:3] == ["SimCSE", "MixCSE", "simcse-deep"]
+
+
+def test_compare_on_runs_of_two_backbones(runs, deeper_run, data_dir, tmp_path, monkeypatch):
+    """Runs labelled by their folders (simcse-s1 on each backbone): the comparison keeps the backbone
+    most runs start from and says which runs it left out (it stopped with "two runs of
+    group='SimCSE' with seed=1")."""
+    chosen = {"simcse-s1": str(runs["simcse-s1"]), "simcse-s2": str(runs["simcse-s2"]),
+              "mixcse-s1": str(runs["mixcse-s1"]), "mixcse-s2": str(runs["mixcse-s2"]),
+              "simcse-f0f0f0f0f0": str(deeper_run)}   # labelled by a run folder's name: simcse
+    notebook, figures, tables = execute("compare", tmp_path, monkeypatch, {
+        "runs": chosen, "data_dir": str(data_dir), "sts_tasks": ["STS16"]})
+    check_outputs(notebook, figures, {"sts_vs_baseline"})
+    model = next(iter({str(read_config(runs["simcse-s1"])["model"])}))
+    assert (f"the runs start from 2 backbones: compared here, the 4 runs from {model}; left out 1 from "
+            f"{read_config(deeper_run)['model']} (simcse-f0f0f0f0f0) (set backbone to compare those)"
+            in notebook_text(notebook))
+    assert [r["run"] for r in table_rows(tables, "sts_runs")] == ["simcse-s1", "simcse-s2", "mixcse-s1", "mixcse-s2"]
+    versus = table_rows(tables, "sts_vs_baseline")
+    assert [(r["group"], r["seeds"]) for r in versus] == [("SimCSE", "2"), ("MixCSE", "2")]
 
 
 def test_clustering(runs, data_dir, tmp_path, monkeypatch):

@@ -100,6 +100,9 @@ def test_a_line_on_another_gets_dashes_markers_and_says_so():
     assert separate_coincident([ax]) == [("mixed negatives (reverse)", "mixed negatives")]
     assert first.get_linestyle() == "-" and first.get_marker() in ("None", None, "")
     assert second.get_linestyle() == "--" and second.get_marker() == "o"
+    # thinner than the line it lies on, so that one shows on both sides of it (MixCSE's "mixed
+    # negatives" were hidden exactly under "(reverse)")
+    assert second.get_linewidth() == first.get_linewidth() / 2 and second.get_markersize() == 3.5
     assert second.get_label() == "mixed negatives (reverse) (= mixed negatives)"
     assert third.get_linestyle() == "-"
     place_legend(ax)

@@ -37,12 +37,12 @@ def results_of(runs: dict) -> dict:
     return {label: RunDir(path).results()["sts"] for label, path in runs.items()}
 
 
-def test_longest_prefix_decides_the_variant():
+def test_a_variant_has_the_runs_of_its_prefixes_not_of_longer_labels():
     labels = ["apincse-s1", "apincse-no_ap-s1", "apincse-no_apx-s1", "simcse", "simcse2-s1", "other-s1"]
     groups = assign_variants(labels, {"APINCSE": "apincse", "-AP": "apincse-no_ap", "SimCSE": ["simcse"],
                                       "absent": "nothing"})
-    assert groups == {"APINCSE": ["apincse-s1", "apincse-no_apx-s1"], "-AP": ["apincse-no_ap-s1"],
-                      "SimCSE": ["simcse"]}
+    # apincse-no_apx-s1: another label, which neither "apincse" nor "apincse-no_ap" selects
+    assert groups == {"APINCSE": ["apincse-s1"], "-AP": ["apincse-no_ap-s1"], "SimCSE": ["simcse"]}
     assert unmatched(dict.fromkeys(labels, Path(".")), {"SimCSE": "simcse"}) == [
         "apincse-s1", "apincse-no_ap-s1", "apincse-no_apx-s1", "simcse2-s1", "other-s1"]
     with pytest.raises(ValueError, match="'simcse' is given to both 'A' and 'B'"):
@@ -55,8 +55,9 @@ def test_variant_runs_refuse_runs_that_differ_in_more_than_the_seed(tmp_path):
             "mixcse-lam-s1": make_run(tmp_path, "mixcse-lam-s1", sections={"mixcse": {"mix_lambda": 0.1}})}
     groups = variant_runs(runs, {"MixCSE": "mixcse", "sweep": "mixcse-lam"})
     assert {v: list(m) for v, m in groups.items()} == {"MixCSE": ["mixcse-s1", "mixcse-s2"], "sweep": ["mixcse-lam-s1"]}
+    assert list(variant_runs(runs, {"MixCSE": "mixcse"})["MixCSE"]) == ["mixcse-s1", "mixcse-s2"]   # not mixcse-lam
     with pytest.raises(ValueError, match=r"'mixcse-s1' and 'mixcse-lam-s1' differ in mixcse.mix_lambda \(0.2 vs 0.1\)"):
-        variant_runs(runs, {"MixCSE": "mixcse"})
+        variant_runs(runs, {"MixCSE": ["mixcse", "mixcse-lam"]})
 
 
 def test_summary_beside_the_published_rows(tmp_path):
@@ -155,7 +156,7 @@ def test_variants_span_backbones_and_sweeps_keep_to_theirs(tmp_path):
     runs = {"mixcse-s1": make_run(tmp_path, "mixcse-s1", sections={"lr": 3e-5}),
             "mixcse-large-s1": make_run(tmp_path, "mixcse-large-s1", model="bert-large-uncased", sections={"lr": 1e-5}),
             "mixcse-lam-s1": make_run(tmp_path, "mixcse-lam-s1", sections={"lr": 3e-5, "mixcse": {"mix_lambda": 0.1}})}
-    found = variant_runs(runs, {"MixCSE": "mixcse", "sweep": "mixcse-lam"}, check=["MixCSE"])   # other lr, other backbone: fine
+    found = variant_runs(runs, {"MixCSE": ["mixcse", "mixcse-large"], "sweep": "mixcse-lam"}, check=["MixCSE"])   # other lr, other backbone: fine
     assert list(found["MixCSE"]) == ["mixcse-s1", "mixcse-large-s1"]
     sweep = sweep_runs(found["sweep"], found["MixCSE"])
     assert list(sweep) == ["mixcse-s1", "mixcse-lam-s1"]              # not the BERT-large run
@@ -261,7 +262,7 @@ def test_representatives_and_runs_with_a_logged_key(tmp_path):
             # stopped before its clustering started: the cosine was logged, as NaN only
             "clusterns-early-s1": make_run(tmp_path, "clusterns-early-s1", hard_neg=(float("nan"), float("nan")))}
     groups = split_by_backbone(variant_runs({k: v for k, v in runs.items() if "early" not in k},
-                                            {"ClusterNS": "clusterns", "SimCSE": "simcse"}))
+                                            {"ClusterNS": ["clusterns", "clusterns-b"], "SimCSE": "simcse"}))
     assert list(groups) == ["ClusterNS · RoBERTa-base", "ClusterNS · BERT-base", "SimCSE · RoBERTa-base"]
     assert [variant_of(name) for name in groups] == ["ClusterNS", "ClusterNS", "SimCSE"]
     assert representatives(groups, ["ClusterNS"]) == {"ClusterNS · RoBERTa-base": runs["clusterns-s1"],
@@ -365,7 +366,7 @@ def test_paired_comparison_stays_within_a_backbone(tmp_path):
     runs.update({f"mixcse-s{s}": make_run(tmp_path, f"mixcse-s{s}", seed=s, method=("mixcse",), base=70.5 + s / 20)
                  for s in (1, 2, 3)})
     runs["mixcse-r-s1"] = make_run(tmp_path, "mixcse-r-s1", model="roberta-base", method=("mixcse",))
-    groups = split_by_backbone(variant_runs(runs, {"SimCSE": "simcse", "MixCSE": "mixcse"}))
+    groups = split_by_backbone(variant_runs(runs, {"SimCSE": "simcse", "MixCSE": ["mixcse", "mixcse-r"]}))
     table = paired_comparison(results_of(runs), groups)
     # no SimCSE on RoBERTa-base: its MixCSE group has nothing to be compared with
     assert list(table.index) == ["SimCSE · BERT-base", "MixCSE · BERT-base"]

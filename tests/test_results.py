@@ -17,18 +17,27 @@ from cselab.workbench.results import (assign_variants, compare_to_baseline, form
 
 
 # ------------------------------------------------------------------- runs → variants
-def test_the_longest_label_prefix_wins_where_a_shorter_one_would():
-    labels = ["apincse-s1", "apincse-no_ap-s1", "apincse-no_in-s2", "apincse2-s1", "simcse-s1", "apincse"]
-    variants = {"APINCSE": "apincse", "APINCSE-AP": "apincse-no_ap", "APINCSE-IN": "apincse-no_in"}
+def test_a_prefix_selects_its_label_with_seeds_and_grid_points_never_a_longer_label():
+    labels = ["apincse-s1", "apincse-no_ap-s1", "apincse-no_in-s2", "apincse2-s1", "simcse-s1", "apincse",
+              "apincse-pooler", "apincse-pooler-s2", "apincse-topk-top_k=8-s1", "apincse-layer-interlayer=-2-s1"]
+    variants = {"APINCSE": "apincse", "APINCSE-AP": "apincse-no_ap", "APINCSE-IN": "apincse-no_in",
+                "k sweep": "apincse-topk", "M sweep": "apincse-layer"}
     expected = {"apincse-s1": "APINCSE", "apincse-no_ap-s1": "APINCSE-AP", "apincse-no_in-s2": "APINCSE-IN",
-                "apincse": "APINCSE"}          # apincse2-s1: not "apincse" followed by "-"; simcse-s1: no prefix
+                "apincse": "APINCSE", "apincse-topk-top_k=8-s1": "k sweep", "apincse-layer-interlayer=-2-s1": "M sweep"}
+    # apincse-pooler(-s2): a longer label that "apincse" prefixes, not an APINCSE run (the cpu-demo
+    # study's pooler-only control); apincse2-s1: not "apincse" and a suffix; simcse-s1: no prefix
     assert match_variants(labels, variants) == expected
-    # "apincse" matches apincse-no_ap-s1 too: the order of the mapping does not let the shorter one win
     assert match_variants(labels, dict(reversed(list(variants.items())))) == expected
-    # several prefixes for one variant; variants in the mapping's order, labels in theirs
-    groups = assign_variants(labels, {"SimCSE": ["simcse", "unsup"], "-AP": "apincse-no_ap", "APINCSE": "apincse"})
-    assert groups == {"SimCSE": ["simcse-s1"], "-AP": ["apincse-no_ap-s1"],
-                      "APINCSE": ["apincse-s1", "apincse-no_in-s2", "apincse"]}
+    # named, the longer label is its own variant
+    assert match_variants(labels, {**variants, "pooler only": "apincse-pooler"})["apincse-pooler-s2"] == "pooler only"
+    # several prefixes for one variant (a second backbone's label); variants in the mapping's order
+    groups = assign_variants(["simcse-s1", "simcse-large-s1", "apincse-no_ap-s1", "apincse-s1", "apincse"],
+                             {"SimCSE": ["simcse", "simcse-large"], "-AP": "apincse-no_ap", "APINCSE": "apincse"})
+    assert groups == {"SimCSE": ["simcse-s1", "simcse-large-s1"], "-AP": ["apincse-no_ap-s1"],
+                      "APINCSE": ["apincse-s1", "apincse"]}
+    # runs labelled by their folder (a list of paths): the config hash is what cselab appended
+    assert match_variants(["simcse-f8fbb5c8ad", "simcse-f8fbb5c8"], {"SimCSE": "simcse"}) == {
+        "simcse-f8fbb5c8ad": "SimCSE"}
 
 
 def test_the_variants_mapping_has_one_direction_and_says_so():
@@ -263,25 +272,3 @@ def test_bootstrap_of_an_average_resamples_each_task_in_turn():
     points = [100 * (scipy_stats.spearmanr(a, g).statistic - scipy_stats.spearmanr(b, g).statistic)
               for a, b, g in (first, second)]
     assert out["diff"] == pytest.approx(np.mean(points)) and out["n_pairs"] == 130
-
-
-def test_cpu_compare_document_quotes_what_its_script_computes(capsys):
-    """docs/cpu-compare.md's Holm and MDE tables are the output of docs/cpu_compare_stats.py on the
-    numbers the document records (so a changed number or adjustment cannot go unnoticed)."""
-    import importlib.util
-
-    from conftest import REPO
-
-    spec = importlib.util.spec_from_file_location("cpu_compare_stats", REPO / "docs" / "cpu_compare_stats.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.main()
-    printed = capsys.readouterr().out
-    lines = [line for line in printed.splitlines() if line.startswith("|")]
-    document = (REPO / "docs" / "cpu-compare.md").read_text(encoding="utf-8")
-    assert len(lines) == 12 and [line for line in lines if line not in document] == []
-    # MixCSE on the average: p 0.004, the smallest of 4 → Holm 4 · 0.004; GS-InfoNCE: sd from the CI
-    assert "| MixCSE     | +0.47   | [0.34, 0.59]  | 0.004          | 0.016 " in printed
-    sd = (0.29 + 0.34) / 2 * math.sqrt(3) / scipy_stats.t.ppf(0.975, 2)
-    assert f"| {sd:.2f}      | {3.264 * sd:.2f}  | no detectable effect (MDE {3.264 * sd:.2f})" in printed
-    assert "MixCSE: STS13, STS14, Avg.; APINCSE: STS13" in printed

@@ -10,6 +10,7 @@ import os
 import pytest
 
 from cselab.workbench.studies import load_study, reproduce
+from cselab.workbench.studies.smoke import build_stand_ins
 from test_paper_studies import STUDIES
 
 
@@ -37,6 +38,8 @@ def test_every_run_of_the_grid_becomes_a_two_step_tiny_run(study, smoke_dir, tmp
         assert cfg.method_params == real.config.method_params   # every swept hyper-parameter survives
         assert (cfg.snapshot_every is None) == (real.config.snapshot_every is None)
     assert len({r.run_dir for r in smoke.runs}) == len({r.run_dir for r in gpu.runs})   # no two runs merge
+    assert not smoke_dir.exists()                      # loading the study names the stand-ins, builds none
+    build_stand_ins(smoke.runs)
     tiny = json.loads((smoke_dir / "bert-base-uncased" / "config.json").read_text())
     assert (tiny["hidden_size"], tiny["num_hidden_layers"]) == (32, 12)   # BERT-base's depth: layer settings exist
 
@@ -61,3 +64,43 @@ def test_the_smoke_profile_runs_the_whole_study(study, smoke_dir, data_dir, tmp_
     assert f"every 50th record of the data root's evaluation sets (the smoke profile's sample): `{smoke_dir / 'data'}`" in \
         (tmp_path / "reports" / study / "index.md").read_text()
     assert len((smoke_dir / "data" / "downstream/STS/STSBenchmark/sts-test.csv").read_text().splitlines()) == 28
+
+
+@pytest.mark.slow
+def test_the_cpu_demo_smoke_profile_runs_from_nothing(smoke_dir, data_dir, tmp_path):
+    """`cselab reproduce cpu-demo --profile smoke` on a fresh state (no stand-ins, no runs): every
+    notebook ends ok, the clustering notebook's case study included (its 2-step ClusterNS run never
+    starts clustering: one line says so)."""
+    assert not smoke_dir.exists()
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code = reproduce("cpu-demo", profile="smoke", runs_dir=tmp_path / "runs", data_dir=str(data_dir),
+                         reports_dir=tmp_path / "reports", figures_dir=tmp_path / "figures", progress="lines")
+    finally:
+        os.chdir(old)
+    summary = json.loads((tmp_path / "reports" / "cpu-demo" / "study.json").read_text())
+    assert code == 0 and summary["ok"], summary["notebooks"]
+    assert [nb["status"] for nb in summary["notebooks"]] == ["ok"] * 10
+    clustering = (tmp_path / "reports" / "cpu-demo" / "clustering.ipynb").read_text()
+    assert "clusterns: no case study: " in clustering and "had not started clustering" in clustering
+
+
+def test_a_smoke_dry_run_writes_nothing_and_estimates_the_stand_ins(smoke_dir, data_dir, tmp_path, capsys):
+    """`--profile smoke --dry-run` said "nothing was written" after building 4.7 MB of stand-in
+    models; it now names them only, and estimates the runs on their (tiny) size."""
+    import io
+
+    out = io.StringIO()
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert reproduce("paper-mixcse", profile="smoke", dry_run=True, runs_dir=tmp_path / "runs",
+                         data_dir=str(data_dir), reports_dir=tmp_path / "reports", figures_dir=tmp_path / "figures",
+                         stream=out) == 0
+    finally:
+        os.chdir(old)
+    text = out.getvalue()
+    assert "dry run: nothing was trained, executed or written" in text
+    assert "size unknown offline" not in text and "assumed BERT-base" not in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == []   # no stand-in, sample, run, report or figure

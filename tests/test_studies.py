@@ -162,6 +162,20 @@ def test_two_run_study_runs_end_to_end_then_reuses_its_runs(two_runs, tiny_model
     assert f"The 2 reused runs' training loops took {total} in all when they were trained" in index_again
 
 
+def test_the_engine_records_each_run_it_trains_or_reuses(two_runs, tiny_model, data_dir):
+    from cselab.workbench.studies.record import read_record, record_path
+
+    root, study, code, text, summary = two_runs
+    records = read_record(record_path(root / "figures", "two-runs"))
+    assert [(r["label"], r["variant"], r["seed"]) for r in records] == [("simcse-s1", "simcse", 1),
+                                                                       ("simcse-s2", "simcse", 2)]
+    for record, run in zip(records, summary["runs"]):
+        results = read_json(Path(run["run_dir"]) / "results.json")
+        assert record["best"]["stsb_dev"] == pytest.approx(results["best_stsb_dev"], rel=1e-5)
+        assert record["config_hash"] == read_json(Path(run["run_dir"]) / "config.json")["config_hash"]
+        assert record["execution"]["device"] == "cpu" and record["cpu"]["native_bf16"]
+
+
 def test_failing_run_and_notebook_are_reported_and_the_rest_completes(two_runs, tiny_model, data_dir):
     root, *_ = two_runs
     study = write_study(root / "failures.yaml", tiny_model, runs=[
@@ -595,3 +609,24 @@ def test_notebooks_executed_side_by_side_warn_nothing_and_leave_no_partial_file(
         thread.join()
     assert [str(w.message) for w in recwarn if "does not end in one of" in str(w.message)] == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out0.ipynb", "out1.ipynb", "tiny.py"]
+
+
+def test_an_executed_notebook_is_a_plain_ipynb_that_jupyterlab_opens(tmp_path):
+    """The executed copy of a jupytext notebook carried the source's ``jupytext.formats: py:percent``:
+    JupyterLab (jupytext's contents manager, as `make lab` sets it up) then refused it, "Unable to read
+    paired notebook ... matches none of the export formats". It now opens, with its outputs."""
+    import asyncio
+
+    from cselab.lab import NotebookContentsManager
+    from cselab.workbench.studies.execute import execute_notebook
+
+    source = tmp_path / "tiny.py"
+    source.write_text((REPO / "notebooks" / "train.py").read_text().split("# %%")[0]   # the repository's header
+                      + "# %%\nanswer = 6 * 7\nprint(answer)\n")
+    assert "formats: py:percent" in source.read_text()
+    (tmp_path / "reports").mkdir()
+    execute_notebook(source, tmp_path / "reports" / "tiny.ipynb", {}, cwd=tmp_path)
+    model = asyncio.run(NotebookContentsManager(root_dir=str(tmp_path)).get("reports/tiny.ipynb"))
+    assert model["type"] == "notebook" and "jupytext" not in model["content"]["metadata"]
+    cell = model["content"]["cells"][-1]
+    assert cell["source"] == "answer = 6 * 7\nprint(answer)" and cell["outputs"][0]["text"] == "42\n"

@@ -49,6 +49,28 @@ def test_setup_registers_a_png_formatter_for_figures(shell):
     assert png_size(shell.display_formatter.format(fig)[0]["image/png"]) == (165, 125)
 
 
+def test_tables_show_no_row_numbers_and_no_scientific_notation(shell):
+    """A notebook's DataFrames were shown with pandas' row numbers as a first column and numbers such
+    as 1.23e-07; after setup, neither."""
+    import re
+
+    frame = pd.DataFrame({"run": ["simcse", "mixcse"], "p": [1.23e-07, 0.0412], "avg": [81.391234, 79.5],
+                          "steps": [16, 16]})
+    assert "1.230000e-07" in shell.display_formatter.format(frame)[0]["text/html"]   # pandas' own
+    workbench.setup()
+    html = shell.display_formatter.format(frame)[0]["text/html"]
+    cells = re.findall(r"<t[hd][^>]*>([^<]*)</t[hd]>", html)
+    assert cells == ["run", "p", "avg", "steps", "simcse", "0.000000123", "81.391", "16", "mixcse", "0.0412",
+                     "79.5", "16"]
+    # a named index is kept, its numbers in the same notation
+    cells = re.findall(r"<t[hd][^>]*>([^<]*)</t[hd]>", shell.display_formatter.format(frame.set_index("run"))[0]
+                       ["text/html"])
+    assert cells[cells.index("simcse"):] == ["simcse", "0.000000123", "81.391", "16", "mixcse", "0.0412", "79.5",
+                                             "16"]
+    assert [workbench.plain_number(x) for x in (1234567.8, -3.45678, 100.0, float("nan"), float("inf"))] == [
+        "1234568", "-3.4568", "100", "", "inf"]
+
+
 def test_setup_outside_ipython_is_a_no_op():
     from IPython import get_ipython
 
@@ -111,6 +133,17 @@ def test_load_runs(tmp_path):
         workbench.load_runs({})
     with pytest.raises(ValueError, match=r"the label\(s\) \['simcse-s1'\] name more than one run"):
         workbench.load_runs([runs["simcse-s1"], runs["simcse-s1"]])
+
+
+@pytest.mark.parametrize("runs, message", [
+    ({"a": 5}, "runs: a run directory is a path, got 5 (int)"),
+    ([None], "runs: a run directory is a path, got None (NoneType)"),
+    (5, "runs: expected {label: run directory}, a list of run directories or one, got 5"),
+])
+def test_load_runs_of_something_else_than_paths_is_one_line(runs, message):
+    with pytest.raises(workbench.BadParameter) as error:   # was a TypeError from os.fspath
+        workbench.load_runs(runs)
+    assert str(error.value) == message
 
 
 def test_an_executed_notebook_holds_its_figures_as_png(tmp_path):

@@ -16,7 +16,8 @@ from typing import Any
 
 import yaml
 
-from .options import ConfigError, build_dataclass, check_type, field_types, parse_key_values, unknown_key_error
+from .options import (YAML_MAX_BYTES, ConfigError, build_dataclass, check_type, field_types, load_yaml,
+                      parse_key_values, shown, unknown_key_error)
 from .io import read_utf8
 
 PRESET_DIR = Path(__file__).parent / "configs"
@@ -188,9 +189,12 @@ def _methods() -> dict:
 
 def resolve_method_params(methods: list[str], given: dict) -> dict:
     METHODS = _methods()
+    if not isinstance(methods, list) or not methods or not all(isinstance(m, str) for m in methods):
+        raise ConfigError(f"method: expected a method name or a non-empty list of names "
+                          f"({', '.join(sorted(METHODS))}), got {shown(methods)}")
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
-        raise ConfigError(f"method: unknown method {unknown[0]!r}; choose from {', '.join(sorted(METHODS))}")
+        raise ConfigError(f"method: unknown method {shown(unknown[0])}; choose from {', '.join(sorted(METHODS))}")
     if len(set(methods)) != len(methods):
         raise ConfigError(f"method: {methods} lists a method twice")
     out = {}
@@ -212,7 +216,7 @@ def validate(cfg: TrainConfig) -> None:
 
     def need(cond: bool, key: str, msg: str):
         if not cond:
-            raise ConfigError(f"{key}: {msg}, got {getattr(cfg, key)!r}")
+            raise ConfigError(f"{key}: {msg}, got {shown(getattr(cfg, key))}")
 
     from .encoder import pooler_options   # the package registers every pooler
 
@@ -294,7 +298,7 @@ def check_run_name(cfg: TrainConfig) -> None:
         problem = (f"is {len(os.fsencode(cfg.run_name))} bytes long; at most {system - RUN_NAME_RESERVE} fit (the file "
                    f"system's {system} minus {RUN_NAME_RESERVE} for the run's <name>.overwrite/ staging folder)")
     if problem is not None:
-        raise ConfigError(f"run_name: {cfg.run_name!r} {problem}; a run name is one folder name inside "
+        raise ConfigError(f"run_name: {shown(cfg.run_name)} {problem}; a run name is one folder name inside "
                           f"output_dir ({cfg.output_dir})")
 
 
@@ -321,9 +325,13 @@ def read_config_file(path: str | os.PathLike) -> dict:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such config file")
+    if path.stat().st_size > YAML_MAX_BYTES:   # before reading it: a config is a page, not gigabytes
+        raise ConfigError(f"{path}: {path.stat().st_size:,} bytes; a config file has at most {YAML_MAX_BYTES:,}")
     text = read_utf8(path, ConfigError)
     try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if path.suffix == ".json" else load_yaml(text)
+    except RecursionError:
+        raise ConfigError(f"{path}: cannot parse (nested too deeply)") from None
     except (json.JSONDecodeError, yaml.YAMLError) as e:
         mark = getattr(e, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else (f":{e.lineno}" if hasattr(e, "lineno") else "")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import logging
 import math
 import os
 import re
@@ -12,6 +13,8 @@ import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
+
+logger = logging.getLogger(__name__)
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
@@ -23,6 +26,25 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException as e:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError) and not isinstance(e, WriteError) and e.errno is not None:
+            raise WriteError(f"{path}: cannot write ({write_failure(e)})", e.errno) from e
+        raise
+    return path
+
+
+def atomic_write_with(path: str | os.PathLike, write) -> Path:
+    """``write(tmp)`` fills a temporary file beside ``path``, which then replaces ``path`` in one
+    rename: no half-written file, and a link in ``path``'s place is replaced, never written through.
+    For writers that take a file name (matplotlib's savefig)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
         os.replace(tmp, path)
     except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
@@ -48,7 +70,7 @@ def _json_default(obj: Any) -> Any:
 def read_json(path: str | os.PathLike) -> Any:
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_utf8(path))   # invalid UTF-8: an error naming the file, line and byte
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such file") from None
     except json.JSONDecodeError as e:
@@ -75,10 +97,13 @@ def first_line(e: BaseException) -> str:
 
 
 def append_jsonl(path: str | os.PathLike, record: dict) -> None:
-    """Append one JSON line. Lines are written whole (one write call) and flushed."""
+    """Append one JSON line. Lines are written whole (one write call) and flushed; a link in the
+    file's place is refused, never appended through."""
     line = json.dumps(record, default=_json_default) + "\n"
+    check_not_link(path, "records")
     try:
-        with open(path, "a", encoding="utf-8") as f:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+        with os.fdopen(fd, "a", encoding="utf-8") as f:
             f.write(line)
             f.flush()
     except OSError as e:
@@ -87,17 +112,35 @@ def append_jsonl(path: str | os.PathLike, record: dict) -> None:
         raise WriteError(f"{path}: cannot write ({write_failure(e)})", e.errno) from e
 
 
+def check_not_link(path: str | os.PathLike, what: str) -> Path:
+    """``path`` unless it is a symbolic link: cselab writes (and locks) only files and folders it
+    creates, and a link someone put in one's place would carry the write to its target (a file
+    outside every cselab folder). One :class:`WriteError` naming the link, its target and ``what``
+    goes there; nothing is written."""
+    path = Path(path)
+    if path.is_symlink():
+        raise WriteError(f"{path}: is a symbolic link (to {os.readlink(path)}), where cselab writes {what}; cselab "
+                         "does not write through links: remove the link", errno.ELOOP)
+    return path
+
+
 def read_jsonl(path: str | os.PathLike) -> list[dict]:
+    """The records of a JSON-lines file. A last line that is cut short (no newline, not valid JSON: an
+    append that a kill or a full disk interrupted, as :func:`append_jsonl` ends every record with a
+    newline) is left out with a warning; any other bad line is an error naming the file and line."""
     path = Path(path)
     records = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
+    lines = read_utf8(path).split("\n")   # only newlines end records (a JSON string may hold U+2028)
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            if lineno == len(lines):   # the piece after the last newline: a record whose write was cut short
+                logger.warning("%s:%d: a record cut short (an interrupted write); left out", path, lineno)
                 continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
+            raise ValueError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
     return records
 
 
@@ -304,6 +347,25 @@ def check_folder_location(path: str | os.PathLike, what: str) -> Path:
     if blocker is not None:
         where = "is a file" if blocker == path else f"lies below {blocker}, which is a file"
         raise WriteError(f"{what}: {path} {where}, not a folder; choose a folder", errno.ENOTDIR)
+    return path
+
+
+def check_writable(path: str | os.PathLike, what: str) -> Path:
+    """One :class:`WriteError` naming ``what`` when nothing can be written in the folder ``path`` (or,
+    while it does not exist, in its nearest existing ancestor, where it would be created): a
+    read-only file system, no permission. Tried by creating and removing an empty hidden file, the
+    one test that also holds for root and for read-only mounts; nothing stays behind."""
+    path = check_folder_location(path, what)
+    existing = Path(os.path.abspath(path))
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".cselab-write-check-", dir=existing)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        where = "" if existing == Path(os.path.abspath(path)) else f", where {path} would be created"
+        raise WriteError(f"{what}: cannot write in {existing}{where} ({write_failure(e) or e})", e.errno) from e
     return path
 
 

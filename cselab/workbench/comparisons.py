@@ -68,7 +68,7 @@ def config_value(config: Mapping, key: str):
 
 
 def group_runs(runs: Runs, by: Sequence[str] | VariantSpec = ("method",), names: Mapping[str, str] | None = None,
-               seed_key: str = "seed") -> pd.DataFrame:
+               seed_key: str = "seed", swept: str | None = None) -> pd.DataFrame:
     """One row per run of a group: ``run``, ``group``, ``seed`` (and each config key of ``by``).
 
     ``by`` a mapping ``{group: label prefix or prefixes}``: the runs each prefix selects (the
@@ -79,12 +79,14 @@ def group_runs(runs: Runs, by: Sequence[str] | VariantSpec = ("method",), names:
 
     ``group`` joins the values of ``keys`` with ``, `` (``key=value`` for every key but
     ``method`` and ``label``) and is then renamed by ``names`` (default :func:`method_names`; a
-    mapping given here is added on top). The key ``label`` is the run's label without a seed suffix
-    (``apincse-no_ap-s2`` → ``apincse-no_ap``), named as figures name it ("APINCSE-AP"): runs named
-    apart are grouped apart (e.g. APINCSE's pooler-only control, which has SimCSE's method on
-    another pooler). Runs that differ only in their seed share a group: the unit over which
-    :func:`cselab.workbench.results.compare_to_baseline` pairs seeds."""
-    from .labels import display_name, strip_seed
+    mapping given here is added on top). The key ``label`` is :func:`label_group` of the run's label
+    (``apincse-no_ap-s2`` → ``apincse-no_ap``, ``simcse-f8fbb5c8ad`` → ``simcse``), named as figures
+    name it ("APINCSE-AP"): runs named apart are grouped apart (e.g. APINCSE's pooler-only control,
+    which has SimCSE's method on another pooler). Runs that differ only in their seed share a group:
+    the unit over which :func:`cselab.workbench.results.compare_to_baseline` pairs seeds
+    (:func:`one_run_per_seed` checks it). ``swept``: a config key a study's grid sweeps, whose point
+    (``-top_k=8``) the label loses too, so that a sweep's points share their group (:func:`sweep_frame`)."""
+    from .labels import display_name
 
     if isinstance(by, Mapping):
         labelled = labelled_runs(runs)
@@ -98,11 +100,73 @@ def group_runs(runs: Runs, by: Sequence[str] | VariantSpec = ("method",), names:
     rows = []
     for label, path in labelled_runs(runs).items():
         config = read_config(path)
-        values = {key: (strip_seed(label) if key == LABEL_KEY else config_value(config, key)) for key in keys}
+        values = {key: (label_group(label, swept) if key == LABEL_KEY else config_value(config, key)) for key in keys}
         text = ", ".join(display_name(v) if k == LABEL_KEY else str(v) if k == "method" else f"{k}={v}"
                          for k, v in values.items())
         rows.append({"run": label, "group": names.get(text, text), seed_key: config.get(seed_key), **values})
     return pd.DataFrame(rows)
+
+
+def label_group(label: str, swept: str | None = None) -> str:
+    """What :func:`group_runs` groups by for ``label``: the label without its seed or a run folder's
+    config hash, and without the grid point of ``swept`` (a config key, written in labels by its last
+    dotted part or whole: ``apincse-topk-top_k=8-s1`` → ``apincse-topk``)."""
+    import re
+
+    from .labels import strip_seed
+    from ..model.rundir.layout import without_config_hash
+
+    label = strip_seed(without_config_hash(label))
+    if swept:
+        names = "|".join(re.escape(name) for name in dict.fromkeys([swept.split(".")[-1], swept]))
+        label = re.sub(rf"-(?:{names})=[A-Za-z0-9._+=-]*?(?=-[A-Za-z0-9._+]+=|$)", "", label) or label
+    return label
+
+
+def one_run_per_seed(groups: pd.DataFrame, runs: Runs, seed_key: str = "seed") -> None:
+    """A ValueError (one line) when two runs of one group of :func:`group_runs` have the same seed:
+    the paired tests take a group's runs as its seeds. It names the two runs and the first config key
+    in which they differ, and what to group by instead."""
+    from ..model.config import NON_IDENTITY_KEYS
+    from ..model.rundir.readers import config_difference
+
+    def identity(label):
+        config = read_config(paths[label])
+        return {k: v for k, v in config.items() if k not in (*NON_IDENTITY_KEYS, seed_key)}
+
+    paths = labelled_runs(runs)
+    twice = groups[groups.duplicated(["group", seed_key], keep=False)]
+    if twice.empty:
+        return
+    group, seed = twice.iloc[0]["group"], twice.iloc[0][seed_key]
+    first, second = twice[(twice["group"] == group) & (twice[seed_key] == seed)]["run"].iloc[:2]
+    difference = config_difference(identity(first), identity(second))
+    keys = [c for c in groups.columns if c not in ("run", "group", seed_key)]
+    raise ValueError(f"runs {first!r} and {second!r} are both group {group!r} with {seed_key} {seed} (grouped by "
+                     f"{keys}; they differ in {difference or 'nothing but their folder'}): group_by = ['label'] "
+                     "groups runs by their labels, or add the key that differs to group_by")
+
+
+def one_backbone(runs: Runs, backbone: str | None = None) -> tuple[dict, str | None]:
+    """The runs that start from one backbone (config ``model``), and a line saying which were left
+    out, or None when all start from it. ``backbone`` None: the backbone most runs start from (the
+    first such in order). A comparison pairs a method's runs with the baseline's of the same seed:
+    across backbones those pairs compare backbones, not methods."""
+    paths = labelled_runs(runs)
+    models = {label: str(read_config(path).get("model")) for label, path in paths.items()}
+    counts = pd.Series(list(models.values())).value_counts(sort=False)
+    if backbone is None:
+        backbone = counts.idxmax() if len(counts) else None
+    elif backbone not in counts:
+        raise ValueError(f"backbone {backbone!r} is not the model of any run; the runs start from "
+                         + ", ".join(f"{m} ({n} run{'s' * (n != 1)})" for m, n in counts.items()))
+    kept = {label: paths[label] for label, model in models.items() if model == backbone}
+    if len(kept) == len(paths):
+        return kept, None
+    left = {m: [label for label, model in models.items() if model == m] for m in counts.index if m != backbone}
+    return kept, (f"the runs start from {len(counts)} backbones: compared here, the {len(kept)} runs from {backbone}; "
+                  "left out " + "; ".join(f"{len(labels)} from {m} ({', '.join(labels)})" for m, labels in left.items())
+                  + " (set backbone to compare those)")
 
 
 def with_groups(frame: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
@@ -305,7 +369,8 @@ def sweep_frame(runs: Runs, key: str, scores: pd.DataFrame | None = None, group_
     if scores is not None:
         frame = frame.merge(scores.drop(columns=[c for c in scores.columns if c in frame and c != "run"]),
                             on="run", how="left")
-    frame = with_groups(frame, group_runs(labelled, [k for k in group_keys if k != key] or ["method"], names))
+    frame = with_groups(frame, group_runs(labelled, [k for k in group_keys if k != key] or ["method"], names,
+                                          swept=key))
     frame = frame[frame[key].notna()]
     if frame.empty:
         raise ValueError(f"sweep_frame: no run sets {key!r} (a config key, e.g. batch_size or <method>.<key>)")

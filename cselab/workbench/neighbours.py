@@ -29,6 +29,11 @@ from .analysis.umap import project_2d
 from ..model.evaluate.geometry import normalize_rows
 
 ALIGNMENTS = ("procrustes", "shared_pca", "none")
+# What each alignment makes of a sequence of maps, for their captions.
+ALIGNMENT_WORDS = {"procrustes": "each map fitted on its own and rotated, reflected and scaled onto the last one's "
+                                 "(Procrustes): positions compare, the axes mean nothing",
+                   "shared_pca": "one PCA fitted on all snapshots together",
+                   "none": "each map fitted on its own: the axes of two maps are not comparable"}
 
 
 # ------------------------------------------------------------------- checkpoints and models
@@ -85,9 +90,11 @@ def _sentences(sentences: Sequence[str], what: str = "sentences") -> list[str]:
 
 
 # ------------------------------------------------------------------- similarities and neighbours
-def encode(model, sentences: Sequence[str], batch_size: int = 128) -> np.ndarray:
-    """Evaluation embeddings (rows) of ``sentences`` with a model folder or anything with ``encode``."""
-    return np.asarray(_encoder(model).encode(list(sentences), batch_size=batch_size), dtype=np.float64)
+def encode(model, sentences: Sequence[str], batch_size: int = 128, show_progress_bar: bool | None = None) -> np.ndarray:
+    """Evaluation embeddings (rows) of ``sentences`` with a model folder or anything with ``encode``
+    (``show_progress_bar``: None leaves the encoder's default, a bar above a few batches)."""
+    options = {} if show_progress_bar is None else {"show_progress_bar": show_progress_bar}
+    return np.asarray(_encoder(model).encode(list(sentences), batch_size=batch_size, **options), dtype=np.float64)
 
 
 def similarity_matrix(model, sentences: Sequence[str], batch_size: int = 128) -> np.ndarray:
@@ -167,11 +174,13 @@ def procrustes_align(source: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 
 def project_snapshots(embeddings: Mapping[str, np.ndarray], method: str = "auto", align: str = "procrustes",
-                      seed: int = 0) -> tuple[dict[str, np.ndarray], str]:
+                      seed: int = 0, projected_one: Callable[[str], None] | None = None
+                      ) -> tuple[dict[str, np.ndarray], str]:
     """2-D coordinates for each snapshot's embeddings of the same sentences, comparable across
     snapshots: ``procrustes`` projects each (UMAP, or PCA for few points) and aligns it to the
     last snapshot's map; ``shared_pca`` fits one PCA on all snapshots together; ``none`` leaves
-    each map as projected. Returns the coordinates and the projection used."""
+    each map as projected. Returns the coordinates and the projection used. ``projected_one(name)``
+    is called as each snapshot's map is done (a progress bar's step)."""
     if align not in ALIGNMENTS:
         raise ValueError(f"align must be one of {ALIGNMENTS}, got {align!r}")
     if not embeddings:
@@ -187,10 +196,14 @@ def project_snapshots(embeddings: Mapping[str, np.ndarray], method: str = "auto"
             raise ValueError(f"align='shared_pca' projects with PCA; method must be 'pca' or 'auto', got {method!r}")
         stacked = np.concatenate([normalize_rows(embeddings[n]) for n in names])
         pca = PCA(n_components=2, svd_solver="full").fit(stacked)
+        for n in names if projected_one else ():
+            projected_one(n)
         return {n: pca.transform(normalize_rows(embeddings[n])) for n in names}, "pca"
     projected, used = {}, None
     for n in names:
         projected[n], used = project_2d(embeddings[n], method, seed)
+        if projected_one:
+            projected_one(n)
     if align == "procrustes":
         reference = projected[names[-1]]
         projected = {n: procrustes_align(coords, reference) for n, coords in projected.items()}
@@ -199,15 +212,29 @@ def project_snapshots(embeddings: Mapping[str, np.ndarray], method: str = "auto"
 
 def snapshot_projections(folders: Mapping[str, str | os.PathLike], sentences: Sequence[str], labels: Sequence,
                          method: str = "auto", align: str = "procrustes", seed: int = 0,
-                         batch_size: int = 128) -> dict[str, pd.DataFrame]:
+                         batch_size: int = 128, progress: bool = False) -> dict[str, pd.DataFrame]:
     """Encode ``sentences`` with every model folder (e.g. :func:`snapshot_folders`) and map them to
     2-D with :func:`project_snapshots`: ``{name: frame}`` with columns x, y, label, sentence
-    (``frame.attrs["method"]`` = the projection), ready for :func:`cselab.workbench.plots.plot_umap_panels`."""
+    (``frame.attrs["method"]`` = the projection), ready for :func:`cselab.workbench.plots.plot_umap_panels`.
+    ``progress``: one bar over the work, each snapshot encoded then each projected (the explorer's
+    seconds-long recompute), instead of a bar per encoding."""
+    from ..model.progress import progress_bar
+
     sentences = list(sentences)
     if len(sentences) != len(labels):
         raise ValueError(f"{len(sentences)} sentences but {len(labels)} labels")
-    embeddings = {name: encode(folder, sentences, batch_size) for name, folder in folders.items()}
-    coords, used = project_snapshots(embeddings, method, align, seed)
+    bar = progress_bar(total=2 * len(folders), desc=f"{len(folders)} snapshots: encode, project", unit="step",
+                       enabled=progress, leave=False)
+    embeddings = {}
+    try:
+        for name, folder in folders.items():
+            bar.set_postfix_str(f"encoding {name}")
+            embeddings[name] = encode(folder, sentences, batch_size, show_progress_bar=False if progress else None)
+            bar.update()
+        bar.set_postfix_str("projecting")
+        coords, used = project_snapshots(embeddings, method, align, seed, projected_one=lambda name: bar.update())
+    finally:
+        bar.close()
     frames = {}
     for name, xy in coords.items():
         frame = pd.DataFrame({"x": xy[:, 0], "y": xy[:, 1], "label": list(labels), "sentence": sentences})

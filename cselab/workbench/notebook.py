@@ -5,6 +5,8 @@ cselab draws figures on :class:`matplotlib.figure.Figure` objects without pyplot
 them as ``<Figure size 340x260 with 1 Axes>`` unless something renders them. :func:`setup`
 registers a PNG formatter for ``Figure`` with IPython, after which a cell ending in ``fig`` and
 ``display(fig)`` both put an ``image/png`` output in the notebook (and in papermill's executed copy).
+It also registers how a pandas DataFrame is shown (:func:`frame_html`): without a row index that is
+only the row numbers, and numbers in positional notation, never ``1.2e-07``.
 
 Typical notebook::
 
@@ -35,6 +37,7 @@ from ..model import timing
 from ..model.config import DEFAULT_METHOD
 from ..model.data.errors import DataError
 from ..model.io import atomic_write_text
+from ..model.options import shown
 from .plots.core import FORMATS, save_figure, style
 from ..model.project import project_path, project_root
 
@@ -69,6 +72,20 @@ class BadParameter(NotebookError, ValueError):
 ONE_LINE_ERRORS = (NotebookError, DataError)
 
 
+def one_line_errors() -> tuple[type[BaseException], ...]:
+    """:data:`ONE_LINE_ERRORS` and cselab's other errors whose message says all (a bad config value
+    naming its key, a study file's line, runs that make no paper variant, a run folder that is
+    taken or locked, a place that cannot be written): a notebook shows them as one line, not as a
+    traceback into cselab. Imported here, when a kernel sets up, not when this module is."""
+    from ..model.config import ConfigError
+    from ..model.io import WriteError
+    from .paper_tables.variants import VariantError
+    from ..model.rundir import RunExistsError, RunLockedError
+    from .studies.study_file import StudyError
+
+    return (*ONE_LINE_ERRORS, ConfigError, StudyError, VariantError, RunExistsError, RunLockedError, WriteError)
+
+
 def _one_line_error(shell, etype, value, tb, tb_offset=None):
     # IPython calls this instead of printing a traceback; _showtraceback publishes it as the cell's
     # error output (ZMQ shell) or prints it (terminal), and run_cell still records the error, so the
@@ -84,14 +101,52 @@ def figure_png(fig: Figure, dpi: int = INLINE_DPI) -> bytes:
     return buffer.getvalue()
 
 
+SIGNIFICANT_DIGITS = 5   # a table's numbers as shown (its saved .md and .csv keep what the notebook rounded to)
+
+
+def plain_number(value) -> str:
+    """A number in positional notation with at most :data:`SIGNIFICANT_DIGITS` significant digits
+    and no trailing zeros (``81.39``, ``0.047488``, ``0.000000123``), every digit before the point
+    (``1234568``); NaN as an empty cell."""
+    import math
+
+    import numpy as np
+
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    value = float(value)
+    if math.isinf(value):
+        return str(value)
+    whole = len(str(int(abs(value)))) if abs(value) >= 1 else 0   # digits before the point: all of them shown
+    if whole:
+        return np.format_float_positional(value, precision=max(0, SIGNIFICANT_DIGITS - whole), trim="-")
+    return np.format_float_positional(value, precision=SIGNIFICANT_DIGITS, fractional=False, trim="-")
+
+
+def frame_html(frame: "pd.DataFrame") -> str:
+    """A DataFrame as a notebook shows it after :func:`setup`: floats by :func:`plain_number`, and
+    without the row index when that is only the row numbers (an unnamed RangeIndex)."""
+    import pandas as pd
+
+    floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
+    if isinstance(frame.index, pd.RangeIndex) and frame.index.name is None:
+        styled = frame.style.hide(axis="index").format(plain_number, subset=floats)
+        return styled.to_html(max_rows=pd.get_option("display.max_rows"))
+    return frame.to_html(float_format=plain_number, max_rows=pd.get_option("display.max_rows"))
+
+
 def setup(dpi: int = INLINE_DPI) -> bool:
-    """Show matplotlib Figures inline as PNG in this IPython kernel, and :data:`ONE_LINE_ERRORS` as
-    one line. Returns False outside IPython (in a plain script nothing needs registering)."""
+    """Show matplotlib Figures inline as PNG in this IPython kernel, DataFrames as :func:`frame_html`
+    writes them, and :func:`one_line_errors` as one line. Returns False outside IPython (in a plain
+    script nothing needs registering)."""
+    import pandas as pd
+
     shell = _shell()
     if shell is None:
         return False
     shell.display_formatter.formatters["image/png"].for_type(Figure, lambda fig: figure_png(fig, dpi))
-    shell.set_custom_exc(ONE_LINE_ERRORS, _one_line_error)
+    shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, frame_html)
+    shell.set_custom_exc(one_line_errors(), _one_line_error)
     # a study reads each notebook's encode/fit seconds from the timing file: written after every
     # cell too, because a kernel that is shut down hard or killed never runs its exit handlers
     if _flush_timings not in shell.events.callbacks["post_run_cell"]:
@@ -225,6 +280,13 @@ def load_runs(runs: RunsParameter | None, study: str | os.PathLike = DEFAULT_STU
         return study_runs(study, runs_dir, profile, _stacklevel=3)
     if isinstance(runs, (str, os.PathLike)):
         runs = [runs]
+    if not isinstance(runs, (Mapping, list, tuple)):
+        raise BadParameter(f"runs: expected {{label: run directory}}, a list of run directories or one, got "
+                           f"{shown(runs)}")
+    paths = runs.values() if isinstance(runs, Mapping) else runs
+    bad = [p for p in paths if not isinstance(p, (str, os.PathLike))]
+    if bad:
+        raise BadParameter(f"runs: a run directory is a path, got {shown(bad[0])} ({type(bad[0]).__name__})")
     if isinstance(runs, Mapping):
         pairs = [(str(label), project_path(path)) for label, path in runs.items()]
     else:
@@ -268,6 +330,25 @@ def _config_problem(run) -> str | None:
     return None
 
 
+def comparison_groups(runs: Mapping[str, Path], group_by: Sequence[str], names: Mapping[str, str] | None = None,
+                      backbone: str | None = None):
+    """The runs a paired comparison takes and their groups (:func:`cselab.workbench.comparisons.group_runs`):
+    those of one backbone (``backbone``, None: the one most runs start from; a line printed names the
+    runs left out), each group with one run per seed. A wrong ``backbone`` or two runs of one group
+    with one seed are one line (:class:`BadParameter`) naming the runs and what to set."""
+    from .comparisons import group_runs, one_backbone, one_run_per_seed
+
+    try:
+        kept, left_out = one_backbone(runs, backbone)
+        groups = group_runs(kept, group_by, names)
+        one_run_per_seed(groups, kept)
+    except ValueError as error:
+        raise BadParameter(str(error)) from None
+    if left_out:
+        print(left_out)
+    return kept, groups
+
+
 def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Mapping[str, Path]],
                            tables_dir: str | os.PathLike, tasks: Sequence[str] | None = None,
                            data_dir: str | os.PathLike | None = None, name: str = f"sts_vs_{DEFAULT_METHOD}",
@@ -289,19 +370,23 @@ def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Map
     return paired
 
 
-def claims_cell(frames: Sequence[pd.DataFrame], claims: Sequence, tables_dir: str | os.PathLike,
-                name: str = "claims") -> pd.DataFrame:
-    """The paper notebooks' claims cell: the rows of ``frames`` (one per run, each with ``variant``
-    and ``seed``: :func:`cselab.workbench.paper_tables.variant_frame` and sweep points through
-    :func:`cselab.workbench.paper_tables.as_variants`) tested claim by claim (:func:`cselab.workbench.paper_tables.claims_table`),
-    saved as ``<name>`` (.md and .csv) with the Holm family printed under it, and returned for display."""
-    import pandas as pd
+def claims_cell(study: str, profile: str, runs: Mapping | None, record: str | os.PathLike | None,
+                tables_dir: str | os.PathLike, name: str = "claims") -> pd.DataFrame:
+    """The paper notebooks' claims cell: the study file's claims for ``profile``
+    (:func:`cselab.workbench.paper_tables.study_claims_table`: over the study's record when the engine passes
+    one, else over the runs given), formatted, saved as ``<name>`` (.md and .csv) with the families
+    and the source printed under it, and returned for display."""
+    from .paper_tables import format_claims, study_claims_table
 
-    from .paper_tables import claims_table, format_claims
-
-    frame = pd.concat([f for f in frames if f is not None and len(f)], ignore_index=True)
-    table = format_claims(claims_table(frame, claims))
-    save_table(table, name, tables_dir)
-    print(f"{table.attrs['family']}; Δ = variant − reference on the STS average, mean over the seeds both have, "
-          "95 % t-interval; at this profile's scale, not the paper's")
-    return table
+    table = study_claims_table(study, profile, runs, record)
+    shown = format_claims(table)
+    save_table(shown, name, tables_dir)
+    if table["p"].notna().any():
+        families = "; ".join(table.attrs.get("families", {}).values())
+        print(f"{families}. Numbers from {table.attrs['source']}; Δ = variant − reference over the seeds both "
+              "have, 95 % t-interval; MDE at the claim's Holm level α/k, power 0.8; at this profile's scale, not the "
+              "paper's")
+    else:
+        print(f"No claim tested here ({table.attrs['source']}): a paired t-test needs two or more seeds that a "
+              "claim's two variants share")
+    return shown

@@ -5,11 +5,14 @@ the statistics are scipy's and statsmodels', never formulas of our own.
 
 1. **Runs → variants** (:func:`match_variants`, :func:`assign_variants`): a notebook names the
    variants it compares as ``{display name: label prefix or prefixes}``, e.g. ``{"APINCSE":
-   "apincse", "APINCSE-AP": "apincse-no_ap"}``. A prefix selects a label equal to it or starting with
-   it and ``-`` (:func:`cselab.model.rundir.label_matches`: ``apincse`` selects ``apincse-s1`` and
-   ``apincse-no_ap-s1``, not ``apincse2``), and **the longest matching prefix wins**, so
-   ``apincse-no_ap-s1`` is "APINCSE-AP", not "APINCSE". This is the one rule; every notebook
-   parameter ``variants`` and every study file passes this direction.
+   "apincse", "APINCSE-AP": "apincse-no_ap"}``. A prefix selects the label equal to it and that
+   label followed only by what a study appends to it, its grid points and seed
+   (:func:`cselab.model.rundir.label_matches`: ``apincse`` selects ``apincse-s1``; ``apincse-topk``
+   selects ``apincse-topk-top_k=8-s2``), never a longer label: ``apincse-pooler-s1`` and
+   ``apincse-no_ap-s1`` are not APINCSE runs (a variant that spans labels, e.g. a second backbone's
+   ``simcse-large``, lists them: ``["simcse", "simcse-large"]``). Where two prefixes select a label,
+   the longest wins. This is the one rule; every notebook parameter ``variants`` and every study
+   file passes this direction.
 2. **Per-seed scores** (:func:`group_results`, :func:`variant_frame`): one score per (variant, seed)
    run, e.g. the 7-task STS average. The unit of replication is the training seed.
 3. **Summaries** (:func:`summarise`, :func:`mean_ci`): mean, sample standard deviation (ddof 1) and n
@@ -50,6 +53,7 @@ Example::
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 import warnings
@@ -95,8 +99,9 @@ def variant_prefixes(variants: VariantSpec) -> list[tuple[str, str]]:
 
 def match_variants(labels: Iterable[str], variants: VariantSpec) -> dict[str, str]:
     """``{label: variant}`` for the labels some prefix of ``variants`` (``{variant: prefix or
-    prefixes}``) selects: the variant of the **longest** matching prefix (see the module docs).
-    Labels no prefix selects are left out."""
+    prefixes}``) selects (:func:`cselab.rundir.label_matches`: the label, its seeds and grid points,
+    not a longer label), the variant of the **longest** where two do (see the module docs). Labels
+    no prefix selects are left out."""
     by_length = sorted(variant_prefixes(variants), key=lambda pair: len(pair[0]), reverse=True)
     labels = list(labels)
     out = {}
@@ -237,17 +242,100 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def detectable_effect_size(n: int, alpha: float = ALPHA, power: float = POWER) -> float:
+    """The standardised mean difference d = Δ/sd that a two-sided one-sample (paired) t-test on ``n``
+    pairs detects with probability ``power`` at level ``alpha``. The power at d is the noncentral t
+    distribution's (``scipy.stats.nct``, n − 1 degrees of freedom, noncentrality d·√n) mass beyond
+    ±t_{1−α/2}; d is the root of power(d) − ``power`` (``scipy.optimize.brentq``). statsmodels'
+    ``TTestPower.solve_power`` gives the same values where its solver converges, but at small α and
+    n (α = 0.01, n = 3: Holm's first step in a family of five claims) it returns 5.0 or NaN for
+    7.32, so the root is found here on its power function's formula directly. NaN for n < 2."""
+    if n < 2:
+        return math.nan
+    from scipy.optimize import brentq
+
+    df = n - 1
+    critical = scipy_stats.t.isf(alpha / 2, df)
+
+    def shortfall(d: float) -> float:
+        noncentrality = d * math.sqrt(n)
+        upper = np.nan_to_num(scipy_stats.nct.sf(critical, df, noncentrality))   # the far tail can be NaN: ~0
+        lower = np.nan_to_num(scipy_stats.nct.cdf(-critical, df, noncentrality))
+        return float(upper + lower) - power
+
+    return float(brentq(shortfall, 1e-6, 200.0, xtol=1e-6))
+
+
 def minimum_detectable_difference(sd: float, n: int, alpha: float = ALPHA, power: float = POWER) -> float:
     """The smallest true mean difference a two-sided paired t-test on ``n`` pairs detects with
     probability ``power`` at level ``alpha``, when the per-pair differences have standard deviation
-    ``sd``: statsmodels' ``TTestPower`` (noncentral t) effect size × ``sd``. NaN for fewer than 2
-    pairs or an undefined ``sd``."""
-    if n < 2 or sd is None or math.isnan(sd):
+    ``sd``: :func:`detectable_effect_size` × ``sd``. A verdict that must clear Holm's correction over
+    a family of k tests is powered at ``alpha / k`` (the level its smallest p must clear). NaN for
+    fewer than 2 pairs or an undefined ``sd``."""
+    if n < 2 or sd is None or not math.isfinite(sd):
         return math.nan
-    from statsmodels.stats.power import TTestPower
+    return detectable_effect_size(int(n), float(alpha), float(power)) * float(sd)
 
-    effect = TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=power, alternative="two-sided")
-    return float(effect) * float(sd)
+
+def seeds_for(sd: float, target: float, alpha: float = ALPHA, power: float = POWER, least: int = 2,
+              most: int = 10, search: int = 200) -> tuple[int, int | None]:
+    """``(planned, needed)``: the fewest seeds n in [``least``, ``most``] whose paired-test MDE at
+    ``alpha`` is at most ``target`` given the spread ``sd`` (``most`` when none is), and the n that
+    would reach the target (None when even ``search`` seeds would not)."""
+    if not (sd is not None and math.isfinite(sd) and sd >= 0 and target > 0):
+        raise ValueError(f"seeds_for: need a finite sd >= 0 and a target > 0, got sd={sd!r}, target={target!r}")
+    needed = next((n for n in range(2, search + 1)
+                   if minimum_detectable_difference(sd, n, alpha, power) <= target), None)
+    return (min(max(needed, least), most) if needed is not None else most), needed
+
+
+def sd_interval(sd: float, n: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The ``confidence`` interval of a standard deviation estimated from ``n`` values (the χ²
+    interval, ``scipy.stats.chi2`` with n − 1 degrees of freedom): how uncertain an MDE computed from
+    a 3-seed spread is."""
+    if n < 2 or not math.isfinite(sd):
+        return math.nan, math.nan
+    df = n - 1
+    low = sd * math.sqrt(df / scipy_stats.chi2.ppf(1 - (1 - confidence) / 2, df))
+    high = sd * math.sqrt(df / scipy_stats.chi2.ppf((1 - confidence) / 2, df))
+    return float(low), float(high)
+
+
+def paired_variance_test(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
+    """Whether two variants' scores over the same seeds differ in spread: the Pitman–Morgan test
+    (the variances of paired values are equal exactly when their sums and differences are
+    uncorrelated; ``scipy.stats.pearsonr`` of a + b and a − b, two-sided). ``{n, sd_a, sd_b, ratio,
+    p}`` with ratio = sd_a / sd_b; p NaN below 3 pairs."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"paired_variance_test: need two aligned 1-D score lists, got shapes {x.shape} and {y.shape}")
+    n = len(x)
+    sd_a = float(x.std(ddof=1)) if n > 1 else math.nan
+    sd_b = float(y.std(ddof=1)) if n > 1 else math.nan
+    p = math.nan
+    if n >= 3 and np.ptp(x + y) > 0 and np.ptp(x - y) > 0:
+        p = float(scipy_stats.pearsonr(x + y, x - y).pvalue)
+    ratio = sd_a / sd_b if sd_b and math.isfinite(sd_b) and sd_b > 0 else math.nan
+    return {"n": n, "sd_a": sd_a, "sd_b": sd_b, "ratio": ratio, "p": p}
+
+
+def detectable_sd_ratio(n: int, alpha: float = ALPHA, power: float = POWER) -> float:
+    """The spread ratio r < 1 (sd of one variant over the other's) that a two-sided F-test of two
+    independent samples of ``n`` detects with probability ``power`` at ``alpha`` (``scipy.stats.f``).
+    Paired seeds only help the Pitman–Morgan test, so this is what the variance claims can at
+    least see; NaN below 3."""
+    if n < 3:
+        return math.nan
+    from scipy.optimize import brentq
+
+    df = n - 1
+    low, high = scipy_stats.f.ppf(alpha / 2, df, df), scipy_stats.f.isf(alpha / 2, df, df)
+
+    def shortfall(r: float) -> float:
+        return float(scipy_stats.f.cdf(low / r ** 2, df, df) + scipy_stats.f.sf(high / r ** 2, df, df)) - power
+
+    return float(brentq(shortfall, 1e-4, 1 - 1e-9, xtol=1e-7))
 
 
 def describe_difference(diff: float, p_adjusted: float, mde: float, n: int, alpha: float = ALPHA) -> str:

@@ -21,6 +21,7 @@ Example::
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from typing import Iterable, Mapping, Sequence
 
@@ -63,9 +64,15 @@ def scores_table(results: Mapping[str, dict | Sequence[dict]], columns: Mapping[
     rows = []
     for name, value in results.items():
         for seed_result in ([value] if isinstance(value, Mapping) else list(value)):
-            if "scores" not in seed_result:
+            if not isinstance(seed_result.get("scores") if isinstance(seed_result, Mapping) else None, Mapping):
                 raise ValueError(f"{name}: a result needs a 'scores' mapping (task → value)")
+            for task, score in seed_result["scores"].items():   # a string would stop the mean as a TypeError
+                if isinstance(score, bool) or not isinstance(score, numbers.Real):
+                    raise ValueError(f"{name}: the score of {task} is {type(score).__name__} {str(score)[:40]!r}, "
+                                     "not a number")
             rows.append({"model": name, **seed_result["scores"]})
+    if not rows:
+        raise ValueError("scores_table: no results (pass {name: result with 'scores'})")
     frame = pd.DataFrame(rows)
     if columns is None:
         columns = {c: c for c in frame.columns if c != "model"}

@@ -1,10 +1,16 @@
 """Browser tests: JupyterLab in Debian's Chromium, driven by Playwright, the way a person uses it.
 
-A session-scoped fixture builds a small project (this checkout's pyproject.toml as the root marker,
-its jupytext.toml, copies of the notebooks with small parameters, the cpu-demo study's run folders
-filled with tiny runs) and starts JupyterLab on it, on 127.0.0.1 with a token and the repository's
-Jupyter settings (.jupyter/). Without a Chromium every browser test is skipped, and one line says how
-to get one. Screenshots go to a temporary folder (``$CSELAB_BROWSER_SHOTS`` to choose it).
+A session-scoped fixture builds a project as a person has it after `make demo` (this checkout's
+pyproject.toml as the root marker, its jupytext.toml and Jupyter settings; the repository's notebooks
+as they are, and beside them ``small_<name>.py`` copies with small parameters for the tests that look
+at one thing; a run at every run folder of the cpu-demo study; an executed notebook of the study in
+reports/cpu-demo/) and starts JupyterLab on it with `make lab`, on 127.0.0.1 with a token. The runs
+are tiny runs trained here with each demo label's method and pooler, read with a fiftieth of the
+evaluation sets; with ``$CSELAB_DEMO_RUNS`` set to a runs folder that ``cselab reproduce cpu-demo
+--profile cpu`` filled, they are those runs (linked file by file: what the notebooks cache goes into
+the copies) read with the whole data mirror. Without a Chromium every browser test is skipped, and
+one line says how to get one. Screenshots go to a temporary folder (``$CSELAB_BROWSER_SHOTS`` to
+choose it).
 """
 from __future__ import annotations
 
@@ -90,22 +96,87 @@ def set_parameters(source: str, values: dict[str, str]) -> str:
     return source[:start] + cell + source[end:]
 
 
+DEMO_RUNS = "CSELAB_DEMO_RUNS"   # a runs folder of the cpu-demo study (profile cpu), instead of tiny runs
+DEMO_STUDY = REPO / "cselab" / "studies" / "cpu-demo.yaml"
+# The demo's settings that a tiny run cannot take as they are: a K-means of 4 centroids that starts at
+# once (16 need more sentences than 6 steps of 16 give), a neighbour queue a few batches long.
+TINY_SECTIONS = {"clusterns": {"num_clusters": 4, "start_threshold": 1.0},
+                 "augmented_positive": {"queue_size": 32, "top_k": 4}}
+
+
+def demo_runs_given() -> Path | None:
+    given = os.environ.get(DEMO_RUNS)
+    return Path(given) if given else None
+
+
+def _tiny_demo_runs(root: Path, tiny_model: Path, data_dir: Path) -> dict[str, Path]:
+    """A tiny run for each label of the cpu-demo study, trained with the label's settings (method,
+    pooler, method sections; TINY_SECTIONS where a tiny run needs its own)."""
+    import yaml
+
+    from cselab.model.config import load_config
+    from cselab.model.train import train
+
+    base = {"model": str(tiny_model), "corpus": "wiki1m-head", "max_sentences": 160, "batch_size": 16,
+            "max_steps": 6, "eval_every": 6, "log_every": 1, "probe_every": 3, "probe_sentences": 32,
+            "log_embedding_grad_norm": True, "snapshot_every": 3, "final_eval": False, "lr": 1e-4,
+            "dev_max_pairs": 200, "output_dir": str(root)}
+    runs = {}
+    for group in yaml.safe_load(DEMO_STUDY.read_text())["runs"]:
+        settings = dict(group.get("set") or {})
+        for section, values in TINY_SECTIONS.items():
+            if section in settings or section in ([settings.get("method")] if isinstance(settings.get("method"), str)
+                                                  else settings.get("method") or []):
+                settings[section] = {**(settings.get(section) or {}), **values}
+        cfg = load_config({**base, **settings, "run_name": group["label"]})
+        runs[group["label"]] = train(cfg, data_dir=data_dir, progress=False)
+    return runs
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    """``source`` copied to ``target`` with hard links (no bytes copied; cselab replaces a file it
+    rewrites, so the source's files stay as they were), or copied where links cannot be made."""
+    try:
+        shutil.copytree(source, target, copy_function=os.link, symlinks=True)
+    except OSError:
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(source, target, symlinks=True)
+
+
 @pytest.fixture(scope="session")
-def lab_project(tmp_path_factory, tiny_runs, tiny_model) -> Path:
-    """A project as a person has it after `make demo`: runs of the cpu-demo study in runs/ (two tiny
-    runs at the run folders the study computes for its first SimCSE and MixCSE labels)."""
+def lab_data(request) -> Path:
+    """The data the project's notebooks read: the whole mirror for the demo's own runs, else a
+    fiftieth of its evaluation sets (the tiny runs' numbers mean nothing; the code paths are the same)."""
+    return request.getfixturevalue("data_dir" if demo_runs_given() else "thin_data")
+
+
+@pytest.fixture(scope="session")
+def lab_project(tmp_path_factory, tiny_model, data_dir, lab_data) -> Path:
+    """A project as a person has it after `make demo`: every run of the cpu-demo study in runs/ at the
+    folder the study computes for it, the repository's notebooks in notebooks/, and one notebook the
+    study executed in reports/cpu-demo/ (compare, with the study's parameters, by the study's code)."""
+    from cselab.workbench.studies.execute import execute_notebook
     from cselab.workbench.studies.spec import load_study
 
     root = tmp_path_factory.mktemp("lab-project")
     for name in ("pyproject.toml", "jupytext.toml"):
         shutil.copy(REPO / name, root / name)
     shutil.copytree(REPO / ".jupyter", root / ".jupyter")   # `make lab` reads the project's Jupyter settings
-    spec = load_study("cpu-demo", "cpu", runs_root=root / "runs", notebooks=False)
-    for method, source in (("simcse", tiny_runs["simcse-s1"]), ("mixcse", tiny_runs["mixcse-s1"])):
-        target = next(run.run_dir for run in spec.runs if run.config.method == [method])
-        shutil.copytree(source, target)
+    spec = load_study("cpu-demo", "cpu", runs_root=root / "runs", notebooks=True)
+    given = demo_runs_given()
+    if given is not None:
+        sources = {run.label: given / run.run_dir.name for run in spec.runs}
+        missing = [label for label, path in sources.items() if not (path / "results.json").is_file()]
+        if missing:
+            pytest.fail(f"{DEMO_RUNS}={given}: no finished run of {missing} there (cselab reproduce cpu-demo "
+                        f"--profile cpu --runs-dir {given})")
+    else:
+        sources = _tiny_demo_runs(tmp_path_factory.mktemp("tiny-demo-runs"), tiny_model, data_dir)
+    for run in spec.runs:
+        _link_tree(sources[run.label], run.run_dir)
+
     notebooks = root / "notebooks"
-    notebooks.mkdir()
+    shutil.copytree(REPO / "notebooks", notebooks, ignore=shutil.ignore_patterns("executed", ".*"))
     small = {
         "quickstart": {"model": repr(str(tiny_model)), "max_steps": "4", "batch_size": "16", "eval_every": "2",
                        "sts_tasks": '["STSBenchmark"]'},
@@ -122,12 +193,25 @@ def lab_project(tmp_path_factory, tiny_runs, tiny_model) -> Path:
     }
     for name, values in small.items():
         source = (REPO / "notebooks" / f"{name}.py").read_text()
-        (notebooks / f"{name}.py").write_text(set_parameters(source, values))
-    bad = set_parameters((notebooks / "explorer.py").read_text(), {"run": repr("no-such-run")})
+        (notebooks / f"small_{name}.py").write_text(set_parameters(source, values))
+    bad = set_parameters((notebooks / "small_explorer.py").read_text(), {"run": repr("no-such-run")})
     (notebooks / "explorer_unknown_run.py").write_text(bad)
     # a person's own notebook named like a package, beside the others (the repository had one:
     # notebooks/umap.py): kernels started in notebooks/ must still import umap-learn, not this file
-    (notebooks / f"{SHADOWING_NOTEBOOK}.py").write_text((notebooks / "embedding_maps.py").read_text())
+    (notebooks / f"{SHADOWING_NOTEBOOK}.py").write_text((notebooks / "small_embedding_maps.py").read_text())
+
+    # what `make demo` leaves in reports/cpu-demo/: a notebook the study executed (its own function,
+    # its parameters), opened later from JupyterLab's file browser
+    compare = next(entry for entry in spec.notebooks if entry.name == "compare")
+    executed = root / "reports" / "cpu-demo" / "compare.ipynb"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CSELAB_DATA", str(lab_data))
+        patch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]))
+        patch.setenv("MPLBACKEND", "agg")
+        execute_notebook(REPO / "notebooks" / "compare.py", executed,
+                         {"runs": {run.label: str(run.run_dir) for run in spec.runs}, **compare.parameters,
+                          "figures_dir": str(root / "reports" / "figures" / "cpu-demo" / "compare"),
+                          "tables_dir": str(root / "reports" / "cpu-demo" / "compare" / "tables")}, cwd=root)
     return root
 
 
@@ -138,7 +222,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def lab_server(lab_project, thin_data, tmp_path_factory):
+def lab_server(lab_project, lab_data, tmp_path_factory):
     """JupyterLab on the project, started by `make lab` as a person starts it (the Makefile's settings,
     --allow-root when the tests run as root, the kernels' environment); yields its base URL, token, log
     and root; stopped (with its kernels) at the end."""
@@ -155,7 +239,7 @@ def lab_server(lab_project, thin_data, tmp_path_factory):
         "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
         "JUPYTERLAB_SETTINGS_DIR": str(state / "settings"),
         "JUPYTERLAB_WORKSPACES_DIR": str(state / "workspaces"),
-        "CSELAB_DATA": str(thin_data),   # the notebooks' paths on a fiftieth of the evaluation sets
+        "CSELAB_DATA": str(lab_data),   # the tiny runs: a fiftieth of the evaluation sets
         "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
         "MPLBACKEND": "agg",
     })

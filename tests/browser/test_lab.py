@@ -23,6 +23,7 @@ pytestmark = pytest.mark.browser
 
 QUIET_SECONDS = 2.0
 RUN_SECONDS = 900        # a bound, not a measurement: the loaded 2-core machine is slow
+DEFAULTS_SECONDS = 3600  # the same for a notebook on its defaults (quickstart trains 60 steps of MiniLM)
 
 STATE_JS = """() => {
   const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
@@ -92,7 +93,7 @@ def wait_for_kernel(page, seconds: float = RUN_SECONDS, started: int = 1) -> dic
     raise AssertionError(f"the kernel was still busy after {seconds} s: {page.evaluate(STATE_JS)}")
 
 
-def run_all(page, screenshots=None, name: str | None = None) -> dict:
+def run_all(page, screenshots=None, name: str | None = None, seconds: float = RUN_SECONDS) -> dict:
     """Run → Run All Cells, again when no cell started (a menu click is sometimes lost on this loaded
     machine, as a person's can be), then wait on the kernel. With ``name``, the seconds from the click
     to the idle kernel are printed and kept in ``screenshots``/run_all_seconds.json."""
@@ -111,7 +112,7 @@ def run_all(page, screenshots=None, name: str | None = None) -> dict:
             page.keyboard.press("Escape")
     else:
         raise AssertionError("Run All Cells started no cell, three times")
-    state = wait_for_kernel(page)
+    state = wait_for_kernel(page, seconds)
     if name is not None:
         seconds = round(time.monotonic() - started - QUIET_SECONDS, 1)
         print(f"Run All of {name}: {seconds} s")
@@ -219,10 +220,10 @@ def test_opening_a_notebook_leaves_it_clean(page, lab_server, screenshots):
 
 
 def test_quickstart_shows_its_figures_and_saves_unchanged(page, lab_server, screenshots):
-    source = lab_server["root"] / "notebooks" / "quickstart.py"
+    source = lab_server["root"] / "notebooks" / "small_quickstart.py"
     original = source.read_text()
-    open_notebook(page, lab_server, "quickstart")
-    run_all(page, screenshots, "quickstart")
+    open_notebook(page, lab_server, "small_quickstart")
+    run_all(page, screenshots, "small_quickstart")
     assert problems(page) == []                           # no error, no stray `368` from write_text
     assert shown_images(page) >= 1                       # the loss figure, drawn as an image
     assert "<Figure size" not in page_text(page)
@@ -235,8 +236,8 @@ def test_quickstart_shows_its_figures_and_saves_unchanged(page, lab_server, scre
 
 @pytest.mark.slow   # default run: the quickstart, explorer and embedding_maps browser tests
 def test_dynamics_on_runs_none_draws_its_figures(page, lab_server, screenshots):
-    open_notebook(page, lab_server, "dynamics")
-    run_all(page, screenshots, "dynamics")
+    open_notebook(page, lab_server, "small_dynamics")
+    run_all(page, screenshots, "small_dynamics")
     assert problems(page) == []
     text = page_text(page)
     assert "<Figure size" not in text
@@ -249,8 +250,8 @@ def test_embedding_maps_beside_a_notebook_named_umap(page, lab_server, screensho
     """The UMAP maps notebook (notebooks/umap.py until it was renamed) runs in a kernel started in
     notebooks/, where a notebook called umap.py sits too: `import umap` is umap-learn's."""
     assert (lab_server["root"] / "notebooks" / f"{lab_server['shadowing']}.py").is_file()
-    open_notebook(page, lab_server, "embedding_maps")
-    run_all(page, screenshots, "embedding_maps")
+    open_notebook(page, lab_server, "small_embedding_maps")
+    run_all(page, screenshots, "small_embedding_maps")
     assert problems(page) == []
     figures = sorted((lab_server["root"] / "figures" / "embedding_maps").glob("umap_*.png"))
     assert figures and shown_images(page) >= len(figures)
@@ -265,18 +266,28 @@ def _box(page, inside: str):
 
 
 # Records, from before an action until it is done, what a widget box showed: whether its busy note
-# appeared, whether all its controls were disabled at some moment while it was shown (the state
-# updates and the note arrive as separate messages, in either order on the page), and whether a
-# progress widget appeared in its output.
+# appeared in its status line (the box's first output area), whether all its controls but the
+# sentence box were disabled at some moment while it was shown (the state updates and the note arrive
+# as separate messages, in either order on the page), whether a progress widget appeared there, and
+# how far the view (the box's last output area) moved or shrank meanwhile: the page must not jump.
 WATCH_JS = """(inside) => {
   const box = [...document.querySelectorAll('.widget-vbox')].find(v => v.querySelector(inside));
-  const seen = window._seen = {busy: false, disabledWhileBusy: false, progress: false};
+  const areas = () => box.querySelectorAll('.jp-OutputArea');
+  const view = () => {   // within the box: the page may scroll meanwhile
+    const r = areas()[areas().length - 1].getBoundingClientRect();
+    return {top: r.top - box.getBoundingClientRect().top, height: r.height};
+  };
+  const start = view();
+  const seen = window._seen = {busy: false, disabledWhileBusy: false, progress: false, moved: 0, shrank: 0};
   const look = () => {
-    const output = box.querySelector('.jp-OutputArea');
+    const output = areas()[0];
     if (output && output.querySelector('.cselab-busy')) {
       seen.busy = true;
-      const controls = [...box.querySelectorAll('select, textarea, button, input, .noUi-target')];
+      const controls = [...box.querySelectorAll('select, button, input, .noUi-target')];
       seen.disabledWhileBusy ||= controls.every(c => c.disabled || c.hasAttribute('disabled'));
+      const now = view();
+      seen.moved = Math.max(seen.moved, Math.abs(now.top - start.top));
+      seen.shrank = Math.max(seen.shrank, start.height - now.height);
     }
     if (output && output.querySelector('.widget-hprogress')) seen.progress = true;
   };
@@ -301,8 +312,8 @@ def _similarity_state(page) -> dict:
 
 
 def test_explorer_widgets_react(page, lab_server, screenshots):
-    open_notebook(page, lab_server, "explorer")
-    run_all(page, screenshots, "explorer")
+    open_notebook(page, lab_server, "small_explorer")
+    run_all(page, screenshots, "small_explorer")
     assert problems(page) == []                           # the Snapshots cell included
     # the kernel a person gets: in notebooks/, where umap.py sits, importing umap-learn all the same
     where = kernel_prints(page, "import os, umap; print(os.getcwd()); print(umap.__file__)").split("\n")
@@ -333,13 +344,14 @@ def test_explorer_widgets_react(page, lab_server, screenshots):
     # JupyterLab's hidden Log Console), under the busy note
     before = _similarity_state(page)
     page.evaluate(WATCH_JS, "textarea")
-    _box(page, "textarea").locator(".widget-dropdown select").nth(1).select_option("step 0")
+    _box(page, "textarea").locator(".widget-dropdown select").nth(1).select_option("step 0 (before training)")
     page.wait_for_function("() => window._seen.busy", timeout=60_000)
     shot(page, screenshots, "explorer-checkpoint-recomputing", _box(page, "textarea"))
     _image_changed(page, "textarea", before["src"])
     wait_for_kernel(page)
     seen = page.evaluate("() => window._seen")
     assert seen["busy"] and seen["disabledWhileBusy"] and seen["progress"], seen
+    assert seen["moved"] <= 1 and seen["shrank"] <= 1, seen               # the old view stays until replaced
 
     slider_box = _box(page, ".widget-hslider")
     image = slider_box.locator(".jp-OutputArea-output img").first
@@ -368,7 +380,8 @@ def test_explorer_widgets_react(page, lab_server, screenshots):
     _image_changed(page, ".widget-hslider", map_before)
     wait_for_kernel(page)
     seen = page.evaluate("() => window._seen")
-    assert seen["busy"] and seen["disabledWhileBusy"], seen
+    assert seen["busy"] and seen["disabledWhileBusy"] and seen["progress"], seen   # a bar over its snapshots
+    assert seen["moved"] <= 1 and seen["shrank"] <= 1, seen               # the map stays until replaced
     assert problems(page) == []
     shot(page, screenshots, "explorer-snapshots-other-run", slider_box)
 
@@ -376,8 +389,8 @@ def test_explorer_widgets_react(page, lab_server, screenshots):
 @pytest.mark.slow   # default run: the quickstart, explorer and embedding_maps browser tests
 def test_training_progress_bar_is_a_widget(page, lab_server, screenshots):
     finished_before = set((lab_server["root"] / "runs").glob("simcse-*/results.json"))
-    open_notebook(page, lab_server, "train")
-    run_all(page, screenshots, "train")
+    open_notebook(page, lab_server, "small_train")
+    run_all(page, screenshots, "small_train")
     assert problems(page) == []
     bar = page.locator(".jp-OutputArea-output .widget-hprogress").first
     assert bar.is_visible()
@@ -407,3 +420,107 @@ def test_unknown_run_label_is_one_readable_line(page, lab_server, screenshots):
     assert text == error["traceback"][0] and "Traceback" not in text and "cselab/" not in text
     shot(page, screenshots, "explorer-unknown-run", shown)
     print(json.dumps(error["traceback"]))
+
+
+# ------------------------------------------------------------------- after `make demo`, as a person
+# The repository's notebooks, each opened from the file browser and run on its defaults (runs = None:
+# the demo's runs in runs/), not through papermill with the study's parameters. The two whose
+# defaults failed on the demo's runs run by default; the others (minutes each; quickstart and train
+# train a model of their own) with -m slow.
+DEFAULTS = {"paper_apincse": (), "compare": (), **{name: (pytest.mark.slow,) for name in (
+    "quickstart", "train", "dynamics", "geometry", "clustering", "embedding_maps", "explorer", "paper_mixcse",
+    "paper_gs_infonce", "paper_clusterns")}}
+
+
+def test_every_repository_notebook_is_in_the_defaults_test():
+    from conftest import REPO
+
+    assert sorted(DEFAULTS) == sorted(p.stem for p in (REPO / "notebooks").glob("*.py"))
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=marks) for name, marks in DEFAULTS.items()])
+def test_a_notebook_runs_on_its_defaults_after_the_demo(page, lab_server, screenshots, name):
+    """paper_apincse stopped at cell 2 ("variant 'APINCSE': runs 'apincse' and 'apincse-pooler' differ
+    in augmented_positive"); compare took the pooler-only control for a second SimCSE seed, then
+    stopped ("two runs of group='SimCSE' with seed=42")."""
+    open_notebook(page, lab_server, name)
+    run_all(page, screenshots, f"defaults-{name}", DEFAULTS_SECONDS)
+    assert problems(page) == []
+    state = page.evaluate(STATE_JS)
+    assert state["numbered"] == state["cells"]                          # every cell ran
+    text = page_text(page)
+    assert "<Figure size" not in text
+    if name == "compare":   # the pooler-only control is a group of its own, SimCSE one run
+        groups = kernel_prints(page, "print(sts_frame[['run', 'group']].to_dict('list'))")
+        assert "'APINCSE pooler only'" in groups and groups.count("'SimCSE'") == 1, groups
+    if name == "paper_apincse":
+        found = kernel_prints(page, "print({v: list(m) for v, m in found.items()})")
+        assert "'APINCSE': ['apincse']" in found and "'APINCSE pooler only': ['apincse-pooler']" in found, found
+    if name not in ("train",):
+        assert shown_images(page) >= 1
+    shot(page, screenshots, f"defaults-{name}", page.locator(".jp-OutputArea-output").first)   # the runs it took
+
+
+def test_an_executed_notebook_of_the_demo_opens_with_its_outputs(page, lab_server, screenshots):
+    """Double-clicking a notebook in reports/cpu-demo/ gave "File Load Error … Unable to read paired
+    notebook … matches none of the export formats: py:percent" and an empty tab."""
+    page.goto(f"{lab_server['base']}/lab?reset&token={lab_server['token']}")
+    for folder in ("reports", "cpu-demo"):
+        listed(page, folder).dblclick()
+        page.wait_for_function(f"() => document.querySelector('.jp-FileBrowser .jp-BreadCrumbs')"
+                               f".textContent.includes('{folder}')")
+    listed(page, "compare.ipynb").dblclick()
+    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell", timeout=120_000)
+    assert page.evaluate("() => window.jupyterapp.shell.currentWidget.context.path") == "reports/cpu-demo/compare.ipynb"
+    assert page.locator(".jp-Dialog").count() == 0                         # no File Load Error
+    page.wait_for_function("() => document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) "
+                           ".jp-OutputArea-output img').length > 0")
+    assert shown_images(page) >= 2                                         # its figures, as executed
+    assert problems(page) == [] and "SimCSE" in page_text(page)
+    assert page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty") is False
+    shot(page, screenshots, "executed-compare-opened", page.locator(".jp-OutputArea-output img").first)
+
+
+def _view(page, inside: str):
+    """The view of the explorer's box holding ``inside``: its last output area."""
+    return _box(page, inside).locator(".jp-OutputArea").last
+
+
+def test_the_explorer_with_an_empty_sentence_box_and_enter(page, lab_server, screenshots):
+    """Cleared, the sentence box gave a raw ValueError traceback and left "recomputing…" on screen;
+    typed sentences were drawn only by "compare", not by Enter."""
+    open_notebook(page, lab_server, "explorer")
+    run_all(page, screenshots, "explorer-defaults")
+    assert problems(page) == []
+    textarea = page.locator(".widget-textarea textarea").first
+    _view(page, "textarea").locator("img").first.wait_for()
+    textarea.fill("")
+    page.locator("button.jupyter-button", has_text="compare").click()
+    message = _view(page, "textarea").locator(".cselab-message")
+    message.wait_for(timeout=60_000)
+    wait_for_kernel(page)
+    assert message.inner_text().strip() == ("No sentence to compare: type one or more, one a line, then Enter or "
+                                            "compare.")
+    box = _box(page, "textarea")
+    assert box.locator(".cselab-busy").count() == 0                         # no spinner left
+    assert box.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
+    assert problems(page) == []
+    assert "Traceback" not in box.inner_text() and "ValueError" not in box.inner_text()
+    shot(page, screenshots, "explorer-empty-sentence-box", box)
+
+    # typed, then Enter: drawn without "compare"
+    textarea.click()
+    page.keyboard.type("A man is playing a guitar.")
+    page.keyboard.press("Enter")
+    page.keyboard.type("Someone plays music.")
+    page.keyboard.press("Enter")
+    image = _view(page, "textarea").locator(".jp-OutputArea-output img").first
+    image.wait_for(timeout=120_000)
+    wait_for_kernel(page)
+    page.wait_for_function("""() => [...document.querySelectorAll('.widget-vbox')].find(v => v.querySelector(
+        'textarea')).querySelectorAll('table tbody tr').length > 0""", timeout=60_000)
+    table = box.locator("table").first.inner_text()
+    assert "A man is playing a guitar." in table and "Someone plays music." in table
+    assert page.evaluate("() => document.activeElement && document.activeElement.tagName") == "TEXTAREA"
+    assert problems(page) == []
+    shot(page, screenshots, "explorer-typed-then-enter", box)

@@ -222,7 +222,9 @@ def write_embedding_recipe(encoder, path: str | os.PathLike) -> dict:
     config_file = model_config_file(path)
     config = read_json(config_file)
     config[RECIPE_KEY] = embedding_recipe(encoder)
-    atomic_write_json(config_file, config)
+    # keys sorted: a model loaded from a saved folder (a resumed run's last/) carries the recipe among
+    # its attributes, and transformers writes them in the order they were set, not sorted
+    atomic_write_json(config_file, dict(sorted(config.items())))
     return config[RECIPE_KEY]
 
 

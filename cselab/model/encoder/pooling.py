@@ -30,7 +30,7 @@ from typing import Callable, ClassVar
 import torch
 from torch import nn
 
-from ..options import ConfigError, build_dataclass
+from ..options import ConfigError, build_dataclass, shown
 
 
 @dataclass
@@ -136,13 +136,21 @@ def register_pooler(name: str, options: type = NoOptions) -> Callable[[type[Pool
     return wrap
 
 
+def rewrites_inputs(name: str) -> bool:
+    """Whether pooler ``name`` builds its own input rows (overrides :meth:`Pooler.eval_inputs` or
+    :meth:`Pooler.training_inputs`, as the prompt pooler's templates do); False for an unknown name."""
+    cls = POOLERS.get(name)
+    return cls is not None and (cls.eval_inputs is not Pooler.eval_inputs
+                                or cls.training_inputs is not Pooler.training_inputs)
+
+
 def pooler_options(name: str, options: dict | None):
     """The validated options dataclass of pooler ``name`` (a :class:`ConfigError` naming the key)."""
     if name not in POOLERS:
-        raise ConfigError(f"pooler: must be one of {sorted(POOLERS)}, got {name!r}")
+        raise ConfigError(f"pooler: must be one of {sorted(POOLERS)}, got {shown(name)}")
     cls = POOLERS[name]
     if options and not fields(cls.Options):
-        raise ConfigError(f"pooler_options: pooler {name!r} takes no options, got {sorted(options)}")
+        raise ConfigError(f"pooler_options: pooler {name!r} takes no options, got {shown(options)}")
     return build_dataclass(cls.Options, options, "pooler_options")
 
 

@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 from collections import OrderedDict
@@ -30,7 +31,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ..data import data_root
-from ..io import atomic_write_json, read_json
+from ..io import atomic_write_json, check_not_link, read_json
 from ..rundir import Runs, RunDir, labelled_runs, read_config
 from ..rundir.layout import BEST
 from ..rundir.readers import config_value
@@ -99,6 +100,7 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str | None = None, model: st
     if result is not None:
         return result
     # one process computes an entry; the others wait and read it
+    check_not_link(cached.parent, "its cached evaluations")   # the entry would land in the link's target
     with _entry_lock(cached, RunDir(run_dir).evaluation_lock(cached), wait):
         result = None if refresh else _read_entry(cached, root, wanted, spec.name)
         if result is None:
@@ -172,6 +174,31 @@ def entry_problem(result, suite: str) -> str | None:
     for key in ("scores", "options"):
         if key in result and not isinstance(result[key], dict):
             return f"{what} ({key!r} is {_json_kind(result[key])}, not an object)"
+    spec = get_suite(suite)
+    numbers = {f"scores.{task}": v for task, v in result.get("scores", {}).items()}
+    numbers.update({key: result[key] for key in (*needed, spec.primary) if key != "scores" and key in result})
+    custom = result.get("custom")   # the scores of a user's own pairs or texts
+    if isinstance(custom, dict) and isinstance(custom.get("scores"), dict):
+        numbers.update({f"custom.scores.{name}": v for name, v in custom["scores"].items()})
+    for key, value in numbers.items():
+        problem = _number_problem(value)
+        if problem is not None:
+            return f"{what} ({key!r} {problem})"
+    return None
+
+
+# Every number a suite stores is a score ×100, a cosine, a log-potential or an angle in degrees: none
+# lies beyond ±180. A cached number outside it (or NaN, inf, a string) was edited or damaged.
+RESULT_LIMIT = 180.0
+
+
+def _number_problem(value) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"is {_json_kind(value)}, not a number"
+    if not math.isfinite(value):
+        return f"is {value}, not a finite number"
+    if abs(value) > RESULT_LIMIT:
+        return f"is {value:g}, beyond ±{RESULT_LIMIT:g}, where no score, cosine or angle lies"
     return None
 
 
@@ -185,6 +212,7 @@ def _entry_lock(cached: Path, lock_file: Path, wait: bool):
     from filelock import FileLock, Timeout
 
     lock_file.parent.mkdir(parents=True, exist_ok=True)
+    check_not_link(lock_file, "the lock of a cached evaluation")
     lock = FileLock(lock_file, timeout=-1 if wait else 0)
     try:
         lock.acquire()

@@ -36,6 +36,10 @@ class MomentumEncoder(nn.Module):
             every update instead of averaged (e.g. a head that the original code shares between
             the two encoders).
         dropout: whether the copy encodes with dropout (MoCo and ESimCSE's code: off).
+        unused: parameter names that no forward pass reads; the copy keeps them as it was made (or
+            loaded), never averaged: what the online encoder holds there may differ between a run
+            and its resumed continuation without changing what the run computes, and must then not
+            reach the copy's saved state either.
 
     Calling it runs the copy's training path (pooler and head) without a graph.
 
@@ -47,7 +51,7 @@ class MomentumEncoder(nn.Module):
     """
 
     def __init__(self, online: nn.Module, momentum: float, follow_online: Callable[[str], bool] | None = None,
-                 dropout: bool = False):
+                 dropout: bool = False, unused: Callable[[str], bool] | None = None):
         super().__init__()
         if not 0.0 <= momentum <= 1.0:
             raise ValueError(f"momentum must be in [0, 1], got {momentum}")
@@ -56,13 +60,17 @@ class MomentumEncoder(nn.Module):
         self.__dict__["online"] = online
         self.copy = copy.deepcopy(online).requires_grad_(False)
         self.__dict__["follow_online"] = follow_online or (lambda name: False)
+        self.__dict__["unused"] = unused or (lambda name: False)
 
     @torch.no_grad()
     def update(self) -> None:
-        """θ_m ← m·θ_m + (1 − m)·θ for every parameter (the followed ones: θ_m ← θ)."""
+        """θ_m ← m·θ_m + (1 − m)·θ for every parameter (the followed ones: θ_m ← θ; the unused ones
+        are left as they are)."""
         copied = dict(self.copy.named_parameters())
         for name, p in self.online.named_parameters():
             target = copied[name]
+            if self.unused(name):
+                continue
             if self.follow_online(name):
                 target.copy_(p)
             else:

@@ -9,6 +9,19 @@ import torch
 from torch import nn
 
 
+# The largest queue a method accepts: MoCo's dictionary (K = 65,536, He et al., CVPR 2020), the
+# largest in this line of work, 256 MB of fp32 rows at BERT-large's width. A size above it is a typo
+# that would otherwise allocate gigabytes before the first step (10^8 rows of 32 values: 12.8 GB).
+MAX_QUEUE_SIZE = 65_536
+
+
+def check_queue_size(size: int) -> None:
+    """A ``ValueError`` when ``size`` exceeds :data:`MAX_QUEUE_SIZE` (a method's params call it)."""
+    if size > MAX_QUEUE_SIZE:
+        raise ValueError(f"queue_size must be <= {MAX_QUEUE_SIZE:,} (MoCo's dictionary, the largest queue of these "
+                         f"methods; the queue is allocated whole before training), got {size:,}")
+
+
 class EmbeddingQueue(nn.Module):
     """The last ``size`` rows pushed, oldest first: row 0 is the oldest, row ``size − 1`` the newest.
 

@@ -43,10 +43,11 @@ import torch
 
 from ..distributed import all_gather, is_distributed
 from ..encoder.batching import pad_rows
+from ..encoder.pooling import rewrites_inputs
 from ..losses.base import Component, ContrastiveBatch, Contribution, NegativeBlock
 from ..losses.infonce import cosine_matrix
 from ..losses.momentum import MomentumEncoder
-from ..losses.queue import EmbeddingQueue
+from ..losses.queue import EmbeddingQueue, check_queue_size
 from ..utils import autocast
 from .registry import register_method
 
@@ -83,6 +84,10 @@ class ESimCSEParams:
             raise ValueError(f"dup_rate must be in [0, 1], got {self.dup_rate}")
         if self.queue_size < 0:
             raise ValueError(f"queue_size must be >= 0 (0: no momentum contrast), got {self.queue_size}")
+        check_queue_size(self.queue_size)
+        if self.queue_size == 0 and not self.repeat:
+            raise ValueError("queue_size: 0 with repeat: false switches off both of ESimCSE's changes, which trains "
+                             "plain SimCSE under ESimCSE's name; keep one of them, or use method: simcse")
         if not 0.0 <= self.momentum <= 1.0:
             raise ValueError(f"momentum must be in [0, 1], got {self.momentum}")
         if self.repetition not in REPETITION_RULES:
@@ -172,10 +177,13 @@ class ESimCSE(Component):
     key_labels = {"dup_rate": "repetition rate", "queue_size": "queue size M", "momentum": "momentum λ"}
 
     @classmethod
-    def check_config(cls, params: ESimCSEParams, *, batch_size: int) -> None:
+    def check_config(cls, params: ESimCSEParams, *, batch_size: int, pooler: str) -> None:
         if 0 < params.queue_size < batch_size:
             raise ValueError(f"esimcse.queue_size={params.queue_size} is smaller than batch_size={batch_size}: "
                              "the queue must hold at least one batch (or 0: no momentum contrast)")
+        if params.repeat and rewrites_inputs(pooler):   # found at load time, not after the step-0 evaluation
+            raise ValueError(f"word repetition (repeat: true) doubles subwords of plain token rows, and pooler "
+                             f"{pooler!r} rewrites its input rows itself; use another pooler or repeat: false")
 
     def __init__(self, params: ESimCSEParams | None = None, generator: torch.Generator | None = None):
         super().__init__()
@@ -190,9 +198,14 @@ class ESimCSE(Component):
             # Created here, from the encoder it is given; on resume the trainer loads the saved
             # momentum weights and queue over them right after setup.
             online_head = self.params.momentum_head == "online"
+            # The backbone's own pooler (BERT's pooler.dense) is read by no cselab pooler; a saved
+            # last/ holds SimCSE's head there (encoder/export.py), so a resumed online encoder has other
+            # weights in it than an uninterrupted one. Averaging them in would make the resumed
+            # momentum copy's saved state differ (by up to 1e-2) while nothing it computes does.
             self.momentum = MomentumEncoder(encoder, self.params.momentum,
                                             follow_online=(lambda name: name.startswith("head.")) if online_head
-                                            else None)
+                                            else None,
+                                            unused=lambda name: name.startswith("backbone.pooler."))
             self.queue = EmbeddingQueue(self.params.queue_size, encoder.embedding_dim()).to(encoder.device)
 
     # hook 1: the views

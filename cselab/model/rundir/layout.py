@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
+import os
 import platform
+import re
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -20,7 +22,7 @@ import torch
 from filelock import FileLock, Timeout
 
 from ..config import TrainConfig
-from ..io import atomic_write_json, atomic_write_text, read_json, read_jsonl, recover_dir, remove_dir
+from ..io import atomic_write_json, atomic_write_text, check_not_link, read_json, read_jsonl, recover_dir, remove_dir
 from ..lockfile import lockfile_info
 from .state import load_state
 
@@ -71,11 +73,57 @@ def git_commit() -> str | None:
         return None
 
 
+# What cselab appends to a name, and nothing else: a study's grid points (``-key=value``, one per
+# grid key) and seed (``-s<seed>``) after a study's label (cselab.workbench.studies.run_grid), or the config
+# hash after a run folder's method names (TrainConfig.default_run_name).
+_GRID_POINT = r"-[A-Za-z0-9._+]+=[A-Za-z0-9._+=-]*?"
+_CONFIG_HASH = r"-[0-9a-f]{10}"   # TrainConfig.config_hash's length
+_APPENDED = re.compile(rf"(?:{_GRID_POINT})*(?:-s\d+)?|{_CONFIG_HASH}")
+
+
+def without_config_hash(name: str) -> str:
+    """A run folder's name without its config hash (``simcse-f8fbb5c8ad`` → ``simcse``); any other
+    name as it is."""
+    return re.sub(rf"{_CONFIG_HASH}$", "", name) or name
+
+
 def label_matches(label: str, prefix: str) -> bool:
     """The rule by which a label prefix selects runs (a study's ``runs:``, a notebook's variants):
-    the label itself, or the prefix followed by ``-`` (``simcse`` selects ``simcse-s1``, not
-    ``simcse2-s1``)."""
-    return label == prefix or label.startswith(prefix + "-")
+    the label itself, or the label followed only by what cselab appends to a name — a study's grid
+    points and seed (``simcse`` selects ``simcse-s1`` and ``apincse-topk`` selects
+    ``apincse-topk-top_k=8-s2``), a run folder's config hash (``simcse`` selects
+    ``simcse-f8fbb5c8ad``). A longer label is another label, never one of the prefix's runs:
+    ``apincse`` does not select ``apincse-pooler`` or ``apincse-pooler-s1`` (nor ``simcse``
+    ``simcse-large-s1``; name such labels in a list of prefixes), and not ``apincse2-s1``."""
+    return label.startswith(prefix) and _APPENDED.fullmatch(label[len(prefix):]) is not None
+
+
+def _flat(mapping: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in mapping.items():
+        if isinstance(value, dict) and value and key != "pooler_options":
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _identity_differences(saved, cfg: TrainConfig, shown: int = 3) -> str:
+    """``" in esimcse.queue_size (32 → 64)"``: the identity keys in which a run's recorded config
+    (``config.json``'s ``config``) and ``cfg`` differ, for a refused resume; empty when it cannot say."""
+    from ..config import LATER_KEYS, NON_IDENTITY_KEYS
+
+    if not isinstance(saved, dict):
+        return ""
+    before, now = _flat(saved), _flat(cfg.to_dict())
+    skip = set(NON_IDENTITY_KEYS)
+    keys = [k for k in dict.fromkeys([*now, *before]) if k.split(".")[0] not in skip]
+    changed = [f"{k} ({json.dumps(before.get(k, LATER_KEYS.get(k)))} → {json.dumps(now.get(k, LATER_KEYS.get(k)))})"
+               for k in keys if before.get(k, LATER_KEYS.get(k)) != now.get(k, LATER_KEYS.get(k))]
+    if not changed:
+        return ""
+    more = f" and {len(changed) - shown} more" if len(changed) > shown else ""
+    return f" in {', '.join(changed[:shown])}{more}; resume with the run's own config, or train a new run"
 
 
 class RunDir:
@@ -152,6 +200,7 @@ class RunDir:
         """Hold an exclusive lock on this run for the block (an OS file lock: released when the
         process ends, even by kill -9). Another holder makes this fail at once, without waiting."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        check_not_link(self.lock_file, f"the lock of run {self.path.name}")   # a lock opens (and may truncate) its file
         lock = FileLock(self.lock_file, timeout=0)
         try:
             lock.acquire()
@@ -161,12 +210,23 @@ class RunDir:
         try:
             yield self
         finally:
-            # A start that left no run (no folder, or none with config.json) leaves no lock file
-            # either. Unlinked while still held: filelock refuses a lock it got on an unlinked file
-            # (a process that opened it meanwhile), so two holders never coexist.
-            if not self.config_file.is_file():
+            # A start that left no run of cselab's (no folder, a link, a user's or a model's folder
+            # that was refused) leaves no lock file either. Unlinked while still held: filelock refuses
+            # a lock it got on an unlinked file (a process that opened it meanwhile), so two holders
+            # never coexist.
+            if not self._is_cselab_run_folder():
                 self.lock_file.unlink(missing_ok=True)
             lock.release()
+
+    def _is_cselab_run_folder(self) -> bool:
+        """A folder (not a link) with the config.json cselab's trainer writes (its config_hash)."""
+        if self.path.is_symlink() or not self.config_file.is_file():
+            return False
+        try:
+            self.saved_config()
+        except (OSError, ValueError):
+            return False
+        return True
 
     def overwrite_staging(self) -> "RunDir":
         """Where a replacement of this run trains until it finishes (then swapped in by ``replace_dir``)."""
@@ -186,6 +246,9 @@ class RunDir:
         if overwrite and self.path.is_symlink():
             raise RunExistsError(f"{self.path}: is a symbolic link (to {self.path.resolve()}); --overwrite replaces "
                                  "only a run folder itself: overwrite the run where it lies")
+        if self.path.is_symlink():   # training would write into the link's target, a folder cselab did not create
+            raise RunExistsError(f"{self.path}: is a symbolic link (to {os.readlink(self.path)}); train writes a run "
+                                 "only into a folder it creates: train (or resume) the run where it lies (output_dir)")
         if not self.has_content():
             return
         reason = (f"no {CONFIG}" if not self.config_file.is_file()
@@ -302,8 +365,9 @@ class RunDir:
             elif resume:
                 saved = self.saved_config()["config_hash"]
                 if saved != cfg.config_hash():
+                    changed = _identity_differences(self.saved_config().get("config"), cfg)
                     raise RunExistsError(f"{self.path}: cannot resume, its config (hash {saved}) differs from "
-                                         f"this one ({cfg.config_hash()})")
+                                         f"this one ({cfg.config_hash()}){changed}")
                 recover_dir(self.last_dir)  # a crash between the two renames of a checkpoint swap
                 recover_dir(self.best_dir)
                 if not self.last_dir.is_dir():  # killed before its first checkpoint: start over cleanly

@@ -59,6 +59,17 @@ def read_metrics(runs: Runs, kind: str | None = "train") -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def config_difference(a: Mapping, b: Mapping, prefix: str = "") -> str:
+    """The first key (sorted, dotted into sections) in which two configs differ, with both values
+    (``mixcse.mix_lambda (0.2 vs 0.1)``); ``""`` when they are equal."""
+    for key in sorted(set(a) | set(b)):
+        if a.get(key) != b.get(key):
+            if isinstance(a.get(key), dict) and isinstance(b.get(key), dict):
+                return config_difference(a[key], b[key], f"{prefix}{key}.")
+            return f"{prefix}{key} ({a.get(key)!r} vs {b.get(key)!r})"
+    return ""
+
+
 def run_select_by(path, results: dict | None = None, config: dict | None = None) -> str:
     """How a run's ``best/`` was chosen: ``results.json`` → ``select_by``, else the config's, else
     ``stsb_dev`` (every run made before the option existed)."""

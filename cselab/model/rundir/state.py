@@ -72,17 +72,41 @@ def save_state(state: dict, folder: str | os.PathLike, name: str = "trainer_stat
     atomic_write_text(folder / f"{name}.json", json.dumps(skeleton))
 
 
-def load_state(folder: str | os.PathLike, name: str = "trainer_state") -> dict:
+def state_json(folder: str | os.PathLike, name: str = "trainer_state") -> Path:
+    """The JSON half of a saved state (the structure; the tensors are beside it)."""
+    return Path(folder) / f"{name}.json"
+
+
+def _read_skeleton(path: Path) -> dict:
+    """The JSON structure :func:`save_state` writes (``{"__dict__": [[key, value], ...]}``), checked:
+    anything else (a list, a string, entries that are not pairs) is one error naming the file."""
+    skeleton = read_json(path)
+    entries = skeleton.get("__dict__") if isinstance(skeleton, dict) else None
+    if not isinstance(entries, list) or not all(isinstance(e, list) and len(e) == 2 for e in entries):
+        got = json.dumps(skeleton)
+        raise ValueError(f"{path}: not a cselab checkpoint structure (expected an object {{\"__dict__\": [[key, "
+                         f"value], ...]}}, got {got[:40]}{'…' if len(got) > 40 else ''})")
+    return skeleton
+
+
+def load_state(folder: str | os.PathLike, name: str = "trainer_state", required: tuple[str, ...] = ()) -> dict:
+    """The state :func:`save_state` wrote in ``folder``; ``required``: entries it must hold (a missing
+    one is an error naming the file, not a KeyError in the reader)."""
     folder = Path(folder)
     for suffix in (".json", ".safetensors"):
         if not (folder / f"{name}{suffix}").is_file():
             raise FileNotFoundError(f"{folder / (name + suffix)}: checkpoint file missing")
+    path = folder / f"{name}.json"
+    skeleton = _read_skeleton(path)
     tensors = read_safetensors(folder / f"{name}.safetensors")
-    skeleton = read_json(folder / f"{name}.json")
     try:
-        return unflatten(skeleton, tensors)
+        state = unflatten(skeleton, tensors)
     except (KeyError, TypeError, ValueError) as e:
-        raise ValueError(f"{folder / (name + '.json')}: not a cselab checkpoint structure ({e})") from None
+        raise ValueError(f"{path}: not a cselab checkpoint structure ({e})") from None
+    missing = [key for key in required if key not in state]
+    if missing:
+        raise ValueError(f"{path}: not a cselab checkpoint (no {', '.join(repr(k) for k in missing)} entry)")
+    return state
 
 
 def load_plain_entry(folder: str | os.PathLike, key: str, name: str = "trainer_state") -> Any:
@@ -91,8 +115,7 @@ def load_plain_entry(folder: str | os.PathLike, key: str, name: str = "trainer_s
     path = Path(folder) / f"{name}.json"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: checkpoint file missing")
-    skeleton = json.loads(path.read_text())
-    entries = dict(skeleton.get("__dict__", [])) if isinstance(skeleton, dict) else {}
+    entries = dict(_read_skeleton(path)["__dict__"])
     if key not in entries:
         raise KeyError(f"{path}: no entry {key!r} (entries: {', '.join(map(str, entries))})")
     try:

@@ -16,11 +16,16 @@ from pathlib import Path
 
 from ..encoder import SentenceEncoder
 from ..export import run_facts
-from ..io import staged_dir
+from ..io import check_not_link, first_line, staged_dir
 from ..rundir import RunDir, load_state, save_state
+from ..rundir.state import state_json
 from ..utils import rng_state, set_rng_state
 from . import ddp, execution
 from .training import Training, TrainState
+
+
+# what resume_from_checkpoint reads of a checkpoint (save_checkpoint writes more: precisions, settings)
+CHECKPOINT_ENTRIES = ("optimizer", "scheduler", "scaler", "loss", "train_state", "rng")
 
 
 def save_checkpoint(t: Training, run: RunDir, processes: ddp.Processes, precisions: dict, settings: dict) -> None:
@@ -43,11 +48,14 @@ def resume_from_checkpoint(t: Training, run: RunDir, processes: ddp.Processes, p
     """Brings ``t`` (built on ``last/``'s model) back to the checkpoint: optimizer, schedule, scaler,
     loss state, counters and random streams; the metrics logged after its step are dropped, since
     the resumed run logs them again. A setting that differs from the checkpoint's is an error."""
-    saved = load_state(run.last_dir)
-    t.optimizer.load_state_dict(saved["optimizer"])
-    t.scheduler.load_state_dict(saved["scheduler"])
-    t.scaler.load_state_dict(saved["scaler"])
-    t.loss_fn.load_state_dict(saved["loss"])
+    saved = load_state(run.last_dir, required=CHECKPOINT_ENTRIES)
+    for what, target in (("optimizer", t.optimizer), ("scheduler", t.scheduler), ("scaler", t.scaler),
+                         ("loss", t.loss_fn)):
+        try:
+            target.load_state_dict(saved[what])
+        except (RuntimeError, ValueError, KeyError, TypeError) as e:   # e.g. another queue size's buffers
+            raise ValueError(f"{state_json(run.last_dir)}: its {what} state does not fit this run's config "
+                             f"({state_mismatch(e)}); was last/ copied from another run?") from None
     t.state = TrainState(**saved["train_state"])
     check_resumed_setting(saved, "precision", precisions, run.last_dir)
     check_resumed_setting(saved, "world_size", {"world_size": processes.world_size}, run.last_dir)
@@ -57,6 +65,13 @@ def resume_from_checkpoint(t: Training, run: RunDir, processes: ddp.Processes, p
     if processes.is_main:
         run.truncate_metrics(t.state.step)
     t.checkpoint_step = t.state.step
+
+
+def state_mismatch(e: BaseException) -> str:
+    """The line of torch's ``load_state_dict`` error that says what differs (its first line only
+    says that loading failed: "Error(s) in loading state_dict for ContrastiveLoss:")."""
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    return lines[1] if len(lines) > 1 and lines[0].endswith(":") else first_line(e)
 
 
 def check_resumed_setting(saved: dict, key: str, now: dict, last_dir: Path) -> None:
@@ -82,5 +97,6 @@ def save_best(run: RunDir, encoder: SentenceEncoder, step: int, stsb_dev: float,
 
 def save_snapshot(run: RunDir, encoder: SentenceEncoder, step: int) -> None:
     """A model-only folder (no optimizer state) for analyses over training (the explorer)."""
+    check_not_link(run.snapshots_dir, "the run's snapshots")   # a resumed run's snapshots/ replaced by a link
     with staged_dir(run.snapshot_dir(step), {"step": step}) as tmp:
         encoder.save(tmp, extra={"step": step})

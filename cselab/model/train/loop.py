@@ -36,7 +36,7 @@ from ..encoder import SentenceEncoder
 from ..encoder.model_card import write_model_card
 from ..evaluate.sts import evaluate_sts
 from ..export import run_facts
-from ..io import atomic_write_json, ensure_folder, remove_dir, replace_dir
+from ..io import atomic_write_json, check_writable, ensure_folder, remove_dir, replace_dir
 from ..progress import progress_bar
 from ..rundir import RunDir
 from ..utils import native_bf16, precision_name, resolve_precision, seed_everything
@@ -78,6 +78,7 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
     final = RunDir.for_config(cfg)
     if processes.is_main:
         ensure_folder(cfg.output_dir, "output_dir")   # a file there is one line, not an errno
+        check_writable(cfg.output_dir, "output_dir")   # read-only: named here, not as the run lock's errno
     # Process 0 owns the run directory (lock, recovery, staging); the others only train.
     with final.locked() if processes.is_main else contextlib.nullcontext():
         if processes.is_main:
@@ -260,7 +261,8 @@ def _write_results(cfg: TrainConfig, run: RunDir, state: TrainState, data_dir: s
     results = {"steps": state.step, "total_steps": total_steps, "best_step": state.best_step,
                "select_by": cfg.select_by, "best_stsb_dev": state.best_stsb_dev, "stsb_dev_pairs": dev_pairs,
                "stopped_early": state.stopped_early, "train_seconds": state.train_seconds, **precisions,
-               "native_bf16": native_bf16(), "world_size": world_size, "mini_batch_size": cfg.mini_batch_size,
+               "native_bf16": native_bf16(),
+               "cpu_capability": torch.backends.cpu.get_cpu_capability(), "world_size": world_size, "mini_batch_size": cfg.mini_batch_size,
                execution.KEY: settings}
     if heldout:
         results["best_heldout_infonce"] = -state.best_score

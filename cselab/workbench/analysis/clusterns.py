@@ -33,6 +33,11 @@ from ...model.rundir import RunDir
 PICKS = ("random", "nearest")
 
 
+class ClusteringNotStarted(ValueError):
+    """A ClusterNS run whose clustering never started (the batch similarity stayed above σ up to its
+    last checkpoint): it has no centroids to assign sentences to. A short or smoke run is such a run."""
+
+
 def clusterns_from_run(run_dir: str | os.PathLike) -> ClusterNS:
     """The ClusterNS component of a run, its state (centroids, start step) as saved in the
     run's last checkpoint ``last/`` (here, not in the component: a loss component does not read runs)."""
@@ -45,7 +50,13 @@ def clusterns_from_run(run_dir: str | os.PathLike) -> ClusterNS:
     prefix = f"components.{index}."
     saved = run.load_checkpoint_state()["loss"]
     component = loss.components[index]
-    component.load_state_dict({k[len(prefix):]: v for k, v in saved.items() if k.startswith(prefix)})
+    try:
+        component.load_state_dict({k[len(prefix):]: v for k, v in saved.items() if k.startswith(prefix)})
+    except RuntimeError as e:   # e.g. a config.json edited to another K than its checkpoint's
+        from ...model.train.checkpoints import state_mismatch
+
+        raise ValueError(f"{run.last_dir}: its ClusterNS state does not fit the run's config ({state_mismatch(e)})") \
+            from None
     return component
 
 
@@ -91,11 +102,20 @@ def cluster_case_study(embeddings: np.ndarray, sentences: Sequence[str], centroi
 
 def run_case_study(run_dir: str | os.PathLike, sentences: Sequence[str], n_clusters: int = 5, per_cluster: int = 5,
                    pick: str = "random", seed: int = 0, batch_size: int = 128, max_length: int | None = 32) -> pd.DataFrame:
-    """:func:`cluster_case_study` for a ClusterNS run: its last checkpoint's encoder and centroids."""
+    """:func:`cluster_case_study` for a ClusterNS run: its last checkpoint's encoder and centroids
+    (:class:`ClusteringNotStarted`, one line naming the run, when it has none yet)."""
     from ...model.encoder import SentenceEncoder
+    from ...model.io import recorded_step
     from ...model.rundir import RunDir
 
-    centroids = load_run_centroids(run_dir)
+    component = clusterns_from_run(run_dir)
+    if not component.state.is_started:
+        step = recorded_step(RunDir(Path(run_dir)).last_dir)
+        raise ClusteringNotStarted(
+            f"{run_dir}: ClusterNS had not started clustering by its last checkpoint (step {step:g}: the batch "
+            f"similarity stayed above start_threshold σ = {component.params.start_threshold:g}), so it has no "
+            "centroids to show")
+    centroids = component.centroids().float().cpu().numpy()
     encoder = SentenceEncoder.from_pretrained(RunDir(Path(run_dir)).last_dir)
     embeddings = training_embeddings(encoder, list(sentences), batch_size, max_length)
     return cluster_case_study(embeddings, list(sentences), centroids, n_clusters, per_cluster, pick, seed)

@@ -33,7 +33,8 @@ from ...model.rundir import BEST, Runs, labelled_runs
 MOVED = {"run_groups": "group_runs", "with_groups": "with_groups", "grouped_table": "grouped_table",
          "resolve_baseline": "resolve_baseline", "per_task_comparison": "per_task_comparison",
          "difference_panels": "difference_panels", "sweep_frame": "sweep_frame", "config_value": "config_value",
-         "method_names": "method_names", "LABEL_KEY": "LABEL_KEY"}
+         "method_names": "method_names", "LABEL_KEY": "LABEL_KEY", "label_group": "label_group",
+         "one_run_per_seed": "one_run_per_seed", "one_backbone": "one_backbone"}
 
 
 def __getattr__(name: str):

@@ -27,10 +27,10 @@ from .backbones import (backbone_label, group_model, interlayer_index, num_layer
 from .beside_published import (backbone_note, published_beside, published_notes, published_transposed,
                                with_published_column)
 from .notebook import PROFILES, by_profile, for_legend, slug
-from ..comparisons import paired_comparison   # re-exported: the one home of a comparison, as pt.<name>
-from .summaries import (average_label, averages_summary, comparison_table, seeds_label, sts_options, sts_selected,
-                        suite_columns, suite_summary, untuned)
-from .claims import Claim, as_variants, claims_table, format_claims
+from ..comparisons import paired_comparison
+from .summaries import (average_label, averages_summary, comparison_table, seeds_label,
+                        sts_options, sts_selected, suite_columns, suite_summary, untuned)
+from .claims import Claim, as_variants, claims_table, format_claims, study_claims_table
 from .sweeps import COMPARISON_MIN_VALUES, TREND_MIN_VALUES, enough_values, last_values, sweep_results, sweep_runs
 from .variants import (groups_table, identity_without_seed, representatives,
                        runs_with, select_variants, split_by_backbone, unmatched, used_runs, variant_of,
@@ -50,7 +50,7 @@ __all__ = [
     "average_label", "averages_summary", "comparison_table", "paired_comparison", "seeds_label", "sts_options",
     "sts_selected", "suite_columns", "suite_summary", "untuned",
     # a paper's claims checked on our runs
-    "Claim", "as_variants", "claims_table", "format_claims",
+    "Claim", "as_variants", "claims_table", "format_claims", "study_claims_table",
     # sweeps and curves
     "COMPARISON_MIN_VALUES", "TREND_MIN_VALUES", "enough_values", "last_values", "sweep_results", "sweep_runs",
     # runs → the paper's variants

@@ -2,8 +2,9 @@
 
 **Variants by label prefix.** A notebook maps the paper's variant names to run-label prefixes,
 e.g. ``{"APINCSE": "apincse", "-AP": "apincse-no_ap"}``; the results layer's one rule
-(:func:`cselab.workbench.results.match_variants`: the *longest* matching prefix wins) says which runs each
-variant has, so ``apincse-no_ap-s1`` is "-AP", not "APINCSE". The runs of one variant must share one config apart
+(:func:`cselab.workbench.results.match_variants`: a prefix selects its label's seeds and grid points, never a
+longer label) says which runs each variant has, so ``apincse-no_ap-s1`` is "-AP" and
+``apincse-pooler-s1`` no APINCSE run. The runs of one variant must share one config apart
 from the seed (and the settings that only record, :data:`cselab.model.config.NON_IDENTITY_KEYS`):
 :func:`variant_runs` says which key differs when they do not, so a sweep group never slips into a
 variant's mean unnoticed.
@@ -22,7 +23,13 @@ from ..published import BACKBONES, paper_backbone
 from ..comparisons import BACKBONE_JOIN, group_runs, groups_of, variant_of
 from ..results import VariantSpec, match_variants
 from ...model.rundir import RunDir, read_config
+from ...model.rundir.readers import config_difference
 from .backbones import group_model, run_model
+
+
+class VariantError(ValueError):
+    """The runs given cannot be a paper's variants (none matches, or one variant's runs differ in more
+    than the seed); the message names the runs. A notebook shows it as one line."""
 
 
 def unmatched(runs: Mapping[str, Path], variants: VariantSpec) -> list[str]:
@@ -39,14 +46,6 @@ def identity_without_seed(run_dir: str | os.PathLike) -> dict:
         if config.get(key) == default:
             config.pop(key, None)
     return config
-
-def _first_difference(a: dict, b: dict, prefix: str = "") -> str:
-    for key in sorted(set(a) | set(b)):
-        if a.get(key) != b.get(key):
-            if isinstance(a.get(key), dict) and isinstance(b.get(key), dict):
-                return _first_difference(a[key], b[key], f"{prefix}{key}.")
-            return f"{prefix}{key} ({a.get(key)!r} vs {b.get(key)!r})"
-    return ""
 
 def variant_runs(runs: Mapping[str, Path], variants: VariantSpec,
                  check: bool | Sequence[str] = True) -> dict[str, dict[str, Path]]:
@@ -65,9 +64,9 @@ def variant_runs(runs: Mapping[str, Path], variants: VariantSpec,
             first, *rest = labels
             reference = identity_without_seed(members[first])
             for label in rest:
-                difference = _first_difference(reference, identity_without_seed(members[label]))
+                difference = config_difference(reference, identity_without_seed(members[label]))
                 if difference:
-                    raise ValueError(f"variant {variant!r}: runs {first!r} and {label!r} differ in {difference}, not "
+                    raise VariantError(f"variant {variant!r}: runs {first!r} and {label!r} differ in {difference}, not "
                                      "only in the seed; give one of them its own label prefix")
     return groups
 
@@ -87,7 +86,7 @@ def select_variants(runs: Mapping[str, Path], variants: VariantSpec,
     found = variant_runs(runs, spec, check=list(variants))
     swept = {name: found.pop(name, {}) for name in sweeps}
     if not found:
-        raise ValueError(f"no run matches the variants {dict(variants)}; runs: {list(runs)}")
+        raise VariantError(f"no run matches the variants {dict(variants)}; runs: {list(runs)}")
     print("runs no variant selects:", unmatched(runs, spec) or "none")
     return found, swept
 

@@ -196,6 +196,8 @@ def save_figure(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = F
     problem is logged as a warning and all are recorded in ``<path>.problems.json`` next to the
     figure (a study's index lists them beside it); a sound figure leaves no such file (an earlier
     one, about the figure this one replaces, is removed)."""
+    from ...model.io import atomic_write_with
+
     path = Path(path)
     formats = list(formats)
     unknown = [f for f in formats if f not in FORMATS]
@@ -209,7 +211,9 @@ def save_figure(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = F
         for fmt in formats:
             target = path.with_suffix(f".{fmt}")
             metadata = PNG_METADATA if fmt == "png" else PDF_METADATA
-            fig.savefig(target, format=fmt, dpi=dpi, metadata=metadata)
+            # through a temporary file: a figure half-written by a kill never stands under its name,
+            # and a link left in its place is replaced, never written through
+            atomic_write_with(target, lambda tmp: fig.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata))
             written.append(target)
     return written
 

@@ -471,8 +471,10 @@ def plot_layer_profile(profiles: Mapping[str, Sequence[float]] | Runs, title: st
         style = {"marker": markers[shown], "markersize": 3, **styles[shown]}
         shown_values = values if last_layer else values[:-1]
         ax.plot(np.arange(len(shown_values)), shown_values, label=shown, **measured(style, len(shown_values)))
+    depths = sorted({len(values) - 1 for values in curves.values()})   # several with backbones of several depths
     ax.set_xlabel("layer (0 = embeddings)" if last_layer else
-                  f"layer (0 = embeddings; {len(next(iter(curves.values()))) - 1}: not drawn)")
+                  f"layer (0 = embeddings; {depths[0]}: not drawn)" if len(depths) == 1 else
+                  f"layer (0 = embeddings; each model's last, {', '.join(map(str, depths))}: not drawn)")
     integer_ticks(ax.xaxis)
     ax.set_ylabel("cos to last-layer [CLS]")
     separate_coincident([ax])

@@ -23,6 +23,7 @@ import zlib
 from typing import Mapping, Sequence
 
 import numpy as np
+from matplotlib import rcParams
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator, ScalarFormatter
@@ -183,18 +184,30 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
         else:
             claim = f" (= {{}} in {len(equal)} panels)"
         shown = re.sub(r" \(mean, \d+ seeds\)$", "", visible)
-        below = {line.get_marker() for ax in axes for line in ax.lines if line.get_label() == visible}
+        under = [line for ax in axes for line in ax.lines if line.get_label() == visible]
+        below = {line.get_marker() for line in under}
         marker = next(m for m in MARKERS[n % len(MARKERS):] + MARKERS if m not in below)
+        # drawn on top, thinner than the line below and with smaller markers: the one below shows on
+        # both sides of it (at the same width, its dashes covered the other's colour all along)
+        width = min([line.get_linewidth() for line in under] or [rcParams["lines.linewidth"]])
+        size = min([line.get_markersize() for line in under if line.get_marker() not in ("None", None, "")]
+                   or [MARKER_ON_TOP / TOP_WIDTH])
         for ax in axes:
             for line in ax.lines:
                 if line.get_label() == hidden:
                     if line.get_linestyle() not in ("None", "none", "", " "):   # points alone stay points
                         line.set_linestyle(DASHES[1 + n % (len(DASHES) - 1)])
+                        line.set_linewidth(min(line.get_linewidth(), TOP_WIDTH * width))
                     line.set_marker(marker)
-                    line.set_markersize(3.5)
+                    line.set_markersize(min(MARKER_ON_TOP, TOP_WIDTH * size))
                     line.set_label(hidden + claim.format(shown))
     return [(hidden, visible) for hidden, (visible, _) in found.items()]
 
+
+# A line restyled on top of one it covers: this fraction of the covered line's width and marker size,
+# markers at most this size (points).
+TOP_WIDTH = 0.5
+MARKER_ON_TOP = 3.5
 
 # Lines whose vertices all lie closer than this (typographic points, as drawn) read as one line:
 # a line is 1.5 pt wide. The figure checker's "hidden under" test is stricter, so a pair it would

@@ -158,9 +158,10 @@ def auto_precision(kind: str) -> str:
     return "bf16" if kind == "cuda" or cpu_supports_bf16() else "fp32"
 
 
-def seconds_per_step(cfg: TrainConfig, kind: str) -> tuple[float, list[str]]:
+def seconds_per_step(cfg: TrainConfig, kind: str, shape: tuple[int, int, int] | None = None) -> tuple[float, list[str]]:
+    """``shape``: the backbone's (layers, hidden, intermediate) when known otherwise (a stand-in not built yet)."""
     ref = REFERENCES[kind]
-    shape, note = backbone_shape(cfg.model)
+    shape, note = (shape, None) if shape is not None else backbone_shape(cfg.model)
     notes = [note] if note else []
     precision = cfg.precision if cfg.precision != "auto" else auto_precision(kind)
     size = layer_parameters(*shape) / layer_parameters(*ref.shape)
@@ -175,8 +176,9 @@ def seconds_per_step(cfg: TrainConfig, kind: str) -> tuple[float, list[str]]:
 
 
 def estimate_run(cfg: TrainConfig, profile: str, steps_done: int = 0, finished: bool = False,
-                 data_dir: str | os.PathLike | None = None) -> Estimate:
-    """Remaining seconds of one run (0 when finished; the steps after the checkpoint when partial)."""
+                 data_dir: str | os.PathLike | None = None, shape: tuple[int, int, int] | None = None) -> Estimate:
+    """Remaining seconds of one run (0 when finished; the steps after the checkpoint when partial);
+    ``shape``: the backbone's, when known otherwise than from ``cfg.model``."""
     kind = device_kind(cfg, profile)
     steps = total_steps(cfg, data_dir)
     if finished:
@@ -184,8 +186,8 @@ def estimate_run(cfg: TrainConfig, profile: str, steps_done: int = 0, finished: 
     if steps is None:
         return Estimate(None, None, kind, (f"corpus {cfg.corpus!r}: size unknown",))
     ref = REFERENCES[kind]
-    per_step, notes = seconds_per_step(cfg, kind)
-    size = layer_parameters(*backbone_shape(cfg.model)[0]) / layer_parameters(*ref.shape)
+    per_step, notes = seconds_per_step(cfg, kind, shape)
+    size = layer_parameters(*(shape or backbone_shape(cfg.model)[0])) / layer_parameters(*ref.shape)
     remaining = max(0, steps - steps_done)
     evals = len({s for s in range(steps_done + 1, steps + 1) if s % cfg.eval_every == 0 or s == steps})
     evals += steps_done == 0   # a fresh run scores STS-B dev once before its first step

@@ -18,7 +18,7 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...model.io import read_json
+from ...model.io import check_not_link, read_json
 from ...model.rundir.layout import RunDir
 from .status import checkpoint_step, run_status
 
@@ -194,6 +194,32 @@ def thread_env(threads: int) -> dict[str, str]:
     return {name: str(threads) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")}
 
 
+PARTIAL_SUFFIX = ".partial.ipynb"
+
+
+def partial_output(output: Path) -> Path:
+    """Where papermill writes ``output`` while it executes (hidden; put in place when execution ends)."""
+    return output.with_name(f".{output.stem}{PARTIAL_SUFFIX}")
+
+
+def remove_partials(folder: Path) -> None:
+    """Remove what executions killed earlier left in ``folder`` (their hidden partial notebooks):
+    called by a study, under its lock, before it executes anything there."""
+    if folder.is_dir() and not folder.is_symlink():
+        for entry in folder.glob(f".*{PARTIAL_SUFFIX}"):
+            if entry.is_file() and not entry.is_symlink():
+                entry.unlink()
+
+
+def unpaired(notebook):
+    """``notebook`` (an nbformat node read from a jupytext ``.py``) without jupytext's metadata. The
+    executed copy is a plain ``.ipynb``: with the source's ``jupytext.formats`` (``py:percent``) in its
+    metadata, jupytext's contents manager (JupyterLab under ``make lab``) takes it for one half of a
+    pair whose formats do not include ipynb, and refuses to open it."""
+    notebook.metadata.pop("jupytext", None)
+    return notebook
+
+
 def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, parameters: dict,
                      cwd: str | os.PathLike | None = None, split: TimeSplit | None = None, threads: int = 0) -> Path:
     """Execute a jupytext ``.py`` (or ``.ipynb``) notebook with papermill into ``output``; raises
@@ -216,14 +242,14 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
     # ends in .ipynb: papermill warns about any other suffix, and a warnings filter around the call
     # would not hold, since a study executes notebooks in parallel threads and warning filters are
     # process-wide (the warning leaked into `make demo`'s output).
-    partial = output.with_name(f".{output.stem}.partial.ipynb")
+    partial = partial_output(output)
     partial.unlink(missing_ok=True)   # left by a process killed earlier
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cselab-timing-") as tmp:
         timings = Path(tmp, "timings.json")
         manager = _kernel_manager_class({ENV: str(timings), **thread_env(threads)})
         try:
-            papermill.execute_notebook(read_notebook(Path(source)), str(partial), parameters=parameters,
+            papermill.execute_notebook(unpaired(read_notebook(Path(source))), str(partial), parameters=parameters,
                                        kernel_name=KERNEL, progress_bar=False, cwd=str(cwd) if cwd else None,
                                        kernel_manager_class=manager)
         except PapermillExecutionError as e:
@@ -255,6 +281,7 @@ def wait_for_run_lock(lock_file: Path, log: Path | None = None) -> float | None:
     from ...model.io import atomic_write_text
 
     lock_file.parent.mkdir(parents=True, exist_ok=True)
+    check_not_link(lock_file, "a run's lock")
     try:
         with FileLock(lock_file, timeout=0):
             return None

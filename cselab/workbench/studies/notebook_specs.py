@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...model.options import shown
 from ...model.rundir.layout import label_matches
 from .study_file import NAME_PATTERN, StudyError, check_file_name
 
@@ -25,7 +26,7 @@ def _notebooks_dir() -> Path:
 
 NOTEBOOKS_DIR = _notebooks_dir()   # notebooks/<name>.py
 # Parameters the engine fills in for every analysis notebook (those the notebook declares).
-ENGINE_PARAMETERS = ("runs", "figures_dir", "tables_dir", "data_dir", "profile")
+ENGINE_PARAMETERS = ("runs", "figures_dir", "tables_dir", "data_dir", "profile", "record")
 # The kernel of every notebook the engine executes (a jupytext script without a header gets it).
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 
@@ -66,7 +67,7 @@ def resolve_notebook(where: str, value: Any, study_dir: Path) -> Path:
     """``name`` → notebooks/<name>.py; a value with a slash or a .py/.ipynb suffix is a path
     relative to the study file."""
     if not isinstance(value, str) or not value:
-        raise StudyError(f"{where}: notebook: expected a notebook name or path, got {value!r}")
+        raise StudyError(f"{where}: notebook: expected a notebook name or path, got {shown(value)}")
     if "/" in value or value.endswith((".py", ".ipynb")):
         path = (study_dir / value).resolve()
         if not path.is_file():
@@ -75,7 +76,7 @@ def resolve_notebook(where: str, value: Any, study_dir: Path) -> Path:
     path = NOTEBOOKS_DIR / f"{value}.py"
     if not path.is_file():
         known = ", ".join(sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.py"))) or "none"
-        raise StudyError(f"{where}: notebook: no notebook {value!r} in {NOTEBOOKS_DIR} (notebooks: {known})")
+        raise StudyError(f"{where}: notebook: no notebook {shown(value)} in {NOTEBOOKS_DIR} (notebooks: {known})")
     return path
 
 
@@ -86,12 +87,12 @@ def select_runs(where: str, selector: Any, labels: list[str]) -> list[str]:
     if isinstance(selector, str):
         selector = [selector]
     if not isinstance(selector, list) or not all(isinstance(s, str) for s in selector):
-        raise StudyError(f"{where}: runs: expected 'all' or a list of run labels, got {selector!r}")
+        raise StudyError(f"{where}: runs: expected 'all' or a list of run labels, got {shown(selector)}")
     chosen = []
     for item in selector:
         matched = [lab for lab in labels if label_matches(lab, item)]
         if not matched:
-            raise StudyError(f"{where}: runs: {item!r} matches no run of this profile (runs: {', '.join(labels)})")
+            raise StudyError(f"{where}: runs: {shown(item)} matches no run of this profile (runs: {', '.join(labels)})")
         chosen += [lab for lab in matched if lab not in chosen]
     return [lab for lab in labels if lab in chosen]
 
@@ -102,13 +103,13 @@ def parse_notebook(entry: dict, where: str, study_dir: Path, labels: list[str],
     declares, none of the engine's) and runs; ``declared_cache`` reads each notebook once."""
     path = resolve_notebook(where, entry.get("notebook"), study_dir)
     name = entry.get("name", path.stem)
-    where = f"{where}: notebook {name!r}"
+    where = f"{where}: notebook {shown(name)}"
     if not isinstance(name, str) or not NAME_PATTERN.match(name) or name in ("runs", "tables", "index"):
         raise StudyError(f"{where}: name: expected a name of letters, digits and ._+=- other than "
-                         f"runs/tables/index, got {name!r}")
+                         f"runs/tables/index, got {shown(name)}")
     parameters = entry.get("parameters") or {}
     if not isinstance(parameters, dict):
-        raise StudyError(f"{where}: parameters: expected a mapping, got {parameters!r}")
+        raise StudyError(f"{where}: parameters: expected a mapping, got {shown(parameters)}")
     check_file_name(where, "the notebook name", name, ".ipynb", study_dir)
     if path not in declared_cache:
         try:
@@ -128,7 +129,7 @@ def parse_notebook(entry: dict, where: str, study_dir: Path, labels: list[str],
         if key not in declared:
             hint = difflib.get_close_matches(str(key), sorted(declared), n=1)
             suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-            raise StudyError(f"{where}: parameters: {path.name} has no parameter {key!r}{suggestion}; "
+            raise StudyError(f"{where}: parameters: {path.name} has no parameter {shown(key)}{suggestion}; "
                              f"its parameters: {', '.join(sorted(declared))}")
     runs = select_runs(where, entry.get("runs", "all"), labels)
     return NotebookSpec(name, path, runs, dict(parameters), declared)

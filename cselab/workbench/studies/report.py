@@ -226,7 +226,11 @@ def index_markdown(report: StudyReport) -> str:
     lines += ["", "## Time", ""] + time_split_lines(report)
     lines += ["", "## Figures", ""]
     figures = sorted(report.figures_dir.rglob("*.png")) if report.figures_dir.is_dir() else []
-    lines += [line for p in figures for line in _figure_lines(p, report.figures_dir, here)] or ["(none)"]
+    if report.in_progress:   # each notebook empties its figures folder first: a link now could point at nothing
+        lines.append("(being redrawn: each notebook empties its figures folder before it runs; listed when the "
+                     "study ends)")
+    else:
+        lines += [line for p in figures for line in _figure_lines(p, report.figures_dir, here)] or ["(none)"]
     lines += ["", "## Tables", ""]
     tables_dir = here / "tables"
     tables = sorted(tables_dir.glob("*.md")) if tables_dir.is_dir() else []

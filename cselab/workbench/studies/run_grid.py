@@ -5,12 +5,15 @@ point of ``grid`` and one of ``seeds``, each combination a labelled, validated :
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...model.config import ConfigError, TrainConfig, load_config, presets
+from .claims_spec import PLAN, planned_group_seeds
+from ...model.options import shown
 from .smoke import smoke_overrides
 from .study_file import NAME_PATTERN, StudyError, as_list, check_file_name
 
@@ -25,6 +28,7 @@ class RunSpec:
     group: str
     config: TrainConfig
     run_dir: Path
+    stand_in_for: str | None = None   # the smoke profile: the backbone the config's tiny model stands in for
 
     @property
     def method(self) -> str:
@@ -68,43 +72,57 @@ def _config_source(where: str, value: Any, study_dir: Path) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise StudyError(f"{where}: config: expected a preset name or a config file, got {value!r}")
+        raise StudyError(f"{where}: config: expected a preset name or a config file, got {shown(value)}")
     relative = study_dir / value          # an absolute path stays as it is
     if relative.is_file():
         return str(relative)
     if value in presets():
         return value
-    raise StudyError(f"{where}: config: {value!r} is neither a file next to the study nor a preset "
+    raise StudyError(f"{where}: config: {shown(value)} is neither a file next to the study nor a preset "
                      f"(presets: {', '.join(presets())})")
 
 
+# The most runs a study may have. The paper studies have about 100; a grid whose product is beyond
+# this is a typo (three 100-value lists: a million runs, two hours of config validation before the
+# first run), refused before any run is expanded.
+MAX_STUDY_RUNS = 5_000
+
+
 def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root: Path,
-                 smoke: bool = False) -> list[RunSpec]:
+                 smoke: bool = False, room: int = MAX_STUDY_RUNS,
+                 planned: dict[str, int] | None = None) -> list[RunSpec]:
     """The runs of one group: its config source, then the profile's settings, then ``set``, then one
     point of ``grid``, then one of ``seeds``; each config validated by :func:`load_config`. With
-    ``smoke`` the smoke settings (:mod:`.smoke`) come last."""
+    ``smoke`` the smoke settings (:mod:`.smoke`) come last. ``room``: how many runs the study may
+    still have (more is a :class:`StudyError` before anything is expanded)."""
     label = group.get("label")
     if not isinstance(label, str) or not NAME_PATTERN.match(label):
-        raise StudyError(f"{where}: label: expected a name of letters, digits and ._+=- , got {label!r}")
-    where = f"{where}: run {label!r}"
+        raise StudyError(f"{where}: label: expected a name of letters, digits and ._+=- , got {shown(label)}")
+    where = f"{where}: run {shown(label)}"
     source = _config_source(where, group.get("config"), study_dir)
     settings = group.get("set") or {}
     grid = group.get("grid") or {}
     for key, value in (("set", settings), ("grid", grid)):
         if not isinstance(value, dict):
-            raise StudyError(f"{where}: {key}: expected a mapping of config keys, got {value!r}")
+            raise StudyError(f"{where}: {key}: expected a mapping of config keys, got {shown(value)}")
     settings = flatten(settings)
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
-            raise StudyError(f"{where}: grid: {key}: expected a non-empty list of values, got {values!r}")
+            raise StudyError(f"{where}: grid: {key}: expected a non-empty list of values, got {shown(values)}")
     seeds = group.get("seeds")
-    if seeds is not None:
-        as_list(f"{where}: seeds", seeds, int, "integer seeds")
+    if seeds == PLAN:   # the power plan's seeds (cselab/workbench/studies/claims_spec.py); [1] while it is made
+        seeds = planned_group_seeds(where, label, grid, planned) if planned is not None else [1]
+    elif seeds is not None:
+        as_list(f"{where}: seeds", seeds, int, "integer seeds (or plan)")
     for key in (*base, *settings, *grid):
         if key.split(".")[0] in ENGINE_KEYS:
             raise StudyError(f"{where}: {key}: set by the study engine (runs go to --runs-dir under their "
                              "default name); remove it")
 
+    count = math.prod(len(values) for values in grid.values()) * len(seeds or [None])
+    if count > room:
+        raise StudyError(f"{where}: its grid and seeds make {count:,} runs, and a study has at most "
+                         f"{MAX_STUDY_RUNS:,} ({MAX_STUDY_RUNS - room:,} before this group); shorten the lists")
     names = _grid_names(list(grid))
     runs = []
     for point in itertools.product(*grid.values()) if grid else [()]:
@@ -120,9 +138,11 @@ def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root
                             ".ipynb", runs_root)
             try:
                 cfg = load_config(source, overrides)
+                real = cfg.model
                 if smoke:
                     cfg = load_config(source, {**overrides, **smoke_overrides(cfg)})
             except ConfigError as e:
                 raise StudyError(f"{where} ({run_label}): {e}") from None
-            runs.append(RunSpec(run_label, label, cfg, runs_root / cfg.default_run_name()))
+            runs.append(RunSpec(run_label, label, cfg, runs_root / cfg.default_run_name(),
+                                real if smoke else None))
     return runs

@@ -18,15 +18,17 @@ from dataclasses import replace
 from pathlib import Path
 
 from .cost import estimate_run, format_seconds
-from ...model.io import check_folder_location, first_line
+from ...model.io import check_folder_location, check_not_link, check_writable, first_line
 from ...model.rundir import RunDir
-from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_notebook, signal_kernels
+from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_notebook, remove_partials, signal_kernels
 from .launchers import make_launcher, signal_workers
 from .schedule import NotebookSchedule
 from .report import NotebookResult, PlannedRun, Progress, StudyReport, format_plan, run_line, write_report
-from .smoke import SMOKE, smoke_data
+from .record import RECORD_FILE, put_records, record_path, recorded, run_record, variant_of_label
+from .record_extras import compute_extras
+from .smoke import SMOKE, build_stand_ins, smoke_data, stand_in_shape
 from .spec import Study, StudyError, load_study
-from .status import execution_differences, observation_differences, recorded_execution, run_status
+from .status import RunStatus, execution_differences, observation_differences, recorded_execution, run_status
 
 
 def require_notebook_tools() -> None:
@@ -66,14 +68,22 @@ def expected_execution(cfg, threads: int, launcher: str) -> dict:
 
 
 def make_plan(study: Study, data_dir: str | None = None, threads: int | None = None,
-              launcher: str = "local") -> list[PlannedRun]:
+              launcher: str = "local", record: dict | None = None) -> list[PlannedRun]:
     """Each run's status and cost; labels whose config another label already has share its run. With
     ``threads`` (per run), a run that exists already and was trained under other execution settings
-    than this study's gets a note saying so."""
+    than this study's gets a note saying so. A run with no folder here whose label and config hash the
+    study's ``record`` holds is ``recorded``: it was trained before (perhaps elsewhere) and is not trained again."""
     plan, first = [], {}
+    record = record or {}
     for spec in study.runs:
         status = run_status(spec.run_dir)
-        estimate = estimate_run(spec.config, study.profile, status.steps_done, status.kind == "finished", data_dir)
+        kept = record.get(spec.label)
+        if status.kind == "new" and kept and kept.get("config_hash") == spec.config.config_hash():
+            status = RunStatus("recorded", int(spec.config.max_steps or 0), (kept.get("best") or {}).get("stsb_dev"),
+                               kept.get("train_seconds"))
+        shape = stand_in_shape(spec.stand_in_for) if spec.stand_in_for else None   # built only when the study runs
+        estimate = estimate_run(spec.config, study.profile, status.steps_done, status.kind == "finished", data_dir,
+                                shape)
         notes = observation_differences(spec.run_dir, spec.config) if status.kind != "new" else []
         changed = RunDir(spec.run_dir).version_differences() if status.kind != "new" else []
         if changed and first.get(spec.run_dir) is None:
@@ -106,13 +116,36 @@ def run_tasks(study: Study, plan: list[PlannedRun], report_dir: Path, data_dir: 
 
     threads = threads_per_run(jobs, launcher) if threads is None else threads
     cwd = os.getcwd()
+    # seeds first (every variant's first seed, then every variant's second, ...): a study stopped
+    # mid-way has every variant at its first seeds rather than some variants at all of theirs
+    order = {id(p): (p.spec.seed if p.spec.seed is not None else 0, i) for i, p in enumerate(plan)}
+    plan = sorted(plan, key=lambda p: order[id(p)])
     return [RunTask(label=p.spec.label, run_dir=str(p.spec.run_dir), config=p.spec.config.to_dict(),
                     resume=p.status.kind == "partial", log=str(report_dir / "runs" / f"{p.spec.label}.log"),
                     data_dir=data_dir, cwd=cwd,
                     threads=resume_threads(Path(cwd, p.spec.run_dir), threads) if p.status.kind == "partial"
                     else threads, estimate_seconds=p.estimate.seconds,
                     lock_file=str(RunDir(p.spec.run_dir).lock_file))
-            for p in plan if p.same_as is None and p.status.kind != "finished"]
+            for p in plan if p.same_as is None and p.status.kind not in ("finished", "recorded")]
+
+
+def format_power_plan(study: Study) -> str:
+    """The study's power plan in words and a table (what the dry run prints and the docs quote)."""
+    plan, rule = study.claims.plan(), study.claims.rule
+    if plan is None:
+        return ""
+    from tabulate import tabulate
+
+    from ..claims import format_plan as claims_plan
+
+    table = claims_plan(plan)
+    return "\n".join([
+        "", f"power plan ({len(plan)} claims; cselab/claims.py): each claim's MDE at its Holm level α/k, power "
+        f"{rule.power:g}; target {rule.target:g} STS points or the paper's effect × {rule.scale:g} if larger "
+        f"({rule.scale_rule}); {rule.min_seeds}-{rule.max_seeds} seeds a paper claim, {rule.check_seeds} a check; "
+        f"spread without a pilot: {rule.prior_sd:g} ({rule.prior_rule})",
+        tabulate(table, headers="keys", tablefmt="github"),
+        "seeds per run group: " + ", ".join(f"{k} {v}" for k, v in study.claims.planned_seeds().items())])
 
 
 def other_profiles(study: Study, runs_dir, data_dir: str | None) -> list[str]:
@@ -154,9 +187,11 @@ def check_output_folders(study: Study, folders: dict[str, Path], figures_root: P
 
 def notebook_parameters(study: Study, nb, report: StudyReport, data_dir: str | None) -> dict:
     """The engine's parameters the notebook declares, then the study's parameters for it."""
-    engine = {"runs": {label: str(study.run(label).run_dir) for label in nb.runs},
+    engine = {"runs": {label: str(study.run(label).run_dir) for label in nb.runs
+                       if Path(study.run(label).run_dir).is_dir()},   # a recorded run without its folder: not here
               "figures_dir": str(report.figures_dir / nb.name), "tables_dir": str(report.report_dir / "tables"),
-              "data_dir": data_dir, "profile": SMOKE if study.smoke else study.profile}
+              "data_dir": data_dir, "profile": SMOKE if study.smoke else study.profile,
+              "record": str(report.figures_dir / RECORD_FILE)}
     return {**{k: v for k, v in engine.items() if k in nb.declared}, **nb.parameters}
 
 
@@ -237,6 +272,7 @@ def notebooks_lock(report_dir: Path):
     from filelock import FileLock
 
     report_dir.mkdir(parents=True, exist_ok=True)
+    check_not_link(report_dir / ".notebooks.lock", "the study's lock")
     with FileLock(report_dir / ".notebooks.lock", timeout=-1):
         yield
 
@@ -244,14 +280,26 @@ def notebooks_lock(report_dir: Path):
 def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry_run: bool = False,
               launcher: str = "local", runs_dir: str | os.PathLike = "runs", data_dir: str | None = None,
               reports_dir: str | os.PathLike = "reports", figures_dir: str | os.PathLike = "figures",
-              slurm: dict | None = None, stream=None, progress: str = "auto") -> int:
+              slurm: dict | None = None, stream=None, progress: str = "auto", notebooks: bool = True,
+              replan: bool = False) -> int:
     """Run a study; returns the exit status: 0 when every run and notebook succeeded, 1 when something
-    failed (the rest still ran), 130 when interrupted. Invalid studies raise StudyError first."""
+    failed (the rest still ran), 130 when interrupted. Invalid studies raise StudyError first. Every
+    run that finishes or is reused is added to the study's record (:mod:`.record`) at once;
+    ``notebooks=False`` trains and records the runs and executes no notebook; ``replan=True``
+    re-estimates the power plan from the spreads the study's record shows (more seeds where the
+    pilot's spread was too small, up to the rule's cap; never fewer than the first plan)."""
     out = stream or sys.stdout
     require_notebook_tools()
     for option, folder in (("--runs-dir", runs_dir), ("--reports-dir", reports_dir), ("--figures-dir", figures_dir)):
         check_folder_location(folder, option)
     spec = load_study(study, profile, runs_dir)
+    if replan:
+        from .record import records_frame
+
+        kept = recorded(record_path(figures_dir, spec.name))
+        spec = load_study(study, profile, runs_dir, observed=records_frame(kept.values()))
+    if not notebooks:
+        spec.notebooks = []
     if jobs < 1:
         raise ValueError(f"--jobs: expected at least 1, got {jobs}")
     report_dir = Path(reports_dir) / spec.name
@@ -260,14 +308,24 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
     run_launcher = make_launcher(launcher, jobs, report_dir / "submitit", {**spec.slurm, **(slurm or {})},
                                  f"{spec.path}: slurm")
     threads = threads_per_run(jobs, launcher)
-    plan = make_plan(spec, data_dir, threads, launcher)
+    record_file = record_path(figures_dir, spec.name)
+    plan = make_plan(spec, data_dir, threads, launcher, recorded(record_file))
     if dry_run:
         print(format_plan(spec, plan), file=out)
+        power = format_power_plan(spec)
+        if power:
+            print(power, file=out)
         for line in other_profiles(spec, runs_dir, data_dir):
             print(line, file=out)
         return 0
     run_launcher.check_available()   # e.g. no SLURM here: one line, before any report is written
+    # before anything runs: a read-only place fails here in one line naming the option, not in a run's
+    # lock or in a notebook's cell (after the earlier executed notebook was replaced by the failed one)
+    for option, folder in (("--runs-dir", runs_dir), ("--reports-dir", report_dir),
+                           *(("--figures-dir", Path(figures_dir) / spec.name / nb.name) for nb in spec.notebooks)):
+        check_writable(folder, option)
     if spec.smoke:
+        build_stand_ins(spec.runs)   # not before: a dry run writes nothing
         data_dir = str(smoke_data(data_dir))
 
     report = StudyReport(spec, launcher, jobs, plan, report_dir, Path(figures_dir) / spec.name, threads=threads,
@@ -298,7 +356,20 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
                                 notebook_executor(spec, report, data_dir, threads_per_run(jobs, "local") if jobs > 1
                                                   else 0), notebook_done)
 
+    def keep(outcome: RunOutcome, labels: list[str]) -> None:
+        """The study's record gets the run's line (under each label it has here) as soon as it is done."""
+        if outcome.status not in ("trained", "resumed", "reused") or spec.smoke:
+            return
+        try:
+            extras = compute_extras(spec.claims.extras, variant_of_label(outcome.label)[0], Path(outcome.run_dir),
+                                    data_dir)
+            put_records(record_file, [run_record(outcome.run_dir, label, spec.name, spec.profile, extras)
+                                      for label in labels])
+        except Exception as e:   # the run stays; the record says nothing false, and the line says why
+            bar.line(f"    record: {outcome.label} not recorded: {type(e).__name__}: {first_line(e)}")
+
     def record(outcome: RunOutcome) -> None:
+        keep(outcome, [outcome.label, *aliases.get(outcome.label, [])])
         report.outcomes[outcome.label] = outcome
         bar.line(run_line(outcome, notes=notes[outcome.label]), advance=True)
         for label in aliases.get(outcome.label, []):
@@ -312,9 +383,14 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
             # the previous index would go on saying "ok" while this study empties its figures
             # folders and rewrites its notebooks: until the end, the index says the study is running
             report.in_progress = True
+            for folder in (report_dir, report_dir / "runs"):   # what a study killed earlier left there
+                remove_partials(folder)
             write_report(report)
             report.in_progress = False
             for p in plan:
+                if p.same_as is None and p.status.kind == "recorded":
+                    record(RunOutcome(p.spec.label, str(p.spec.run_dir), "recorded", 0.0, p.status.best_stsb_dev,
+                                      p.status.steps_done, train_seconds=p.status.train_seconds))
                 if p.same_as is None and p.status.kind == "finished":
                     # what its training cost when it was trained: the index then records every run's time
                     record(RunOutcome(p.spec.label, str(p.spec.run_dir), "reused", 0.0, p.status.best_stsb_dev,

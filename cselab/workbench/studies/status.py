@@ -10,7 +10,7 @@ from pathlib import Path
 from ...model.config import NON_IDENTITY_KEYS, TrainConfig
 from ...model.io import read_json
 from ...model.rundir.layout import RunDir
-from ...model.rundir.state import load_plain_entry
+from ...model.rundir.state import load_plain_entry, state_json
 
 # Settings outside the run's identity that change what the run directory records (not its result).
 OBSERVATION_KEYS = tuple(k for k in NON_IDENTITY_KEYS if k not in ("output_dir", "run_name", "device",
@@ -33,10 +33,17 @@ class RunStatus:
 
 def checkpoint_step(run_dir: str | os.PathLike) -> int:
     """Optimizer steps in the run's ``last/`` checkpoint (0 when there is none)."""
+    last = RunDir(Path(run_dir)).last_dir
     try:
-        return int(load_plain_entry(RunDir(Path(run_dir)).last_dir, "train_state")["step"])
+        state = load_plain_entry(last, "train_state")
     except FileNotFoundError:
         return 0
+    except KeyError as e:   # a KeyError's message is quoted: say it as it is
+        raise ValueError(e.args[0]) from None
+    step = state.get("step") if isinstance(state, dict) else None
+    if isinstance(step, bool) or not isinstance(step, int):
+        raise ValueError(f"{state_json(last)}: not a cselab checkpoint (its train_state has no step)")
+    return step
 
 
 def run_status(run_dir: str | os.PathLike) -> RunStatus:

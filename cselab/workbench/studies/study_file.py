@@ -12,8 +12,10 @@ from typing import Any
 import yaml
 
 from ...model.io import read_utf8
+from ...model.options import YAML_MAX_BYTES, load_yaml, shown
 
-STUDY_KEYS = ("name", "description", "profiles", "runs", "notebooks", "slurm")
+STUDY_KEYS = ("name", "description", "profiles", "runs", "notebooks", "slurm", "power", "claims", "record_extras",
+              "record_figures")
 GROUP_KEYS = ("label", "config", "set", "grid", "seeds", "profiles")
 NOTEBOOK_KEYS = ("notebook", "name", "runs", "parameters", "profiles")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=-]*$")
@@ -39,9 +41,11 @@ def item_lines(text: str, key: str) -> list[int]:
 
 def read_yaml(path: Path) -> tuple[dict, str]:
     """The study file as a mapping, and its text (for :func:`item_lines`); a parse error names its line."""
+    if path.is_file() and path.stat().st_size > YAML_MAX_BYTES:   # before reading: a study is a page
+        raise StudyError(f"{path}: {path.stat().st_size:,} bytes; a study file has at most {YAML_MAX_BYTES:,}")
     text = read_utf8(path, StudyError)
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -54,12 +58,12 @@ def read_yaml(path: Path) -> tuple[dict, str]:
 def check_keys(where: str, mapping: Any, allowed: tuple[str, ...], what: str) -> None:
     """``mapping`` is a mapping whose keys are all ``allowed``; an unknown one is named with the closest."""
     if not isinstance(mapping, dict):
-        raise StudyError(f"{where}: expected a mapping ({what}), got {mapping!r}")
+        raise StudyError(f"{where}: expected a mapping ({what}), got {shown(mapping)}")
     for key in mapping:
         if key not in allowed:
             hint = difflib.get_close_matches(str(key), allowed, n=1)
             suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-            raise StudyError(f"{where}: unknown key {key!r}{suggestion}; valid keys: {', '.join(allowed)}")
+            raise StudyError(f"{where}: unknown key {shown(key)}{suggestion}; valid keys: {', '.join(allowed)}")
 
 
 def as_list(where: str, value: Any, item_type: type, what: str) -> list:
@@ -67,7 +71,7 @@ def as_list(where: str, value: Any, item_type: type, what: str) -> list:
     ok = isinstance(value, list) and value and all(
         isinstance(v, item_type) and not isinstance(v, bool) for v in value)
     if not ok:
-        raise StudyError(f"{where}: expected a non-empty list of {what}, got {value!r}")
+        raise StudyError(f"{where}: expected a non-empty list of {what}, got {shown(value)}")
     return value
 
 

@@ -30,7 +30,7 @@ from ...distributed import all_gather, is_distributed, rank
 from ...losses.base import Component, ContrastiveBatch, Contribution
 from ...losses.infonce import aligned_positive_mask, cosine_matrix, info_nce
 from ..registry import register_method
-from ...losses.queue import EmbeddingQueue
+from ...losses.queue import EmbeddingQueue, check_queue_size
 
 
 @dataclass
@@ -45,6 +45,7 @@ class AugmentedPositiveParams:
     def __post_init__(self):
         if self.queue_size < 2:
             raise ValueError(f"queue_size must be >= 2, got {self.queue_size}")
+        check_queue_size(self.queue_size)
         if not 1 <= self.top_k < self.queue_size:
             raise ValueError(f"top_k must be in [1, queue_size - 1] = [1, {self.queue_size - 1}], got {self.top_k}")
         if not self.beta > 0:

@@ -125,7 +125,8 @@ class ClusterNS(Component):
                    "nearest_centroid_cos": "nearest centroid (own cluster)",
                    "inter_centroid_cos": "between centroids", "false_neg_cos": "false negatives",
                    "false_neg_rate": "share of anchors with a false negative", "nonempty_clusters": "non-empty clusters",
-                   "batch_cos": "all pairs of the batch (start test, σ)"}
+                   "batch_cos": "all pairs of the batch (start test, σ)",
+                   "centroid_shift": "centroid movement since the last logged step (1 − cos)"}
     display_name = "ClusterNS"
     citation = ('Deng, Wan, Yang, Quan & Wang, "Clustering-Aware Negative Sampling for Unsupervised Sentence '
                 'Representation", Findings of ACL 2023, eq. 2-8')
@@ -271,6 +272,9 @@ class ClusterNS(Component):
         off_diagonal = ~torch.eye(k, dtype=torch.bool, device=between.device)
         counts = torch.bincount(chosen.membership, minlength=k)
         return {
+            # how far the centroids moved since the last logged step: whether the clustering acts at
+            # all within a short run (γ sets it)
+            "centroid_shift": self.state.shift_since_logged(),
             "hard_neg_cos": to_centroids.gather(1, chosen.hard.unsqueeze(1)).mean(),
             "nearest_centroid_cos": to_centroids.gather(1, chosen.nearest.unsqueeze(1)).mean(),
             "inter_centroid_cos": between[off_diagonal].mean(),

@@ -132,6 +132,10 @@ class ClusterState(nn.Module):
         self.register_buffer("centroids", torch.zeros(num_clusters, dim))
         self.register_buffer("started", torch.tensor(False))
         self.register_buffer("start_step", torch.tensor(-1, dtype=torch.long))
+        # the centroids at the last logged step (observation only: how far they move between logs);
+        # in the state so that a resumed run logs what the uninterrupted one logs
+        self.register_buffer("logged_centroids", torch.zeros(num_clusters, dim))
+        self.register_buffer("logged", torch.tensor(False))
 
     @property
     def is_started(self) -> bool:
@@ -141,6 +145,7 @@ class ClusterState(nn.Module):
         """Give the centroid buffer its width (the embedding size) before anything is loaded."""
         if self.centroids.shape[1] != dim:
             self.centroids = torch.zeros(self.num_clusters, dim, device=self.centroids.device)
+            self.logged_centroids = torch.zeros_like(self.centroids)
 
     @torch.no_grad()
     def initialise(self, centroids: torch.Tensor, step: int) -> None:
@@ -159,9 +164,23 @@ class ClusterState(nn.Module):
             momentum_update(self.centroids, points, assignment, momentum, update).contiguous())
         return assignment
 
+    @torch.no_grad()
+    def shift_since_logged(self) -> torch.Tensor | float:
+        """1 − the mean cosine of each centroid to itself at the previous call (NaN at the first),
+        then remember the centroids: called on logging steps, it says how far they moved."""
+        shift = (1 - torch.nn.functional.cosine_similarity(self.centroids, self.logged_centroids, dim=1).mean()
+                 if bool(self.logged) else float("nan"))
+        self.logged_centroids = self.centroids.detach().clone()
+        self.logged.fill_(True)
+        return shift
+
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
         # The centroid width is only known once the encoder is set up; take the checkpoint's.
         saved = state_dict.get(prefix + "centroids")
         if saved is not None and saved.shape != self.centroids.shape:
             self.centroids = torch.zeros_like(saved, device=self.centroids.device)
+            self.logged_centroids = torch.zeros_like(self.centroids)
+        if saved is not None and prefix + "logged" not in state_dict:   # a checkpoint from before they existed
+            state_dict[prefix + "logged_centroids"] = torch.zeros_like(saved)
+            state_dict[prefix + "logged"] = torch.tensor(False)
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)

@@ -1,0 +1,255 @@
+"""Figures drawn from a study's record, over training seeds: every point is one seed's run.
+
+=========================  ======================================================================
+function                   what it shows
+=========================  ======================================================================
+plot_claims                each claim of a claims table (:func:`cselab.workbench.claims.claims_table`) as its
+                           per-seed paired differences (small dots), their mean and 95 % t-interval,
+                           the verdict in words and the paper's effect scaled to this backbone (◇):
+                           the paired view of the test the verdict comes from, one panel per metric
+plot_seed_points           a score per variant or swept setting: each seed's value (small dots), the
+                           mean and its 95 % t-interval; a line joins the means only over ≥ 4 settings
+plot_seed_curves           a logged statistic against the training step: the mean over seeds with its
+                           95 % t-interval at each logged step, one line per variant
+plot_layer_profile_seeds   each layer's [CLS] cosine to the last layer at the last probe, over seeds
+=========================  ======================================================================
+"""
+from __future__ import annotations
+
+import math
+import textwrap
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from ..results import mean_ci
+from .core import COLUMN_WIDTH, TooFewPoints, add_note, new_figure, styled
+from .style import place_legend, series_styles
+
+FAMILY_TITLES = {"paper": "the paper's claims", "check": "the workbench's checks (not the paper's)"}
+LINE_FROM = 4           # a line through fewer measured settings implies a trend nobody measured
+JITTER = 0.12
+METRIC_WORDS = {"avg": "Δ of the 7-task STS average (Spearman × 100)",
+                "largest_angle_final": "Δ of the largest angle at the last probe (°)",
+                "grad_norm_late": "Δ of ‖∂L/∂z‖ × 1000, mean over the second half of training",
+                "clustering/DBpedia": "Δ of DBpedia AMI × 100",
+                "clustering/short_text_avg": "Δ of the short-text accuracy × 100 (8 sets)"}
+
+
+def _interval(values: Sequence[float]) -> tuple[float, float, float, int]:
+    stats = mean_ci([v for v in values if math.isfinite(v)])
+    return stats["mean"], stats["ci_low"], stats["ci_high"], stats["n"]
+
+
+def _jitter(n: int) -> np.ndarray:
+    return np.linspace(-JITTER, JITTER, n) if n > 1 else np.zeros(1)
+
+
+@styled
+def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]], title: str | None = None) -> Figure:
+    """One row per tested claim (rows of ``table`` with a paired t-test; ``differences``: each
+    claim's per-seed differences, variant − reference, in the seeds' order), grouped into one
+    panel per metric. A row's verdict is written at its right; ◇ marks the paper's effect on this
+    backbone (its sign the paper's) where the paper gives a number."""
+    rows = table[(table["test"] == "paired_t") & table["diff"].notna()]
+    if rows.empty:
+        raise TooFewPoints("plot_claims: no claim with a paired difference to draw")
+    panels = list(dict.fromkeys(zip(rows["kind"], rows["metric"])))
+    heights = [len(rows[(rows["kind"] == k) & (rows["metric"] == m)]) for k, m in panels]
+    width = 6.8
+    fig = Figure(figsize=(width, 1.0 + sum(0.3 * h + 0.85 for h in heights)))
+    grid = fig.add_gridspec(len(panels), 1, height_ratios=[h + 1.6 for h in heights], left=0.38, right=0.72,
+                            top=1 - 0.3 / fig.get_figheight(), bottom=0.85 / fig.get_figheight(), hspace=0.75)
+    styles = series_styles(["Δ"])
+    colour = styles["Δ"]["color"]
+    counts = set()
+    for i, (kind, metric) in enumerate(panels):
+        ax = fig.add_subplot(grid[i])
+        part = rows[(rows["kind"] == kind) & (rows["metric"] == metric)].reset_index(drop=True)
+        ax.set_title(FAMILY_TITLES.get(kind, kind), fontsize=8, loc="left")
+        positions = list(range(len(part)))[::-1]
+        ends = [0.0]
+        for y, (_, r) in zip(positions, part.iterrows()):
+            seeds = [d for d in differences.get(r["claim"], []) if math.isfinite(d)]
+            counts.add(len(seeds))
+            ax.scatter(np.asarray(seeds), y + _jitter(len(seeds)), s=7, color=colour, alpha=0.45, linewidths=0,
+                       zorder=2)
+            if math.isfinite(r["ci_low"]):
+                ax.hlines(y, r["ci_low"], r["ci_high"], color=colour, linewidth=2, zorder=3)
+                ends += [r["ci_low"], r["ci_high"]]
+            ax.scatter([r["diff"]], [y], s=22, color=colour, zorder=4, edgecolors="white", linewidths=0.6)
+            scaled = r.get("scaled_effect", math.nan)
+            direction = -1 if r.get("direction", 1) == -1 else 1
+            if isinstance(scaled, float) and math.isfinite(scaled):
+                ax.scatter([direction * scaled], [y], marker="D", s=18, facecolors="none", edgecolors="black",
+                           linewidths=0.8, zorder=4)
+                ends.append(direction * scaled)
+            ends += seeds
+            ax.annotate(textwrap.shorten(str(r["verdict"]), 34, placeholder="…"), (1.0, y),
+                        xycoords=("axes fraction", "data"), xytext=(4, 0), textcoords="offset points",
+                        va="center", fontsize=7)
+        ax.axvline(0.0, color="grey", linestyle=":", linewidth=1)
+        pad = 0.08 * ((max(ends) - min(ends)) or 1.0)
+        ax.set_xlim(min(ends) - pad, max(ends) + pad)
+        ax.set_yticks(positions, [textwrap.fill(str(c), 44) for c in part["claim"]], fontsize=7)
+        ax.set_ylim(-0.6, len(part) - 0.4)
+        ax.set_xlabel(METRIC_WORDS.get(metric, f"Δ of {metric}"), fontsize=8)
+        ax.grid(axis="y", visible=False)
+    n = sorted(counts)
+    seeds = f"n = {n[0]} seeds" if len(n) == 1 else f"n = {n[0]}–{n[-1]} seeds by claim"
+    add_note(fig, f"Small dots: one seed's paired difference (variant − reference, {seeds}); large dot and bar: "
+                  "their mean and 95 % t-interval; ◇: the paper's effect scaled to this backbone (where it prints "
+                  "a number); right: the verdict after Holm's correction within the claim's family.")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+@styled
+def plot_seed_points(frame: pd.DataFrame, x: str, y: str = "avg", hue: str | None = None,
+                     xlabel: str | None = None, ylabel: str = "STS avg., 7 tasks (ρ × 100)",
+                     numeric_x: bool = True, method: str | None = None, title: str | None = None) -> Figure:
+    """``y`` per ``x`` (a swept setting, or a variant name when ``numeric_x`` is false) and ``hue``:
+    each seed's run as a small dot, the mean over seeds with its 95 % t-interval as a bar. A line
+    joins the means only where a series has at least :data:`LINE_FROM` settings."""
+    if frame.empty or frame[x].nunique() < 2:
+        raise TooFewPoints(f"plot_seed_points: need at least 2 values of {x!r}")
+    fig, (ax,) = new_figure(panel_size=(COLUMN_WIDTH + (0.6 if hue else 0), 2.6))
+    groups = list(frame.groupby(hue, sort=False)) if hue else [("", frame)]
+    names = [str(name) for name, _ in groups]
+    styles = series_styles(names, None if hue else {"": method})
+    categories = list(dict.fromkeys(frame[x]))
+    offsets = np.linspace(-0.12, 0.12, len(groups)) if len(groups) > 1 else [0.0]
+    counts = set()
+    for offset, name, (_, group) in zip(offsets, names, groups):
+        style = styles[name]
+        xs, means = [], []
+        for position, value in enumerate(categories):
+            values = group.loc[group[x] == value, y].astype(float).tolist()
+            values = [v for v in values if math.isfinite(v)]
+            if not values:
+                continue
+            at = (float(value) if numeric_x else position)
+            spread = offset * (np.ptp([float(c) for c in categories]) if numeric_x else 1.0) / 2 if numeric_x \
+                else offset
+            mean, low, high, n = _interval(values)
+            counts.add(n)
+            ax.scatter(np.full(len(values), at + spread) + _jitter(len(values)) * (0.05 if numeric_x else 0.3),
+                       values, s=6, color=style["color"], alpha=0.4, linewidths=0, zorder=2)
+            if n >= 2 and math.isfinite(low):
+                ax.vlines(at + spread, low, high, color=style["color"], linewidth=1.4, zorder=3)
+            ax.scatter([at + spread], [mean], s=20, color=style["color"], marker=style.get("marker") or "o",
+                       zorder=4, label=name or None if not xs else None)
+            xs.append(at + spread)
+            means.append(mean)
+        if len(xs) >= LINE_FROM:
+            ax.plot(xs, means, color=style["color"], linestyle=style.get("linestyle", "-"), linewidth=1, zorder=1)
+    if numeric_x:
+        ax.set_xticks([float(c) for c in categories], [f"{c:g}" if isinstance(c, float) else str(c)
+                                                      for c in categories])
+    else:
+        ax.set_xticks(range(len(categories)), [textwrap.fill(str(c), 12) for c in categories], fontsize=7)
+        ax.set_xlim(-0.5, len(categories) - 0.5)
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    if hue:
+        place_legend(ax, title=hue)
+    n = sorted(counts)
+    seeds = f"{n[0]} seeds" if len(n) == 1 else f"{n[0]}–{n[-1]} seeds"
+    add_note(fig, f"Small dots: one seed's run each ({seeds} a point); large dot and bar: the mean over seeds and its "
+                  "95 % t-interval (per point, not paired: the claims figure tests the paired differences)"
+                  + ("; a line joins the means only over 4 or more settings" if numeric_x else "") + ".")
+    return fig
+
+
+@styled
+def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str | None = None,
+                     logy: bool = False) -> Figure:
+    """One line per variant (``{name: records_series frame}``: ``seed``, ``step``, ``value``): the
+    mean over seeds at each logged step, its 95 % t-interval as a band."""
+    drawn = {name: frame for name, frame in series.items() if not frame.empty}
+    if not drawn:
+        raise TooFewPoints("plot_seed_curves: no logged values to draw")
+    fig, (ax,) = new_figure(panel_size=(COLUMN_WIDTH + 0.4, 2.5))
+    styles = series_styles(list(drawn))
+    counts = set()
+    steps_seen: set = set()
+    for name, frame in drawn.items():
+        rows = []
+        for step, part in frame.groupby("step"):
+            mean, low, high, n = _interval(part["value"].tolist())
+            rows.append((step, mean, low, high))
+            counts.add(n)
+        steps, means, lows, highs = map(np.asarray, zip(*rows))
+        steps_seen.update(steps.tolist())
+        style = styles[name]
+        ax.plot(steps, means, color=style["color"], linestyle=style.get("linestyle", "-"),
+                marker=style.get("marker") or "o", markersize=3, linewidth=1.2, label=name)
+        ok = np.isfinite(lows)
+        if ok.any():
+            ax.fill_between(steps[ok], lows[ok], highs[ok], color=style["color"], alpha=0.18, linewidth=0)
+    ticks = sorted(steps_seen)
+    if len(ticks) <= 10:
+        ax.set_xticks(ticks)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel("training step")
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    place_legend(ax, min_entries=2)
+    n = sorted(counts)
+    seeds = f"n = {n[0]} seeds" if len(n) == 1 else f"n = {n[0]}–{n[-1]} seeds"
+    add_note(fig, f"Line: the mean over seeds at each logged step ({seeds}); band: its 95 % t-interval.")
+    return fig
+
+
+@styled
+def plot_layer_profile_seeds(profiles: Mapping[str, Sequence[Sequence[float]]], title: str | None = None) -> Figure:
+    """``{variant: [one seed's per-layer cosines to the last layer, ...]}`` (hidden states 0 … L):
+    the mean over seeds per layer with its 95 % t-interval; the last layer (1 by definition) left out."""
+    fig, (ax,) = new_figure(panel_size=(COLUMN_WIDTH + 0.4, 2.5))
+    styles = series_styles(list(profiles))
+    counts = set()
+    for name, seeds in profiles.items():
+        matrix = np.asarray([list(s)[:-1] for s in seeds], dtype=float)
+        if matrix.size == 0:
+            continue
+        layers = np.arange(matrix.shape[1])
+        stats = [_interval(matrix[:, j].tolist()) for j in layers]
+        means = np.asarray([s[0] for s in stats])
+        lows = np.asarray([s[1] for s in stats])
+        highs = np.asarray([s[2] for s in stats])
+        counts.add(matrix.shape[0])
+        style = styles[name]
+        ax.errorbar(layers, means, yerr=[means - lows, highs - means] if np.isfinite(lows).all() else None,
+                    color=style["color"], marker=style.get("marker") or "o", markersize=3, capsize=2,
+                    linewidth=1.2, label=name)
+    ax.set_xticks(range(len(layers)), ["emb."] + [str(i) for i in range(1, len(layers))])
+    ax.set_xlabel("layer (0 = embeddings)")
+    ax.set_ylabel("cosine of [CLS] to the last layer's")
+    if title:
+        ax.set_title(title)
+    place_legend(ax)
+    n = sorted(counts)
+    most = "; ".join(f"{name}: {most_similar_words(seeds)}" for name, seeds in profiles.items() if len(seeds))
+    add_note(fig, f"Each point: the mean over seeds (n = {n[0] if len(n) == 1 else f'{n[0]}–{n[-1]}'}) of the probe "
+                  "set's mean cosine at the last probe (256 STS-B dev sentences); bars: 95 % t-interval. The layer "
+                  f"most similar to the last (of layers 1 to L − 1), seed by seed: {most}.")
+    return fig
+
+
+def most_similar_words(seeds: Sequence[Sequence[float]]) -> str:
+    """Fig. 3's reading per seed: which intermediate layer (1 … L − 1) is closest to the last, counted
+    over seeds, e.g. "layer 5 in 4 of 5 seeds, layer 4 in 1"."""
+    from collections import Counter
+
+    picks = Counter(int(np.argmax(list(s)[1:-1])) + 1 for s in seeds)
+    ordered = picks.most_common()
+    first, count = ordered[0]
+    rest = ", ".join(f"layer {layer} in {c}" for layer, c in ordered[1:])
+    return f"layer {first} in {count} of {len(seeds)} seeds" + (f", {rest}" if rest else "")

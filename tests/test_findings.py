@@ -1,0 +1,67 @@
+"""The findings pages quote the committed records: every generated block of docs/cpu-papers.md,
+docs/cpu-compare.md and README.md is what the records give (cselab.workbench.paper_tables.record_report), a
+planted change of one per-seed score is caught, and every study rebuilds from its record alone."""
+from __future__ import annotations
+
+import io
+import json
+import shutil
+
+import pytest
+
+from conftest import REPO
+
+from cselab.workbench.paper_tables.record_report import BLOCK, committed_record, rebuild_from_record, update_docs
+from cselab.workbench.studies.record import read_record, write_record
+
+PAGES = [REPO / "docs" / "cpu-papers.md", REPO / "docs" / "cpu-compare.md", REPO / "README.md"]
+STUDIES = ["cpu-compare", "paper-mixcse", "paper-gs-infonce", "paper-clusterns", "paper-apincse"]
+
+
+def test_every_generated_block_is_what_the_committed_records_give():
+    assert update_docs(PAGES, root=REPO, write=False) == {}, "run `make findings` and commit the pages"
+    named = {(m["kind"], m["study"]) for page in PAGES for m in BLOCK.finditer(page.read_text(encoding="utf-8"))}
+    # each study's claims, its plan and its tally are on the pages
+    for study in STUDIES:
+        assert {("claims", study), ("plan", study), ("tally", study)} <= named, study
+
+
+def test_a_planted_change_of_one_per_seed_score_is_caught(tmp_path):
+    recorded = [s for s in STUDIES if committed_record(s, REPO).is_file()]
+    assert recorded, "no committed record"
+    for study in STUDIES:
+        source = committed_record(study, REPO)
+        if source.is_file():
+            target = committed_record(study, tmp_path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, target)
+    pages = []
+    for page in PAGES:
+        copy = tmp_path / page.name
+        copy.write_text(page.read_text(encoding="utf-8"), encoding="utf-8")
+        pages.append(copy)
+    assert update_docs(pages, root=tmp_path, write=False) == {}
+    study = recorded[0]
+    records = read_record(committed_record(study, tmp_path))
+    records[0]["sts"]["avg"] += 0.5                       # one run's score, one seed
+    write_record(committed_record(study, tmp_path), records)
+    changed = update_docs(pages, root=tmp_path, write=False)
+    assert any(f"claims {study}" in names for names in changed.values()), changed
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_every_study_rebuilds_from_its_committed_record_alone(study, tmp_path):
+    source = committed_record(study, REPO)
+    if not source.is_file():
+        pytest.fail(f"{source}: not committed")
+    figures = tmp_path / "figures"
+    target = figures / study / "record.jsonl"
+    target.parent.mkdir(parents=True)
+    shutil.copy(source, target)
+    out = io.StringIO()
+    assert rebuild_from_record(study, "cpu", figures, tmp_path / "reports", stream=out) == 0
+    assert (tmp_path / "reports" / study / "record" / "claims.md").is_file()
+    assert (figures / study / "record" / "claims.png").is_file()
+    for line in source.read_text().splitlines():
+        record = json.loads(line)
+        assert record["study"] in STUDIES and len(record["sts"]) == 8, record["label"]

@@ -1,0 +1,54 @@
+"""A notebook stopped by bad input shows one line, as the command line does: a config value the
+train notebook refuses (papermill's ``-y "overrides: {max_steps: -5}"``) and runs that make none of a
+paper notebook's variants (paper_mixcse on one ESimCSE run) were 8–10-line tracebacks into cselab."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+
+def execute_failing(name: str, tmp_path: Path, monkeypatch, parameters: dict) -> dict:
+    """Execute notebooks/<name>.py with papermill; it must fail. Returns the error output of the cell that failed."""
+    import jupytext
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    source = tmp_path / f"{name}.ipynb"
+    jupytext.write(jupytext.read(REPO / "notebooks" / f"{name}.py"), source)
+    executed = tmp_path / f"{name}.executed.ipynb"
+    with pytest.raises(PapermillExecutionError):
+        papermill.execute_notebook(str(source), str(executed), kernel_name="python3", progress_bar=False,
+                                   cwd=str(tmp_path), parameters=parameters)
+    errors = [o for c in json.loads(executed.read_text())["cells"] if c["cell_type"] == "code"
+              for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert len(errors) == 1
+    return errors[0]
+
+
+def test_the_train_notebook_shows_a_refused_config_value_as_one_line(tmp_path, monkeypatch):
+    error = execute_failing("train", tmp_path, monkeypatch,
+                            {"config": "quickstart", "overrides": {"max_steps": -5}, "output_dir": str(tmp_path)})
+    assert error["ename"] == "ConfigError" and error["traceback"] == ["ConfigError: max_steps: must be >= 1, got -5"]
+
+
+def test_paper_mixcse_on_runs_of_no_variant_is_one_line(tiny_model, data_dir, tmp_path, monkeypatch):
+    from cselab.model.config import load_config
+    from cselab.model.train import train
+
+    cfg = load_config({"model": str(tiny_model), "corpus": "wiki1m-head", "max_sentences": 32, "batch_size": 16,
+                       "max_steps": 2, "eval_every": 2, "final_eval": False, "dev_max_pairs": 100, "method": "esimcse",
+                       "esimcse": {"queue_size": 16}, "output_dir": str(tmp_path / "runs"), "run_name": "e"})
+    run = train(cfg, data_dir=data_dir, progress=False)
+    error = execute_failing("paper_mixcse", tmp_path, monkeypatch,
+                            {"runs": {"esimcse-s1": str(run)}, "data_dir": str(data_dir),
+                             "figures_dir": str(tmp_path / "figures"), "tables_dir": str(tmp_path / "tables")})
+    assert error["ename"] == "VariantError"
+    assert error["traceback"] == [
+        "VariantError: no run matches the variants {'SimCSE': 'simcse', 'MixCSE': 'mixcse', 'MixCSE single': "
+        "'mixcse-single', 'MixCSE w/o stop-gradient': 'mixcse-no_sg'}; runs: ['esimcse-s1']"]
