@@ -122,19 +122,21 @@ def _figure(study, spec: dict, records: list[dict], frame: pd.DataFrame):
                                 hue=spec.get("hue", "method"), xlabel=spec.get("x"), title=spec.get("title"))
     # curves over training (one key, or one panel... one figure per key list: the keys share the axis)
     keys = spec.get("keys") or [spec["key"]]
+    words = dict(keys) if isinstance(keys, dict) else {}      # keys: {logged key: its panel's words}
+    keys = list(keys)
     if keys == ["layer_cls_sim"]:
         profiles = {}
         for name, variant in spec["variants"].items():
             profiles[name] = [r["probe"]["layer_cls_sim"][-1] for r in records
                               if r["variant"] == variant and (r.get("probe") or {}).get("layer_cls_sim")]
         return plot_layer_profile_seeds(profiles, title=spec.get("title"))
-    series = {}
-    for name, variant in spec["variants"].items():
-        chosen = [r for r in records if r["variant"] == variant]
-        for key in keys:
-            label = name if len(keys) == 1 else f"{name}: {_key_words(key)}"
-            series[label] = records_series(chosen, spec.get("part", "train"), key)
-    return plot_seed_curves(series, spec.get("y", keys[0]), title=spec.get("title"))
+    panels: dict[str, dict] = {}
+    for key in keys:
+        panel = panels.setdefault((words.get(key) or _key_words(key)) if len(keys) > 1 else "", {})
+        for name, variant in spec["variants"].items():
+            panel[name] = records_series([r for r in records if r["variant"] == variant], spec.get("part", "train"), key)
+    return plot_seed_curves({}, spec.get("y", keys[0]), title=spec.get("title"), logy=spec.get("scale") == "log",
+                            panels=panels)
 
 
 def _key_words(key: str) -> str:

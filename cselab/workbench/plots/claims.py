@@ -168,40 +168,44 @@ def plot_seed_points(frame: pd.DataFrame, x: str, y: str = "avg", hue: str | Non
 
 @styled
 def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str | None = None,
-                     logy: bool = False) -> Figure:
+                     logy: bool = False, panels: Mapping[str, Mapping[str, pd.DataFrame]] | None = None) -> Figure:
     """One line per variant (``{name: records_series frame}``: ``seed``, ``step``, ``value``): the
-    mean over seeds at each logged step, its 95 % t-interval as a band."""
-    drawn = {name: frame for name, frame in series.items() if not frame.empty}
-    if not drawn:
+    mean over seeds at each logged step, its 95 % t-interval as a band. With ``panels``
+    (``{panel title: {name: frame}}``, one panel per logged key) ``series`` is ignored: each key gets
+    its own panel and axis, and a colour means the same variant in every panel."""
+    panels = {t: {n: f for n, f in p.items() if not f.empty} for t, p in (panels or {"": series}).items()}
+    panels = {t: p for t, p in panels.items() if p}
+    if not panels:
         raise TooFewPoints("plot_seed_curves: no logged values to draw")
-    fig, (ax,) = new_figure(panel_size=(COLUMN_WIDTH + 0.4, 2.5))
-    styles = series_styles(list(drawn))
+    fig, axes = new_figure(len(panels), panel_size=(COLUMN_WIDTH + 0.4, 2.5), ncols=2)
+    styles = series_styles(list(dict.fromkeys(n for p in panels.values() for n in p)))
     counts = set()
-    steps_seen: set = set()
-    for name, frame in drawn.items():
-        rows = []
-        for step, part in frame.groupby("step"):
-            mean, low, high, n = _interval(part["value"].tolist())
-            rows.append((step, mean, low, high))
-            counts.add(n)
-        steps, means, lows, highs = map(np.asarray, zip(*rows))
-        steps_seen.update(steps.tolist())
-        style = styles[name]
-        ax.plot(steps, means, color=style["color"], linestyle=style.get("linestyle", "-"),
-                marker=style.get("marker") or "o", markersize=3, linewidth=1.2, label=name)
-        ok = np.isfinite(lows)
-        if ok.any():
-            ax.fill_between(steps[ok], lows[ok], highs[ok], color=style["color"], alpha=0.18, linewidth=0)
-    ticks = sorted(steps_seen)
-    if len(ticks) <= 10:
-        ax.set_xticks(ticks)
-    if logy:
-        ax.set_yscale("log")
-    ax.set_xlabel("training step")
-    ax.set_ylabel(ylabel)
+    for ax, (panel, drawn) in zip(axes, panels.items()):
+        steps_seen: set = set()
+        for name, frame in drawn.items():
+            rows = []
+            for step, part in frame.groupby("step"):
+                mean, low, high, n = _interval(part["value"].tolist())
+                rows.append((step, mean, low, high))
+                counts.add(n)
+            steps, means, lows, highs = map(np.asarray, zip(*rows))
+            steps_seen.update(steps.tolist())
+            style = styles[name]
+            ax.plot(steps, means, color=style["color"], linestyle=style.get("linestyle", "-"),
+                    marker=style.get("marker") or "o", markersize=3, linewidth=1.2, label=name)
+            ok = np.isfinite(lows)
+            if ok.any():
+                ax.fill_between(steps[ok], lows[ok], highs[ok], color=style["color"], alpha=0.18, linewidth=0)
+        ticks = sorted(steps_seen)
+        if len(ticks) <= 10:
+            ax.set_xticks(ticks)
+        if logy:
+            ax.set_yscale("log")
+        ax.set_xlabel("training step")
+        ax.set_ylabel(ylabel if len(panels) == 1 else panel)
     if title:
-        ax.set_title(title)
-    place_legend(ax, min_entries=2)
+        fig.suptitle(title)
+    place_legend(axes[0], min_entries=2)
     n = sorted(counts)
     seeds = f"n = {n[0]} seeds" if len(n) == 1 else f"n = {n[0]}–{n[-1]} seeds"
     add_note(fig, f"Line: the mean over seeds at each logged step ({seeds}); band: its 95 % t-interval.")
