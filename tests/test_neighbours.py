@@ -163,7 +163,7 @@ def test_the_explorer_with_an_empty_sentence_box_says_so_in_one_line(tiny_runs, 
     pytest.importorskip("ipywidgets")
     from ipywidgets.widgets import widget_output
 
-    from cselab import widgets
+    from cselab.workbench import widgets
 
     kernel = _Kernel()
     monkeypatch.setattr(widget_output, "get_ipython", lambda: kernel)

@@ -1,5 +1,6 @@
 """The paper studies' ``cpu`` profiles: each runs its paper's central analyses on the
-offline backbone at cpu-compare's scale with three seeds, every sweep with at least three values
+offline backbone at cpu-compare's scale with the seeds its power plan gives (at least three a run
+group, seeds 1 … n), every sweep with at least three values
 (the main runs count as one), and shares cpu-compare's runs wherever the configs agree, so no run
 is trained twice. Their dry run lists both profiles; ``smoke-cpu`` shrinks the cpu grid."""
 from __future__ import annotations
@@ -31,17 +32,23 @@ def _value(cfg, dotted: str):
 
 
 @pytest.mark.parametrize("study", list(STUDIES))
-def test_cpu_profile_covers_the_papers_analyses_with_three_seeds(study, tmp_path):
+def test_cpu_profile_covers_the_papers_analyses_with_the_planned_seeds(study, tmp_path):
     spec = load_study(study, "cpu", runs_root=tmp_path, notebooks=False)
     groups = defaultdict(set)
     for run in spec.runs:
         groups[run.group].add(run.config.seed)
         assert run.config.model == "all-minilm-l6" and run.config.corpus == "wiki1m-head"
-    assert all(seeds == {1, 2, 3} for seeds in groups.values()), dict(groups)
+    planned = spec.claims.planned_seeds()
+    for group, seeds in groups.items():
+        n = max(seeds)
+        assert n >= 3 and seeds == set(range(1, n + 1)), (group, seeds)
+        if group in planned:
+            assert n == planned[group], (group, n, planned[group])
     assert {"simcse", *ABLATIONS[study]} <= set(groups)
     notebook = STUDIES[study][0]
+    given = load_study(study, "cpu", runs_root=tmp_path).notebooks[0].parameters   # the cpu notebook's own
     for parameter, key, main in SWEEPS[study]:
-        prefixes = tuple(notebook_defaults(notebook)[parameter])
+        prefixes = tuple(given.get(parameter, notebook_defaults(notebook)[parameter]))
         values = {_value(r.config, key) for r in spec.runs if r.group == main or r.group.startswith(prefixes)}
         if study == "paper-gs-infonce":
             values.add(0.0)   # SimCSE stands for M = 0 (the notebook's rule; the same maths without noise)
@@ -74,7 +81,7 @@ def test_cpu_dry_run_lists_the_grid_both_profiles_and_matches_the_notebook(study
     gpu_runs = len(load_study(study, "gpu", runs_root=tmp_path / "runs", notebooks=False).runs)
     assert f"profile gpu (not run now): {gpu_runs} runs" in text and "estimated" in text
     prefixes = {**notebook_defaults(notebook)["variants"], **spec.notebooks[0].parameters.get("variants", {}),
-                **{name: notebook_defaults(notebook)[name] for name in sweeps}}
+                **{name: spec.notebooks[0].parameters.get(name, notebook_defaults(notebook)[name]) for name in sweeps}}
     labels = [run.label for run in spec.runs]
     assert unmatched(dict.fromkeys(labels), prefixes) == []
 
@@ -83,9 +90,13 @@ def test_smoke_cpu_shrinks_the_cpu_grid(tmp_path, monkeypatch):
     monkeypatch.setenv("CSELAB_SMOKE_DIR", str(tmp_path / "smoke"))
     cpu = load_study("paper-apincse", "cpu", runs_root=tmp_path / "runs", notebooks=False)
     smoke = load_study("paper-apincse", "smoke-cpu", runs_root=tmp_path / "runs", notebooks=False)
-    assert smoke.smoke and [r.label for r in smoke.runs] == [r.label for r in cpu.runs]
+    # the smoke profile trains the first seed of each run group the power plan sizes (it checks the
+    # code path, not the statistics), every other run of the grid as it is
+    assert smoke.smoke and {r.group for r in smoke.runs} == {r.group for r in cpu.runs}
+    assert {r.label for r in smoke.runs} <= {r.label for r in cpu.runs}
     assert all(r.config.max_steps == 2 and r.config.model.startswith(str(tmp_path / "smoke")) for r in smoke.runs)
-    assert [r.config.method_params for r in smoke.runs] == [r.config.method_params for r in cpu.runs]
+    params = {r.label: r.config.method_params for r in cpu.runs}
+    assert all(r.config.method_params == params[r.label] for r in smoke.runs)
 
 
 CPU_SMOKE_DEFAULT = "paper-apincse"   # one study in the default run; the other three are slow tests

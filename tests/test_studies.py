@@ -617,7 +617,7 @@ def test_an_executed_notebook_is_a_plain_ipynb_that_jupyterlab_opens(tmp_path):
     paired notebook ... matches none of the export formats". It now opens, with its outputs."""
     import asyncio
 
-    from cselab.lab import NotebookContentsManager
+    from cselab.workbench.jupyterlab import NotebookContentsManager
     from cselab.workbench.studies.execute import execute_notebook
 
     source = tmp_path / "tiny.py"

@@ -35,8 +35,7 @@ from ..studies.spec import load_study
 STS_COLUMNS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "avg"]
 BLOCK = re.compile(r"(<!-- record: (?P<kind>[a-z_]+) (?P<study>[A-Za-z0-9_.+=-]+) -->\n)(?P<body>.*?)(<!-- /record -->)",
                    re.S)
-TALLY_NAMES = {"paper-mixcse": "MixCSE", "paper-gs-infonce": "GS-InfoNCE", "paper-clusterns": "ClusterNS",
-               "paper-apincse": "APINCSE", "cpu-compare": "the methods against SimCSE (cpu-compare)"}
+PAPER_STUDY = "paper-"   # a paper's study is named after its method (paper-mixcse): its tally says the method
 # where each study's record is committed (the figures root the study runs with)
 FIGURES_ROOTS = {"cpu-compare": "figures"}
 DEFAULT_FIGURES_ROOT = "figures/cpu-papers"
@@ -137,6 +136,15 @@ def _figure(study, spec: dict, records: list[dict], frame: pd.DataFrame):
             panel[name] = records_series([r for r in records if r["variant"] == variant], spec.get("part", "train"), key)
     return plot_seed_curves({}, spec.get("y", keys[0]), title=spec.get("title"), logy=spec.get("scale") == "log",
                             panels=panels)
+
+
+def tally_name(study: str) -> str:
+    """The name a study's tally line starts with: its method's display name for a paper's study, else
+    the study's own name."""
+    from ..labels import display_name, method_key
+
+    method = method_key(study[len(PAPER_STUDY):]) if study.startswith(PAPER_STUDY) else None
+    return display_name(method) if method else study
 
 
 def _key_words(key: str) -> str:
@@ -252,7 +260,7 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
         counts = tally(table)
         runs = len(records)
         hours = sum(r.get("train_seconds") or 0 for r in records) / 3600
-        name = TALLY_NAMES.get(study, study)
+        name = tally_name(study)
         return (f"{name}: {counts['claims']} claims: {counts['holds here']} hold here, {counts['reversed']} "
                 f"reversed, {counts['not detected']} not detected, {counts['not testable at this scale']} not "
                 f"testable at this scale, {counts['no test']} without a test ({runs} runs, "

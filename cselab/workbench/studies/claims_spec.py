@@ -122,10 +122,10 @@ def read_claims_spec(path, data: dict, text: str, profile: str, known: list[str]
         options = entry.get("options") or {}
         if not isinstance(options, dict):
             raise StudyError(f"{where}: options: expected a mapping, got {options!r}")
-        from .record_extras import EXTRAS
+        from ...model.evaluate.suites import SUITES
 
-        if entry.get("extra") not in EXTRAS:
-            raise StudyError(f"{where}: extra: expected one of {', '.join(EXTRAS)}, got {entry.get('extra')!r}")
+        if entry.get("extra") not in SUITES:
+            raise StudyError(f"{where}: extra: expected a suite ({', '.join(SUITES)}), got {entry.get('extra')!r}")
         spec.extras.append(RecordExtra(str(entry.get("extra")), [need_variant(where, n, "variant") for n in names],
                                        options))
     for where, entry in _items(path, text, data, "record_figures", FIGURE_KEYS, "record figure", profile, known):

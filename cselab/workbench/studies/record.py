@@ -37,10 +37,12 @@ from typing import Callable, Iterable, Mapping
 import pandas as pd
 
 from ...model.config import TrainConfig
+from ...model.evaluate.suites import default_suite
 from ...model.io import atomic_write_text
 from ...model.rundir import RunDir
 
 FORMAT = 1
+FINAL = default_suite()   # the suite training scores its selected model with (results.json's key of that name)
 RECORD_FILE = "record.jsonl"
 SEED_SUFFIX = re.compile(r"-s(\d+)$")
 DIGITS = 6          # single numbers (seconds, the best dev score); the STS scores are kept whole
@@ -124,7 +126,7 @@ def run_record(run_dir: str | os.PathLike, label: str, study: str, profile: str,
     config = saved["config"]
     metrics = run.metrics()
     variant, seed = variant_of_label(label)
-    sts = results.get("sts") or {}
+    sts = results.get(FINAL) or {}
     train = sorted((r for r in metrics if r.get("kind") == "train"), key=lambda r: r["step"])
     probes = sorted((r for r in metrics if r.get("kind") == "probe"), key=lambda r: r["step"])
     evals = sorted((r for r in metrics if r.get("kind") == "eval" and "stsb_dev" in r), key=lambda r: r["step"])
@@ -136,7 +138,7 @@ def run_record(run_dir: str | os.PathLike, label: str, study: str, profile: str,
         "cpu": {"native_bf16": results.get("native_bf16"), "capability": results.get("cpu_capability")}, "execution": results.get("execution") or {},
         "train_seconds": _round(results.get("train_seconds")), "select_by": results.get("select_by", "stsb_dev"),
         "best": {"step": results.get("best_step"), "stsb_dev": _round(results.get("best_stsb_dev"))},
-        "sts": {**{task: score for task, score in (sts.get("scores") or {}).items()},
+        FINAL: {**{task: score for task, score in (sts.get("scores") or {}).items()},
                 **({"avg": sts["avg"]} if "avg" in sts else {})},
         "dev": {"step": [int(r["step"]) for r in evals], "stsb_dev": [_round(r["stsb_dev"], CURVE_DIGITS) for r in evals]},
         "train": _columns(train, lambda k: k.startswith(TRAIN_PREFIXES)),
@@ -243,7 +245,7 @@ def records_frame(records: Iterable[dict]) -> pd.DataFrame:
     rows = []
     for r in records:
         row = {"label": r["label"], "variant": r["variant"], "seed": r["seed"], "train_seconds": r.get("train_seconds")}
-        row.update({task: (math.nan if v is None else v) for task, v in (r.get("sts") or {}).items()})
+        row.update({task: (math.nan if v is None else v) for task, v in (r.get(FINAL) or {}).items()})
         row.update({name: derive(r) for name, (_, derive) in DERIVED.items()})
         row.update(_flatten_extras(r.get("extras") or {}))
         rows.append(row)
@@ -266,7 +268,7 @@ def records_series(records: Iterable[dict], part: str, key: str) -> pd.DataFrame
 def record_fields() -> list[str]:
     """The top-level keys of a record (for the docs and a test)."""
     return ["format", "study", "profile", "label", "variant", "seed", "run", "config_hash", "config", "commit",
-            "versions", "cpu", "execution", "train_seconds", "select_by", "best", "sts", "dev", "train", "probe",
+            "versions", "cpu", "execution", "train_seconds", "select_by", "best", FINAL, "dev", "train", "probe",
             "extras"]
 
 

@@ -1,6 +1,6 @@
-"""Evaluations a study keeps in its record beside what training wrote (``record_extras:``): each is a
-function of a finished run's folder that returns a flat mapping of numbers, stored under its name in
-the run's record line and read back as ``<name>/<key>`` columns (cselab/workbench/studies/record.py).
+"""Evaluations a study keeps in its record beside what training wrote (``record_extras:``): each names a
+registered suite, run on a finished run's ``best/``; its numbers (a flat mapping) are stored under the
+suite's name in the run's record line and read back as ``<name>/<key>`` columns (cselab/workbench/studies/record.py).
 
 Only what needs the run's weights belongs here — it is computed once, when the run finishes, so
 that the committed record can answer the claims about it without the weights.
@@ -8,22 +8,19 @@ that the committed record can answer the claims about it without the weights.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 
 from ...model.evaluate.cache import evaluate_run
+from ...model.evaluate.suites import SUITES, get_suite
 
 
-def clustering(run_dir: Path, data_dir: str | None, **options) -> dict:
-    """The clustering suite on ``best/`` (ClusterNS Tables 5-6): each set's score ×100 (DBpedia's AMI,
-    the short-text sets' Hungarian accuracy, means over the K-means seeds) and ``short_text_avg``."""
-    result = evaluate_run(run_dir, "clustering", data_dir=data_dir, **options)
+def suite_numbers(suite: str, run_dir: Path, data_dir: str | None, **options) -> dict:
+    """One suite on ``best/`` (e.g. the clustering suite for ClusterNS Tables 5-6): each task's score
+    and the suite's own summary numbers (the clustering suite's ``short_text_avg``)."""
+    result = evaluate_run(run_dir, suite, data_dir=data_dir, **options)
     out = {task: float(score) for task, score in result["scores"].items()}
-    if "short_text_avg" in result:
-        out["short_text_avg"] = float(result["short_text_avg"])
+    out.update({key: float(result[key]) for key in get_suite(suite).numbers() if key in result})
     return out
-
-
-EXTRAS: dict[str, Callable[..., dict]] = {"clustering": clustering}
 
 
 def compute_extras(extras: Iterable, variant: str, run_dir: Path, data_dir: str | None) -> dict:
@@ -32,7 +29,7 @@ def compute_extras(extras: Iterable, variant: str, run_dir: Path, data_dir: str 
     for extra in extras:
         if variant not in extra.variants:
             continue
-        if extra.extra not in EXTRAS:
-            raise ValueError(f"record extra {extra.extra!r}: unknown (known: {', '.join(EXTRAS)})")
-        out[extra.extra] = EXTRAS[extra.extra](run_dir, data_dir, **extra.options)
+        if extra.extra not in SUITES:
+            raise ValueError(f"record extra {extra.extra!r}: not a suite (known: {', '.join(SUITES)})")
+        out[extra.extra] = suite_numbers(extra.extra, run_dir, data_dir, **extra.options)
     return out
