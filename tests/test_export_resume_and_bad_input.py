@@ -29,6 +29,7 @@ from cselab.model.config import TEMPERATURE_MIN, ConfigError, load_config
 from cselab.model.rundir import RunDir, load_state
 from cselab.model.train import train
 from cselab.model.utils import precision_name, resolve_precision
+from cselab.model.options import shown
 
 from test_run_safety import Crash, crash_at, error_line, short_dev_set  # noqa: F401  (autouse fixture)
 
@@ -150,7 +151,7 @@ def test_run_name_must_be_one_plain_folder_name(name, problem, tmp_path):
     runs = tmp_path / "runs"
     with pytest.raises(ConfigError) as err:
         load_config({"output_dir": str(runs), "run_name": name})
-    assert str(err.value) == (f"run_name: {name!r} {problem}; a run name is one folder name inside output_dir "
+    assert str(err.value) == (f"run_name: {shown(name)} {problem}; a run name is one folder name inside output_dir "
                               f"({runs})")
     assert load_config({"output_dir": str(runs), "run_name": "x" * 245}).run_name == "x" * 245
 

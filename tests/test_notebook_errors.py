@@ -50,5 +50,6 @@ def test_paper_mixcse_on_runs_of_no_variant_is_one_line(tiny_model, data_dir, tm
                              "figures_dir": str(tmp_path / "figures"), "tables_dir": str(tmp_path / "tables")})
     assert error["ename"] == "VariantError"
     assert error["traceback"] == [
-        "VariantError: no run matches the variants {'SimCSE': 'simcse', 'MixCSE': 'mixcse', 'MixCSE single': "
-        "'mixcse-single', 'MixCSE w/o stop-gradient': 'mixcse-no_sg'}; runs: ['esimcse-s1']"]
+        "VariantError: no run matches the variants {'SimCSE': ['simcse', 'simcse-large'], 'MixCSE': ['mixcse', "
+        "'mixcse-large'], 'MixCSE single': 'mixcse-single', 'MixCSE w/o stop-gradient': 'mixcse-no_sg'}; runs: "
+        "['esimcse-s1']"]

@@ -121,7 +121,7 @@ def mean_std(values: list[float]) -> str:
 
 def test_paper_notebooks_declare_their_parameters():
     """papermill must read every assignment of the parameters cell (a study passes them by name)."""
-    common = {"runs", "variants", "sts_tasks", "data_dir", "figures_dir", "tables_dir", "profile"}
+    common = {"runs", "variants", "sts_tasks", "data_dir", "figures_dir", "tables_dir", "profile", "record"}
     expected = {
         "paper_mixcse": {"lambda_sweep", "transfer_tasks", "transfer_fast", "transfer_probe", "score_sentences",
                          "score_batch_size", "lambdas", "cap_dims", "cap_omegas", "cap_pairs", "geometry_split", "geometry_max_pairs"},

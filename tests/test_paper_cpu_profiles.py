@@ -112,4 +112,8 @@ def test_smoke_cpu_runs_the_cpu_grid_and_its_notebook(study, data_dir, tmp_path,
     summary = json.loads((tmp_path / "reports" / study / "study.json").read_text())
     assert code == 0 and summary["ok"], [r for r in summary["runs"] if r["error"]] or summary["notebooks"]
     assert [nb["status"] for nb in summary["notebooks"]] == ["ok"]
-    assert len(summary["runs"]) == len(load_study(study, "cpu", runs_root=tmp_path / "x", notebooks=False).runs)
+    smoke = load_study(study, "smoke-cpu", runs_root=tmp_path / "x", notebooks=False)
+    assert len(summary["runs"]) == len(smoke.runs)
+    # the smoke grid: every run group of the cpu grid (its first planned seed where the plan sizes it)
+    assert {r.group for r in smoke.runs} == {r.group for r in load_study(study, "cpu", runs_root=tmp_path / "x",
+                                                                            notebooks=False).runs}

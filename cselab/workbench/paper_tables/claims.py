@@ -38,6 +38,11 @@ def records_of_runs(runs: Mapping[str, str | os.PathLike], study: str, profile: 
             if RunDir(Path(path)).results_file.is_file()]
 
 
+class NoClaims(ValueError):
+    """The study file states no claim for this profile (e.g. the smoke profile, which checks the code
+    path at two steps a run)."""
+
+
 def study_claims_table(study: str, profile: str, runs: Mapping[str, str | os.PathLike] | None = None,
                        record: str | os.PathLike | None = None) -> pd.DataFrame:
     """The study's claims table (:func:`cselab.workbench.claims.claims_table`) for ``profile``: over the
@@ -45,7 +50,7 @@ def study_claims_table(study: str, profile: str, runs: Mapping[str, str | os.Pat
     Its ``attrs`` say the families, where the numbers came from and how many runs."""
     spec = load_study(study, profile, notebooks=False)
     if not spec.claims.claims:
-        raise ValueError(f"study {study!r} declares no claims for profile {profile!r}")
+        raise NoClaims(f"study {study!r} declares no claims for profile {profile!r}")
     if record is not None and Path(record).is_file():
         records, source = read_record(record), f"the study's record {record}"
     else:
@@ -58,5 +63,5 @@ def study_claims_table(study: str, profile: str, runs: Mapping[str, str | os.Pat
     return table
 
 
-__all__ = ["Claim", "HOLDS", "PowerRule", "REVERSED", "as_variants", "claims_table", "format_claims",
+__all__ = ["Claim", "HOLDS", "NoClaims", "PowerRule", "REVERSED", "as_variants", "claims_table", "format_claims",
            "records_of_runs", "study_claims_table", "tally", "variant_of_label", "verdict"]

@@ -261,10 +261,11 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
         runs = len(records)
         hours = sum(r.get("train_seconds") or 0 for r in records) / 3600
         name = tally_name(study)
+        planned = len({r.run_dir.name for r in spec.runs})
         return (f"{name}: {counts['claims']} claims: {counts['holds here']} hold here, {counts['reversed']} "
                 f"reversed, {counts['not detected']} not detected, {counts['not testable at this scale']} not "
-                f"testable at this scale, {counts['no test']} without a test ({runs} runs, "
-                f"{hours:.1f} h of training in the record)\n")
+                f"testable at this scale, {counts['no test']} without a test ({runs} of the {planned} planned runs "
+                f"in the record, {hours:.1f} h of training)\n")
     raise ValueError(f"unknown generated block kind {kind!r} (claims, plan, scores, tally)")
 
 
