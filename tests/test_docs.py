@@ -92,8 +92,8 @@ def test_no_page_shows_a_raw_sphinx_role(site):
     raw = {p.relative_to(site).as_posix(): RAW_ROLE.findall(p.read_text(encoding="utf-8")) for p in _pages(site)}
     assert {page: found for page, found in raw.items() if found} == {}
     api = (site / "api.html").read_text(encoding="utf-8")
-    assert '<a href="#cselab.methods.register_method"><code>cselab.methods.register_method</code></a>' in api
-    assert '<a href="#cselab.config.TrainConfig"><code>TrainConfig</code></a>' in api   # :class:`~cselab.config.TrainConfig`
+    assert '<a href="#cselab.model.methods.register_method"><code>cselab.model.methods.register_method</code></a>' in api
+    assert '<a href="#cselab.model.config.TrainConfig"><code>TrainConfig</code></a>' in api   # :class:`~cselab.model.config.TrainConfig`
     assert RAW_ROLE.search(":func:<code>cselab.results.match_variants</code>")             # what the test looks for
 
 

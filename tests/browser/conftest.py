@@ -97,7 +97,7 @@ def set_parameters(source: str, values: dict[str, str]) -> str:
 
 
 DEMO_RUNS = "CSELAB_DEMO_RUNS"   # a runs folder of the cpu-demo study (profile cpu), instead of tiny runs
-DEMO_STUDY = REPO / "cselab" / "studies" / "cpu-demo.yaml"
+DEMO_STUDY = REPO / "cselab" / "workbench" / "studies" / "cpu-demo.yaml"
 # The demo's settings that a tiny run cannot take as they are: a K-means of 4 centroids that starts at
 # once (16 need more sentences than 6 steps of 16 give), a neighbour queue a few batches long.
 TINY_SECTIONS = {"clusterns": {"num_clusters": 4, "start_threshold": 1.0},
