@@ -34,6 +34,13 @@ def run_sets(tmp_path_factory):
     }
 
 
+
+def _cosines(n: int) -> np.ndarray:
+    """The cosine similarities of ``n`` random unit vectors: a heatmap's many values (not 2)."""
+    vectors = np.random.default_rng(0).normal(size=(n, 8))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors @ vectors.T
+
 CURVES = {
     "similarity_dynamics": lambda r: plot_similarity_dynamics(r, ("pos_cos", "neg_cos", "mixcse.mixed_cos")),
     "similarity_one_panel": lambda r: plot_similarity_dynamics(r, ("neg_cos",)),
@@ -297,8 +304,7 @@ def test_other_figure_kinds_are_sound():
                                   for i, name in enumerate(("before: all-minilm-l6 (cls)", LONG))}, max_legend=20),
         "profile grid": plot_profile_grid({f"{m}-s1": {"step 0": [0.2, 0.5, 1.0], "step 30": [0.4, 0.7, 1.0]}
                                            for m in ("simcse", "mixcse", "apincse", "clusterns")}),
-        "heatmap": plot_similarity_heatmap(np.eye(5) * 0.5 + 0.5, [f"sentence number {i} about a long topic"
-                                                                   for i in range(5)]),
+        "heatmap": plot_similarity_heatmap(_cosines(5), [f"sentence number {i} about a long topic" for i in range(5)]),
         "projection grid": plot_projection_grid({f"step {s}": pd.DataFrame({"x": np.arange(6.0) + s, "y": np.arange(6.0),
                                                                             "label": list("ab") * 3})
                                                  for s in (0, 10, 20, 30)}, ncols=2),

@@ -111,8 +111,8 @@ POINT_MARKERSIZE = 3
 
 
 def measured(style: Mapping, n_points: int, marker: str = "o", markersize: float = POINT_MARKERSIZE) -> dict:
-    """``style`` for a line through ``n_points`` measurements: fewer than 3 are points without a line
-    (two points joined make no curve: the checker's MIN_LINE_POINTS), fewer than
+    """``style`` for a line through ``n_points`` measurements: fewer than 4 are points without a line
+    (so few joined imply a trend nobody measured: the checker's MIN_LINE_POINTS), fewer than
     :data:`MARK_POINTS_BELOW` get a marker at each (the style's own, else ``marker``); more are left
     as they are."""
     from .check import MIN_LINE_POINTS
