@@ -31,7 +31,7 @@ from ..results import mean_ci
 from .core import TooFewPoints, add_note, color, distinct_colors, new_figure, styled
 from ..labels import display_name, readable, task_name
 from .rc import PAGE_WIDTH
-from .style import (integer_ticks, legend_beside, log2_ticks, measured, place_legend, point_markers,
+from .style import (MARKERS, integer_ticks, legend_beside, log2_ticks, measured, place_legend, point_markers,
                     separate_coincident, series_styles)
 
 
@@ -384,25 +384,49 @@ def plot_cap_geometry(table: pd.DataFrame, title: str | None = None) -> Figure:
     _need_values(table["d"], "plot_cap_geometry", "dimension d")
     fig, axes = new_figure(2)
     omegas = sorted(table["omega_deg"].unique())
-    styles = {o: {"color": color(i)} for i, o in enumerate(omegas)}
+    # every radius its own marker, the larger radii hollow and bigger and drawn first (underneath):
+    # where curves coincide (ω ≥ 90° in the variance panel, 120° and 180° in the mean panel) each
+    # still shows as a ring around the next
+    styles = {o: {"color": color(i), "marker": MARKERS[i % len(MARKERS)], "markersize": 3 + 1.6 * i,
+                  "markerfacecolor": color(i) if i < 2 else "none", "markeredgewidth": 1.0,
+                  "linestyle": ("-", "-", "-", "--", ":")[i % 5], "zorder": 3 + len(omegas) - i}
+              for i, o in enumerate(omegas)}
     for omega, group in table.groupby("omega_deg", sort=True):
         group = group.sort_values("d")
         for ax, key in zip(axes, ("mean_cos", "var_cos")):
-            ax.plot(group["d"], group[key], label=f"ω = {omega:g}°",
-                    **measured({"marker": "o", "markersize": 3, **styles[omega]}, len(group)))
+            ax.plot(group["d"], group[key], label=f"ω = {omega:g}°", **measured(styles[omega], len(group)))
     axes[0].set_ylabel("mean of cos θ")
     axes[1].set_ylabel("variance of cos θ")
     axes[1].set_yscale("log")
     for ax in axes:
         log2_ticks(ax, table["d"])
         ax.set_xlabel("dimension d")
-    separate_coincident(axes)
+    _label_equal_radii(axes)
     handles, labels = axes[0].get_legend_handles_labels()
     if len(handles) > 1:
         legend_beside(fig, handles, labels)
     if title:
         fig.suptitle(title)
     return fig
+
+
+def _label_equal_radii(axes) -> None:
+    """Say in each radius's label which smaller radius it equals (within the checker's 1 % of the
+    span, :func:`~.check.equal_series`) and in which panel: "ω = 180° (= ω = 120°)", "(= ω = 90° in
+    'variance of cos θ')"; the checker reads and verifies these claims."""
+    from .check import equal_series
+
+    lines = [list(ax.get_lines()) for ax in axes]
+    for j in range(len(lines[0])):
+        for i in range(j):
+            same = [k for k, ax in enumerate(axes) if equal_series(lines[k][j], lines[k][i])[0]]
+            if not same:
+                continue
+            other = lines[0][i].get_label()
+            where = "" if len(same) == len(axes) else f" in '{axes[same[0]].get_ylabel()}'"
+            for panel in lines:
+                panel[j].set_label(f"{panel[j].get_label()} (= {other}{where})")
+            break
 
 
 @styled

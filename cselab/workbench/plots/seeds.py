@@ -116,9 +116,11 @@ def plot_seed_means(frame: pd.DataFrame, x: str, y: str, hue: str | None = None,
     if numeric:
         # fewer than MIN_LINE_POINTS values: points with their intervals, no line implying a trend between them
         joined = {} if data[x].nunique() >= MIN_LINE_POINTS else {"linestyle": "none"}
+        # a marker shape per series too: variants of one method share its colour
+        shapes = {"style": hue, "markers": True, "dashes": False} if hue and len(names) > 1 else {"marker": "o"}
         sns.lineplot(data=data, x=x, y=y, hue=hue, palette=palette, color=colour, errorbar=t_errorbar,
-                     err_style="bars", marker="o", markersize=4, err_kws={"capsize": 2, "elinewidth": 1}, ax=ax,
-                     **joined)
+                     err_style="bars", markersize=4, err_kws={"capsize": 2, "elinewidth": 1}, ax=ax,
+                     **shapes, **joined)
     else:
         sns.pointplot(data=data, x=x, y=y, hue=hue, palette=palette, color=colour, errorbar=t_errorbar,
                       linestyle="none", markers="o", markersize=4, capsize=0.1, err_kws={"linewidth": 1},
