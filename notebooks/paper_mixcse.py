@@ -357,7 +357,9 @@ if sweep:
     metric = f"STS {pt.average_label(sts_tasks)}"
     frame = pt.sweep_results(sts, sweep, "mixcse.mix_lambda", name="λ").rename(columns={"avg": metric})
     if pt.enough_values(frame["λ"], "λ sweep", "paper-mixcse"):
-        workbench.show(plot_sweep(frame, x="λ", y=metric, method="mixcse"), f"{figures_dir}/lambda_sweep")
+        # fewer than 4 values of λ are points with their intervals, no line: nobody measured between them
+        workbench.show(plot_sweep(frame, x="λ", y=metric, ylabel=f"{metric} (Spearman ×100)", method="mixcse"),
+                       f"{figures_dir}/lambda_sweep")
     table = pt.comparison_table(summarise(frame.sort_values("λ"), "λ", [metric]))
     workbench.save_table(table, "lambda_sweep", tables_dir)
     display(table)

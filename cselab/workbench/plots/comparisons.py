@@ -31,7 +31,7 @@ from ..results import mean_ci
 from .core import TooFewPoints, add_note, color, distinct_colors, new_figure, styled
 from ..labels import display_name, readable, task_name
 from .rc import PAGE_WIDTH
-from .style import (MARKERS, integer_ticks, legend_beside, log2_ticks, measured, place_legend, point_markers,
+from .style import (MARKERS, integer_ticks, legend_below, legend_beside, log2_ticks, measured, place_legend, point_markers,
                     separate_coincident, series_styles)
 
 
@@ -96,14 +96,17 @@ def _setting_ticks(ax, values, log2: bool | None, axis: str = "x") -> None:
 @styled
 def plot_sweep(results: pd.DataFrame, x: str, y: str, hue: str | None = None, seed: str | None = "seed",
                logx: bool | None = None, title: str | None = None, xlabel: str | None = None,
-               ylabel: str | None = None, method: str | None = None) -> Figure:
+               ylabel: str | None = None, method: str | None = None, legend_title: str | None = None,
+               legend_below_panel: bool = False) -> Figure:
     """``y`` against the swept setting ``x``: the mean over the rows sharing (hue, x) — seeds —
     with its 95 % t-interval as error bars where there are at least 2 (the legend says so and over
     what n; for a single curve, the note under the panel). Axis labels are the columns in words (:mod:`cselab.workbench.labels`) unless
     ``xlabel``/``ylabel`` are given. A sweep of fewer than 2 values of ``x`` is an error (one dot
     is no trend). ``method``: the method a curve without ``hue`` belongs to (the λ sweep: MixCSE),
     whose colour it takes, as in every other figure. ``logx``: a log₂ axis; ``None`` chooses it for powers of two spanning ≥ 8×
-    (batch sizes); whole-number settings get ticks at their values."""
+    (batch sizes); whole-number settings get ticks at their values. ``legend_title``: the legend's
+    title (default: ``hue`` in words; ``""``: none); ``legend_below_panel``: the legend under the
+    panel, not beside it (short entries that would take half the figure's width there)."""
     _need_columns(results, [x, y] + ([hue] if hue else []), "plot_sweep")
     _need_values(results[x], f"plot_sweep of {y!r} against {x!r}", f"sweep of {x!r}")
     fig, (ax,) = new_figure()
@@ -146,8 +149,11 @@ def plot_sweep(results: pd.DataFrame, x: str, y: str, hue: str | None = None, se
     if counts:
         handle, text = _interval_handle(ax, _n_words(counts))
         handles, labels = handles + [handle], labels + [text]
-    place_legend(ax, handles, labels, title=readable(hue) if hue and len(groups) > 1 else None,
-                 min_entries=1 if counts else 2)
+    title = (readable(hue) if legend_title is None else legend_title or None) if hue and len(groups) > 1 else None
+    if legend_below_panel and len(handles) >= (1 if counts else 2):
+        legend_below(fig, handles, labels, title=title)
+    else:
+        place_legend(ax, handles, labels, title=title, min_entries=1 if counts else 2)
     return fig
 
 

@@ -119,7 +119,8 @@ def plot_seed_means(frame: pd.DataFrame, x: str, y: str, hue: str | None = None,
         # a marker shape per series too: variants of one method share its colour
         shapes = {"style": hue, "markers": True, "dashes": False} if hue and len(names) > 1 else {"marker": "o"}
         sns.lineplot(data=data, x=x, y=y, hue=hue, palette=palette, color=colour, errorbar=t_errorbar,
-                     err_style="bars", markersize=4, err_kws={"capsize": 2, "elinewidth": 1}, ax=ax,
+                     err_style="bars", markersize=5 if "style" in shapes else 4,
+                     err_kws={"capsize": 2, "elinewidth": 1}, ax=ax,
                      **shapes, **joined)
     else:
         sns.pointplot(data=data, x=x, y=y, hue=hue, palette=palette, color=colour, errorbar=t_errorbar,
