@@ -328,7 +328,7 @@ fig = plot_alignment_uniformity(points.rename(columns={f"STS {average}": colour}
                                 quantity="STS-B pairs")
 counts = points["model"].value_counts()
 add_note(fig, f"{describe_geometry(next(iter(geometry.values())))}. One point per run: "
-              + ", ".join(f"{name} {n} seed{'s' if n > 1 else ''}" for name, n in counts.items() if name in shown)
+              + "; ".join(f"{name}: {n} seed{'s' if n > 1 else ''}" for name, n in counts.items() if name in shown)
               + "; " + ("untuned: the backbone before training (its step-0 snapshot, or the backbone the runs name)."
                         if untuned else "no untuned point: no run names a backbone without a pooler's weights.")
               + (" Colour: the STS average." if points[f"STS {average}"].nunique() >= 4 else

@@ -210,13 +210,13 @@ fig = plot_top4_curve(curves)
 trained = [name for name in first if name in curves]   # the trained models' curves: do they coincide?
 means = pd.concat({n: curves[n].set_index("batch_size")["top_k_mean"] for n in trained}, axis=1) if trained else None
 spread = float((means.max(axis=1) - means.min(axis=1)).max()) if len(trained) > 1 else None
-noise = min(float(curves[n]["std"].min()) for n in trained) if trained else 0.0
+noise = float(pd.concat([curves[n]["std"] for n in trained]).mean()) if trained else 0.0   # one batch's spread
 add_note(fig, f"Each point: the mean over {top4_batches} random batches of the mean of the 4 highest cosines between "
               f"two different sentences of a batch, the batches drawn from the {distinct:,} distinct sentences among "
               f"the first {len(pool):,} of {top4_corpus}; whiskers: ± 1 std over those batches; trained models: best/ of "
               "the first run of each."
               + (f" The trained models' curves lie on each other: at every batch size they differ by at most "
-                 f"{spread:.3f}, less than one batch's std." if spread is not None and spread < noise else ""))
+                 f"{spread:.2g}, less than the batches' mean std ({noise:.2g})." if spread is not None and spread < noise else ""))
 workbench.show(fig, f"{figures_dir}/figure1_top4")
 curves = pd.concat(curves, names=["model"]).reset_index(level=0).set_index(["model", "batch_size"])
 workbench.save_table(curves, "figure1_top4", tables_dir)

@@ -285,7 +285,7 @@ points["model"] = points["run"].map(lambda label: model_of.get(label, label))
 fig = plot_alignment_uniformity(points, label="model", quantity="STS-B pairs")
 counts = points["model"].value_counts()
 add_note(fig, f"{describe_geometry(next(iter(geometry.values())))}. One point per run ("
-              + ", ".join(f"{name}: {n} seed{'s' if n > 1 else ''}" for name, n in counts.items() if name in groups)
+              + "; ".join(f"{name}: {n} seed{'s' if n > 1 else ''}" for name, n in counts.items() if name in groups)
               + "); " + ("untuned: the backbone before training (its step-0 snapshot, or the backbone the runs "
                          "name). " if untuned else "no untuned point. ")
               + "Lower is better on both axes.")

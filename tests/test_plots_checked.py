@@ -249,6 +249,28 @@ def test_point_labels_do_not_overlap():
         assert check_figure(plot_alignment_uniformity(points, label="model", color_by=color_by)) == []
 
 
+def test_seeds_of_a_model_share_a_shape_and_a_colour_bar_needs_four_values():
+    """ClusterNS Fig. 6 with every seed and the untuned backbone: a shape per model named in a legend
+    ("SimCSE (3 runs)"), colour the STS average over its 7 values; over 3 values colour carries
+    nothing, so each point keeps its method's colour and its label gives the value."""
+    points = pd.DataFrame({"model": ["untuned all-MiniLM-L6-v2"] + ["simcse"] * 3 + ["clusterns"] * 3,
+                           "alignment": [0.30, 0.166, 0.163, 0.168, 0.159, 0.160, 0.158],
+                           "uniformity": [-1.9, -2.61, -2.60, -2.62, -2.55, -2.56, -2.54],
+                           "STS Avg": [70.1, 76.1, 76.0, 76.3, 76.4, 76.2, 76.5]})
+    fig = plot_alignment_uniformity(points, label="model", color_by="STS Avg")
+    assert check_figure(fig) == []
+    assert legend_texts(fig) == ["untuned all-MiniLM-L6-v2", "SimCSE (3 runs)", "ClusterNS (3 runs)"]
+    assert len(fig.axes) == 2 and fig.axes[1].get_ylabel() == "STS Avg"        # the colour bar
+    three = plot_alignment_uniformity(points.iloc[[0, 1, 4]], label="model", color_by="STS Avg")
+    assert check_figure(three) == [] and len(three.axes) == 1                   # no colour bar over 3 values
+    assert sorted(t.get_text() for t in three.axes[0].texts) == ["ClusterNS: 76.4", "SimCSE: 76.1",
+                                                                 "untuned all-MiniLM-L6-v2: 70.1"]
+    colours = {c.get_label(): tuple(c.get_facecolor()[0][:3]) for c in three.axes[0].collections}
+    assert len(set(colours.values())) == 3                                      # SimCSE and ClusterNS apart
+    plain = plot_alignment_uniformity(points, label="model")                    # no colour: methods' colours
+    assert check_figure(plain) == [] and legend_texts(plain) == legend_texts(fig)
+
+
 def test_point_labels_that_cannot_all_be_placed_become_a_legend():
     """Points whose positions move in the third decimal (bf16 against fp32) must not make labels
     collide: six models on one spot beside a seventh far away, with long names, leave no free place
