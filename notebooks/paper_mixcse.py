@@ -241,7 +241,8 @@ if every_seed:
     seeds = angles.groupby("variant")["seed"].nunique()
     add_note(fig, f"Each point: the mean over seeds of the largest angle between two of the probe set's "
                   f"{config['probe_sentences']} STS-B dev sentence embeddings (the first distinct ones), every "
-                  f"{config['probe_every']} steps from step 0 (before training); n = "
+                  f"{config['probe_every']} steps from step 0 (before training: the same backbone for every variant, "
+                  "so their points lie on each other); n = "
                   + ", ".join(f"{n} seed{'s' if n > 1 else ''} ({name})" for name, n in seeds.items()) + ".")
     workbench.show(fig, f"{figures_dir}/largest_angle")
     workbench.save_table(angles.round(3), "largest_angle", tables_dir, index=False)
