@@ -167,6 +167,8 @@ else:
 # sentences, for the untuned backbone (step-0 snapshot) and our trained SimCSE and APINCSE models;
 # the table adds how often each layer is the most similar one (the choice of eq. 16–17). The
 # paper's values are in an image of its source, not in its text, so none are shown beside ours.
+# **Where ours differ**: in the cpu study (all-MiniLM-L6-v2, 6 layers, 80 steps) the profile peaks at
+# layer 4, not at the second-to-last layer (5 of 6) as the paper's layer 11 of 12 would have it.
 
 # %%
 test = load_stsb(data_dir)["test"]
@@ -229,9 +231,15 @@ for name, key, label, output in (("k sweep", "augmented_positive.top_k", "k (nei
     if measures:   # STS-B and the average in one figure, as the paper reports both
         long = frame.melt(id_vars=[label, "seed"], value_vars=[*measures, average], var_name="measure",
                           value_name="Spearman × 100")
-        fig = plot_sweep(long, x=label, y="Spearman × 100", hue="measure")
+        fig = plot_sweep(long, x=label, y="Spearman × 100", hue="measure", legend_title="", legend_below_panel=True)
     else:
         fig = plot_sweep(frame, x=label, y=average, method="apincse")
+    if measures:   # one curve has plot_sweep's own note
+        seeds = frame.groupby(label)["seed"].nunique()
+        add_note(fig, f"Each point: the mean over seeds ({seeds.min()}"
+                      + (f"–{seeds.max()}" if seeds.max() > seeds.min() else "")
+                      + f" per value) of APINCSE's Spearman × 100 on STS-B test and its average over the "
+                      f"{len(sts_tasks)} STS test sets, {label} swept, every other setting APINCSE's.")
     workbench.show(fig, f"{figures_dir}/{output}")
 
 # %% [markdown]

@@ -195,9 +195,11 @@ if pt.enough_values([float(name.split("= ")[1]) for name in curves], "Figure 5 (
                     minimum=pt.COMPARISON_MIN_VALUES):
     fig = plot_similarity_dynamics(curves, ("clusterns.hard_neg_cos",), ylabel="hard-negative cosine")
     facts = training_facts(curves)
+    seeds_per_sigma = max(len(frame[frame["σ"] == value]) for value in frame["σ"].unique())
     add_note(fig, f"Each point: the mean cosine of the batch's anchors to their second-nearest centroid over one "
-                  f"training batch ({facts.batch}) at that step; {facts.runs}. A curve starts when its clustering "
-                  "does (the batch's mean cosine below σ).")
+                  f"training batch ({facts.batch}) at that step; {facts.runs}, the first seed of each σ (the table "
+                  f"above averages up to {seeds_per_sigma} seeds). A curve starts when its clustering does (the "
+                  "batch's mean cosine below σ).")
     workbench.show(fig, f"{figures_dir}/figure5_threshold")
 
 # %% [markdown]
@@ -213,6 +215,12 @@ if pt.enough_values([float(name.split("= ")[1]) for name in curves], "Figure 5 (
 # sample of the batch: a false negative), which stays high; **Fig. 10** Fig. 4 for global centroid initialisation, whose inter-centroid similarity
 # stays very high. **Ours**: the same statistics from our runs' training logs (one panel per run
 # for Fig. 3, 4 and 10, one line per run for Fig. 7), drawn only for the runs that logged them.
+# Fig. 7's y axis spans the rate's whole range (0–1), so that one batch's noise does not read as a swing.
+#
+# **Where ours differ from the paper's reading** (80 steps of all-MiniLM-L6-v2 in the cpu profile, not
+# the paper's RoBERTa-base run): the between-centroids cosine stays flat instead of falling — the
+# centroids do not scatter over so few steps — and the hard negatives fall to the in-batch negatives'
+# similarity by about step 40 instead of staying well above them.
 
 # %%
 clustered = pt.runs_with(pt.representatives(groups, ["ClusterNS", "ClusterNS (prompt)", "global init"]),
@@ -228,10 +236,16 @@ for name, (stats, panels) in figures.items():
         fig = plot_similarity_dynamics(local if panels == "run" else pt.for_legend(local), stats, panels=panels,
                                        ylabel="false-negative rate" if "rate" in name else None,
                                        title=next(iter(local)) if lone else None)
+        if "rate" in name:   # the rate's whole range: a zoomed axis makes one batch's noise look like swings
+            for ax in fig.axes[:1]:
+                ax.set_ylim(0, 1.02)
         facts = training_facts(local)
         add_note(fig, f"Each point: one training batch ({facts.batch}) at that step; {facts.runs}. "
                       + ("False-negative rate: the share of the batch's anchors whose cluster (nearest centroid) "
-                         "holds another sample of the batch. " if "rate" in name else "")
+                         "holds another sample of the batch; its step-to-step changes are one batch's noise. "
+                         if "rate" in name else "")
+                      + ("Between centroids: the mean cosine between the K centroids, flat over these steps "
+                         "(the paper's falls as the clusters scatter). " if name.startswith("figure4") else "")
                       + "The clustering statistics start when the batch's mean cosine falls below the start threshold σ.")
         workbench.show(fig, f"{figures_dir}/{name}")
 global_init = {n: p for n, p in clustered.items() if read_config(p)["clusterns"]["init"] == "global"}
@@ -290,30 +304,37 @@ else:
 # versions) at (ℓ_uniform, ℓ_align) on STS-B (pairs scored above 4 are the positives), coloured by
 # its STS average: ClusterNS improves the weaker of the two metrics at some cost to the stronger
 # (SimCSE: good uniformity, weaker alignment; ClusterNS improves alignment). **Ours**: the same
-# points for our trained models and the untuned backbone (snapshot 0), on the split `geometry_split`
-# (with `geometry_max_pairs`, a seeded sample of its pairs: cheaper, noisier).
+# points for every run (each seed) of our trained models and the untuned backbone (its snapshot 0, or
+# the backbone the runs name), on the split `geometry_split` (with `geometry_max_pairs`, a seeded
+# sample of its pairs: cheaper, noisier); the seeds' spread shows how much of a gap is one seed's.
 
 # %%
-reps = pt.representatives(groups, ["SimCSE", "ClusterNS", "PromptBERT", "ClusterNS (prompt)"])
+shown = {name: members for name, members in groups.items()
+         if pt.variant_of(name) in ("SimCSE", "ClusterNS", "PromptBERT", "ClusterNS (prompt)")}
+model_of = {label: name for name, members in shown.items() for label in members}   # every seed: a point each
 geometry_options = {"split": geometry_split, **({"max_pairs": geometry_max_pairs} if geometry_max_pairs else {})}
-geometry = evaluate_runs({name: path for name, path in reps.items()}, "geometry", data_dir=data_dir, **geometry_options)
-points = evaluation_frame(geometry).rename(columns={"run": "model"})
-points[f"STS {average}"] = [sts[label]["avg"] for label in (next(iter(groups[name])) for name in reps)]
-rep_groups = {name: groups[name] for name in reps}
-geometry_before, untuned = pt.untuned(rep_groups, "geometry", data_dir, **geometry_options)
-sts_before, _ = pt.untuned(rep_groups, "sts", data_dir, **pt.sts_options(sts_tasks))
+geometry = evaluate_runs(pt.used_runs(shown), "geometry", data_dir=data_dir, **geometry_options)
+points = evaluation_frame(geometry)
+points["model"] = points["run"].map(model_of)
+points[f"STS {average}"] = [sts[label]["avg"] for label in points["run"]]
+geometry_before, untuned = pt.untuned(shown, "geometry", data_dir, **geometry_options)
+sts_before, _ = pt.untuned(shown, "sts", data_dir, **pt.sts_options(sts_tasks))
 for name, members in untuned.items():
     key = next(iter(members))
-    points.loc[len(points)] = {"model": name, "alignment": geometry_before[key]["alignment"],
+    points.loc[len(points)] = {"run": name, "model": name, "alignment": geometry_before[key]["alignment"],
                                "uniformity": geometry_before[key]["uniformity"], f"STS {average}": sts_before[key]["avg"]}
 colour = f"STS {average}" if len(sts_tasks) > 1 else f"{TASK_LABELS[sts_tasks[0]]} test (Spearman ×100)"
 fig = plot_alignment_uniformity(points.rename(columns={f"STS {average}": colour}), label="model", color_by=colour,
                                 quantity="STS-B pairs")
-add_note(fig, f"{describe_geometry(next(iter(geometry.values())))}. One point per model (the first run of each "
-              "variant); " + ("untuned: the backbone before training (step 0)." if untuned else
-                              "no untuned point: these runs kept no step-0 snapshot (snapshot_every)."))
+counts = points["model"].value_counts()
+add_note(fig, f"{describe_geometry(next(iter(geometry.values())))}. One point per run: "
+              + "; ".join(f"{name}: {n} seed{'s' if n > 1 else ''}" for name, n in counts.items() if name in shown)
+              + "; " + ("untuned: the backbone before training (its step-0 snapshot, or the backbone the runs name)."
+                        if untuned else "no untuned point: no run names a backbone without a pooler's weights.")
+              + (" Colour: the STS average." if points[f"STS {average}"].nunique() >= 4 else
+                 " Beside each point: its STS average (too few values for a colour scale)."))
 workbench.show(fig, f"{figures_dir}/figure6_alignment_uniformity")
-points = points.set_index("model")[["alignment", "uniformity", f"STS {average}"]]
+points = points.set_index("run")[["model", "alignment", "uniformity", f"STS {average}"]]
 workbench.save_table(points, "figure6_alignment_uniformity", tables_dir)
 points
 

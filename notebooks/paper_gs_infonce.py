@@ -44,7 +44,7 @@ sts_tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark",
              "SICKRelatedness"]  # STS tasks of the tables (a subset is faster; its average is not the paper's)
 profile = "cpu"  # sizes for the parameters left None: cpu (minutes on 2 cores) or gpu (the paper's); studies pass it
 top4_corpus = None  # corpus the random batches of Figure 1 are drawn from (None: gpu wiki1m, cpu wiki1m-head)
-top4_sentences = None  # the first N sentences of it form the pool (None: gpu 20000, cpu 2000)
+top4_sentences = None  # the first N sentences of it form the pool (None: gpu 60000, cpu 6000; a batch size whose batches do not fit side by side in it is left out)
 top4_batch_sizes = [16, 32, 64, 128, 256, 512]  # batch sizes of Figure 1
 top4_batches = None  # random batches per batch size (None: gpu 100 as the paper, cpu 20)
 top4_models = {}  # further models for Figure 1: {name: Hub id or folder}, e.g. the official SimCSE-RoBERTa-large
@@ -73,7 +73,7 @@ from cselab.workbench.tables import summarise
 
 workbench.setup()
 top4_corpus = pt.by_profile(profile, top4_corpus, cpu="wiki1m-head", gpu="wiki1m")
-top4_sentences = pt.by_profile(profile, top4_sentences, cpu=2000, gpu=20000)
+top4_sentences = pt.by_profile(profile, top4_sentences, cpu=6000, gpu=60000)
 top4_batches = pt.by_profile(profile, top4_batches, cpu=20, gpu=100)
 runs = workbench.load_runs(runs)
 found, swept = pt.select_variants(runs, variants, {"M sweep": m_sweep})
@@ -161,9 +161,15 @@ if pt.enough_values(frame["M / batch size"], "Table 3 (M sweep)", "paper-gs-info
         curve = pd.concat([curve, pd.DataFrame({"M / batch size": [float(k.rstrip("×")) for k in published.index],
                                                 metric: [float(v) for v in published.values],
                                                 "source": "published, GS-InfoNCE Table 3"})])
-    workbench.show(plot_sweep(curve, x="M / batch size", y=metric, hue="source" if comparable else None,
-                              xlabel="M, Gaussian negatives (× batch size)", method="gs_infonce"),
-                   f"{figures_dir}/table3_m_sweep")
+    fig = plot_sweep(curve, x="M / batch size", y=metric, hue="source" if comparable else None,
+                     xlabel="M, Gaussian negatives (× batch size)", ylabel=f"{metric} (Spearman ×100)",
+                     method="gs_infonce")
+    ax = fig.axes[0]   # M = 0 is SimCSE: the tick says so
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    ax.set_xticks(ticks, ["0\n(SimCSE)" if t == 0 else f"{t:g}" for t in ticks])
+    add_note(fig, "M = 0: SimCSE's runs (the same loss without Gaussian negatives). The intervals are each "
+                  "value's own over seeds; the paired differences from SimCSE are in the claims table.")
+    workbench.show(fig, f"{figures_dir}/table3_m_sweep")
 workbench.save_table(table3, "table3_m_sweep", tables_dir)
 table3
 
@@ -177,11 +183,19 @@ table3
 # snapshot, or the backbone the run started from), our trained models and any `top4_models`,
 # `top4_batches` batches per size from the distinct sentences of `top4_corpus` (a text the corpus
 # repeats would be a "negative pair" of cosine 1; error bars: the std over those batches, not over
-# training seeds).
+# training seeds). A batch size is drawn only where its `top4_batches` batches fit side by side in the
+# distinct sentences (else the batches would share most of their sentences and their spread would
+# mean little); the note says when the trained models' curves lie on each other.
 
 # %%
 pool = load_corpus(top4_corpus, top4_sentences, data_dir)
 distinct = len(set(pool))   # top4_curve draws from the distinct texts: a repeated one is no negative pair
+# a batch size whose top4_batches batches would not fit side by side in the distinct sentences draws
+# batches that share most of their sentences (512 × 20 from 1,950): not independent batches, left out
+top4_sizes = [b for b in top4_batch_sizes if b * top4_batches <= distinct]
+if len(top4_sizes) < len(top4_batch_sizes):
+    print(f"batch sizes {[b for b in top4_batch_sizes if b not in top4_sizes]} left out: {top4_batches} batches of "
+          f"them need more than the {distinct:,} distinct sentences of the pool (raise top4_sentences)")
 models = {}
 first = pt.representatives(groups)
 for name, path in first.items():
@@ -191,11 +205,18 @@ for name, path in first.items():
     models[name] = load_encoder(path / "best")
 for name, model in top4_models.items():
     models[name] = SentenceEncoder.from_pretrained(model, pooler="cls_before_pooler")
-curves = {name: top4_curve(model, pool, top4_batch_sizes, top4_batches) for name, model in models.items()}
+curves = {name: top4_curve(model, pool, top4_sizes, top4_batches) for name, model in models.items()}
 fig = plot_top4_curve(curves)
+trained = [name for name in first if name in curves]   # the trained models' curves: do they coincide?
+means = pd.concat({n: curves[n].set_index("batch_size")["top_k_mean"] for n in trained}, axis=1) if trained else None
+spread = float((means.max(axis=1) - means.min(axis=1)).max()) if len(trained) > 1 else None
+noise = float(pd.concat([curves[n]["std"] for n in trained]).mean()) if trained else 0.0   # one batch's spread
 add_note(fig, f"Each point: the mean over {top4_batches} random batches of the mean of the 4 highest cosines between "
               f"two different sentences of a batch, the batches drawn from the {distinct:,} distinct sentences among "
-              f"the first {len(pool):,} of {top4_corpus}; whiskers: ± 1 std over those batches; trained models: best/ of the first run of each.")
+              f"the first {len(pool):,} of {top4_corpus}; whiskers: ± 1 std over those batches; trained models: best/ of "
+              "the first run of each."
+              + (f" The trained models' curves lie on each other: at every batch size they differ by at most "
+                 f"{spread:.2g}, less than the batches' mean std ({noise:.2g})." if spread is not None and spread < noise else ""))
 workbench.show(fig, f"{figures_dir}/figure1_top4")
 curves = pd.concat(curves, names=["model"]).reset_index(level=0).set_index(["model", "batch_size"])
 workbench.save_table(curves, "figure1_top4", tables_dir)

@@ -83,7 +83,7 @@ from cselab.workbench.neighbours import load_encoder, over_snapshots, snapshot_f
 from cselab.workbench.analysis.logged import base_encoder, training_facts, untuned_name
 from cselab.model.evaluate.geometry import describe_geometry
 from cselab.workbench.plots import (add_note, plot_alignment_uniformity, plot_cap_geometry, plot_grad_norm, plot_lambda_bound,
-                          plot_largest_angle, plot_similarity_dynamics, plot_sweep)
+                          plot_seed_means, plot_similarity_dynamics, plot_sweep)
 from cselab.model.rundir import read_config
 from cselab.workbench.tables import summarise
 
@@ -217,20 +217,35 @@ if not with_snapshots:
 # `probe_sentences` distinct STS-B dev sentences) at every probe, **from step 0** — the model the
 # run started from, which the trainer probes before its first step (for runs made before it did,
 # its step-0 snapshot is measured here on the same sentences): the expansion is relative to it.
+# Each probe is a point with its 95 % t-interval over the variant's seeds; with a few probes (the cpu
+# profile: steps 0, 40 and 80) the figure says where the angle stands, not how fast it opens. Drawn:
+# SimCSE and MixCSE (the paper's figure) and MixCSE without the stop-gradient (its ablation).
 
 # %%
 curves = pt.representatives(groups)
-probed = pt.runs_with(curves, "largest_angle", kind="probe")
-if probed:
-    angles = largest_angle_series(pt.for_legend(probed), data_dir)
-    fig = plot_largest_angle(angles)
+angle_variants = ("SimCSE", "MixCSE", "MixCSE w/o stop-gradient")   # the paper's two, and the ablation that moves it
+every_seed = {name: pt.runs_with(members, "largest_angle", kind="probe") for name, members in groups.items()
+              if pt.variant_of(name) in angle_variants}
+every_seed = {name: members for name, members in every_seed.items() if members}
+if every_seed:
+    probed = pt.used_runs(every_seed)
+    variant_of_run = {label: name for name, members in every_seed.items() for label in members}
+    angles = largest_angle_series(probed, data_dir)
+    angles = angles.assign(variant=angles["run"].map(variant_of_run),
+                           seed=angles["run"].map(lambda label: read_config(probed[label])["seed"]))
+    # the probes as points with their 95 % t-interval over seeds (plot_seed_means): a line through
+    # three probes would claim how fast the angle opens between them, which nobody measured
+    fig = plot_seed_means(angles, x="step", y="largest_angle", hue="variant", xlabel="training step",
+                          ylabel="largest angle (degrees)")
     config = read_config(next(iter(probed.values())))
-    add_note(fig, f"Each point: the largest angle between two of the probe set's {config['probe_sentences']} STS-B "
-                  f"dev sentence embeddings (the first distinct ones), every {config['probe_every']} steps from step 0 "
-                  f"(before training); {training_facts(probed).runs}.")
+    seeds = angles.groupby("variant")["seed"].nunique()
+    add_note(fig, f"Each point: the mean over seeds of the largest angle between two of the probe set's "
+                  f"{config['probe_sentences']} STS-B dev sentence embeddings (the first distinct ones), every "
+                  f"{config['probe_every']} steps from step 0 (before training: the same backbone for every variant, "
+                  "so their points lie on each other); n = "
+                  + ", ".join(f"{n} seed{'s' if n > 1 else ''} ({name})" for name, n in seeds.items()) + ".")
     workbench.show(fig, f"{figures_dir}/largest_angle")
-    workbench.save_table(angles.assign(run=angles["run"].replace("", next(iter(probed)))).round(3),
-                         "largest_angle", tables_dir, index=False)
+    workbench.save_table(angles.round(3), "largest_angle", tables_dir, index=False)
 else:
     print("no run has probe records (train with probe_every)")
 
@@ -256,23 +271,27 @@ else:
 #
 # **The paper's figure** places SimCSE, MixCSE and ConSBERT at (ℓ_uniform, ℓ_align) on STS-B:
 # MixCSE reaches a clearly lower (better) uniformity than SimCSE at a comparable alignment.
-# **Ours**: our trained models and the untuned backbone (snapshot 0), on the split `geometry_split`
-# (with `geometry_max_pairs`, a seeded sample of its pairs)
-# (ConSBERT is not trained here).
+# **Ours**: every run (each seed) of our trained models and the untuned backbone (its snapshot 0, or
+# the backbone the runs name), on the split `geometry_split` (with `geometry_max_pairs`, a seeded
+# sample of its pairs); a shape per model, named in the legend (ConSBERT is not trained here).
 
 # %%
 geometry_options = {"split": geometry_split, **({"max_pairs": geometry_max_pairs} if geometry_max_pairs else {})}
-geometry = evaluate_runs(curves, "geometry", data_dir=data_dir, **geometry_options)
-before, untuned = pt.untuned({name: groups[name] for name in curves}, "geometry", data_dir, **geometry_options)
-geometry.update({name: before[next(iter(members))] for name, members in untuned.items()})   # snapshot 0
-points = evaluation_frame(geometry).rename(columns={"run": "model"})
+model_of = {label: name for name, members in groups.items() for label in members}   # every seed: a point each
+geometry = evaluate_runs(pt.used_runs(groups), "geometry", data_dir=data_dir, **geometry_options)
+before, untuned = pt.untuned(groups, "geometry", data_dir, **geometry_options)
+geometry.update({name: before[next(iter(members))] for name, members in untuned.items()})   # the untuned backbone
+points = evaluation_frame(geometry)
+points["model"] = points["run"].map(lambda label: model_of.get(label, label))
 fig = plot_alignment_uniformity(points, label="model", quantity="STS-B pairs")
-add_note(fig, f"{describe_geometry(next(iter(geometry.values())))}. One point per model (the first run of each "
-              "variant); " + ("untuned: the backbone before training (step 0). " if untuned else
-                              "no untuned point: these runs kept no step-0 snapshot (snapshot_every). ")
+counts = points["model"].value_counts()
+add_note(fig, f"{describe_geometry(next(iter(geometry.values())))}. One point per run ("
+              + "; ".join(f"{name}: {n} seed{'s' if n > 1 else ''}" for name, n in counts.items() if name in groups)
+              + "); " + ("untuned: the backbone before training (its step-0 snapshot, or the backbone the runs "
+                         "name). " if untuned else "no untuned point. ")
               + "Lower is better on both axes.")
 workbench.show(fig, f"{figures_dir}/alignment_uniformity")
-points = points.set_index("model")[["alignment", "uniformity"]]
+points = points.set_index("run")[["model", "alignment", "uniformity"]]
 workbench.save_table(points, "alignment_uniformity", tables_dir)
 points
 
@@ -313,9 +332,16 @@ for name, path in mixing.items():
 if bound:
     workbench.save_table(pd.concat(bound, names=["model"]).reset_index(level=0), "lambda_bound", tables_dir)
     fig = plot_lambda_bound(bound)
+    # a curve drawn under another: the note says so (MixCSE single mixes for one direction only and can
+    # give MixCSE's shares to the third decimal)
+    hidden = [(a, b) for a in bound for b in bound if a != b and a.startswith("MixCSE single") and
+              b.startswith("MixCSE (") and len(bound[a]) == len(bound[b]) and
+              (bound[a]["closer_share"].to_numpy() - bound[b]["closer_share"].to_numpy()).__abs__().max() < 1e-3]
     add_note(fig, f"Each point: the share of the mixed negatives (every anchor with every other sentence of its batch) "
-                  f"closer to the anchor than its positive, over the first {len(score_text)} distinct STS-B dev "
-                  f"sentences in batches of {score_batch_size}; untuned: before training (step 0).")
+                  f"closer to the anchor than its positive (the anchor's second dropout view), over the first "
+                  f"{len(score_text)} distinct STS-B dev sentences in batches of {score_batch_size}; untuned: "
+                  "before training (step 0)."
+                  + "".join(f" {a} lies under {b}: the two give the same shares (within 0.001)." for a, b in hidden))
     workbench.show(fig, f"{figures_dir}/lambda_bound")
 else:
     print("no MixCSE runs")
@@ -332,7 +358,9 @@ if sweep:
     metric = f"STS {pt.average_label(sts_tasks)}"
     frame = pt.sweep_results(sts, sweep, "mixcse.mix_lambda", name="λ").rename(columns={"avg": metric})
     if pt.enough_values(frame["λ"], "λ sweep", "paper-mixcse"):
-        workbench.show(plot_sweep(frame, x="λ", y=metric, method="mixcse"), f"{figures_dir}/lambda_sweep")
+        # fewer than 4 values of λ are points with their intervals, no line: nobody measured between them
+        workbench.show(plot_sweep(frame, x="λ", y=metric, ylabel=f"{metric} (Spearman ×100)", method="mixcse"),
+                       f"{figures_dir}/lambda_sweep")
     table = pt.comparison_table(summarise(frame.sort_values("λ"), "λ", [metric]))
     workbench.save_table(table, "lambda_sweep", tables_dir)
     display(table)

@@ -34,7 +34,7 @@ def test_a_well_made_figure_passes():
     assert check_figure(clean_figure()) == []
     fig, axes = new_figure(2)
     for i, ax in enumerate(axes):
-        ax.errorbar([1, 2, 4], [0.2, 0.5, 0.4], yerr=[0.05, 0.1, 0.02], marker="o", label="with intervals")
+        ax.errorbar([1, 2, 4], [0.2, 0.5, 0.4], yerr=[0.05, 0.1, 0.02], fmt="o", label="with intervals")
         ax.bar([6, 7], [0.3, 0.6], label="bars")
         ax.set_title(f"panel {i}")
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2, frameon=False)
@@ -271,12 +271,12 @@ def test_a_line_through_two_points_is_found_and_points_or_references_pass():
     fig, (ax,) = titled("STS-B dev")
     ax.plot([8, 16], [71.0, 74.0], marker="o", label="SimCSE")            # two evaluations joined
     ax.plot([8, 16], [73.0, 75.5], marker="s")                            # and an unlabelled one
-    problem = _one(check_figure(fig), "fewer than 3 points")
+    problem = _one(check_figure(fig), "fewer than 4 points")
     assert problem.startswith("panel 'STS-B dev': 'SimCSE' (2 points) and 1 unlabelled line (2 points) drawn as a "
-                              "line through fewer than 3 points")
+                              "line through fewer than 4 points")
     fig, (ax,) = titled("STS-B dev")
     ax.plot([8, 16], [71.5, 74.5], "o", label="SimCSE")                   # two measurements: points alone
-    ax.plot([0, 8, 16], [70.0, 71.0, 74.0], marker="o", label="MixCSE")   # three joined: a curve
+    ax.plot([0, 8, 12, 16], [70.0, 71.0, 72.5, 74.0], marker="o", label="MixCSE")   # four joined: a curve
     ax.axhline(72.0, color="grey", linestyle=":")                         # reference lines span the axes
     ax.axvline(8, color="grey", linestyle=":")
     ax.axline((0, 70), slope=0.25, color="grey")
@@ -291,7 +291,7 @@ def test_a_line_through_two_points_is_found_and_points_or_references_pass():
 
 
 def test_a_line_through_few_points_needs_its_markers():
-    steps = [0, 4, 8, 12, 16]
+    steps = [0, 5, 10, 15, 20]
     fig, (ax,) = titled("largest angle")
     ax.plot(steps, [90, 95, 99, 101, 102], label="SimCSE")
     problem = _one(check_figure(fig), "without markers")
@@ -306,6 +306,58 @@ def test_a_line_through_few_points_needs_its_markers():
     ax.plot(range(6), [3.0, 2.5, 2.2, 2.0, 1.9, 1.85], label="SimCSE")    # six points: a line may stand alone
     ax.plot(range(9), np.linspace(0.1, 0.5, 9), "o", label="points")       # markers only: no line at all
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    assert check_figure(fig) == []
+
+
+def test_a_line_joining_three_points_is_found_and_points_with_intervals_pass():
+    """Three probes joined (steps 0, 40, 80) imply how fast the value moves between them, which
+    nobody measured: the sound figure draws the three measurements as points with their intervals."""
+    fig, (ax,) = titled("largest angle")
+    ax.plot([0, 40, 80], [90.0, 95.5, 96.0], marker="o", label="MixCSE")
+    problem = _one(check_figure(fig), "fewer than 4 points")
+    assert problem.startswith("panel 'largest angle': 'MixCSE' (3 points) drawn as a line through fewer than 4 "
+                              "points: so few measurements joined imply a trend nobody measured")
+    fig, (ax,) = titled("largest angle")
+    ax.errorbar([0, 40, 80], [90.0, 95.5, 96.0], yerr=[0.4, 0.6, 0.5], fmt="o", label="MixCSE (mean, 3 seeds)")
+    ax.legend(loc="lower right", frameon=False)
+    assert check_figure(fig) == []
+
+
+def test_a_colour_bar_over_fewer_than_four_values_is_found_and_four_pass():
+    fig, (ax,) = titled("alignment and uniformity")
+    points = ax.scatter([0.20, 0.21], [-2.10, -2.16], c=[40, 80])          # two points: the bar spans their two values
+    fig.colorbar(points, ax=ax, label="training step")
+    problem = _one(check_figure(fig), "colour bar")
+    assert problem.startswith("colour bar 'training step' spans 2 distinct values (40, 80), fewer than 4")
+    fig, (ax,) = titled("alignment and uniformity")                          # a bar made from a bare mappable
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+    norm = Normalize(0, 80)
+    ax.scatter([0.20, 0.21, 0.25], [-2.10, -2.16, -2.3], c=[0, 40, 80], norm=norm)
+    fig.colorbar(ScalarMappable(norm=norm), ax=ax, label="training step")
+    assert "spans 3 distinct values (0, 40, 80)" in _one(check_figure(fig), "colour bar")
+    fig, (ax,) = titled("alignment and uniformity")
+    points = ax.scatter([0.20, 0.21, 0.25, 0.3], [-2.10, -2.16, -2.3, -2.4], c=[0, 20, 40, 80])
+    fig.colorbar(points, ax=ax, label="training step")
+    assert check_figure(fig) == []
+
+
+def test_x_ticks_off_the_logged_steps_are_found_and_ticks_on_them_pass():
+    steps = [5, 15, 25, 35, 45]                        # logged every 10 steps from step 5
+    fig, (ax,) = titled("similarity")
+    ax.plot(steps, [0.9, 0.8, 0.75, 0.7, 0.68], marker="o", label="positives")
+    ax.set_xticks([10, 20, 30, 40])                    # every tick between two measurements
+    problem = _one(check_figure(fig), "x ticks")
+    assert problem.startswith("panel 'similarity': the data are measured at x = 5, 15, 25, 35, 45 (every 10) but "
+                              "4 of the 4 x ticks over them fall between measurements (10, 20, 30, 40)")
+    ax.set_xticks(steps)                               # on the measurements
+    assert check_figure(fig) == []
+    fig, (ax,) = titled("similarity")                  # matplotlib's own ticks: 0, 20, 40, 60, 80 over 0..80 by 40
+    ax.plot([0, 40, 80], [0.9, 0.8, 0.7], "o", label="positives")
+    assert check_figure(fig) == []
+    fig, (ax,) = titled("loss")                        # a dense record is no sparse grid: any ticks
+    ax.plot(np.arange(0, 300, 3), np.linspace(3, 1, 100), label="loss")
+    ax.set_xticks([1, 101, 201])
     assert check_figure(fig) == []
 
 
@@ -462,11 +514,11 @@ def test_the_docs_table_names_every_rule_in_order():
 
 
 def test_a_rule_added_with_its_decorator_runs_and_names_its_panel():
-    """What adding a rule is: one decorated function (here a colour bar over fewer than 4 values)."""
+    """What adding a rule is: one decorated function (here points coloured by fewer than 4 values)."""
     from cselab.workbench.plots.check import RULES, axes_name, panel_rule
 
     @panel_rule
-    def few_colour_values(ax, drawn):
+    def few_point_colours(ax, drawn):
         """Points coloured by fewer than 4 distinct values (test rule)."""
         values = [np.unique(c.get_array()) for c in ax.collections if c.get_array() is not None]
         return [f"{axes_name(ax)}: coloured by {len(v)} values" for v in values if len(v) < 4]
@@ -479,9 +531,9 @@ def test_a_rule_added_with_its_decorator_runs_and_names_its_panel():
         other.scatter([1, 2, 3, 4, 5], [1, 2, 3, 4, 5], c=[0, 1, 2, 3, 4])
         assert check_figure(fig) == ["panel 'three': coloured by 3 values"]
         with pytest.raises(ValueError, match="registered twice"):
-            panel_rule(few_colour_values)
+            panel_rule(few_point_colours)
     finally:
-        RULES[:] = [rule for rule in RULES if rule.name != "few_colour_values"]
+        RULES[:] = [rule for rule in RULES if rule.name != "few_point_colours"]
     assert check_figure(fig) == []
 
 

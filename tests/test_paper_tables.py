@@ -388,6 +388,26 @@ def test_untuned_rows_from_snapshot_zero(tiny_runs, tiny_model, data_dir):
     assert results["simcse-s2@step-0"]["model"] == "step-0"
 
 
+def test_untuned_rows_from_the_backbone_when_no_run_kept_snapshots(tiny_runs, tiny_model, data_dir, tmp_path):
+    """Runs without a step-0 snapshot (the cpu profiles keep none) still get their untuned point: the
+    backbone their first run names, with its pooler; the same scores as the snapshot 0 of a run that kept one."""
+    import shutil
+
+    from cselab.model.evaluate.cache import evaluate_run
+    from cselab.model.rundir import RunDir
+
+    run = tmp_path / "simcse-s2"
+    shutil.copytree(tiny_runs["simcse-s2"], run)
+    for folder in RunDir(run).snapshots().values():
+        shutil.rmtree(folder)
+    assert not RunDir(run).snapshots()
+    results, extra = untuned({"SimCSE": {"simcse-s2": run}}, "sts", data_dir=data_dir, tasks=["STS16"])
+    assert extra == {f"untuned {Path(tiny_model).name}": {"simcse-s2@backbone": run}}
+    snapshot = evaluate_run(tiny_runs["simcse-s2"], "sts", model="step-0", data_dir=data_dir, tasks=["STS16"])
+    assert results["simcse-s2@backbone"]["model"] == "backbone"
+    assert results["simcse-s2@backbone"]["scores"]["STS16"] == pytest.approx(snapshot["scores"]["STS16"], abs=1e-4)
+
+
 def test_notebook_odds_and_ends():
     assert for_legend({"simcse-s1": Path("a")}) == {"": Path("a")}      # one line: no legend
     assert for_legend({"a": Path("a"), "b": Path("b")}) == {"a": Path("a"), "b": Path("b")}

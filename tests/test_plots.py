@@ -223,7 +223,8 @@ def test_single_series_figures_have_no_legend(runs):
     assert by_method.axes[0].get_xlabel() == "B"
     one_curve = plot_lambda_bound(pd.DataFrame({"lambda": [0.1, 0.9], "closer_share": [0.0, 0.5]}))
     assert one_curve.axes[0].get_legend() is None
-    points = pd.DataFrame({"alignment": [0.2], "uniformity": [-2.0], "sts_avg": [70.0], "run": ["A"]})
+    points = pd.DataFrame({"alignment": [0.2, 0.22, 0.25, 0.3], "uniformity": [-2.0, -2.1, -2.2, -2.4],
+                           "sts_avg": [70.0, 71.0, 72.5, 74.0], "run": ["A", "B", "C", "D"]})
     colorbar = plot_alignment_uniformity(points, color_by="sts_avg").axes[1]
     assert colorbar.get_ylabel() == "STS average (Spearman ×100)"
 

@@ -34,6 +34,13 @@ def run_sets(tmp_path_factory):
     }
 
 
+
+def _cosines(n: int) -> np.ndarray:
+    """The cosine similarities of ``n`` random unit vectors: a heatmap's many values (not 2)."""
+    vectors = np.random.default_rng(0).normal(size=(n, 8))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors @ vectors.T
+
 CURVES = {
     "similarity_dynamics": lambda r: plot_similarity_dynamics(r, ("pos_cos", "neg_cos", "mixcse.mixed_cos")),
     "similarity_one_panel": lambda r: plot_similarity_dynamics(r, ("neg_cos",)),
@@ -185,14 +192,15 @@ def test_a_sweep_of_one_value_is_refused_in_one_line():
 
 
 def test_close_log2_values_share_no_tick():
-    # BERT's 768 beside 1024 (the dimensions of MixCSE's spherical cap): two labels a third of an octave apart collide
+    # BERT's 768 beside 1024 (the dimensions of MixCSE's spherical cap): two labels a third of an octave apart
+    # collide, so one gets no tick; the axis's end keeps its own (1024)
     d = [16, 64, 256, 768, 1024]
     table = pd.DataFrame({"d": d * 2, "omega_deg": [30] * 5 + [60] * 5,
                           "mean_cos": [0.8, 0.76, 0.75, 0.75, 0.75, 0.33, 0.27, 0.26, 0.25, 0.25],
                           "var_cos": [4e-3, 1e-3, 2.5e-4, 8e-5, 6e-5, 3e-2, 9e-3, 2e-3, 7e-4, 5e-4]})
     fig = plot_cap_geometry(table)
     assert check_figure(fig) == []
-    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["16", "64", "256", "768"]
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["16", "64", "256", "1024"]
     assert len(fig.axes[0].get_lines()[0].get_xdata()) == 5          # every point is still drawn
 
 
@@ -239,6 +247,28 @@ def test_point_labels_do_not_overlap():
                            "sts_avg": [76.3, 76.1, 76.8, 77.6, 77.2, 70.0]})
     for color_by in (None, "sts_avg"):
         assert check_figure(plot_alignment_uniformity(points, label="model", color_by=color_by)) == []
+
+
+def test_seeds_of_a_model_share_a_shape_and_a_colour_bar_needs_four_values():
+    """ClusterNS Fig. 6 with every seed and the untuned backbone: a shape per model named in a legend
+    ("SimCSE (3 runs)"), colour the STS average over its 7 values; over 3 values colour carries
+    nothing, so each point keeps its method's colour and its label gives the value."""
+    points = pd.DataFrame({"model": ["untuned all-MiniLM-L6-v2"] + ["simcse"] * 3 + ["clusterns"] * 3,
+                           "alignment": [0.30, 0.166, 0.163, 0.168, 0.159, 0.160, 0.158],
+                           "uniformity": [-1.9, -2.61, -2.60, -2.62, -2.55, -2.56, -2.54],
+                           "STS Avg": [70.1, 76.1, 76.0, 76.3, 76.4, 76.2, 76.5]})
+    fig = plot_alignment_uniformity(points, label="model", color_by="STS Avg")
+    assert check_figure(fig) == []
+    assert legend_texts(fig) == ["untuned all-MiniLM-L6-v2", "SimCSE (3 runs)", "ClusterNS (3 runs)"]
+    assert len(fig.axes) == 2 and fig.axes[1].get_ylabel() == "STS Avg"        # the colour bar
+    three = plot_alignment_uniformity(points.iloc[[0, 1, 4]], label="model", color_by="STS Avg")
+    assert check_figure(three) == [] and len(three.axes) == 1                   # no colour bar over 3 values
+    assert sorted(t.get_text() for t in three.axes[0].texts) == ["ClusterNS: 76.4", "SimCSE: 76.1",
+                                                                 "untuned all-MiniLM-L6-v2: 70.1"]
+    colours = {c.get_label(): tuple(c.get_facecolor()[0][:3]) for c in three.axes[0].collections}
+    assert len(set(colours.values())) == 3                                      # SimCSE and ClusterNS apart
+    plain = plot_alignment_uniformity(points, label="model")                    # no colour: methods' colours
+    assert check_figure(plain) == [] and legend_texts(plain) == legend_texts(fig)
 
 
 def test_point_labels_that_cannot_all_be_placed_become_a_legend():
@@ -297,8 +327,7 @@ def test_other_figure_kinds_are_sound():
                                   for i, name in enumerate(("before: all-minilm-l6 (cls)", LONG))}, max_legend=20),
         "profile grid": plot_profile_grid({f"{m}-s1": {"step 0": [0.2, 0.5, 1.0], "step 30": [0.4, 0.7, 1.0]}
                                            for m in ("simcse", "mixcse", "apincse", "clusterns")}),
-        "heatmap": plot_similarity_heatmap(np.eye(5) * 0.5 + 0.5, [f"sentence number {i} about a long topic"
-                                                                   for i in range(5)]),
+        "heatmap": plot_similarity_heatmap(_cosines(5), [f"sentence number {i} about a long topic" for i in range(5)]),
         "projection grid": plot_projection_grid({f"step {s}": pd.DataFrame({"x": np.arange(6.0) + s, "y": np.arange(6.0),
                                                                             "label": list("ab") * 3})
                                                  for s in (0, 10, 20, 30)}, ncols=2),

@@ -15,7 +15,7 @@ from ...model.config import uses_sts
 from ...model.evaluate.sts import STS_TASKS
 from ...model.evaluate.suites import resolve, result_tables
 from ..results import group_results, summarise
-from ...model.rundir import run_select_by
+from ...model.rundir import read_config, run_select_by
 from ..tables import STS_SELECTED_MARK, STS_SELECTED_NOTE, format_table, scores_table
 from .backbones import backbone_label, one_per_backbone
 
@@ -107,15 +107,55 @@ def untuned(groups: Mapping[str, Mapping[str, Path]], suite: str, data_dir: str 
             **options) -> tuple[dict[str, dict], dict[str, dict[str, Path]]]:
     """The untuned backbone as extra rows: for the first run of each backbone that has snapshots,
     the ``suite`` result of its snapshot 0 (the model before training, cached in the run like any
-    evaluation). Returns ``(results, groups)`` keyed ``<label>@step-0`` and ``untuned <backbone>``,
-    to merge with the trained groups' results and groups."""
+    evaluation); for a backbone without any, that of the backbone its first run names with the run's
+    pooler (a pooler without weights; computed once per process). Returns ``(results, groups)``
+    keyed ``<label>@step-0`` (or ``<label>@backbone``) and ``untuned <backbone>``, to merge with the
+    trained groups' results and groups."""
     from ...model.evaluate.cache import evaluate_run
     from ..neighbours import snapshot_folders
 
     with_snapshots = {label: p for members in groups.values() for label, p in members.items() if snapshot_folders(p)}
     results, extra = {}, {}
-    for model, (label, path) in one_per_backbone(with_snapshots).items():
+    snapshot_zero = one_per_backbone(with_snapshots)
+    for model, (label, path) in snapshot_zero.items():
         key = f"{label}@step-0"
         results[key] = evaluate_run(path, suite, model="step-0", data_dir=data_dir, **options)
         extra[f"untuned {backbone_label(model)}"] = {key: path}
+    # a backbone none of whose runs kept a step-0 snapshot: the backbone its first run names, with
+    # the run's pooler where that pooler has no weights (one with weights would be a fresh draw)
+    every = {label: p for members in groups.values() for label, p in members.items()}
+    for model, (label, path) in one_per_backbone(every).items():
+        if model in snapshot_zero or read_config(path).get("pooler", "cls") not in WEIGHTLESS_POOLERS:
+            continue
+        key = f"{label}@backbone"
+        results[key] = _backbone_result(path, suite, data_dir, options)
+        extra[f"untuned {backbone_label(model)}"] = {key: path}
     return results, extra
+
+
+WEIGHTLESS_POOLERS = ("cls", "cls_before_pooler", "avg", "avg_first_last", "avg_top2")
+_BACKBONE_RESULTS: dict[str, dict] = {}   # one evaluation of a backbone per process and suite options
+
+
+def _backbone_result(run_dir: Path, suite: str, data_dir, options: Mapping) -> dict:
+    """The ``suite`` result of the model ``run_dir`` started from (:func:`~..analysis.logged.base_encoder`:
+    its backbone and pooler), computed once per process: no run folder holds that model to cache it in."""
+    import json
+
+    from ...model.evaluate.suites import get_suite
+    from ...model.utils import resolve_device
+    from ..analysis.logged import base_encoder
+
+    config = read_config(run_dir)
+    key = json.dumps([config["model"], config.get("pooler", "cls"), config.get("mlp_only_train", True), suite,
+                      str(data_dir), {k: str(v) for k, v in options.items()}], sort_keys=True)
+    if key not in _BACKBONE_RESULTS:
+        spec = get_suite(suite)
+        options = dict(options)
+        for extra in spec.extras:
+            options.pop(extra, None)
+        encoder = base_encoder(run_dir).to(resolve_device("auto"))
+        _BACKBONE_RESULTS[key] = {**spec.run(encoder, data_dir=data_dir, **options,
+                                             **{extra: True for extra in spec.extras}),
+                                  "options": options, "model": "backbone"}
+    return _BACKBONE_RESULTS[key]

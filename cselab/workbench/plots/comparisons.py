@@ -31,7 +31,7 @@ from ..results import mean_ci
 from .core import TooFewPoints, add_note, color, distinct_colors, new_figure, styled
 from ..labels import display_name, readable, task_name
 from .rc import PAGE_WIDTH
-from .style import (integer_ticks, legend_beside, log2_ticks, measured, place_legend, point_markers,
+from .style import (MARKERS, integer_ticks, legend_below, legend_beside, log2_ticks, measured, place_legend, point_markers,
                     separate_coincident, series_styles)
 
 
@@ -96,14 +96,17 @@ def _setting_ticks(ax, values, log2: bool | None, axis: str = "x") -> None:
 @styled
 def plot_sweep(results: pd.DataFrame, x: str, y: str, hue: str | None = None, seed: str | None = "seed",
                logx: bool | None = None, title: str | None = None, xlabel: str | None = None,
-               ylabel: str | None = None, method: str | None = None) -> Figure:
+               ylabel: str | None = None, method: str | None = None, legend_title: str | None = None,
+               legend_below_panel: bool = False) -> Figure:
     """``y`` against the swept setting ``x``: the mean over the rows sharing (hue, x) — seeds —
     with its 95 % t-interval as error bars where there are at least 2 (the legend says so and over
     what n; for a single curve, the note under the panel). Axis labels are the columns in words (:mod:`cselab.workbench.labels`) unless
     ``xlabel``/``ylabel`` are given. A sweep of fewer than 2 values of ``x`` is an error (one dot
     is no trend). ``method``: the method a curve without ``hue`` belongs to (the λ sweep: MixCSE),
     whose colour it takes, as in every other figure. ``logx``: a log₂ axis; ``None`` chooses it for powers of two spanning ≥ 8×
-    (batch sizes); whole-number settings get ticks at their values."""
+    (batch sizes); whole-number settings get ticks at their values. ``legend_title``: the legend's
+    title (default: ``hue`` in words; ``""``: none); ``legend_below_panel``: the legend under the
+    panel, not beside it (short entries that would take half the figure's width there)."""
     _need_columns(results, [x, y] + ([hue] if hue else []), "plot_sweep")
     _need_values(results[x], f"plot_sweep of {y!r} against {x!r}", f"sweep of {x!r}")
     fig, (ax,) = new_figure()
@@ -146,8 +149,11 @@ def plot_sweep(results: pd.DataFrame, x: str, y: str, hue: str | None = None, se
     if counts:
         handle, text = _interval_handle(ax, _n_words(counts))
         handles, labels = handles + [handle], labels + [text]
-    place_legend(ax, handles, labels, title=readable(hue) if hue and len(groups) > 1 else None,
-                 min_entries=1 if counts else 2)
+    title = (readable(hue) if legend_title is None else legend_title or None) if hue and len(groups) > 1 else None
+    if legend_below_panel and len(handles) >= (1 if counts else 2):
+        legend_below(fig, handles, labels, title=title)
+    else:
+        place_legend(ax, handles, labels, title=title, min_entries=1 if counts else 2)
     return fig
 
 
@@ -384,25 +390,49 @@ def plot_cap_geometry(table: pd.DataFrame, title: str | None = None) -> Figure:
     _need_values(table["d"], "plot_cap_geometry", "dimension d")
     fig, axes = new_figure(2)
     omegas = sorted(table["omega_deg"].unique())
-    styles = {o: {"color": color(i)} for i, o in enumerate(omegas)}
+    # every radius its own marker, the larger radii hollow and bigger and drawn first (underneath):
+    # where curves coincide (ω ≥ 90° in the variance panel, 120° and 180° in the mean panel) each
+    # still shows as a ring around the next
+    styles = {o: {"color": color(i), "marker": MARKERS[i % len(MARKERS)], "markersize": 3 + 1.6 * i,
+                  "markerfacecolor": color(i) if i < 2 else "none", "markeredgewidth": 1.0,
+                  "linestyle": ("-", "-", "-", "--", ":")[i % 5], "zorder": 3 + len(omegas) - i}
+              for i, o in enumerate(omegas)}
     for omega, group in table.groupby("omega_deg", sort=True):
         group = group.sort_values("d")
         for ax, key in zip(axes, ("mean_cos", "var_cos")):
-            ax.plot(group["d"], group[key], label=f"ω = {omega:g}°",
-                    **measured({"marker": "o", "markersize": 3, **styles[omega]}, len(group)))
+            ax.plot(group["d"], group[key], label=f"ω = {omega:g}°", **measured(styles[omega], len(group)))
     axes[0].set_ylabel("mean of cos θ")
     axes[1].set_ylabel("variance of cos θ")
     axes[1].set_yscale("log")
     for ax in axes:
         log2_ticks(ax, table["d"])
         ax.set_xlabel("dimension d")
-    separate_coincident(axes)
+    _label_equal_radii(axes)
     handles, labels = axes[0].get_legend_handles_labels()
     if len(handles) > 1:
         legend_beside(fig, handles, labels)
     if title:
         fig.suptitle(title)
     return fig
+
+
+def _label_equal_radii(axes) -> None:
+    """Say in each radius's label which smaller radius it equals (within the checker's 1 % of the
+    span, :func:`~.check.equal_series`) and in which panel: "ω = 180° (= ω = 120°)", "(= ω = 90° in
+    'variance of cos θ')"; the checker reads and verifies these claims."""
+    from .check import equal_series
+
+    lines = [list(ax.get_lines()) for ax in axes]
+    for j in range(len(lines[0])):
+        for i in range(j):
+            same = [k for k, ax in enumerate(axes) if equal_series(lines[k][j], lines[k][i])[0]]
+            if not same:
+                continue
+            other = lines[0][i].get_label()
+            where = "" if len(same) == len(axes) else f" in '{axes[same[0]].get_ylabel()}'"
+            for panel in lines:
+                panel[j].set_label(f"{panel[j].get_label()} (= {other}{where})")
+            break
 
 
 @styled

@@ -51,12 +51,34 @@ def styled(function):
         with style():
             result = function(*args, **kwargs)
             if isinstance(result, Figure):
+                ticks_on_logged_steps(result)
                 fit_tick_labels(result)
             return result
     return wrapper
 
 
 MIN_TICKS = 2
+MAX_GRID_TICKS = 6   # ticks put on a grid of measured steps: every k-th step, at most this many
+
+
+def ticks_on_logged_steps(fig: Figure) -> None:
+    """Put the x ticks of every panel whose automatic ticks fall between its measurements (data on a
+    sparse regular grid of steps, e.g. every 4 from 0 to 16, ticked at 2.5, 5, 7.5, ...: the checker's
+    ``ticks_off_grid``) on every k-th measured step, k the smallest of 1, 2, 5, 10, ... steps that
+    keeps at most :data:`MAX_GRID_TICKS`. Axes with fixed ticks are left as they are."""
+    from matplotlib.ticker import FixedLocator, MaxNLocator
+
+    from .check import ticks_off_grid_of
+
+    for ax in fig.axes:
+        if not ax.get_visible() or not isinstance(ax.xaxis.get_major_locator(), MaxNLocator):
+            continue
+        found = ticks_off_grid_of(ax)
+        if found is None:
+            continue
+        grid = found[1]
+        k = next(k for k in (1, 2, 5, 10, 20, 50, 100) if -(-len(grid) // k) <= MAX_GRID_TICKS or k == 100)
+        ax.xaxis.set_major_locator(FixedLocator(grid[::k]))
 
 
 def fit_tick_labels(fig: Figure) -> None:

@@ -25,6 +25,7 @@ from matplotlib.ticker import MaxNLocator
 from ..analysis.mixcse import SCORE_LABELS
 from ...model.methods import stat_labels
 from ...model.rundir import Runs, labelled_runs, read_config, read_metrics
+from .check import MIN_COLOUR_VALUES
 from .core import TooFewPoints, COLUMN_WIDTH, color, new_figure, styled
 from ..labels import display_name, frame_groups, run_groups, readable
 from .palettes import STEP_CMAP, is_statistic, statistic_colour
@@ -270,23 +271,42 @@ def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", c
                                 xytext=(path["uniformity"].iloc[-2], path["alignment"].iloc[-2]),
                                 arrowprops={"arrowstyle": "->", "color": style["color"]})
         separate_coincident([ax])
+    texts = None   # what each point's label says (its model, and the value when colour cannot carry it)
     if color_by is not None:
         _require(points, [color_by], "plot_alignment_uniformity")
+        if points[color_by].dropna().nunique() < MIN_COLOUR_VALUES and label is not None and label in points:
+            # a colour scale over 2 or 3 values carries nothing (the checker's few_colour_values):
+            # the points keep their methods' colours and each label gives the value
+            texts = [f"{display_name(v)}: {c:.4g}" for v, c in zip(points[label], points[color_by])]
+            color_by = None
+    repeated = label is not None and label in points and trajectory is None and \
+        points[label].map(display_name).duplicated().any()
+    if color_by is not None:
         # steps in the sequential grey of steps (never a method's hue); other values in viridis
         cmap = STEP_CMAP if color_by == "step" else "viridis"
-        sc = ax.scatter(points["uniformity"], points["alignment"], c=points[color_by], cmap=cmap, s=28, zorder=3)
+        if repeated:   # several runs (seeds) per model: a shape per model, named in a legend
+            from matplotlib.cm import ScalarMappable
+            from matplotlib.colors import Normalize
+
+            norm = Normalize(float(points[color_by].min()), float(points[color_by].max()))
+            _shapes_by_model(ax, points, label, c=points[color_by], cmap=cmap, norm=norm)
+            sc = ScalarMappable(norm=norm, cmap=cmap)
+            sc.set_array(points[color_by].to_numpy(float))
+        else:
+            sc = ax.scatter(points["uniformity"], points["alignment"], c=points[color_by], cmap=cmap, s=28, zorder=3)
         fig.colorbar(sc, ax=ax, label=readable(color_by), shrink=0.9, aspect=25)
         if color_by == "step":
             integer_ticks(sc.colorbar.ax.yaxis)
+    elif repeated:
+        _shapes_by_model(ax, points, label)
     elif label is not None and label in points and trajectory is None:
         # each point in its method's colour (grey: untuned) and a marker of its own, so that a legend
         # can name them when the points crowd too much for labels beside them
         shown = [display_name(v) for v in points[label]]
-        styles = series_styles(list(dict.fromkeys(shown)))
-        markers = point_markers(list(dict.fromkeys(shown)))
-        for x, y, name in zip(points["uniformity"], points["alignment"], shown):
-            ax.scatter([x], [y], color=styles[name]["color"], marker=styles[name].get("marker", markers[name]), s=34,
-                       zorder=3, label=name, edgecolors="white", linewidths=0.4)
+        marks = _distinct_marks(list(dict.fromkeys(shown)))
+        for x, y, name, text in zip(points["uniformity"], points["alignment"], shown, texts or shown):
+            ax.scatter([x], [y], color=marks[name][0], marker=marks[name][1], s=34,
+                       zorder=3, label=text, edgecolors="white", linewidths=0.4)
     else:
         # a point that is a method's model in the method's colour, any other in one neutral colour
         names = points[label] if label is not None and label in points else [None] * len(points)
@@ -298,10 +318,55 @@ def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", c
         ax.set_title(title)
     if trajectory is not None:
         place_legend(ax)
-    if label is not None and label in points and trajectory is None:
-        _label_points(ax, points["uniformity"], points["alignment"], [display_name(v) for v in points[label]],
-                      marked=color_by is None)
+    if repeated:
+        place_legend(ax, min_entries=1)
+    elif label is not None and label in points and trajectory is None:
+        _label_points(ax, points["uniformity"], points["alignment"],
+                      texts or [display_name(v) for v in points[label]], marked=color_by is None)
     return fig
+
+
+def _distinct_marks(names: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """(colour, marker) per model: its method's colour and its family's marker, another marker where
+    two models of one method would otherwise look the same (MixCSE and MixCSE one-way)."""
+    styles = series_styles(list(names))
+    fallback = point_markers(list(names))
+    taken, marks = set(), {}
+    for name in names:
+        colour = styles[name]["color"]
+        marker = styles[name].get("marker", fallback[name])
+        if (colour, marker) in taken:
+            marker = next((m for m in MARKERS if (colour, m) not in taken), marker)
+        taken.add((colour, marker))
+        marks[name] = (colour, marker)
+    return marks
+
+
+def _shapes_by_model(ax, points: pd.DataFrame, label: str, **colouring) -> None:
+    """One marker shape per model (the runs of one model, e.g. its seeds, share it) and a legend
+    entry "SimCSE (3 runs)"; with ``colouring`` (``c``, ``cmap``, ``norm``) the points take the
+    colour scale and the legend shows the shapes in grey, else each model its method's colour."""
+    from matplotlib.lines import Line2D
+
+    shown = points[label].map(display_name)
+    names = list(dict.fromkeys(shown))
+    marks = _distinct_marks(names)
+    styles = {name: {"color": marks[name][0]} for name in names}
+    markers = {name: marks[name][1] for name in names} if not colouring else \
+        {name: MARKERS[i % len(MARKERS)] for i, name in enumerate(names)}
+    for name in names:
+        chosen = (shown == name).to_numpy()
+        n = int(chosen.sum())
+        text = f"{name} ({n} runs)" if n > 1 else name
+        if colouring:
+            ax.scatter(points["uniformity"][chosen], points["alignment"][chosen], c=np.asarray(colouring["c"])[chosen],
+                       cmap=colouring["cmap"], norm=colouring["norm"], marker=markers[name], s=34, zorder=3,
+                       edgecolors="black", linewidths=0.4)
+            ax.add_line(Line2D([], [], linestyle="none", marker=markers[name], markersize=5, color="0.45",
+                               markeredgecolor="black", markeredgewidth=0.4, label=text))
+        else:
+            ax.scatter(points["uniformity"][chosen], points["alignment"][chosen], color=styles[name]["color"],
+                       marker=markers[name], s=34, zorder=3, edgecolors="white", linewidths=0.4, label=text)
 
 
 @styled

@@ -17,7 +17,8 @@ every other:
   (``tests/test_palettes.py``). The colours were chosen farthest-first in CIEDE2000 away from the
   method colours, then named by meaning: what is pulled together is dark (positive black,
   augmented positive dark brown), the negatives are the saturated reds, magentas and violets, the
-  cluster quantities dark reds and slate.
+  nearest centroid dark green (a dark red read as the in-batch negatives' red beside it) and the
+  centroids' spread slate.
 * **steps and snapshots** — :func:`step_colours` / :data:`STEP_CMAP`: a sequential grey ramp, light
   (early) to dark (late). Grey is the one family the method palette leaves free, so points
   coloured by step never read as a method (the method colours are all saturated hues; every step
@@ -74,7 +75,7 @@ STATISTIC_COLOURS = {
     "interlayer negative": "#006666",   # APINCSE's earlier-layer negative: dark teal
     "queue negative": "#CCBBFF",        # ESimCSE's momentum-queue negatives: lavender
     "off-dropout negative": "#7722FF",  # SimCSE++'s off-dropout negatives: violet
-    "nearest centroid": "#990000",      # ClusterNS's nearest centroid (c_i1): dark red
+    "nearest centroid": "#004422",      # ClusterNS's nearest centroid (c_i1): dark green, far from the negatives' reds
     "between centroids": "#554466",     # ClusterNS's centroid-to-centroid cosine: dark slate
     "batch mean": "#33DD99",            # the mean cosine over the whole batch: mint
 }

@@ -32,7 +32,7 @@ from matplotlib.figure import Figure
 
 from ...model.config import DEFAULT_METHOD
 from ..results import mean_ci
-from .check import mark_intervals
+from .check import MIN_LINE_POINTS, mark_intervals
 from .core import COLUMN_WIDTH, new_figure, styled
 from ..labels import display_name, method_key, readable, task_name
 from .rc import PAGE_WIDTH
@@ -88,7 +88,7 @@ def plot_seed_means(frame: pd.DataFrame, x: str, y: str, hue: str | None = None,
     """The mean of ``y`` over seeds (the rows sharing ``hue`` and ``x``; one row per seed) with its
     95 % t-interval (:func:`t_errorbar`), drawn by seaborn: ``pointplot`` for categories (tasks,
     methods: points, no line between categories), ``lineplot`` with error bars along a numeric
-    ``x`` of at least 3 values. ``hue`` (e.g. the method) gives each series its method's colour and
+    ``x`` of at least 3 values (joined by a line from 4 values on: the checker's ``MIN_LINE_POINTS``). ``hue`` (e.g. the method) gives each series its method's colour and
     name; the legend says what the whiskers are and over how many seeds."""
     import seaborn as sns
 
@@ -114,8 +114,14 @@ def plot_seed_means(frame: pd.DataFrame, x: str, y: str, hue: str | None = None,
     palette = _palette(names, methods) if hue else None
     colour = None if hue else "#333333"
     if numeric:
+        # fewer than MIN_LINE_POINTS values: points with their intervals, no line implying a trend between them
+        joined = {} if data[x].nunique() >= MIN_LINE_POINTS else {"linestyle": "none"}
+        # a marker shape per series too: variants of one method share its colour
+        shapes = {"style": hue, "markers": True, "dashes": False} if hue and len(names) > 1 else {"marker": "o"}
         sns.lineplot(data=data, x=x, y=y, hue=hue, palette=palette, color=colour, errorbar=t_errorbar,
-                     err_style="bars", marker="o", markersize=4, err_kws={"capsize": 2, "elinewidth": 1}, ax=ax)
+                     err_style="bars", markersize=5 if "style" in shapes else 4,
+                     err_kws={"capsize": 2, "elinewidth": 1}, ax=ax,
+                     **shapes, **joined)
     else:
         sns.pointplot(data=data, x=x, y=y, hue=hue, palette=palette, color=colour, errorbar=t_errorbar,
                       linestyle="none", markers="o", markersize=4, capsize=0.1, err_kws={"linewidth": 1},

@@ -111,8 +111,8 @@ POINT_MARKERSIZE = 3
 
 
 def measured(style: Mapping, n_points: int, marker: str = "o", markersize: float = POINT_MARKERSIZE) -> dict:
-    """``style`` for a line through ``n_points`` measurements: fewer than 3 are points without a line
-    (two points joined make no curve: the checker's MIN_LINE_POINTS), fewer than
+    """``style`` for a line through ``n_points`` measurements: fewer than 4 are points without a line
+    (so few joined imply a trend nobody measured: the checker's MIN_LINE_POINTS), fewer than
     :data:`MARK_POINTS_BELOW` get a marker at each (the style's own, else ``marker``); more are left
     as they are."""
     from .check import MIN_LINE_POINTS
@@ -338,11 +338,15 @@ MIN_TICK_OCTAVES = 0.5
 def log2_ticks(ax: Axes, values: Sequence[float], axis: str = "x") -> None:
     """A log₂ axis with ticks at ``values`` written as whole numbers (batch sizes 32 64 128 …);
     a value less than half an octave above the last ticked one gets no tick of its own (768 and
-    1024 would print on top of each other), its point is drawn all the same."""
+    1024 would print on top of each other), its point is drawn all the same — except the largest,
+    which takes the tick of the one below it: the axis's end is always ticked (1024, not 768)."""
     ticked: list[float] = []
-    for v in sorted({float(v) for v in values}):
+    ordered = sorted({float(v) for v in values})
+    for v in ordered:
         if not ticked or np.log2(v / ticked[-1]) >= MIN_TICK_OCTAVES:
             ticked.append(v)
+        elif v == ordered[-1] and len(ticked) > 1:
+            ticked[-1] = v
     values = ticked
     target = ax.xaxis if axis == "x" else ax.yaxis
     (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=2)

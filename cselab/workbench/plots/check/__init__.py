@@ -17,11 +17,15 @@ figures built without pyplot (:func:`cselab.workbench.plots.core.new_figure`).
 * ``texts_off_canvas`` — text outside the canvas (cut off in the PNG);
 * ``legends_over_data`` — a legend box over data: line vertices or segments, markers, bars, error
   bars, bands;
+* ``few_colour_values`` — a colour bar over fewer than :data:`~.rules.MIN_COLOUR_VALUES` (4) distinct
+  values (colour carries nothing there);
 * per data panel: ``squeezed`` (narrower or lower than :data:`~.rules.MIN_PANEL_IN`),
   ``one_x_value`` (all its data at one x value: a "sweep" of one point), ``zero_length_intervals``
   (error bars from one value), ``sparse_lines`` (a line through fewer than
-  :data:`~.rules.MIN_LINE_POINTS` (3) points — two measurements joined make no curve — or through
-  fewer than :data:`~.rules.MARKED_BELOW` (6) without a marker at each), ``covered_series`` (a
+  :data:`~.rules.MIN_LINE_POINTS` (4) points — so few measurements joined imply a trend nobody
+  measured: points with intervals — or through fewer than :data:`~.rules.MARKED_BELOW` (6) without a
+  marker at each), ``ticks_off_grid`` (where a line's x values are a sparse regular grid — the
+  logged steps — most major x ticks over it fall on it), ``covered_series`` (a
   labelled series wholly under another line, whatever the colours, unless a label says "X (= Y)"),
   ``flat_bars`` (bars from zero whose heights in a group differ by less than
   :data:`~.rules.BAR_MIN_SPREAD`, 5 %, of the tallest: they look equal);
@@ -42,7 +46,7 @@ changes: :func:`check_figure`, ``save_figure``'s records and the study index rea
 What plotting code may use while it lays a figure out is exported here too (it never reaches for
 the checker's internals): :func:`draw`, :func:`text_box`, :func:`drawn_ticks`,
 :func:`boxes_overlap`, :func:`covering_line`, :func:`equal_series`, :func:`legend_covers_data`,
-:func:`flat_bar_groups`, :func:`mark_intervals`, :data:`MIN_LINE_POINTS`.
+:func:`flat_bar_groups`, :func:`mark_intervals`, :func:`ticks_off_grid_of`, :data:`MIN_LINE_POINTS`.
 """
 from __future__ import annotations
 
@@ -51,13 +55,15 @@ from matplotlib.figure import Figure
 from ..rc import style
 from .drawn import (INTERVAL_GID, REFERENCE_GID, REFERENCE_GIDS, DrawnFigure, TextItem, axes_name, boxes_overlap,
                     covering_line, draw, drawn_ticks, is_reference, mark_intervals, read_figure, text_box)
-from .rules import (BAR_MIN_SPREAD, EQUAL_RELATIVE, MARKED_BELOW, MIN_LINE_POINTS, RULES, Rule, equal_series,
-                    equality_claim, figure_rule, flat_bar_groups, legend_covers_data, panel_rule, run_rules)
+from .rules import (BAR_MIN_SPREAD, EQUAL_RELATIVE, MARKED_BELOW, MIN_COLOUR_VALUES, MIN_LINE_POINTS, RULES, Rule, equal_series,
+                    equality_claim, figure_rule, flat_bar_groups, legend_covers_data, panel_rule, run_rules,
+                    ticks_off_grid_of)
 
-__all__ = ["BAR_MIN_SPREAD", "EQUAL_RELATIVE", "INTERVAL_GID", "MARKED_BELOW", "MIN_LINE_POINTS", "REFERENCE_GID",
+__all__ = ["BAR_MIN_SPREAD", "EQUAL_RELATIVE", "INTERVAL_GID", "MARKED_BELOW", "MIN_COLOUR_VALUES", "MIN_LINE_POINTS", "REFERENCE_GID",
            "REFERENCE_GIDS", "RULES", "DrawnFigure", "Rule", "TextItem", "axes_name", "boxes_overlap", "check_figure",
            "covering_line", "draw", "drawn_ticks", "equal_series", "equality_claim", "figure_rule", "flat_bar_groups",
-           "is_reference", "legend_covers_data", "mark_intervals", "panel_rule", "read_figure", "text_box"]
+           "is_reference", "legend_covers_data", "mark_intervals", "panel_rule", "read_figure", "text_box",
+           "ticks_off_grid_of"]
 
 
 def check_figure(fig: Figure, dpi: float = 200) -> list[str]:

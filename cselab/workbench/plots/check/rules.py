@@ -34,19 +34,23 @@ from matplotlib.transforms import Bbox
 
 from ..rc import MIN_TEXT_PT, PAGE_WIDTH
 from .drawn import (DrawnFigure, all_marked, artist_label, axes_name, boxes_overlap, covering_line, data_axes,
-                    data_series, display_xy, draw, drawn_as_line, finite, has_markers, is_reference,
+                    data_series, display_xy, draw, drawn_as_line, drawn_ticks, finite, has_markers, is_colorbar,
+                    is_reference,
                     marker_positions, named_lines, path_hits, px, quote, segments_hit, series_label)
 
 OVERLAP_PX = 1.0      # texts whose boxes overlap by more than this (both ways, at 100 dpi) collide
 CANVAS_PX = 1.0       # a text further than this outside the canvas is cut off
 MIN_PANEL_IN = 0.6    # a panel narrower or lower than this (inches) is squeezed by its neighbours
 ZERO_RELATIVE = 1e-9  # an error bar shorter than this (relative to its values) has length zero
-MIN_LINE_POINTS = 3   # a line through fewer points is no curve
+MIN_LINE_POINTS = 4   # a line through fewer points implies a trend nobody measured: points with intervals
 MARKED_BELOW = 6      # a line through fewer points than this shows a marker at each one
 MARKER_PX = 1.5       # a vertex with a marker (of any artist) this close is marked
 PAGE_SLACK = 0.05     # inches a figure may exceed PAGE_WIDTH by (rounding of computed widths)
 EQUAL_RELATIVE = 0.01  # "(= X)": every value within this share of the larger series span of X's
 BAR_MIN_SPREAD = 0.05  # bars from zero whose heights differ by less than this share of the tallest look equal
+MIN_COLOUR_VALUES = 4  # a colour bar over fewer distinct values carries nothing a legend would not
+GRID_MAX_POINTS = 20   # x values on a regular grid of at most this many points are a sparse grid (logged steps)
+GRID_TICK_SHARE = 0.5  # more than this share of the major ticks over a sparse grid's span fall on it
 
 
 # ------------------------------------------------------------------ the rules' registry
@@ -237,6 +241,41 @@ def legend_covers_data(legend: Legend, owner: Axes | Figure) -> bool:
     return bool(legend_over_data(legend, owner, fig, renderer))
 
 
+# ------------------------------------------------------------------ colour bars
+def _colour_values(cax: Axes, fig: Figure) -> np.ndarray | None:
+    """The distinct finite values a colour bar stands for: its mappable's data, else those of the
+    artists drawn with the same norm (a colour bar made from a bare ScalarMappable); None when unknown."""
+    bar = getattr(cax, "_colorbar", None)
+    if bar is None:
+        return None
+    arrays = [bar.mappable.get_array()]
+    if arrays[0] is None or not np.size(arrays[0]):
+        arrays = [c.get_array() for ax in data_axes(fig) for c in ax.collections + ax.images
+                  if c.norm is bar.mappable.norm and c.get_array() is not None]
+    values = [np.asarray(np.ma.filled(np.ma.asarray(a, dtype=float), np.nan), float).ravel() for a in arrays
+              if a is not None and np.size(a)]
+    if not values:
+        return None
+    values = np.concatenate(values)
+    return np.unique(values[np.isfinite(values)])
+
+
+@figure_rule
+def few_colour_values(drawn: DrawnFigure) -> list[str]:
+    """A colour bar over fewer than ``MIN_COLOUR_VALUES`` (4) distinct values: colour carries nothing there."""
+    problems = []
+    for cax in drawn.figure.axes:
+        if not cax.get_visible() or not is_colorbar(cax):
+            continue
+        values = _colour_values(cax, drawn.figure)
+        if values is not None and len(values) < MIN_COLOUR_VALUES:
+            shown = ", ".join(f"{v:.3g}" for v in values)
+            problems.append(f"{axes_name(cax)} spans {len(values)} distinct value{'s' if len(values) != 1 else ''} "
+                            f"({shown}), fewer than {MIN_COLOUR_VALUES}: a colour scale over so few carries "
+                            "nothing; label the points or give each its own colour in a legend")
+    return problems
+
+
 # ------------------------------------------------------------------ each panel
 @panel_rule
 def squeezed(ax: Axes, drawn: DrawnFigure) -> list[str]:
@@ -328,8 +367,9 @@ def _names(items: list[tuple[str | None, int]], what: str = "line") -> str:
 
 @panel_rule
 def sparse_lines(ax: Axes, drawn: DrawnFigure) -> list[str]:
-    """Lines through fewer than ``MIN_LINE_POINTS`` (3) points, or fewer than ``MARKED_BELOW`` (6) without a
-    marker at each: two measurements joined make no curve, and a reader must see where few are.
+    """Lines through fewer than ``MIN_LINE_POINTS`` (4) points, or fewer than ``MARKED_BELOW`` (6) without a
+    marker at each: two or three measurements joined imply a trend nobody measured between them (draw
+    them as points with intervals), and a reader must see where few are.
     A segment along an axis (a whisker, a threshold) and a closed outline (a box) are exempt."""
     too_few, unmarked = [], []
     markers = None
@@ -355,12 +395,82 @@ def sparse_lines(ax: Axes, drawn: DrawnFigure) -> list[str]:
     problems = []
     if too_few:
         problems.append(f"{axes_name(ax)}: {_names(too_few)} drawn as a line through fewer than "
-                        f"{MIN_LINE_POINTS} points: two measurements make no curve (draw the points without "
-                        "a line, or measure more often)")
+                        f"{MIN_LINE_POINTS} points: so few measurements joined imply a trend nobody measured between "
+                        "them (draw them as points with their intervals, or measure more often)")
     if unmarked:
         problems.append(f"{axes_name(ax)}: {_names(unmarked)} joined by a line without markers: with fewer "
                         f"than {MARKED_BELOW} measurements show each one (a marker at every point)")
     return problems
+
+
+def _sparse_grids(ax: Axes) -> list[np.ndarray]:
+    """The x values of each data line of ``ax`` that form a sparse regular grid: at least 3 and at
+    most ``GRID_MAX_POINTS`` distinct values, equally spaced (the logged steps of a sparse record)."""
+    grids: list[np.ndarray] = []
+    for line, _ in named_lines(ax):
+        x = np.unique(finite(np.asarray(line.get_xdata(orig=False), float).reshape(-1, 1)).ravel())
+        if not 3 <= len(x) <= GRID_MAX_POINTS:
+            continue
+        gaps = np.diff(x)
+        if np.allclose(gaps, gaps[0], rtol=1e-6, atol=0) and not any(np.array_equal(x, g) for g in grids):
+            grids.append(x)
+    return grids
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace("\u2212", "-").replace(",", "").strip() or "0")
+    except ValueError:
+        return False
+    return True
+
+
+def _on_grid(ticks: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    position = (ticks - grid[0]) / (grid[1] - grid[0])
+    return np.abs(position - np.round(position)) < 1e-6
+
+
+def ticks_off_grid_of(ax: Axes) -> tuple[float, np.ndarray, np.ndarray] | None:
+    """Where ``ax``'s major x ticks miss the sparse regular grid of its data's x values (see
+    :func:`ticks_off_grid`): (the share of ticks on it, the grid, the ticks over its span), or None
+    when they fall on one of its grids or it has none (a log axis, a dense record); what plotting code
+    asks before it puts the ticks on the measured steps."""
+    if ax.get_xscale() != "linear" or not ax.xaxis.get_visible():
+        return None
+    drawn = [t for t in drawn_ticks(ax.xaxis) if t.label1.get_visible() or t.label2.get_visible()]
+    if any(not _is_number(t.label1.get_text()) for t in drawn):
+        return None   # categories (method names, tasks): points dodged about them are not measured steps
+    grids = _sparse_grids(ax)
+    if not grids:
+        return None
+    ticks = np.array([t.get_loc() for t in drawn], float)
+    worst = None
+    for grid in grids:
+        span = grid[-1] - grid[0]
+        inside = ticks[(ticks >= grid[0] - 1e-9 * span) & (ticks <= grid[-1] + 1e-9 * span)]
+        if len(inside) < 2:
+            continue
+        share = float(_on_grid(inside, grid).mean())
+        if share > GRID_TICK_SHARE:
+            return None   # the ticks fit one of the panel's grids: a reader finds those measurements
+        if worst is None or share < worst[0]:
+            worst = (share, grid, inside)
+    return worst
+
+
+@panel_rule
+def ticks_off_grid(ax: Axes, drawn: DrawnFigure) -> list[str]:
+    """x ticks off the grid of the logged steps: where a line's x values are a sparse regular grid, most
+    major ticks over its span (more than ``GRID_TICK_SHARE``, a half) fall on it."""
+    found = ticks_off_grid_of(ax)
+    if found is None:
+        return []
+    share, grid, inside = found
+    shown = ", ".join(f"{v:g}" for v in grid[:6]) + (", …" if len(grid) > 6 else "")
+    off = ", ".join(f"{t:g}" for t in inside[~_on_grid(inside, grid)][:6])
+    return [f"{axes_name(ax)}: the data are measured at x = {shown} (every {grid[1] - grid[0]:g}) but "
+            f"{int(round((1 - share) * len(inside)))} of the {len(inside)} x ticks over them fall between "
+            f"measurements ({off}); put the ticks on the measured values (a multiple of {grid[1] - grid[0]:g})"]
 
 
 @panel_rule
