@@ -163,3 +163,17 @@ def test_record_figures_say_what_they_draw():
     assert {t.get_text() for t in ax.texts} == set(table["verdict"])
     offsets = np.concatenate([c.get_offsets()[:, 0] for c in ax.collections if len(c.get_offsets()) == 4])
     assert sorted(offsets.tolist()) == sorted([0.5, 0.4, 0.6, 0.5, -0.5, -0.4, -0.6, -0.5])   # every seed drawn
+
+
+def test_a_log_axis_curve_takes_the_geometric_mean_and_a_positive_interval():
+    """A gradient norm drawn on a log axis: the t-interval of the raw values reached below zero (the
+    band ran off the axis); on the log scale it is the geometric mean and stays positive."""
+    from cselab.workbench.plots.claims import _interval
+    from scipy import stats
+
+    mean, low, high, n = _interval([1e-4, 1e-3, 1e-2], log=True)
+    assert n == 3 and mean == pytest.approx(1e-3)
+    half = stats.t.ppf(0.975, 2) * np.std(np.log([1e-4, 1e-3, 1e-2]), ddof=1) / np.sqrt(3)
+    assert (low, high) == pytest.approx((1e-3 * np.exp(-half), 1e-3 * np.exp(half)))
+    assert low > 0
+    assert _interval([1e-4, 1e-3, 1e-2])[1] < 0          # the raw interval: what the log axis could not draw

@@ -38,9 +38,15 @@ METRIC_WORDS = {"avg": "Δ of the 7-task STS average (Spearman × 100)",
                 "clustering/short_text_avg": "Δ of the short-text accuracy × 100 (8 sets)"}
 
 
-def _interval(values: Sequence[float]) -> tuple[float, float, float, int]:
-    stats = mean_ci([v for v in values if math.isfinite(v)])
-    return stats["mean"], stats["ci_low"], stats["ci_high"], stats["n"]
+def _interval(values: Sequence[float], log: bool = False) -> tuple[float, float, float, int]:
+    """Mean and 95 % t-interval; with ``log`` both on the log scale and back (the geometric mean), as a
+    positive quantity drawn on a log axis needs: a t-interval of the raw values reaches below zero."""
+    finite = [v for v in values if math.isfinite(v) and (v > 0 or not log)]
+    stats = mean_ci(np.log(finite).tolist() if log else finite)
+    mean, low, high = stats["mean"], stats["ci_low"], stats["ci_high"]
+    if log:
+        mean, low, high = (float(np.exp(x)) if math.isfinite(x) else x for x in (mean, low, high))
+    return mean, low, high, stats["n"]
 
 
 def _jitter(n: int) -> np.ndarray:
@@ -185,7 +191,7 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
         for name, frame in drawn.items():
             rows = []
             for step, part in frame.groupby("step"):
-                mean, low, high, n = _interval(part["value"].tolist())
+                mean, low, high, n = _interval(part["value"].tolist(), log=logy)
                 rows.append((step, mean, low, high))
                 counts.add(n)
             steps, means, lows, highs = map(np.asarray, zip(*rows))
@@ -208,7 +214,9 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
     place_legend(axes[0], min_entries=2)
     n = sorted(counts)
     seeds = f"n = {n[0]} seeds" if len(n) == 1 else f"n = {n[0]}–{n[-1]} seeds"
-    add_note(fig, f"Line: the mean over seeds at each logged step ({seeds}); band: its 95 % t-interval.")
+    mean = "geometric mean" if logy else "mean"
+    scale = " (both on the log scale)" if logy else ""
+    add_note(fig, f"Line: the {mean} over seeds at each logged step ({seeds}); band: its 95 % t-interval{scale}.")
     return fig
 
 
