@@ -145,9 +145,9 @@ def test_bad_frames_give_one_line_per_claim_and_the_other_claims_are_tested():
     text = format_claims(table)
     assert text.loc["absent", "ours: Δ (seeds)"] == "no runs (no runs of 'nowhere')"
     assert text.loc["all NaN", "verdict"] == "no runs"
-    # the Holm family is the claims that have a test: ok and the inf one
+    # the Holm family is the eight claims planned: the six without a test count at p = 1
     assert by.loc["ok beats ref", "p_holm"] == pytest.approx(
-        multipletests([by.loc["ok beats ref", "p"], by.loc["an inf", "p"]], method="holm")[1][0])
+        multipletests([by.loc["ok beats ref", "p"], by.loc["an inf", "p"]] + [1.0] * 6, method="holm")[1][0])
     with pytest.raises(ValueError, match="no claims"):
         claims_table(frame, [])
     empty = claims_table(pd.DataFrame(columns=["variant", "seed", "avg"]), [Claim("x", "a", "b")])
@@ -227,3 +227,18 @@ def test_the_claims_cell_on_one_seed_says_nothing_was_tested(tmp_path, capsys):
     shown = workbench.claims_cell("paper-mixcse", "cpu", None, full, tmp_path)
     assert capsys.readouterr().out.startswith("Holm over the paper's claims (7, α = 0.05); Holm over the workbench's")
     assert (tmp_path / "claims.md").is_file() and shown.index[0] == "MixCSE beats SimCSE"
+
+
+def test_a_claim_without_a_test_yet_stays_in_its_holm_family():
+    """A record part-way through its plan: one of the paper's three claims has no shared seed yet. The
+    family stays the planned three (the pending claim at p = 1), so Holm multiplies the smallest p by 3,
+    not by the 2 tests made so far."""
+    claims = [Claim("MixCSE beats SimCSE", "MixCSE", "SimCSE"),
+              Claim("single mixing is worse", "single", "MixCSE", direction=-1),
+              Claim("not run yet", "absent", "SimCSE")]
+    table = claims_table(FRAME, claims, PowerRule())
+    p1 = stats.ttest_rel([76.5, 76.8, 76.4], [76.0, 76.2, 75.9]).pvalue
+    p2 = stats.ttest_rel([76.1, 76.3, 76.0], [76.5, 76.8, 76.4]).pvalue
+    assert table["p_holm"].tolist()[:2] == pytest.approx(list(multipletests([p1, p2, 1.0], method="holm")[1][:2]))
+    assert table["p_holm"][0] > multipletests([p1, p2], method="holm")[1][0]
+    assert math.isnan(table["p_holm"][2])

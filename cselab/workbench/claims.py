@@ -304,10 +304,17 @@ def claims_table(frame: pd.DataFrame, claims: Sequence[Claim], rule: PowerRule |
             raise ValueError(f"claims_table: the runs have no {column!r} column; columns: {list(frame.columns)}")
     table = pd.DataFrame([_test_row(c, frame, group, pair_on) for c in claims])
     table["p_holm"] = math.nan
+    testable = np.array([c.testable for c in claims])
     for kind in KINDS:
         members = (table["kind"] == kind).to_numpy()
         if members.any():
-            table.loc[members, "p_holm"] = holm(table.loc[members, "p"].to_numpy(dtype=float))
+            # the family is the one planned before the runs: a testable claim that has no test yet (too
+            # few shared seeds) stays in it at p = 1, so a partial record cannot shrink the correction
+            p = table.loc[members, "p"].to_numpy(dtype=float)
+            pending = np.isnan(p) & testable[members]
+            adjusted = holm(np.where(pending, 1.0, p))
+            adjusted[np.isnan(p)] = math.nan
+            table.loc[members, "p_holm"] = adjusted
     levels, mdes, lows, highs, scaled, detectable, verdicts, needed = [], [], [], [], [], [], [], []
     for (_, r), c in zip(table.iterrows(), claims):
         at = level(c, claims, rule.alpha)

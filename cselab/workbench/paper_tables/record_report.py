@@ -128,7 +128,7 @@ def _figure(study, spec: dict, records: list[dict], frame: pd.DataFrame):
         for name, variant in spec["variants"].items():
             profiles[name] = [r["probe"]["layer_cls_sim"][-1] for r in records
                               if r["variant"] == variant and (r.get("probe") or {}).get("layer_cls_sim")]
-        return plot_layer_profile_seeds(profiles, title=spec.get("title"))
+        return plot_layer_profile_seeds(profiles, title=spec.get("title"), **({"ylabel": spec["y"]} if "y" in spec else {}))
     panels: dict[str, dict] = {}
     for key in keys:
         panel = panels.setdefault((words.get(key) or _key_words(key)) if len(keys) > 1 else "", {})

@@ -221,7 +221,8 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
 
 
 @styled
-def plot_layer_profile_seeds(profiles: Mapping[str, Sequence[Sequence[float]]], title: str | None = None) -> Figure:
+def plot_layer_profile_seeds(profiles: Mapping[str, Sequence[Sequence[float]]], title: str | None = None,
+                             ylabel: str = "cos(layer [CLS], last [CLS])") -> Figure:
     """``{variant: [one seed's per-layer cosines to the last layer, ...]}`` (hidden states 0 … L):
     the mean over seeds per layer with its 95 % t-interval; the last layer (1 by definition) left out."""
     fig, (ax,) = new_figure(panel_size=(COLUMN_WIDTH + 0.4, 2.5))
@@ -243,7 +244,7 @@ def plot_layer_profile_seeds(profiles: Mapping[str, Sequence[Sequence[float]]], 
                     linewidth=1.2, label=name)
     ax.set_xticks(range(len(layers)), ["emb."] + [str(i) for i in range(1, len(layers))])
     ax.set_xlabel("layer (0 = embeddings)")
-    ax.set_ylabel("cosine of [CLS] to the last layer's")
+    ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
     place_legend(ax)
