@@ -65,3 +65,25 @@ def test_every_study_rebuilds_from_its_committed_record_alone(study, tmp_path):
     for line in source.read_text().splitlines():
         record = json.loads(line)
         assert record["study"] in STUDIES and len(record["sts"]) == 8, record["label"]
+
+
+def test_the_paired_spread_quoted_in_prose_is_what_the_cpu_compare_record_gives():
+    """cpu-papers.md explains from the committed record why paired differences can be far tighter than
+    each variant's spread; its numbers are recomputed here."""
+    from cselab.workbench.studies.record import records_frame
+
+    frame = records_frame(read_record(committed_record("cpu-compare", REPO)))
+    scores = frame.pivot_table(index="seed", columns="variant", values="avg")
+    text = " ".join((REPO / "docs" / "cpu-papers.md").read_text(encoding="utf-8").split())
+
+    def quoted(variant):
+        both = scores[["simcse", variant]].dropna()
+        diff = both[variant] - both["simcse"]
+        return len(both), both["simcse"].std(), both[variant].std(), diff.std(), both.corr().iloc[0, 1]
+
+    n, sd_ref, sd_var, sd_diff, r = quoted("simcse_pp-dcl_only")
+    assert f"over {n} shared seeds has a seed sd of {sd_ref:.3f} and {sd_var:.3f} but an sd of differences of {sd_diff:.3f} (correlation {r:.3f})" in text
+    n, sd_ref, sd_var, sd_diff, r = quoted("simcse-sym")
+    assert f"{sd_ref:.3f} and {sd_var:.3f} against {sd_diff:.3f} (r = {r:.2f})" in text
+    n, sd_ref, sd_var, sd_diff, r = quoted("mixcse")
+    assert f"{sd_ref:.3f} and {sd_var:.3f} against {sd_diff:.3f} (r = {r:.2f}:" in text.replace("−", "-")
