@@ -3,6 +3,8 @@ whiskers are the 95 % t-intervals scipy gives for the same numbers (not seaborn'
 legend states n, methods keep their colours, and the figures pass the checker."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -43,6 +45,13 @@ def drawn_intervals(ax) -> list[tuple[float, float]]:
             if len(y):
                 out.append((float(y.min()), float(y.max())))
     return sorted(out)
+
+
+def test_t_errorbar_of_identical_seeds_draws_no_bar():
+    """Every seed at the untrained backbone's step 0 gives the same angle: a zero-length bar that the
+    figure checker rightly flags; no interval is drawn instead."""
+    low, high = t_errorbar(pd.Series([74.8, 74.8, 74.8, 74.8, 74.8]))
+    assert math.isnan(low) and math.isnan(high)
 
 
 def test_t_errorbar_is_scipys_t_interval():

@@ -24,6 +24,8 @@ baseline_differences       the per-seed differences that figure draws, and their
 """
 from __future__ import annotations
 
+import math
+
 from typing import Sequence
 
 import numpy as np
@@ -43,8 +45,12 @@ CONFIDENCE = 0.95
 
 def t_errorbar(values) -> tuple[float, float]:
     """The 95 % t-interval of the mean of ``values`` as seaborn's ``errorbar`` callable takes it
-    (``(low, high)``; NaN for a single value: no interval from one seed)."""
-    summary = mean_ci(np.asarray(values, dtype=float), CONFIDENCE)
+    (``(low, high)``; NaN for a single value: no interval from one seed; NaN too when every seed
+    gave the same value, e.g. the untrained backbone at step 0: a bar of zero length draws nothing)."""
+    values = np.asarray(values, dtype=float)
+    if values.size and np.ptp(values) == 0:
+        return math.nan, math.nan
+    summary = mean_ci(values, CONFIDENCE)
     return summary["ci_low"], summary["ci_high"]
 
 
