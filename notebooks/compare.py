@@ -179,7 +179,8 @@ if baseline_group is not None:
 # %%
 if baseline_group is not None:
     panels = difference_panels(tests, bootstrap, names)
-    differences = {names[t]: panels[names[t]] for t in (["avg", *tasks] if len(tasks) > 1 else tasks)}
+    # every score here is on the tasks' test sets (STS-B's test split): the panel titles say so
+    differences = {f"{names[t]}, test": panels[names[t]] for t in (["avg", *tasks] if len(tasks) > 1 else tasks)}
     workbench.show(plot_paired_differences(differences, baseline=baseline_group), f"{figures_dir}/sts_vs_baseline");
 
 # %% [markdown]

@@ -386,7 +386,7 @@ def test_score_points_whose_seeds_agree_exactly_say_so_instead_of_a_zero_length_
     bars = [len(ax.containers) for ax in fig.axes if ax.get_visible()]
     assert bars == [1, 1]   # DBpedia: SimCSE's bar (MixCSE's seeds agree), Tweet: MixCSE's
     note = " ".join(figure_note(fig).split())
-    assert "No bar where every seed scored the same (a zero-width interval): MixCSE on DBpedia, SimCSE on Tweet." \
+    assert "No bar where every one of a row's seeds scored the same (a zero-width interval): MixCSE on DBpedia, SimCSE on Tweet." \
         in note
 
 
