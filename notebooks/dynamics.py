@@ -229,8 +229,9 @@ if grad_runs:
     together = shared_beginnings(read_metrics(grad_runs, "train"), "grad/z1_norm")
     add_note(fig, f"Each point: the mean over the {facts.batch_size} sentences of one training batch of the norm "
                   f"of the loss gradient with respect to each view's embedding; {facts.runs_of(grad_runs)}. "
-                  + "".join(f"{', '.join(map(display_name, group))} lie on one another up to step {step:g} (the same "
-                            "loss until a method's term begins). " for group, step in together)
+                  + ("Lines on one another at the first steps (the same loss until a method's term begins): "
+                     + "; ".join(f"{', '.join(map(display_name, group))} to step {step:g}" for group, step in together)
+                     + ". " if together else "")
                   + dashed_controls_note([display_name(label) for label in grad_runs]))
     workbench.show(fig, f"{figures_dir}/gradient_norms")
 else:
@@ -267,7 +268,9 @@ else:
 #
 # Every `eval_every` steps and at step 0 (the backbone before training, with the run's pooler:
 # the layer-attention pooler of the APINCSE runs starts elsewhere than [CLS]), on the runs' STS-B
-# dev sample (`dev_max_pairs`; all 1,500 pairs when unset).
+# dev sample (`dev_max_pairs`; all 1,500 pairs when unset). On the cpu-demo study each point is
+# one evaluation of one run on 250 pairs: the 2.5-point head start of the layer-attention pooler at
+# step 0 is larger than the runs' spread, the order of the runs within a pooler is not.
 
 # %%
 try:   # a curve needs two evaluations: runs shorter than 2 × eval_every have one point

@@ -161,9 +161,10 @@ def test_method_statistics_say_out_of_how_many_and_leave_the_fill_ramp_out(tmp_p
     titles, notes = method_statistic_words({**runs, "apincse": queue},
                                            ["clusterns.nonempty_clusters", "augmented_positive.queue_fill",
                                             "augmented_positive.self_weight"])
-    assert titles["clusterns.nonempty_clusters"] == "non-empty clusters (of K = 16)"
+    assert titles["clusterns.nonempty_clusters"] == "non-empty clusters (of\u00a0K\u00a0=\u00a016)"   # wraps whole
     assert "augmented_positive.queue_fill" not in titles
-    assert notes == ["neighbour queue fill (not drawn): full from step 4 in APINCSE."]
+    assert notes == ["Neighbour queue fill: not drawn (a ramp to 1 set by the queue's size and the batch size); "
+                     "full from step 4 in APINCSE."]
 
 
 # ------------------------------------------------------------------ alignment–uniformity points

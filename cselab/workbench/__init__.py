@@ -11,9 +11,9 @@ notebook reads ``from cselab import workbench`` then ``workbench.setup()``, ``wo
 ``workbench.save_table(...)``, ``workbench.load_runs(...)``.
 """
 from .notebook import (DEFAULT_STUDY, INLINE_DPI, ONE_LINE_ERRORS, BadParameter, NotebookError, RunsNotFound,
-                       RunsParameter, claims_cell, figure_png, load_runs, paired_comparison_cell, project_path,
-                       project_root, save_table, setup, show, study_runs)
+                       RunsParameter, claims_cell, comparison_groups, figure_png, load_runs, paired_comparison_cell,
+                       project_path, project_root, save_table, setup, show, study_runs)
 
 __all__ = ["DEFAULT_STUDY", "INLINE_DPI", "ONE_LINE_ERRORS", "BadParameter", "NotebookError", "RunsNotFound",
-           "RunsParameter", "claims_cell", "figure_png", "load_runs", "paired_comparison_cell", "project_path",
+           "RunsParameter", "claims_cell", "comparison_groups", "figure_png", "load_runs", "paired_comparison_cell", "project_path",
            "project_root", "save_table", "setup", "show", "study_runs"]

@@ -57,17 +57,20 @@ def method_statistic_words(runs: Runs, stats: Iterable[str]) -> tuple[dict[str, 
                 full[label] = f"step {int(part.min())}" if len(part) else "never"
             steps = sorted(set(full.values()))
             runs_words = ", ".join(display_name(label) for label in logging)
-            notes.append(f"{labels.get(stat, name)} (not drawn): full from {steps[0]} in {runs_words}."
-                         if len(steps) == 1 else
-                         f"{labels.get(stat, name)} (not drawn): full from " +
-                         ", ".join(f"{when} in {display_name(label)}" for label, when in full.items()) + ".")
+            what = labels.get(stat, name)
+            what = what[:1].upper() + what[1:]
+            notes.append(f"{what}: not drawn (a ramp to 1 set by the queue's size and the batch size); full from "
+                         + (f"{steps[0]} in {runs_words}." if len(steps) == 1 else
+                            ", ".join(f"{when} in {display_name(label)}" for label, when in full.items()) + "."))
             continue
         title = labels.get(stat, name)
         if name in OUT_OF:
             option, symbol = OUT_OF[name]
             totals = sorted({read_config(labelled[label]).get(component, {}).get(option) for label in logging} - {None})
             if totals:
-                title = f"{title} (of {symbol} = {', '.join(map(str, totals))})"
+                # no-break spaces: the title wraps before "(of K = 16)", never inside it
+                nbsp = "\u00a0"
+                title = f"{title} (of{nbsp}{symbol}{nbsp}={nbsp}{', '.join(map(str, totals))})"
         titles[stat] = title
     return titles, notes
 

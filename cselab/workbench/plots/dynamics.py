@@ -225,7 +225,7 @@ STATISTIC_FAMILIES = {
 OTHER_FAMILY = "other statistics"
 # Statistics compared with a configured threshold, its key in the method's section and its symbol:
 # the threshold is drawn as a dotted line in their panel.
-THRESHOLDS = {"batch_cos": ("start_threshold", "σ")}
+THRESHOLDS = {"batch_cos": ("start_threshold", "σ", "the method starts clustering once this mean falls below it")}
 THRESHOLD_COLOUR = "0.45"
 
 
@@ -248,7 +248,7 @@ def _thresholds(runs: Mapping[str, object], stats: Sequence[str]) -> dict[str, t
     for stat in stats:
         component, _, name = stat.rpartition(".")
         if name in THRESHOLDS:
-            option, symbol = THRESHOLDS[name]
+            option, symbol, _ = THRESHOLDS[name]
             values = {read_config(path).get(component, {}).get(option) for path in runs.values()} - {None}
             if len(values) == 1:
                 found[stat] = (symbol, float(values.pop()))
@@ -293,8 +293,8 @@ def statistic_family_note(data: Runs, stats: Sequence[str]) -> str:
     """The sentence a :func:`plot_statistic_families` figure's note needs for its thresholds ("")."""
     lines = _thresholds(labelled_runs(data), stats)
     words = stat_label_words()
-    return " ".join(f"Dotted: {symbol} = {value:g}, the threshold the {words.get(stat, stat)} are compared with "
-                    "(the method's start test)." for stat, (symbol, value) in lines.items())
+    return " ".join(f"Dotted, with the {words.get(stat, stat)}: {symbol} = {value:g}, the threshold "
+                    f"({THRESHOLDS[stat.rpartition('.')[2]][2]})." for stat, (symbol, value) in lines.items())
 
 
 @styled
@@ -574,8 +574,8 @@ def plot_layer_profile(profiles: Mapping[str, Sequence[float]] | Runs, title: st
     ``split``: the untuned backbones in a panel of their own beside the trained models, both panels
     at one scale (the same y span, each at its own offset), so that the trained profiles, which may
     lie within a few hundredths of each other far from the untuned one, are not squeezed under an
-    empty gap; ``None`` splits where the two groups' ranges are apart by more than the trained
-    group's own span.
+    empty gap; ``None`` splits where the two groups' ranges are apart by more than half the
+    trained group's own span (one panel would then be at least a third empty).
 
     ``profiles``: ``{name: per-layer means}`` (e.g. ``layer_cls_similarity(...).mean``), or run
     directories, whose last probe record's ``layer_cls_sim`` is used."""
@@ -631,11 +631,11 @@ def plot_layer_profile(profiles: Mapping[str, Sequence[float]] | Runs, title: st
 
 
 def _apart(values: Mapping[str, np.ndarray], first: Sequence[str], second: Sequence[str]) -> bool:
-    """Whether the values of two groups of curves lie apart by more than the second group's span."""
+    """Whether the values of two groups of curves lie apart by more than half the second group's span."""
     a = np.concatenate([values[n] for n in first])
     b = np.concatenate([values[n] for n in second])
     gap = max(a.min() - b.max(), b.min() - a.max())
-    return bool(gap > 0 and gap > b.max() - b.min())
+    return bool(gap > 0 and gap > 0.5 * (b.max() - b.min()))
 
 
 SPAN_MARGIN = 0.12   # of the span, above and below the curves of a panel drawn at a shared scale

@@ -190,11 +190,11 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
             claim = " (= {})"
         elif len(equal) == 1:
             panel = names.get(equal[0]) or equal[0].get_title() or equal[0].get_ylabel() or "one panel"
-            claim = f" (= {{}} in {' '.join(panel.split())!r})"
+            claim = f" (= {{}} in {_braces(repr(' '.join(panel.split())))})"
         elif len(equal) <= 3 and all("'" not in _panel_title(ax, names) for ax in equal):
             # which panels, by name: "in 2 panels" leaves the reader to find them
             panels = [f"'{_panel_title(ax, names)}'" for ax in equal]
-            claim = f" (= {{}} in {', '.join(panels[:-1])} and {panels[-1]})"
+            claim = f" (= {{}} in {_braces(', '.join(panels[:-1]))} and {_braces(panels[-1])})"
         else:
             claim = f" (= {{}} in {len(equal)} panels)"
         shown = re.sub(r" \(mean, \d+ seeds\)$", "", visible)
@@ -216,6 +216,12 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
                     line.set_markersize(min(MARKER_ON_TOP, TOP_WIDTH * size))
                     line.set_label(hidden + claim.format(shown))
     return [(hidden, visible) for hidden, (visible, _) in found.items()]
+
+
+def _braces(text: str) -> str:
+    """``text`` inside a claim that is ``str.format``-ed later: a panel title's own braces
+    (``$\\ell_{align}$``) kept as they are."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def _panel_title(ax: Axes, names: Mapping[Axes, str]) -> str:
