@@ -607,7 +607,8 @@ def plot_layer_profile(profiles: Mapping[str, Sequence[float]] | Runs, title: st
             ax.plot(np.arange(len(values)), values, label=shown, **measured(style, len(values)))
     depths = sorted({len(values) - 1 for values in curves.values()})   # several with backbones of several depths
     for ax in axes:
-        ax.set_xlabel("layer (0 = embeddings)" if last_layer else
+        # beside each other, two panels' long labels would run into each other: the note says what is not drawn
+        ax.set_xlabel("layer (0 = embeddings)" if last_layer or split else
                       f"layer (0 = embeddings; {depths[0]}: not drawn)" if len(depths) == 1 else
                       f"layer (0 = embeddings; each model's last, {', '.join(map(str, depths))}: not drawn)")
         integer_ticks(ax.xaxis)
