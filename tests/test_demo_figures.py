@@ -56,6 +56,8 @@ def test_score_points_over_kmeans_starts_draw_their_t_interval_and_say_over_what
              for seg in c.lines[2][0].get_segments()}
     assert spans[42.0] == pytest.approx((42 - half, 42 + half), abs=1e-3)
     assert len(ax.containers) == 3   # SimCSE, MixCSE and the untuned backbone's starts: each a bar
+    dots = max(c.get_zorder() for c in ax.collections if isinstance(c, PathCollection))
+    assert all(c.lines[2][0].get_zorder() > dots for c in ax.containers)   # drawn over the dots, never hidden
     note = " ".join(figure_note(fig).split())
     assert "the mean over a row's K-means starts; bar: its 95 % t-interval over them (n = 3)" in note
     assert check_figure(fig) == []

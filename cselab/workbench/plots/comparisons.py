@@ -304,8 +304,9 @@ def plot_score_points(scores: pd.DataFrame, tasks: Sequence[str] | None = None, 
             style = styles[shown]
             value, n = means.loc[name, task], int(counts.loc[name, task])
             if n >= 2 and halves.loc[name, task] > 1e-9 * max(1.0, abs(value)):
+                # over the dot, its ends ticked: an interval narrower than the dot still shows both ends
                 ax.errorbar([value], [y], xerr=[halves.loc[name, task]], fmt="none", ecolor=style["color"],
-                            elinewidth=1.2, capsize=2)
+                            elinewidth=1.2, capsize=3, zorder=4)
                 n_seen.append(n)
             elif n >= 2:   # every seed scored the same: an interval of zero width, which a bar cannot show
                 alike.append(f"{shown} on {task_name(task)}")
@@ -314,7 +315,7 @@ def plot_score_points(scores: pd.DataFrame, tasks: Sequence[str] | None = None, 
             n, half = int(ref_counts.loc[row[variant], task]), ref_halves.loc[row[variant], task]
             if n >= 2 and half > 1e-9 * max(1.0, abs(row[task])):
                 ax.errorbar([row[task]], [y], xerr=[half], fmt="none", ecolor=REFERENCE_COLOR, elinewidth=1.2,
-                            capsize=2)
+                            capsize=3, zorder=4)
                 n_seen.append(n)
             ax.scatter([row[task]], [y], marker="D", s=25, facecolors="none", edgecolors=REFERENCE_COLOR, zorder=3)
         ax.set_title(textwrap.fill(task_name(task), 24))
