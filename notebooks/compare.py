@@ -169,7 +169,7 @@ if baseline_group is not None:
 
 # %% [markdown]
 # The same as a figure: each method's difference from the baseline (dot) and its 95 % interval
-# (bar) for the average and every task. With one or two panels the Holm-adjusted p is written at the
+# (bar) for the average and every task, on the tasks' test sets (the panel titles say "test"). With one or two panels the Holm-adjusted p is written at the
 # right of each row; with more, a filled dot is an adjusted p below 0.05 and a hollow one is not (the
 # table above gives each p). The bar is the
 # t-interval **over seeds** when the method shares several seeds with the baseline; for a single
@@ -179,7 +179,8 @@ if baseline_group is not None:
 # %%
 if baseline_group is not None:
     panels = difference_panels(tests, bootstrap, names)
-    differences = {names[t]: panels[names[t]] for t in (["avg", *tasks] if len(tasks) > 1 else tasks)}
+    # every score here is on the tasks' test sets (STS-B's test split): the panel titles say so
+    differences = {f"{names[t]}, test": panels[names[t]] for t in (["avg", *tasks] if len(tasks) > 1 else tasks)}
     workbench.show(plot_paired_differences(differences, baseline=baseline_group), f"{figures_dir}/sts_vs_baseline");
 
 # %% [markdown]
@@ -255,6 +256,12 @@ else:
 # shared seed the paired bootstrap over the test pairs (test-set uncertainty). A control with
 # neither of a method's terms (APINCSE's layer-attention pooler alone) separates what the pooler
 # does from what the terms do. Without a control, each variant's scores as points on a zoomed axis.
+#
+# **On the cpu-demo study** (16 steps, one seed per variant) every interval here is over the test
+# pairs only: it says how much the reading depends on the particular test sentences, not how much
+# another training seed would move it, which may be more. The demo's reading — the pooler, not the
+# two terms, makes APINCSE's gain over SimCSE — is one seed's; the cpu-compare study tests it over
+# seeds.
 
 # %%
 if variants:

@@ -56,15 +56,17 @@ from IPython.display import display
 from cselab import workbench
 from cselab.workbench.analysis.gs_infonce import top4_curve
 from cselab.workbench.analysis.mixcse import mixcse_score_series
-from cselab.workbench.analysis.logged import (base_encoders, logged_keys, logged_statistics, pick_runs, runs_logging,
-                                    same_start, training_facts)
+from cselab.workbench.analysis.logged import (base_encoders, logged_keys, logged_statistics, method_statistic_words,
+                                    pick_runs, runs_logging, same_start, shared_beginnings, training_facts)
 from cselab.model.data import load_corpus, load_stsb
 from cselab.model.encoder import SentenceEncoder
 from cselab.model.methods.mixcse import MixCSEParams
 from cselab.workbench.plots import (TooFewPoints, add_note, legend_outside, plot_grad_norm, plot_metric_grid,
-                          plot_similarity_dynamics, plot_top4_curve, plot_training_curves)
+                          plot_similarity_dynamics, plot_statistic_families, plot_top4_curve, plot_training_curves,
+                          statistic_family_note)
+from cselab.workbench.plots.style import dashed_controls_note
 from cselab.workbench.labels import display_name
-from cselab.model.rundir import RunDir
+from cselab.model.rundir import RunDir, read_metrics
 
 workbench.setup()
 runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none
@@ -95,13 +97,20 @@ workbench.show(fig, f"{figures_dir}/loss_parts");
 # ## Similarity of positive pairs and in-batch negatives, all runs
 #
 # Mean cosine of the two dropout views of a sentence (positive pairs) and of different sentences
-# in the batch (in-batch negatives), every logging step.
+# in the batch (in-batch negatives), every logging step: one small panel per run on one shared
+# axis (eight runs' sixteen lines on one panel tangle), so that each run's two curves read on
+# their own and the panels compare by position. On the cpu-demo study (16 steps, one seed) the
+# differences between runs are one batch's: the shape they share — negatives pulled apart much
+# faster than positives — is the reading, not the order of the runs.
 
 # %%
 shared = [s for s in ("pos_cos", "neg_cos") if s in statistics["similarity"]]
-fig = legend_outside(plot_similarity_dynamics(runs, shared))
+small_multiples = len(runs) > 2
+fig = plot_similarity_dynamics(runs, shared, panels="run", ncols=4) if small_multiples else \
+    legend_outside(plot_similarity_dynamics(runs, shared))
 add_note(fig, f"Each point: the mean cosine over one training batch ({facts.batch}: its {facts.batch_size} positive "
-              f"pairs, its in-batch negative pairs); {facts.runs}.")
+              f"pairs, its in-batch negative pairs); {facts.runs}"
+              + ("; a panel per run, one y axis for all." if small_multiples else "."))
 workbench.show(fig, f"{figures_dir}/similarity_all_runs");
 
 # %% [markdown]
@@ -114,30 +123,44 @@ workbench.show(fig, f"{figures_dir}/similarity_all_runs");
 # coincide); for GS-InfoNCE the Gaussian noise negatives. A curve that lies on an earlier one is
 # drawn dashed with its own markers, so that both stay visible.
 
+#
+# A run that logged more than four statistics (ClusterNS) is drawn in panels by what they are
+# about — the pairs its loss contrasts, its clusters, and the test that starts its clustering —
+# because in one panel the in-batch negatives, the false negatives and the mean over all pairs of
+# the batch lie within 0.02 of each other and hide one another.
+
 # %%
 for label, path in runs.items():
     own = [s for s in statistics["similarity"] if runs_logging({label: path}, f"sim/{s}")]
-    fig = legend_outside(plot_similarity_dynamics({label: path}, own, panels="run"))
+    if len(own) > 4:
+        fig = plot_statistic_families({label: path}, own)
+    else:
+        fig = legend_outside(plot_similarity_dynamics({label: path}, own, panels="run"))
     add_note(fig, f"Each point: a mean cosine over one training batch ({facts.batch}) at that step; one run "
-                  f"({facts.seed_of(label)}).")
+                  f"({facts.seed_of(label)}). " + statistic_family_note({label: path}, own))
     workbench.show(fig, f"{figures_dir}/similarity_{label}")
 
 # %% [markdown]
 # ## The methods' other statistics
 #
 # Statistics that are not cosines (ClusterNS: the share of the batch's anchors whose cluster holds
-# another sample of the batch — a false negative —, non-empty clusters; APINCSE: how full the
-# neighbour queue is, the attention weight of the positive on itself in eq. 14), one panel each.
+# another sample of the batch — a false negative —, how many of its K clusters hold a sentence of
+# the batch; APINCSE: the attention weight an augmented positive keeps on the positive itself, eq.
+# 14), one panel each. How full a neighbour queue is (`queue_fill`) is a ramp to 1 fixed by the
+# queue's size and the batch size, not a measurement: it is left out and the note says when the
+# queue is full.
 
 # %%
-if statistics["other"]:
-    other = [f"sim/{s}" for s in statistics["other"]]
-    fig = plot_metric_grid(runs, other)
+other_titles, other_notes = method_statistic_words(runs, statistics["other"])
+other = [f"sim/{s}" for s in statistics["other"] if s in other_titles]
+if other:
+    fig = plot_metric_grid(runs, other, labels={f"sim/{s}": words for s, words in other_titles.items()})
     add_note(fig, f"Each point: one training batch ({facts.batch}) at that step; {facts.runs}. ClusterNS's "
-                  "statistics start when its clustering starts, APINCSE-IN's weight when its queue is full.")
+                  "statistics start when its clustering starts, the attention weight when the neighbour queue is "
+                  "full. " + " ".join(other_notes))
     workbench.show(fig, f"{figures_dir}/method_statistics")
 else:
-    print("no method statistics besides cosines in these runs")
+    print("no method statistics besides cosines (and queue fill) in these runs")
 
 # %% [markdown]
 # ## MixCSE: positive, random-negative and mixed-negative scores (cos/τ)
@@ -194,14 +217,22 @@ else:
 # ## Gradient norms ‖∂L/∂z‖ (MixCSE gradient analysis)
 #
 # Mean norm of the loss gradient with respect to each view's embeddings: as negatives become
-# easy, SimCSE's gradient fades; hard (mixed) negatives keep it up.
+# easy, SimCSE's gradient fades; hard (mixed) negatives keep it up. A log axis where one method's
+# norms are ten times another's; runs whose lines coincide over the first steps are named in the
+# note. On the cpu-demo study (16 steps, one seed) only MixCSE's tenfold gap is larger than what one
+# batch moves: the order of the other runs is not a finding.
 
 # %%
 grad_runs = runs_logging(runs, "grad/z1_norm")
 if grad_runs:
     fig = legend_outside(plot_grad_norm(grad_runs))
+    together = shared_beginnings(read_metrics(grad_runs, "train"), "grad/z1_norm")
     add_note(fig, f"Each point: the mean over the {facts.batch_size} sentences of one training batch of the norm "
-                  f"of the loss gradient with respect to each view's embedding; {facts.runs_of(grad_runs)}.")
+                  f"of the loss gradient with respect to each view's embedding; {facts.runs_of(grad_runs)}. "
+                  + ("Lines on one another at the first steps (the same loss until a method's term begins): "
+                     + "; ".join(f"{', '.join(map(display_name, group))} to step {step:g}" for group, step in together)
+                     + ". " if together else "")
+                  + dashed_controls_note([display_name(label) for label in grad_runs]))
     workbench.show(fig, f"{figures_dir}/gradient_norms")
 else:
     print("no gradient norms recorded: train with log_embedding_grad_norm: true")
@@ -237,7 +268,9 @@ else:
 #
 # Every `eval_every` steps and at step 0 (the backbone before training, with the run's pooler:
 # the layer-attention pooler of the APINCSE runs starts elsewhere than [CLS]), on the runs' STS-B
-# dev sample (`dev_max_pairs`; all 1,500 pairs when unset).
+# dev sample (`dev_max_pairs`; all 1,500 pairs when unset). On the cpu-demo study each point is
+# one evaluation of one run on 250 pairs: the 2.5-point head start of the layer-attention pooler at
+# step 0 is larger than the runs' spread, the order of the runs within a pooler is not.
 
 # %%
 try:   # a curve needs two evaluations: runs shorter than 2 × eval_every have one point

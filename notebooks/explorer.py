@@ -21,7 +21,12 @@
 # 2. **Snapshots**: slide over the run's training snapshots (`snapshot_every`) → a 2-D map (UMAP,
 #    or PCA for fewer than 100 points) of a labelled sample, e.g. DBpedia's 14 classes. The maps of
 #    all snapshots are aligned to the last one (Procrustes: rotation, reflection, scale), so points
-#    move between snapshots while the axes stay put.
+#    move between snapshots while the axes stay put. UMAP maps fitted one by one can differ by more
+#    than a rotation (a class on top in one, at the bottom in the next), which no rotation undoes:
+#    `align = "aligned_umap"` fits the snapshots' maps together (umap-learn's AlignedUMAP, each map
+#    tied to the next on the same texts; minutes rather than seconds), the cpu-demo study's choice.
+#    On that study's 16-step runs the maps move little: what they show is one run's training, not
+#    how a method arranges the classes.
 #
 # No paper figure is regenerated here: it is a tool for looking at runs. With `interactive = False`
 # (papermill, headless) it draws the same views once, statically: the heat-map and neighbour table
@@ -43,7 +48,7 @@ neighbours = 5  # neighbours shown per sentence
 labelled_set = "DBpedia"  # labelled sample for the maps: DBpedia or a short-text clustering set
 labelled_size = 280  # texts in it (balanced over the classes)
 projection = "auto"  # auto (UMAP from 100 points, PCA below), umap or pca
-align = "procrustes"  # procrustes (each map aligned to the last), shared_pca (one PCA for all) or none
+align = "procrustes"  # procrustes (each map aligned to the last), aligned_umap (maps fitted together, then procrustes), shared_pca (one PCA for all) or none
 grid_columns = 3  # panels per row of the static snapshot grid
 interactive = True  # widgets (Jupyter); False: static figures and tables (papermill, headless)
 data_dir = None  # data root; None: $CSELAB_DATA, else ./data

@@ -60,6 +60,8 @@ from cselab.model.evaluate.geometry import describe_geometry
 from cselab.workbench.plots import (add_note, legend_outside, plot_alignment_trajectories, plot_alignment_uniformity,
                           plot_layer_profile, plot_metric_grid, plot_training_curves)
 from cselab.model.rundir import read_config, read_metrics
+from cselab.workbench.labels import display_name
+from cselab.workbench.plots.style import dashed_controls_note
 
 workbench.setup()
 runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none
@@ -74,7 +76,10 @@ print(f"{len(runs)} runs: {', '.join(runs)}")
 # (the untuned backbones grey: the step-0 snapshot of a run from each start, the reference the
 # trained models moved from); its STS average (the final table of `results.json`, or the
 # `sts_tasks` evaluated when asked or absent) is in the table below (the paper_clusterns notebook
-# draws Fig. 6 coloured by it).
+# draws Fig. 6 coloured by it). On the cpu-demo study (16 steps, one seed per method) no interval
+# over seeds is drawn, so the order of the trained points among themselves is one run's, not a
+# finding; what reads is that every trained model moved from its untuned start towards lower
+# ℓ_uniform and higher ℓ_align.
 
 # %%
 geometry_options = {"split": geometry_split, **({"max_pairs": geometry_max_pairs} if geometry_max_pairs else {})}
@@ -138,10 +143,13 @@ else:
 # %%
 if probed:
     keys = ["largest_angle", "mean_cos", "alignment", "uniformity"]
-    fig = plot_metric_grid(probes, keys, ncols=2, labels={"alignment": r"$\ell_{align}$, probe set",
-                                                          "uniformity": r"$\ell_{uniform}$, probe set"})
-    add_note(fig, f"Each point: one probe of {probe_words}; step 0: before training; "
-                  f"{training_facts(probed).runs}.")
+    # short titles, one line each at this width; what they are measured on is the note's
+    fig = plot_metric_grid(probes, keys, ncols=2, panel_width=2.2,
+                           labels={"largest_angle": "largest angle (°)", "mean_cos": "anisotropy (mean cos)",
+                                   "alignment": r"$\ell_{align}$", "uniformity": r"$\ell_{uniform}$"})
+    add_note(fig, f"Each point: one probe of {probe_words}; all four panels on the probe set; step 0: before "
+                  f"training; {training_facts(probed).runs}. "
+                  + dashed_controls_note([display_name(label) for label in probed]))
     workbench.show(fig, f"{figures_dir}/probe_geometry");
 
 # %% [markdown]
@@ -153,7 +161,12 @@ if probed:
 # distinct sentences of the STS-B `layer_split` split, the mean cosine between each layer's [CLS]
 # vector (0 = embedding output) and the last layer's, for each backbone the runs started from and
 # each trained model (`best/`). Profiles that coincide (the ablations of one method can) are
-# drawn dashed with their own markers, so that none hides another.
+# drawn dashed with their own markers, so that none hides another. Where the trained profiles lie
+# far from the untuned one, the untuned backbone gets a panel of its own at the same scale, so
+# that the trained profiles, within a few hundredths of each other, are not squeezed under the
+# gap. On the cpu-demo study (16 steps, one seed) the order of the trained profiles within those
+# few hundredths is one run's: what reads is that training moved every layer's [CLS] away from the
+# last layer's alike.
 
 # %%
 split = load_stsb(data_dir)[layer_split]
@@ -161,10 +174,15 @@ sentences = list(dict.fromkeys([*split.sentences1, *split.sentences2]))[:layer_s
 backbones = dict.fromkeys(read_config(path)["model"] for path in runs.values())
 layers = {untuned_name(model): layer_cls_similarity(model, sentences) for model in backbones}
 layers.update({label: layer_cls_similarity(path / "best", sentences) for label, path in runs.items()})
-fig = legend_outside(plot_layer_profile({name: result.mean for name, result in layers.items()}))
+fig = plot_layer_profile({name: result.mean for name, result in layers.items()})
+split = len(fig.axes) > 1 and fig.axes[1].get_visible()
+if not split:
+    fig = legend_outside(fig)
 add_note(fig, f"Each point: the mean over {len(sentences)} STS-B {layer_split} sentences of the cosine between a "
               f"layer's [CLS] and the last layer's (which is 1 by definition, not drawn); trained models: best/, "
-              f"{training_facts(runs).runs}.")
+              f"{training_facts(runs).runs}."
+              + (" The two panels share one scale (the same span of the y axis), not one offset: every trained "
+                 "profile lies below the untuned one." if split else ""))
 workbench.show(fig, f"{figures_dir}/layer_cls_similarity");
 
 # %%

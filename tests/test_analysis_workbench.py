@@ -574,7 +574,10 @@ def test_paired_differences_of_single_seeds_speak_of_the_test_pairs_only():
     note = " ".join(figure_note(fig).split())
     assert note.startswith("n 1 (every row): one seed each, no test; dot: the difference of the two runs")
     assert "t-interval" not in note and "p-value" not in note and "t-test" not in note
-    assert [t.get_text() for t in fig.axes[0].texts] == ["n 1, test pairs"] * 2
+    # the interval in numbers beside each row: a bar shorter than its dot still reads
+    assert [t.get_text() for t in fig.axes[0].texts] == ["n 1, [\u22120.30, +0.10]", "n 1, [+1.20, +2.40]"]
+    bars = [c for c in fig.axes[0].collections if not isinstance(c, PathCollection)]
+    assert bars and all(c.get_zorder() > 3 for c in bars)   # drawn over the dots, not hidden under them
     dots = [to_hex(c.get_facecolor()[0]).upper() for c in fig.axes[0].collections if isinstance(c, PathCollection)]
     assert dots == ["#D55E00", "#E69F00"]   # each row in its method's colour
     assert check_figure(fig) == []

@@ -265,7 +265,8 @@ def test_seeds_of_a_model_share_a_shape_and_a_colour_bar_needs_four_values():
     assert check_figure(three) == [] and len(three.axes) == 1                   # no colour bar over 3 values
     assert sorted(t.get_text() for t in three.axes[0].texts) == ["ClusterNS: 76.4", "SimCSE: 76.1",
                                                                  "untuned all-MiniLM-L6-v2: 70.1"]
-    colours = {c.get_label(): tuple(c.get_facecolor()[0][:3]) for c in three.axes[0].collections}
+    colours = {c.get_label(): tuple((c.get_facecolor() if len(c.get_facecolor()) else c.get_edgecolor())[0][:3])
+               for c in three.axes[0].collections}                              # the untuned point is hollow
     assert len(set(colours.values())) == 3                                      # SimCSE and ClusterNS apart
     plain = plot_alignment_uniformity(points, label="model")                    # no colour: methods' colours
     assert check_figure(plain) == [] and legend_texts(plain) == legend_texts(fig)
@@ -415,7 +416,7 @@ def test_score_points_whose_seeds_agree_exactly_say_so_instead_of_a_zero_length_
     bars = [len(ax.containers) for ax in fig.axes if ax.get_visible()]
     assert bars == [1, 1]   # DBpedia: SimCSE's bar (MixCSE's seeds agree), Tweet: MixCSE's
     note = " ".join(figure_note(fig).split())
-    assert "No bar where every seed scored the same (a zero-width interval): MixCSE on DBpedia, SimCSE on Tweet." \
+    assert "No bar where every one of a row's seeds scored the same (a zero-width interval): MixCSE on DBpedia, SimCSE on Tweet." \
         in note
 
 

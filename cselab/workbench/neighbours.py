@@ -25,13 +25,16 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .analysis.umap import project_2d
+from .analysis.umap import MIN_UMAP_POINTS, aligned_umap_2d, project_2d
 from ..model.evaluate.geometry import normalize_rows
 
-ALIGNMENTS = ("procrustes", "shared_pca", "none")
+ALIGNMENTS = ("procrustes", "aligned_umap", "shared_pca", "none")
 # What each alignment makes of a sequence of maps, for their captions.
 ALIGNMENT_WORDS = {"procrustes": "each map fitted on its own and rotated, reflected and scaled onto the last one's "
                                  "(Procrustes): positions compare, the axes mean nothing",
+                   "aligned_umap": "one UMAP of all snapshots fitted together (AlignedUMAP: each map tied to the next "
+                                   "on the same texts), then rotated, reflected and scaled onto the last one's "
+                                   "(Procrustes): positions compare, the axes mean nothing",
                    "shared_pca": "one PCA fitted on all snapshots together",
                    "none": "each map fitted on its own: the axes of two maps are not comparable"}
 
@@ -178,8 +181,11 @@ def project_snapshots(embeddings: Mapping[str, np.ndarray], method: str = "auto"
                       ) -> tuple[dict[str, np.ndarray], str]:
     """2-D coordinates for each snapshot's embeddings of the same sentences, comparable across
     snapshots: ``procrustes`` projects each (UMAP, or PCA for few points) and aligns it to the
-    last snapshot's map; ``shared_pca`` fits one PCA on all snapshots together; ``none`` leaves
-    each map as projected. Returns the coordinates and the projection used. ``projected_one(name)``
+    last snapshot's map; ``aligned_umap`` fits one AlignedUMAP over all snapshots (each map tied to
+    the next on the shared points: separate UMAP maps differ by more than a rotation, which
+    Procrustes alone cannot undo), then aligns them to the last one as ``procrustes`` does (with
+    PCA, for few points or ``method="pca"``, it is ``procrustes``); ``shared_pca`` fits one PCA
+    on all snapshots together; ``none`` leaves each map as projected. Returns the coordinates and the projection used. ``projected_one(name)``
     is called as each snapshot's map is done (a progress bar's step)."""
     if align not in ALIGNMENTS:
         raise ValueError(f"align must be one of {ALIGNMENTS}, got {align!r}")
@@ -199,12 +205,19 @@ def project_snapshots(embeddings: Mapping[str, np.ndarray], method: str = "auto"
         for n in names if projected_one else ():
             projected_one(n)
         return {n: pca.transform(normalize_rows(embeddings[n])) for n in names}, "pca"
+    umap_maps = method == "umap" or (method == "auto" and next(iter(sizes)) >= MIN_UMAP_POINTS)
+    if align == "aligned_umap" and umap_maps and len(names) > 1:
+        maps = aligned_umap_2d([embeddings[n] for n in names], seed)
+        for n in names if projected_one else ():
+            projected_one(n)
+        reference = maps[-1]
+        return {n: procrustes_align(xy, reference) for n, xy in zip(names, maps)}, "umap"
     projected, used = {}, None
     for n in names:
         projected[n], used = project_2d(embeddings[n], method, seed)
         if projected_one:
             projected_one(n)
-    if align == "procrustes":
+    if align in ("procrustes", "aligned_umap"):
         reference = projected[names[-1]]
         projected = {n: procrustes_align(coords, reference) for n, coords in projected.items()}
     return projected, used

@@ -100,6 +100,27 @@ def clustering_metric_frame(results: Mapping[str, dict], metric: str = "acc") ->
     return pd.DataFrame(rows)
 
 
+def clustering_start_frame(results: Mapping[str, dict], metrics: Mapping[str, str]) -> pd.DataFrame:
+    """One row per run and K-means start (columns ``run``, ``kmeans_seed``, one per set): each set's
+    ``metrics[set]`` (``acc``, ``nmi`` or ``ami``) ×100 for that start alone, from the per-start
+    values :func:`cselab.model.evaluate.evaluate_clustering` keeps (``details[set][metric]["runs"]``),
+    so that a figure can show how far one start's score moves from the next."""
+    rows = []
+    for label, result in results.items():
+        details = result.get("details")
+        if not details:
+            raise ValueError(f"{label}: not a clustering result (no 'details')")
+        missing = [t for t in metrics if t not in details]
+        if missing:
+            raise ValueError(f"{label}: no clustering result for {missing}; it has {sorted(details)}")
+        first, metric = next(iter(metrics.items()))
+        seeds = result.get("seeds") or list(range(len(details[first][metric]["runs"])))
+        for i, seed in enumerate(seeds):
+            rows.append({"run": label, "kmeans_seed": seed,
+                         **{task: 100 * details[task][metric]["runs"][i] for task, metric in metrics.items()}})
+    return pd.DataFrame(rows)
+
+
 METRIC_WORDS = {"acc": "acc", "nmi": "NMI", "ami": "AMI"}
 
 

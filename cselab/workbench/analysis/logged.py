@@ -23,11 +23,95 @@ import pandas as pd
 from ...model.config import DEFAULT_METHOD
 from ...model.methods import stat_labels
 from ...model.rundir import RunDir, Runs, labelled_runs, read_config, read_metrics
+from ..labels import display_name
 
 CORE_FIRST = ("pos_cos", "neg_cos")     # the core's statistics lead every list
 
 
 # ------------------------------------------------------------------- what the runs logged
+# Statistics that count out of a configured total, and that total's key in the method's section.
+OUT_OF = {"nonempty_clusters": ("num_clusters", "K")}
+# Statistics that are a fill ramp fixed by the configuration (queue size ÷ batch size), not a
+# measurement: a figure says when the queue is full instead of drawing the ramp.
+FILL_RAMPS = ("queue_fill",)
+
+
+def method_statistic_words(runs: Runs, stats: Iterable[str]) -> tuple[dict[str, str], list[str]]:
+    """Titles for the methods' non-cosine statistics (``<component>.<stat>`` keys of
+    :func:`logged_statistics`' "other") and sentences for a figure's note: a count says out of how
+    many (non-empty clusters of K = 16), a fill ramp (``queue_fill``) is left out of the titles and
+    a sentence says at which step each run's queue is full. Returns ``(titles, notes)``."""
+    labelled = labelled_runs(runs)
+    frame = read_metrics(labelled, "train")
+    labels = stat_labels()
+    titles, notes = {}, []
+    for stat in stats:
+        component, _, name = stat.rpartition(".")
+        key = f"sim/{stat}"
+        logging = [label for label in labelled if key in frame and
+                   frame.loc[frame["run"] == label, key].notna().any()]
+        if name in FILL_RAMPS:
+            full = {}
+            for label in logging:
+                part = frame.loc[(frame["run"] == label) & (frame[key] >= 1.0), "step"]
+                full[label] = f"step {int(part.min())}" if len(part) else "never"
+            steps = sorted(set(full.values()))
+            runs_words = ", ".join(display_name(label) for label in logging)
+            what = labels.get(stat, name)
+            what = what[:1].upper() + what[1:]
+            notes.append(f"{what}: not drawn (a ramp to 1 set by the queue's size and the batch size); full from "
+                         + (f"{steps[0]} in {runs_words}." if len(steps) == 1 else
+                            ", ".join(f"{when} in {display_name(label)}" for label, when in full.items()) + "."))
+            continue
+        title = labels.get(stat, name)
+        if name in OUT_OF:
+            option, symbol = OUT_OF[name]
+            totals = sorted({read_config(labelled[label]).get(component, {}).get(option) for label in logging} - {None})
+            if totals:
+                # no-break spaces: the title wraps before "(of K = 16)", never inside it
+                nbsp = "\u00a0"
+                title = f"{title} (of{nbsp}{symbol}{nbsp}={nbsp}{', '.join(map(str, totals))})"
+        titles[stat] = title
+    return titles, notes
+
+
+def shared_beginnings(frame: pd.DataFrame, key: str, rel: float = 0.01) -> list[tuple[list[str], float]]:
+    """Runs whose ``key`` agrees (each value within ``rel`` of the first run's, relative to the
+    larger) from their first logged step on: ``[(runs, last step they agree at), ...]``, one entry
+    per group of two runs or more, in the frame's order. Their lines lie on one another until that
+    step — runs whose losses are the same until a method's term begins (ClusterNS before its
+    clustering starts) — which a figure must say, as the lines cannot show it.
+
+    ``frame``: long records (``run``, ``step``, ``key``), e.g. ``read_metrics(runs, "train")``."""
+    series = {run: part.dropna(subset=[key]).set_index("step")[key].sort_index()
+              for run, part in frame.groupby("run", sort=False)}
+    series = {run: values for run, values in series.items() if len(values)}
+
+    def agree(a: float, b: float) -> bool:
+        return abs(a - b) <= rel * max(abs(a), abs(b))
+
+    groups: list[list[str]] = []
+    for run, values in series.items():
+        for group in groups:
+            first = series[group[0]]
+            if first.index[0] == values.index[0] and agree(first.iloc[0], values.iloc[0]):
+                group.append(run)
+                break
+        else:
+            groups.append([run])
+    found = []
+    for group in (g for g in groups if len(g) > 1):
+        first = series[group[0]]
+        last = first.index[0]
+        for step in first.index:
+            if all(step in series[run].index and agree(first[step], series[run][step]) for run in group[1:]):
+                last = step
+            else:
+                break
+        found.append((group, float(last)))
+    return found
+
+
 def logged_keys(runs: Runs, prefix: str = "", kind: str = "train") -> list[str]:
     """Keys of the ``kind`` records starting with ``prefix`` that hold at least one value in at least
     one run, in the order they first appear (``prefix="loss"`` gives ``loss``, ``loss/info_nce``, …)."""

@@ -6,7 +6,8 @@ from .comparisons import (plot_ablation_bars, plot_cap_geometry, plot_lambda_bou
                           plot_top4_curve, plot_umap_panels)
 from .core import TooFewPoints, add_note, new_figure, save_figure
 from .dynamics import (plot_alignment_trajectories, plot_alignment_uniformity, plot_grad_norm, plot_largest_angle,
-                       plot_layer_profile, plot_similarity_dynamics, plot_training_curves)
+                       plot_layer_profile, plot_similarity_dynamics, plot_statistic_families, plot_training_curves,
+                       statistic_family_note)
 from .paired import plot_paired_differences
 from .palettes import categorical_colours, statistic_colour, step_colours
 from .panels import key_words, legend_outside, plot_metric_grid, plot_profile_grid
@@ -19,6 +20,6 @@ __all__ = [
     "plot_alignment_uniformity", "plot_baseline_differences", "plot_cap_geometry", "plot_grad_norm",
     "plot_lambda_bound", "plot_largest_angle", "plot_layer_profile", "plot_metric_grid",
     "plot_paired_differences", "plot_profile_grid", "plot_score_points", "plot_seed_means",
-    "plot_similarity_dynamics", "plot_sweep", "plot_top4_curve", "plot_training_curves", "plot_umap_panels",
-    "save_figure", "statistic_colour", "step_colours", "t_errorbar",
+    "plot_similarity_dynamics", "plot_statistic_families", "plot_sweep", "plot_top4_curve", "plot_training_curves", "plot_umap_panels",
+    "save_figure", "statistic_colour", "statistic_family_note", "step_colours", "t_errorbar",
 ]

@@ -254,21 +254,26 @@ ROW_LABEL_WIDTH = 28       # characters per line of a row label
 @styled
 def plot_score_points(scores: pd.DataFrame, tasks: Sequence[str] | None = None, variant: str = "variant",
                       references: pd.DataFrame | None = None, xlabel: str = "score",
-                      title: str | None = None) -> Figure:
+                      title: str | None = None, over: str = "seeds") -> Figure:
     """Scores as points on a zoomed axis: one panel per task (column), one row per variant (rows of
-    ``scores``, the ``variant`` column; several rows of a variant are its seeds: the dot is their
-    mean with its 95 % t-interval, a single row a dot alone). Each task has its own axis range,
-    set by the values (not from 0: bars from 0 of scores that differ by a point or two would look
-    equal). ``references`` (same columns, e.g. the untuned backbones) are drawn below the variants
-    as grey hollow diamonds. A row's colour is its method's."""
+    ``scores``, the ``variant`` column; several rows of a variant are repeated measurements —
+    training seeds, or what ``over`` names, e.g. "K-means starts": the dot is their mean with its
+    95 % t-interval, a single row a dot alone; the note under the panels says what the interval is
+    over and its n). Each task has its own axis range, set by the values (not from 0: bars from 0
+    of scores that differ by a point or two would look equal). ``references`` (same columns, e.g.
+    the untuned backbones; several rows of one name likewise a mean with its interval) are drawn
+    below the variants as grey hollow diamonds. A row's colour is its method's."""
     frame = scores.reset_index() if variant not in scores else scores
     tasks = list(tasks) if tasks is not None else [c for c in frame.columns if c != variant and
                                                    pd.api.types.is_numeric_dtype(frame[c])]
     _need_columns(frame, [variant, *tasks], "plot_score_points")
-    refs = None
+    refs = ref_halves = None
     if references is not None and len(references):
         refs = references.reset_index() if variant not in references else references
         _need_columns(refs, [variant, *tasks], "plot_score_points (references)")
+        grouped_refs = refs.groupby(variant, sort=False)[tasks]
+        refs, ref_halves = grouped_refs.mean().reset_index(), grouped_refs.agg(lambda s: t_interval(s)[1])
+        ref_counts = grouped_refs.count()
     grouped = frame.groupby(variant, sort=False)[tasks]
     means, counts = grouped.mean(), grouped.count()
     halves = grouped.agg(lambda s: t_interval(s)[1])
@@ -304,14 +309,20 @@ def plot_score_points(scores: pd.DataFrame, tasks: Sequence[str] | None = None, 
         for y, (name, shown) in zip(positions, zip(means.index, names)):
             style = styles[shown]
             value, n = means.loc[name, task], int(counts.loc[name, task])
-            if n >= 2 and halves.loc[name, task] > 0:
+            if n >= 2 and halves.loc[name, task] > 1e-9 * max(1.0, abs(value)):
+                # over the dot, its ends ticked: an interval narrower than the dot still shows both ends
                 ax.errorbar([value], [y], xerr=[halves.loc[name, task]], fmt="none", ecolor=style["color"],
-                            elinewidth=1.2, capsize=2)
+                            elinewidth=1.2, capsize=3, zorder=4)
                 n_seen.append(n)
             elif n >= 2:   # every seed scored the same: an interval of zero width, which a bar cannot show
                 alike.append(f"{shown} on {task_name(task)}")
             ax.scatter([value], [y], marker=style.get("marker", "o"), s=25, color=style["color"], zorder=3)
         for y, (_, row) in zip(positions[len(names):], refs.iterrows() if refs is not None else []):
+            n, half = int(ref_counts.loc[row[variant], task]), ref_halves.loc[row[variant], task]
+            if n >= 2 and half > 1e-9 * max(1.0, abs(row[task])):
+                ax.errorbar([row[task]], [y], xerr=[half], fmt="none", ecolor=REFERENCE_COLOR, elinewidth=1.2,
+                            capsize=3, zorder=4)
+                n_seen.append(n)
             ax.scatter([row[task]], [y], marker="D", s=25, facecolors="none", edgecolors=REFERENCE_COLOR, zorder=3)
         ax.set_title(textwrap.fill(task_name(task), 24))
         ax.set_xlabel(xlabel)
@@ -323,10 +334,11 @@ def plot_score_points(scores: pd.DataFrame, tasks: Sequence[str] | None = None, 
         for ax in axes:
             ax.axhline(len(ref_names) - 0.5, color="0.8", linewidth=0.6)
     if n_seen:   # what the bars are, under the panels (a legend in a panel would cover its points)
-        add_note(fig, f"Dot: the mean over a row's seeds; bar: its 95 % t-interval ({_n_words(n_seen)}); a row of one "
-                      "seed has no bar.")
+        add_note(fig, f"Dot: the mean over a row's {over}; bar: its 95 % t-interval over them ({_n_words(n_seen)}); "
+                      f"a row of one has no bar.")
     if alike:   # said, not drawn: a zero-length bar reads as an interval from one value
-        add_note(fig, f"No bar where every seed scored the same (a zero-width interval): {', '.join(alike)}.")
+        add_note(fig, f"No bar where every one of a row's {over} scored the same (a zero-width interval): "
+                      f"{', '.join(alike)}.")
     if title:
         fig.suptitle(title)
     return fig
@@ -464,7 +476,16 @@ def plot_lambda_bound(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: 
 
 UMAP_TITLE_WIDTH = 26   # characters per title line of a 2.4-inch map
 MAP_LEGEND_FONTSIZE = 7
-MAP_POINT_AREA = 7      # pt² of a point on a 2.4-inch map (scaled with the map's area)
+MAP_POINT_AREA = 16     # pt² of a point on a 2.4-inch map (scaled with the map's area)
+# Each class a colour and a shape: dark colours on small points read alike, so the classes that
+# follow each other in the palette (and some that share a lightness) differ in shape as well.
+MAP_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
+def separation_words(frame: pd.DataFrame) -> str:
+    """A map's separation number as its panel shows it ("" when the frame has none)."""
+    accuracy = frame.attrs.get("knn_accuracy")
+    return "" if accuracy is None else f"{frame.attrs.get('knn_k', 5)}-NN accuracy {accuracy:.2f}"
 
 
 def class_words(label) -> str:
@@ -509,8 +530,10 @@ def draw_label_maps(frames: Mapping[str, pd.DataFrame], titles: Sequence[str], n
         for i, lab in enumerate(labels):
             part = frame[frame["label"] == lab]
             ax.scatter(part["x"], part["y"], s=MAP_POINT_AREA * (size / 2.4) ** 2, color=colors[i],
-                       label=words[i], linewidths=0)
-        ax.set_title(textwrap.fill(text, UMAP_TITLE_WIDTH))
+                       marker=MAP_MARKERS[i % len(MAP_MARKERS)], label=words[i], edgecolors="white",
+                       linewidths=0.3)
+        separation = separation_words(frame)   # how well the classes separate, as a number
+        ax.set_title(textwrap.fill(text, UMAP_TITLE_WIDTH) + (f"\n{separation}" if separation else ""))
         ax.set_xticks([])
         ax.set_yticks([])
         ax.grid(False)

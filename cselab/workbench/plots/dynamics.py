@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from ..analysis.mixcse import SCORE_LABELS
 from ...model.methods import stat_labels
@@ -30,9 +30,9 @@ from .core import TooFewPoints, COLUMN_WIDTH, color, new_figure, styled
 from ..labels import display_name, frame_groups, run_groups, readable
 from .palettes import STEP_CMAP, is_statistic, statistic_colour
 from .rc import PAGE_WIDTH
-from .style import (MARKERS, SEED_ALPHA, SEEDS_NOTE, group_label, integer_ticks, legend_below, legend_beside,
-                   measured, method_color, method_key, place_legend, point_markers, separate_coincident,
-                   series_styles)
+from .style import (MARKERS, SEED_ALPHA, SEEDS_NOTE, group_label, integer_ticks, is_untuned, legend_below,
+                   legend_beside, measured, method_color, method_key, place_legend, point_markers,
+                   separate_coincident, series_styles)
 
 NEUTRAL = "#333333"   # points that stand for no method, statistic or step (one colour, no meaning)
 
@@ -69,7 +69,7 @@ def _require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
 
 def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str], panels: str, ylabel: str,
             title: str | None, ncols: int | None = None, groups: Mapping[str, dict] | None = None,
-            what: str = "curve") -> Figure:
+            what: str = "curve", logy: bool = False) -> Figure:
     """Lines over training steps: a panel per key (a line per run) or a panel per run (a line per
     key). A single panel carries ``title`` itself (no figure title above it); several panels get
     their own titles and ``title`` above them. Legends only where there are several lines.
@@ -93,9 +93,13 @@ def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str],
     if panels == "run":
         groups = {run: {"method": None, "runs": [run]} for run in runs}
     outer = keys if panels == "key" else runs
-    # up to three panels share one row of a page (2.4 in each); more wrap into rows of 3.3-in panels
+    # up to three panels share one row of a page (2.4 in each); more wrap into rows of 3.3-in panels,
+    # or, where ``ncols`` asks for more than two a row (small multiples), rows of that many narrower ones
     width = COLUMN_WIDTH if ncols is not None or len(outer) > 3 else min(COLUMN_WIDTH, PAGE_WIDTH / len(outer))
-    fig, axes = new_figure(len(outer), panel_size=(width, 2.5), sharey=True, ncols=ncols)
+    small = ncols is not None and ncols * COLUMN_WIDTH > PAGE_WIDTH
+    if small:
+        width = PAGE_WIDTH / min(ncols, len(outer))
+    fig, axes = new_figure(len(outer), panel_size=(width, 2.0 if small else 2.5), sharey=True, ncols=ncols)
     if panels == "key":
         names = list(groups)
         styles = series_styles([display_name(n) for n in names],
@@ -121,6 +125,9 @@ def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str],
                             **measured(styles[words(key)], len(part), marker=markers[words(key)]))
         ax.set_xlabel("training step")
         integer_ticks(ax.xaxis)
+        if logy:   # values spanning orders of magnitude: each decade as tall as the next
+            ax.set_yscale("log")
+            ax.yaxis.set_minor_formatter(NullFormatter())   # 2×10⁻³, 3×10⁻³ … would collide
     # wrapped: a long run name must not run past its panel (or into the neighbour's title)
     chars = int(TITLE_WIDTH * width / COLUMN_WIDTH)   # narrower panels: shorter title lines
     panel_titles = [textwrap.fill(words(o) if panels == "key" else display_name(o), chars) for o in outer]
@@ -206,6 +213,91 @@ def plot_similarity_dynamics(data: Runs | pd.DataFrame, stats: Sequence[str] = (
                    "plot_similarity_dynamics")
 
 
+# A run's statistics in panels by what they are about (their kinds, cselab.workbench.plots.palettes):
+# a method that logs many (ClusterNS) has curves within 0.02 of each other that hide one another
+# in one panel.
+STATISTIC_FAMILIES = {
+    "pairs the loss contrasts": ("positive", "augmented positive", "in-batch negative", "hard negative",
+                                 "mixed negative", "noise negative", "interlayer negative", "queue negative",
+                                 "off-dropout negative"),
+    "clusters": ("nearest centroid", "between centroids", "false negative"),
+    "all pairs of the batch": ("batch mean",),
+}
+OTHER_FAMILY = "other statistics"
+# Statistics compared with a configured threshold, its key in the method's section and its symbol:
+# the threshold is drawn as a dotted line in their panel.
+THRESHOLDS = {"batch_cos": ("start_threshold", "σ", "the method starts clustering once this mean falls below it")}
+THRESHOLD_COLOUR = "0.45"
+
+
+def statistic_families(stats: Sequence[str]) -> dict[str, list[str]]:
+    """``stats`` (``sim/`` keys without the prefix) grouped by :data:`STATISTIC_FAMILIES`, in its
+    order (a statistic of no known kind under "other statistics"); empty families left out."""
+    from .palettes import statistic_kind
+
+    out: dict[str, list[str]] = {}
+    for stat in stats:
+        kind = statistic_kind(stat)
+        family = next((name for name, kinds in STATISTIC_FAMILIES.items() if kind in kinds), OTHER_FAMILY)
+        out.setdefault(family, []).append(stat)
+    return {name: out[name] for name in [*STATISTIC_FAMILIES, OTHER_FAMILY] if name in out}
+
+
+def _thresholds(runs: Mapping[str, object], stats: Sequence[str]) -> dict[str, tuple[str, float]]:
+    """``{stat: (symbol, value)}`` for the statistics of ``stats`` a run's config sets a threshold for."""
+    found = {}
+    for stat in stats:
+        component, _, name = stat.rpartition(".")
+        if name in THRESHOLDS:
+            option, symbol, _ = THRESHOLDS[name]
+            values = {read_config(path).get(component, {}).get(option) for path in runs.values()} - {None}
+            if len(values) == 1:
+                found[stat] = (symbol, float(values.pop()))
+    return found
+
+
+@styled
+def plot_statistic_families(data: Runs, stats: Sequence[str], title: str | None = None) -> Figure:
+    """One run's statistics (``sim/<stat>`` of its train records, ``stats`` without the prefix) in a
+    panel per family (:func:`statistic_families`: the pairs its loss contrasts, its clusters, the
+    mean over all pairs of the batch), on one shared y axis; a statistic compared with a configured
+    threshold (ClusterNS's start test against σ) gets it as a dotted line in its panel. Each
+    statistic keeps its colour (:func:`cselab.workbench.plots.palettes.statistic_colour`)."""
+    runs = labelled_runs(data)
+    if len(runs) != 1:
+        raise ValueError(f"plot_statistic_families draws one run, got {len(runs)}: {list(runs)}")
+    frame = read_metrics(runs, "train").rename(columns={f"sim/{s}": s for s in stats})
+    _require(frame, stats, "plot_statistic_families")
+    families = statistic_families(stats)
+    parts = []
+    for family, members in families.items():   # the run's records once per family, its others blanked
+        part = frame[["step", *stats]].copy()
+        part[[s for s in stats if s not in members]] = np.nan
+        parts.append(part.assign(run=family))
+    long = pd.concat(parts, ignore_index=True)
+    fig = _curves(long, stats, stat_label_words(), "run", "mean cosine", None, None, None,
+                  "plot_statistic_families")
+    lines = _thresholds(runs, stats)
+    for ax, (family, members) in zip(fig.axes, families.items()):
+        for stat in members:
+            if stat in lines:
+                symbol, value = lines[stat]
+                ax.axhline(value, color=THRESHOLD_COLOUR, linestyle=":", linewidth=1.0, zorder=1)
+                ax.annotate(f"{symbol} = {value:g}", (1.0, value), xycoords=("axes fraction", "data"),
+                            xytext=(-2, 2), textcoords="offset points", ha="right", va="bottom", fontsize=7,
+                            color=THRESHOLD_COLOUR)
+    fig.suptitle(title or display_name(next(iter(runs))))
+    return fig
+
+
+def statistic_family_note(data: Runs, stats: Sequence[str]) -> str:
+    """The sentence a :func:`plot_statistic_families` figure's note needs for its thresholds ("")."""
+    lines = _thresholds(labelled_runs(data), stats)
+    words = stat_label_words()
+    return " ".join(f"Dotted, with the {words.get(stat, stat)}: {symbol} = {value:g}, the threshold "
+                    f"({THRESHOLDS[stat.rpartition('.')[2]][2]})." for stat, (symbol, value) in lines.items())
+
+
 @styled
 def plot_training_curves(data: Runs | pd.DataFrame, keys: Sequence[str] = ("loss",), kind: str = "train",
                          panels: str = "key", title: str | None = None, ncols: int | None = None,
@@ -230,12 +322,22 @@ def plot_largest_angle(data: Runs | pd.DataFrame, title: str | None = None) -> F
 
 @styled
 def plot_grad_norm(data: Runs | pd.DataFrame, keys: Sequence[str] = ("grad/z1_norm", "grad/z2_norm"),
-                   title: str | None = None) -> Figure:
-    """MixCSE gradient analysis: mean ‖∂L/∂z‖₂ per step (train records with ``log_embedding_grad_norm``)."""
+                   title: str | None = None, logy: bool | None = None) -> Figure:
+    """MixCSE gradient analysis: mean ‖∂L/∂z‖₂ per step (train records with ``log_embedding_grad_norm``).
+    ``logy``: a log y-axis; ``None`` chooses it where the positive values span more than 10× (one
+    method's norms ten times another's crowd the rest into the bottom of a linear axis)."""
     frame = _frame(data, "train")
     _require(frame, keys, "plot_grad_norm (enable log_embedding_grad_norm)")
     labels = {"grad/z1_norm": "view 1 (anchors)", "grad/z2_norm": "view 2 (positives)"}
-    return _curves(frame, keys, labels, "key", "mean ‖∂L/∂z‖", title, None, _groups(data), "plot_grad_norm")
+    if logy is None:
+        values = frame[list(keys)].to_numpy(dtype=float).ravel()
+        values = values[np.isfinite(values)]
+        logy = bool(len(values)) and bool((values > 0).all()) and values.max() / values.min() > LOG_SPAN
+    return _curves(frame, keys, labels, "key", "mean ‖∂L/∂z‖" + (" (log scale)" if logy else ""), title, None,
+                   _groups(data), "plot_grad_norm", logy=logy)
+
+
+LOG_SPAN = 10   # values spanning more than this factor get a log axis (plot_grad_norm)
 
 
 @styled
@@ -305,7 +407,12 @@ def plot_alignment_uniformity(points: pd.DataFrame, label: str | None = "run", c
         shown = [display_name(v) for v in points[label]]
         marks = _distinct_marks(list(dict.fromkeys(shown)))
         for x, y, name, text in zip(points["uniformity"], points["alignment"], shown, texts or shown):
-            ax.scatter([x], [y], color=marks[name][0], marker=marks[name][1], s=34,
+            colour, marker = marks[name]
+            if is_untuned(name):   # hollow: no model of any method
+                ax.scatter([x], [y], marker=marker, s=34, zorder=3, label=text, facecolors="none",
+                           edgecolors=colour, linewidths=1.1)
+                continue
+            ax.scatter([x], [y], color=colour, marker=marker, s=34,
                        zorder=3, label=text, edgecolors="white", linewidths=0.4)
     else:
         # a point that is a method's model in the method's colour, any other in one neutral colour
@@ -331,12 +438,15 @@ def _distinct_marks(names: Sequence[str]) -> dict[str, tuple[str, str]]:
     two models of one method would otherwise look the same (MixCSE and MixCSE one-way)."""
     styles = series_styles(list(names))
     fallback = point_markers(list(names))
+    apart = point_markers_apart(list(names))   # an untuned backbone: a shape no method's point has
     taken, marks = set(), {}
     for name in names:
         colour = styles[name]["color"]
-        marker = styles[name].get("marker", fallback[name])
+        marker = apart[name] if is_untuned(name) else styles[name].get("marker", fallback[name])
+        if not is_untuned(name) and marker in UNTUNED_MARKERS:   # the untuned backbones' shapes are theirs alone
+            marker = apart[name]
         if (colour, marker) in taken:
-            marker = next((m for m in MARKERS if (colour, m) not in taken), marker)
+            marker = next((m for m in MARKERS if (colour, m) not in taken and m not in UNTUNED_MARKERS), marker)
         taken.add((colour, marker))
         marks[name] = (colour, marker)
     return marks
@@ -419,6 +529,20 @@ def plot_alignment_trajectories(probes: pd.DataFrame, panels: Mapping[str, Seque
     return fig
 
 
+UNTUNED_MARKERS = ("D", "p", "h", "8")   # hollow, for untuned backbones: shapes no method point takes
+
+
+def point_markers_apart(names: Sequence[str]) -> dict[str, str]:
+    """A marker per point name: the untuned backbones (:func:`cselab.workbench.plots.style.is_untuned`)
+    take :data:`UNTUNED_MARKERS` in turn, every other name a shape of :data:`MARKERS` that none of
+    them has, so that shape alone tells a trained model from an untuned one."""
+    pool = [m for m in MARKERS if m not in UNTUNED_MARKERS]
+    untuned = [n for n in names if is_untuned(n)]
+    trained = [n for n in names if not is_untuned(n)]
+    return {**{n: UNTUNED_MARKERS[i % len(UNTUNED_MARKERS)] for i, n in enumerate(untuned)},
+            **{n: pool[i % len(pool)] for i, n in enumerate(trained)}}
+
+
 # Offsets (points) tried in turn for a point label: above right first, then around the point; then
 # the same directions farther out, with a leader line back to the point.
 _LABEL_DIRECTIONS = [(1, 1, "left", "bottom"), (1, -1, "left", "top"), (-1, 1, "right", "bottom"),
@@ -487,7 +611,8 @@ def _ring_overlapping(ax, renderer) -> None:
     if not near.any():
         return
     for i, c in enumerate(points):
-        colour = c.get_facecolor()[0]
+        face = c.get_facecolor()
+        colour = face[0] if len(face) and face[0][3] > 0 else c.get_edgecolor()[0]   # a hollow one keeps its edge
         c.set_facecolor("none")
         c.set_edgecolor(colour)
         c.set_linewidth(1.1)
@@ -508,12 +633,18 @@ LAST_LAYER_NOTE = "the last layer, 1 by definition, is not drawn"
 
 @styled
 def plot_layer_profile(profiles: Mapping[str, Sequence[float]] | Runs, title: str | None = None,
-                       last_layer: bool = False) -> Figure:
+                       last_layer: bool = False, split: bool | None = None) -> Figure:
     """Mean cos(h^a_CLS, h^L_CLS) for every layer a (0 = embeddings) below the last, one line per
     model in its method's colour (a model that is no method, the untuned backbone, in a colour no
     method uses); profiles that coincide get their own dashes and markers (the legend says so).
     The last layer's value is 1 by definition: drawn only with ``last_layer`` (it would set the
     y range and squeeze the layers that differ).
+
+    ``split``: the untuned backbones in a panel of their own beside the trained models, both panels
+    at one scale (the same y span, each at its own offset), so that the trained profiles, which may
+    lie within a few hundredths of each other far from the untuned one, are not squeezed under an
+    empty gap; ``None`` splits where the two groups' ranges are apart by more than half the
+    trained group's own span (one panel would then be at least a third empty).
 
     ``profiles``: ``{name: per-layer means}`` (e.g. ``layer_cls_similarity(...).mean``), or run
     directories, whose last probe record's ``layer_cls_sim`` is used."""
@@ -528,22 +659,63 @@ def plot_layer_profile(profiles: Mapping[str, Sequence[float]] | Runs, title: st
         curves = {run: np.asarray(group["layer_cls_sim"].dropna().iloc[-1], dtype=float)
                   for run, group in frame.groupby("run", sort=False)}
         methods = {display_name(run): method_key(read_config(runs[run]).get("method")) for run in curves}
-    fig, (ax,) = new_figure()
     names = [display_name(name) for name in curves]
+    shown_values = {shown: (values if last_layer else values[:-1]) for shown, values in zip(names, curves.values())}
+    untuned = [n for n in names if is_untuned(n)]
+    trained = [n for n in names if not is_untuned(n)]
+    if split is None:
+        split = bool(untuned and trained) and _apart(shown_values, untuned, trained)
+    panels = [untuned, trained] if split else [names]
+    fig, axes = new_figure(len(panels), panel_size=(2.6 if split else COLUMN_WIDTH, 2.5))
     styles = series_styles(names, methods)
     markers = point_markers(names)
-    for shown, values in zip(names, curves.values()):
-        style = {"marker": markers[shown], "markersize": 3, **styles[shown]}
-        shown_values = values if last_layer else values[:-1]
-        ax.plot(np.arange(len(shown_values)), shown_values, label=shown, **measured(style, len(shown_values)))
+    for ax, members in zip(axes, panels):
+        for shown in members:
+            style = {"marker": markers[shown], "markersize": 3, **styles[shown]}
+            values = shown_values[shown]
+            ax.plot(np.arange(len(values)), values, label=shown, **measured(style, len(values)))
     depths = sorted({len(values) - 1 for values in curves.values()})   # several with backbones of several depths
-    ax.set_xlabel("layer (0 = embeddings)" if last_layer else
-                  f"layer (0 = embeddings; {depths[0]}: not drawn)" if len(depths) == 1 else
-                  f"layer (0 = embeddings; each model's last, {', '.join(map(str, depths))}: not drawn)")
-    integer_ticks(ax.xaxis)
-    ax.set_ylabel("cos to last-layer [CLS]")
-    separate_coincident([ax])
-    place_legend(ax)
+    for ax in axes:
+        # beside each other, two panels' long labels would run into each other: the note says what is not drawn
+        ax.set_xlabel("layer (0 = embeddings)" if last_layer or split else
+                      f"layer (0 = embeddings; {depths[0]}: not drawn)" if len(depths) == 1 else
+                      f"layer (0 = embeddings; each model's last, {', '.join(map(str, depths))}: not drawn)")
+        integer_ticks(ax.xaxis)
+    axes[0].set_ylabel("cos to last-layer [CLS]")
+    if split:
+        axes[0].set_title("untuned" if len(untuned) > 1 else textwrap.fill(untuned[0], 30))
+        axes[1].set_title("trained models")
+        _same_span(axes, [[shown_values[n] for n in untuned], [shown_values[n] for n in trained]])
+    separate_coincident(axes)
+    if split:
+        handles: dict[str, object] = {}
+        for ax in axes:
+            for handle, name in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(name, handle)
+        legend_beside(fig, list(handles.values()), list(handles))
+    else:
+        place_legend(axes[0])
     if title:
-        ax.set_title(title)
+        (fig.suptitle if split else axes[0].set_title)(title)
     return fig
+
+
+def _apart(values: Mapping[str, np.ndarray], first: Sequence[str], second: Sequence[str]) -> bool:
+    """Whether the values of two groups of curves lie apart by more than half the second group's span."""
+    a = np.concatenate([values[n] for n in first])
+    b = np.concatenate([values[n] for n in second])
+    gap = max(a.min() - b.max(), b.min() - a.max())
+    return bool(gap > 0 and gap > 0.5 * (b.max() - b.min()))
+
+
+SPAN_MARGIN = 0.12   # of the span, above and below the curves of a panel drawn at a shared scale
+
+
+def _same_span(axes, groups: Sequence[Sequence[np.ndarray]]) -> None:
+    """Each panel's y range around its own curves, all of the same span (the widest group's plus a
+    margin): one scale across the panels, so that a slope reads the same in each."""
+    ranges = [(min(v.min() for v in group), max(v.max() for v in group)) for group in groups]
+    span = max(high - low for low, high in ranges) * (1 + 2 * SPAN_MARGIN) or 0.01
+    for ax, (low, high) in zip(axes, ranges):
+        middle = (low + high) / 2
+        ax.set_ylim(middle - span / 2, middle + span / 2)

@@ -38,8 +38,8 @@ def _p_note(row: pd.Series) -> str:
         return f"Holm p {adjusted:.3f}, n {n}"
     if not math.isnan(row["p"]):
         return f"p {row['p']:.3f}, n {n}"
-    if _is_bootstrap(row):
-        return f"n {n}, test pairs"
+    if _is_bootstrap(row):   # the interval in numbers too: a short one hides under its dot
+        return f"n {n}, [{row['diff_ci_low']:+.2f}, {row['diff_ci_high']:+.2f}]".replace("-", "\u2212")
     return f"n {n}: no interval"
 
 
@@ -107,8 +107,10 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
         for y, (_, r) in zip(positions, table.iterrows()):
             has_ci = not (math.isnan(r["diff_ci_low"]) or math.isnan(r["diff_ci_high"]))
             row_color = styles[str(r[group])]["color"]
-            if has_ci:   # an interval and a point: no line through measurements
-                ax.hlines(y, r["diff_ci_low"], r["diff_ci_high"], color=row_color, linewidth=2, alpha=0.6)
+            if has_ci:   # an interval and a point: no line through measurements; drawn over the dot with
+                # end ticks, so that an interval shorter than the dot still shows its two ends
+                ax.errorbar([r["diff"]], [y], xerr=[[r["diff"] - r["diff_ci_low"]], [r["diff_ci_high"] - r["diff"]]],
+                            fmt="none", ecolor=row_color, elinewidth=1.4, capsize=3.5, capthick=1.2, zorder=4)
             if not has_ci:
                 ax.scatter([r["diff"]], [y], marker="x", color=row_color, s=16, zorder=3)
             elif p_beside or math.isnan(_p(r)):
@@ -146,8 +148,8 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
                      f"{_family_words(tested) if adjusted else ''}, hollow: not detected")
     if any(_is_bootstrap(r) for r in rows_drawn):
         parts.append(("n 1" if parts else "n 1 (every row)") + ": one seed each, no test; dot: the difference "
-                     "of the two runs, bar: its 95 % paired bootstrap interval over the test pairs (test-set "
-                     "uncertainty, not seed variance)")
+                     "of the two runs, bar (ends ticked, drawn over the dot; in brackets at the right): its 95 % "
+                     "paired bootstrap interval over the test pairs (test-set uncertainty, not seed variance)")
     add_note(fig, "; ".join(parts))   # under the panels, in a strip of its own
     if title:
         fig.suptitle(title)

@@ -108,13 +108,15 @@ def _log_scale(ax, values) -> bool:
 @styled
 def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str = "train", ncols: int = 3,
                      labels: Mapping[str, str] | None = None, title: str | None = None,
-                     logy: bool | Sequence[str] = False) -> Figure:
+                     logy: bool | Sequence[str] = False, panel_width: float = 2.4) -> Figure:
     """One panel per key of the ``kind`` records (titled in words, :func:`key_words` or
     ``labels``), a line per run that recorded it, rows of ``ncols`` panels (at most a page wide),
     each panel with its own y-axis; one legend for the runs, in the grid's free cell when there
     is one, else under the panels (none for a single run). ``logy`` (all keys, or the keys
     listed): a log y-axis where the panel's values are positive and span more than 10× (losses
     whose runs differ by orders of magnitude: on a linear axis the largest flattens the others).
+    ``panel_width`` (inches): narrower panels leave room for a legend of long names beside a grid
+    that would otherwise put it under the panels, a row an entry.
 
     ``data``: run directories (:func:`cselab.model.rundir.read_metrics`) or a frame with ``run``, ``step``
     and the keys. Keys no run recorded are an error naming what is there."""
@@ -139,7 +141,7 @@ def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str =
     shown = {name: display_name(name) for name in groups}
     styles = series_styles(list(shown.values()), {shown[n]: g["method"] for n, g in groups.items()})
     markers = point_markers(list(shown.values()))
-    fig, axes = new_figure(len(keys), panel_size=(2.4, 1.9), ncols=min(ncols, len(keys)))
+    fig, axes = new_figure(len(keys), panel_size=(panel_width, 1.9), ncols=min(ncols, len(keys)))
     logged = set(keys) if logy is True else set(logy or ())
     for ax, key in zip(axes, keys):
         for name, group in groups.items():

@@ -28,19 +28,33 @@ def _short(sentence: str, width: int) -> str:
     return textwrap.shorten(sentence, width=width, placeholder="…")
 
 
+def row_label(number: int, sentence: str, width: int, lines: int) -> str:
+    """A heat-map row's label: the numbered sentence wrapped into lines of ``width`` characters, in
+    full when it fits ``lines`` lines (a cut sentence hides what was compared), else shortened to
+    fill them."""
+    text = f"{number}. {' '.join(sentence.split())}"
+    wrapped = textwrap.wrap(text, width)
+    if len(wrapped) <= lines:
+        return "\n".join(wrapped)
+    return "\n".join(textwrap.wrap(_short(text, width * lines), width)[:lines])
+
+
 COLOUR_BAR_WIDTH = 1.3   # inches: the colour bar, its ticks and label, and the tick marks' pad
 COLUMN_NUMBERS_HEIGHT, TITLE_HEIGHT = 0.4, 0.35   # inches below and above the square
+ROW_LINE_HEIGHT = 0.16   # inches per line of a row label (8-pt ticks and their leading)
 
 
 def _row_labels_width(rows: Sequence[str]) -> float:
-    """Inches the widest row label takes in the current style's tick font, measured as drawn (a
-    count of characters overestimated short words and left white space left of the labels)."""
+    """Inches the widest line of the row labels takes in the current style's tick font, measured
+    as drawn (a count of characters overestimated short words and left white space left of the
+    labels)."""
     from matplotlib import rcParams
     from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import TextToPath
 
     font = FontProperties(size=rcParams["ytick.labelsize"])
-    widths = [TextToPath().get_text_width_height_descent(r, font, ismath=False)[0] for r in rows]
+    widths = [TextToPath().get_text_width_height_descent(line, font, ismath=False)[0]
+              for r in rows for line in r.split("\n")]
     return max(widths) / 72   # points to inches
 
 
@@ -48,18 +62,21 @@ def _row_labels_width(rows: Sequence[str]) -> float:
 def plot_similarity_heatmap(matrix: np.ndarray, sentences: Sequence[str], title: str | None = None,
                             label_width: int = 32, annotate: bool = True) -> Figure:
     """The n × n cosine matrix of ``sentences`` (:func:`cselab.workbench.neighbours.similarity_matrix`) as a
-    heat-map: rows and columns are the sentences (numbered, shortened on the rows), each cell
-    written out when ``annotate``."""
+    heat-map: rows and columns are the sentences (numbered; on the rows wrapped into lines of
+    ``label_width`` characters, whole where a row's height holds them), each cell written out when
+    ``annotate``."""
     matrix = np.asarray(matrix, dtype=float)
     n = len(sentences)
     if matrix.shape != (n, n):
         raise ValueError(f"plot_similarity_heatmap: a {matrix.shape} matrix for {n} sentences")
-    rows = [f"{i + 1}. {_short(s, label_width)}" for i, s in enumerate(sentences)]
+    side = max(2.4, 0.42 * n + 1.2)
+    lines = max(1, int(side / n / ROW_LINE_HEIGHT))   # the lines a row's height holds
+    rows = [row_label(i + 1, s, label_width, lines) for i, s in enumerate(sentences)]
     # square cells: the width is the square, the longest row label as drawn and the colour bar, no
     # more (a wider figure is white space beside the square), and no wider than a page (the square
     # gives way)
     labels_width = _row_labels_width(rows) + COLOUR_BAR_WIDTH
-    side = min(max(2.4, 0.42 * n + 1.2), PAGE_WIDTH - labels_width)
+    side = min(side, PAGE_WIDTH - labels_width)
     # the height adds the title's and the column numbers' room, so the square keeps its side
     frame = COLUMN_NUMBERS_HEIGHT + (TITLE_HEIGHT if title else 0.0)
     fig, (ax,) = new_figure(panel_size=(side + labels_width, side + frame))

@@ -141,6 +141,16 @@ def group_label(name: str, n: int) -> str:
 SEEDS_NOTE = "faint: each seed"   # the legend title of figures with grouped seeds
 
 
+def dashed_controls_note(names: Sequence[str]) -> str:
+    """The sentence a figure's note needs when it draws a family's pooler-only control (dashed in
+    every figure: :func:`series_styles`), else ""."""
+    controls = list(dict.fromkeys(str(n) for n in names if is_pooler_only(n)))
+    if not controls:
+        return ""
+    return (f"Dashed: {', '.join(controls)}, the ablation's control (SimCSE's loss on the family's pooler, "
+            "dashed in every figure).")
+
+
 # ------------------------------------------------------------------ coincident series
 def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None = None) -> list[tuple[str, str]]:
     """Give each labelled line that lies on an earlier one (same x, y within a line's width as drawn)
@@ -180,7 +190,11 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
             claim = " (= {})"
         elif len(equal) == 1:
             panel = names.get(equal[0]) or equal[0].get_title() or equal[0].get_ylabel() or "one panel"
-            claim = f" (= {{}} in {' '.join(panel.split())!r})"
+            claim = f" (= {{}} in {_braces(repr(' '.join(panel.split())))})"
+        elif len(equal) <= 3 and all("'" not in _panel_title(ax, names) for ax in equal):
+            # which panels, by name: "in 2 panels" leaves the reader to find them
+            panels = [f"'{_panel_title(ax, names)}'" for ax in equal]
+            claim = f" (= {{}} in {_braces(', '.join(panels[:-1]))} and {_braces(panels[-1])})"
         else:
             claim = f" (= {{}} in {len(equal)} panels)"
         shown = re.sub(r" \(mean, \d+ seeds\)$", "", visible)
@@ -202,6 +216,16 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
                     line.set_markersize(min(MARKER_ON_TOP, TOP_WIDTH * size))
                     line.set_label(hidden + claim.format(shown))
     return [(hidden, visible) for hidden, (visible, _) in found.items()]
+
+
+def _braces(text: str) -> str:
+    """``text`` inside a claim that is ``str.format``-ed later: a panel title's own braces
+    (``$\\ell_{align}$``) kept as they are."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _panel_title(ax: Axes, names: Mapping[Axes, str]) -> str:
+    return " ".join((names.get(ax) or ax.get_title() or ax.get_ylabel() or "a panel").split())
 
 
 # A line restyled on top of one it covers: this fraction of the covered line's width and marker size,

@@ -105,8 +105,9 @@ class AugmentedPositive(Component):
     ``self_weight`` (mean attention weight of h⁺_i on itself in eq. 14).
     """
 
-    stat_labels = {"aug_pos_cos": "augmented positive", "self_weight": "weight of the positive on itself",
-                   "queue_fill": "queue fill"}
+    stat_labels = {"aug_pos_cos": "augmented positive",
+                   "self_weight": "own view's weight in the augmented positive (eq. 14)",
+                   "queue_fill": "neighbour queue fill"}
     # trained alone it is the paper's ablation without the interlayer negative (Sec. 4.4)
     display_name = "APINCSE-IN"
     citation = ('Cai, Huang & Dong, "Semantic similarity model based on augmented positives and interlayer '

@@ -125,7 +125,7 @@ class ClusterNS(Component):
                    "nearest_centroid_cos": "nearest centroid (own cluster)",
                    "inter_centroid_cos": "between centroids", "false_neg_cos": "false negatives",
                    "false_neg_rate": "share of anchors with a false negative", "nonempty_clusters": "non-empty clusters",
-                   "batch_cos": "all pairs of the batch (start test, σ)",
+                   "batch_cos": "all pairs of the batch",
                    "centroid_shift": "centroid movement since the last logged step (1 − cos)"}
     display_name = "ClusterNS"
     citation = ('Deng, Wan, Yang, Quan & Wang, "Clustering-Aware Negative Sampling for Unsupervised Sentence '

@@ -568,8 +568,10 @@ def flat_bars(ax: Axes, drawn: DrawnFigure) -> list[str]:
 
 
 # ------------------------------------------------------------------ claims in labels
-# "X (= Y)", "X (= Y in 'panel')", "X (= Y in 3 panels)": the claim that X's series is Y's
+# "X (= Y)", "X (= Y in 'panel')", "X (= Y in 'a' and 'b')", "X (= Y in 3 panels)": the claim that
+# X's series is Y's
 _IN_PANEL = re.compile(r"^(?P<other>.*?)\s+in\s+(?:'(?P<panel>[^']*)'|\"(?P<panel2>[^\"]*)\"|(?P<count>\d+)\s+panels)$")
+_IN_PANELS = re.compile(r"^(?P<other>.*?)\s+in\s+(?P<list>'[^']*'(?:(?:,\s*|\s+and\s+)'[^']*')+)$")
 _SEEDS = re.compile(r"\s*\(mean, \d+ seeds\)$")
 
 
@@ -584,6 +586,9 @@ def equality_claim(label: str | None) -> tuple[str, str, str | int | None] | Non
     if start < 0 or not text.endswith(")"):
         return None
     own, claim = text[:start].strip(), text[start + 3:-1].strip()
+    several = _IN_PANELS.match(claim)
+    if several:   # panels named one by one: a tuple of their titles
+        return own, several["other"].strip(), tuple(re.findall(r"'([^']*)'", several["list"]))
     match = _IN_PANEL.match(claim)
     if match:
         where = match["panel"] if match["panel"] is not None else match["panel2"]
@@ -648,12 +653,14 @@ def false_equalities(drawn: DrawnFigure) -> list[str]:
                 theirs = [ln for ln, lab in named_lines(panel) if lab != label and _base(lab) == _base(other)]
                 if mine and theirs:
                     pairs.append((panel, mine[0], theirs[0]))
-            if isinstance(where, str):
-                named = " ".join(where.split())
-                pairs = [p for p in pairs if named in _panel_names(p[0])]
+            if isinstance(where, (str, tuple)):
+                named = {" ".join(w.split()) for w in ((where,) if isinstance(where, str) else where)}
+                pairs = [p for p in pairs if named & _panel_names(p[0])]
             if not pairs:
                 problems.append(f"the label {quote(label)} says it equals {quote(other)}, which no panel "
-                                f"{'named ' + quote(where) + ' ' if isinstance(where, str) else ''}draws beside it")
+                                f"{'named ' + quote(where) + ' ' if isinstance(where, str) else ''}"
+                                f"{'named ' + ' or '.join(map(quote, where)) + ' ' if isinstance(where, tuple) else ''}"
+                                "draws beside it")
                 continue
             results = [(panel, *equal_series(mine, theirs)) for panel, mine, theirs in pairs]
             equal = [r for r in results if r[1]]
