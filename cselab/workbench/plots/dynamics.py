@@ -505,8 +505,11 @@ def plot_alignment_trajectories(probes: pd.DataFrame, panels: Mapping[str, Seque
             if path.empty:
                 continue
             style = styles[names[run]]
-            ax.plot(path["uniformity"], path["alignment"], color=style["color"], linestyle=style["linestyle"],
-                    linewidth=1.2, marker=style.get("marker", "o"), markersize=2.5, label=names[run])
+            # under 4 probes the points alone (a line would imply a path nobody measured between them); the
+            # start ring and the larger last dot still give their order
+            drawn = measured({"color": style["color"], "linestyle": style["linestyle"],
+                              "marker": style.get("marker", "o"), "markersize": 2.5}, len(path))
+            ax.plot(path["uniformity"], path["alignment"], linewidth=1.2, label=names[run], **drawn)
             ax.scatter(path["uniformity"].iloc[-1:], path["alignment"].iloc[-1:], marker=style.get("marker", "o"), s=36,
                        color=style["color"], edgecolors="black", linewidths=0.7, zorder=4)
             if int(path["step"].iloc[0]) == 0:
