@@ -87,3 +87,19 @@ def test_the_paired_spread_quoted_in_prose_is_what_the_cpu_compare_record_gives(
     assert f"{sd_ref:.3f} and {sd_var:.3f} against {sd_diff:.3f} (r = {r:.2f})" in text
     n, sd_ref, sd_var, sd_diff, r = quoted("mixcse")
     assert f"{sd_ref:.3f} and {sd_var:.3f} against {sd_diff:.3f} (r = {r:.2f}:" in text.replace("−", "-")
+
+
+def test_the_k16_k32_differences_quoted_in_prose_are_what_the_apincse_record_gives():
+    """cpu-papers.md answers the issue's k = 16 − k = 32 question from the committed paper-apincse record:
+    the per-seed differences, their sd, each variant's seed sd and their correlation are recomputed here."""
+    from cselab.workbench.studies.record import records_frame
+
+    frame = records_frame(read_record(committed_record("paper-apincse", REPO)))
+    scores = frame.pivot_table(index="seed", columns="variant", values="avg")[["apincse", "apincse-k32"]].dropna()
+    diff = scores["apincse"] - scores["apincse-k32"]
+    text = " ".join((REPO / "docs" / "cpu-papers.md").read_text(encoding="utf-8").split())
+    shown = ", ".join(f"{d:.3f}" for d in diff)
+    assert (f"over the {len(scores)} seeds both variants share, k = 16 − k = 32 is {shown} (an sd of differences of "
+            f"{diff.std():.3f})") in text
+    assert (f"(sd {scores['apincse'].std():.3f} and {scores['apincse-k32'].std():.3f}, "
+            f"r = {scores.corr().iloc[0, 1]:.2f})") in text
