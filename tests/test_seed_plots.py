@@ -135,3 +135,18 @@ def test_the_difference_figure_refuses_single_seeds():
         plot_baseline_differences(SCORES[SCORES["seed"] == 1], ["STS12"], baseline="simcse")
     with pytest.raises(ValueError, match="no method == 'esimcse' rows"):
         plot_baseline_differences(SCORES, ["STS12"], baseline="esimcse")
+
+
+def test_a_share_of_seeds_gets_a_wilson_interval_inside_0_1():
+    """clustering_start's band was a t-interval of 0/1 values and ran up to 1.6; a share takes statsmodels'
+    Wilson interval, which stays within [0, 1]."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from cselab.workbench.plots.claims import _interval
+
+    mean, low, high, n = _interval([1, 1, 1, 0], share=True)
+    assert (mean, n) == (0.75, 4)
+    assert (low, high) == pytest.approx(proportion_confint(3, 4, alpha=0.05, method="wilson"))
+    assert 0 <= low and high <= 1
+    t_mean, t_low, t_high, _ = _interval([1, 1, 1, 0])
+    assert t_high > 1   # the t-interval the share replaces runs past 1

@@ -135,7 +135,7 @@ def _figure(study, spec: dict, records: list[dict], frame: pd.DataFrame):
         for name, variant in spec["variants"].items():
             panel[name] = records_series([r for r in records if r["variant"] == variant], spec.get("part", "train"), key)
     return plot_seed_curves({}, spec.get("y", keys[0]), title=spec.get("title"), logy=spec.get("scale") == "log",
-                            panels=panels)
+                            share=spec.get("scale") == "share", panels=panels)
 
 
 def tally_name(study: str) -> str:

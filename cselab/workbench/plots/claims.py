@@ -38,10 +38,20 @@ METRIC_WORDS = {"avg": "Δ of the 7-task STS average (Spearman × 100)",
                 "clustering/short_text_avg": "Δ of the short-text accuracy × 100 (8 sets)"}
 
 
-def _interval(values: Sequence[float], log: bool = False) -> tuple[float, float, float, int]:
+def _interval(values: Sequence[float], log: bool = False, share: bool = False) -> tuple[float, float, float, int]:
     """Mean and 95 % t-interval; with ``log`` both on the log scale and back (the geometric mean), as a
-    positive quantity drawn on a log axis needs: a t-interval of the raw values reaches below zero."""
+    positive quantity drawn on a log axis needs: a t-interval of the raw values reaches below zero. With
+    ``share`` the values are 0/1 (a seed has started something or not): their share and its 95 % Wilson
+    interval (statsmodels), which stays within [0, 1] where a t-interval of 0s and 1s runs past it."""
     finite = [v for v in values if math.isfinite(v) and (v > 0 or not log)]
+    if share:
+        from statsmodels.stats.proportion import proportion_confint
+
+        hits, n = int(round(sum(finite))), len(finite)
+        if not n:
+            return math.nan, math.nan, math.nan, 0
+        low, high = proportion_confint(hits, n, alpha=0.05, method="wilson")
+        return hits / n, float(low), float(high), n
     stats = mean_ci(np.log(finite).tolist() if log else finite)
     mean, low, high = stats["mean"], stats["ci_low"], stats["ci_high"]
     if log:
@@ -174,9 +184,11 @@ def plot_seed_points(frame: pd.DataFrame, x: str, y: str = "avg", hue: str | Non
 
 @styled
 def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str | None = None,
-                     logy: bool = False, panels: Mapping[str, Mapping[str, pd.DataFrame]] | None = None) -> Figure:
+                     logy: bool = False, panels: Mapping[str, Mapping[str, pd.DataFrame]] | None = None,
+                     share: bool = False) -> Figure:
     """One line per variant (``{name: records_series frame}``: ``seed``, ``step``, ``value``): the
-    mean over seeds at each logged step, its 95 % t-interval as a band. With ``panels``
+    mean over seeds at each logged step, its 95 % t-interval as a band (``share``: 0/1 values, their
+    share and its Wilson interval). With ``panels``
     (``{panel title: {name: frame}}``, one panel per logged key) ``series`` is ignored: each key gets
     its own panel and axis, and a colour means the same variant in every panel."""
     panels = {t: {n: f for n, f in p.items() if not f.empty} for t, p in (panels or {"": series}).items()}
@@ -191,7 +203,7 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
         for name, frame in drawn.items():
             rows = []
             for step, part in frame.groupby("step"):
-                mean, low, high, n = _interval(part["value"].tolist(), log=logy)
+                mean, low, high, n = _interval(part["value"].tolist(), log=logy, share=share)
                 rows.append((step, mean, low, high))
                 counts.add(n)
             steps, means, lows, highs = map(np.asarray, zip(*rows))
@@ -214,9 +226,9 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
     place_legend(axes[0], min_entries=2)
     n = sorted(counts)
     seeds = f"n = {n[0]} seeds" if len(n) == 1 else f"n = {n[0]}–{n[-1]} seeds"
-    mean = "geometric mean" if logy else "mean"
-    scale = " (both on the log scale)" if logy else ""
-    add_note(fig, f"Line: the {mean} over seeds at each logged step ({seeds}); band: its 95 % t-interval{scale}.")
+    mean = "geometric mean" if logy else "share" if share else "mean"
+    band = "95 % Wilson interval" if share else "95 % t-interval" + (" (both on the log scale)" if logy else "")
+    add_note(fig, f"Line: the {mean} over seeds at each logged step ({seeds}); band: its {band}.")
     return fig
 
 

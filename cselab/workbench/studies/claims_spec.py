@@ -132,8 +132,8 @@ def read_claims_spec(path, data: dict, text: str, profile: str, known: list[str]
         kind = entry.get("kind")
         if kind not in FIGURE_KINDS:
             raise StudyError(f"{where}: kind: expected one of {', '.join(FIGURE_KINDS)}, got {kind!r}")
-        if entry.get("scale", "linear") not in ("linear", "log"):
-            raise StudyError(f"{where}: scale: expected linear or log, got {entry.get('scale')!r}")
+        if entry.get("scale", "linear") not in ("linear", "log", "share"):
+            raise StudyError(f"{where}: scale: expected linear, log or share, got {entry.get('scale')!r}")
         if kind == "sweep" and entry.get("series"):
             groups = entry["series"]
             if not isinstance(groups, dict) or not all(isinstance(g, dict) and g for g in groups.values()):
