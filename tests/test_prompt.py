@@ -28,6 +28,12 @@ def template_alone(t):
     return torch.tensor([list(t.prefix_ids) + list(t.suffix_ids)])
 
 
+def full_attention(ids):
+    """An explicit all-ones mask: without one, transformers >= 5.25 reads a jump in the position ids as the
+    boundary of two packed sequences and blocks attention across it (the prefix would not see the suffix)."""
+    return torch.ones_like(ids)
+
+
 def test_bert_templates_parse_like_the_authors_script(encoder):
     first, second = encoder.pooler.templates
     assert tokens(encoder, first.prefix_ids) == ["[CLS]", "this", "sentence", "of", '"']
@@ -99,7 +105,8 @@ def test_denoising_subtracts_the_shifted_template_bias(encoder):
         alone = template_alone(t)
         # the template alone, its tokens after the prefix moved by the sentence length
         positions = torch.tensor([[0, 1, 2, 3, 4] + [5 + length + k for k in range(5)]])
-        bias = bb(input_ids=alone, position_ids=positions).last_hidden_state[0, 5 + 2]
+        bias = bb(input_ids=alone, attention_mask=full_attention(alone),
+                  position_ids=positions).last_hidden_state[0, 5 + 2]
         assert torch.allclose(pooled[row], hidden[row] - bias, atol=1e-5), row
     assert encoder.pooler.template_bias(batch["input_ids"], batch["attention_mask"],
                                         torch.tensor([0, 0, 1, 1])).requires_grad   # trained with gradients
@@ -138,7 +145,8 @@ def test_eval_denoise_option(tiny_model):
     out = enc.run_backbone(batch)
     t = enc.pooler.templates[0]
     alone = template_alone(t)
-    bias = enc.backbone(input_ids=alone, position_ids=torch.tensor([[0, 1, 2, 3, 4, 9, 10, 11, 12, 13]]))
+    bias = enc.backbone(input_ids=alone, attention_mask=full_attention(alone),
+                        position_ids=torch.tensor([[0, 1, 2, 3, 4, 9, 10, 11, 12, 13]]))
     expected = out.last_hidden_state[0, 11] - bias.last_hidden_state[0, 7]
     assert torch.allclose(enc.embed(batch)[0], expected, atol=1e-5)
 
@@ -164,7 +172,8 @@ def test_roberta_backbones_get_roberta_templates_and_shifted_positions(tiny_mode
     n_pre = len(t.prefix_ids)
     alone = template_alone(t)
     positions = torch.tensor([[2 + k for k in range(n_pre)] + [2 + n_pre + 2 + k for k in range(len(t.suffix_ids))]])
-    bias = backbone(input_ids=alone, position_ids=positions).last_hidden_state[0, n_pre + t.mask_index]
+    bias = backbone(input_ids=alone, attention_mask=full_attention(alone),
+                    position_ids=positions).last_hidden_state[0, n_pre + t.mask_index]
     mask_at = n_pre + 2 + t.mask_index
     assert torch.allclose(enc.pooler(out)[0], out.last_hidden_state[0, mask_at] - bias, atol=1e-5)
 

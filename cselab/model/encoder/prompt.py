@@ -249,6 +249,9 @@ class PromptPooler(Pooler):
             sentence_lengths = lengths[rows] - template.length
             distinct, inverse = sentence_lengths.unique(return_inverse=True)
             ids = torch.tensor(template.ids([]), device=input_ids.device).expand(len(distinct), -1)
+            # The all-ones mask is needed, not decoration: without a mask, transformers >= 5.25 reads
+            # the jump in these position ids as the boundary of two packed sequences and stops the
+            # prefix and the suffix attending to each other.
             states = self.encoder.backbone(
                 input_ids=ids, attention_mask=torch.ones_like(ids),
                 position_ids=template_position_ids(template, distinct, self.position_offset),
