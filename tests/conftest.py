@@ -32,10 +32,16 @@ def pytest_configure(config):
 
 
 def pytest_report_header(config):
+    from importlib.metadata import version
+
     from cselab.model.utils import native_bf16, native_bf16_override
 
+    # The versions a fresh install picked: CI installs the newest in the pyproject ranges, and a new
+    # transformers has changed a model's outputs before (5.25: position ids read as packed sequences).
+    versions = ", ".join(f"{p} {version(p)}" for p in ("torch", "transformers", "sentence-transformers"))
     return (f"cselab: native bf16 = {native_bf16()}"
-            + (f" (CSELAB_NATIVE_BF16={native_bf16_override()})" if native_bf16_override() != "auto" else ""))
+            + (f" (CSELAB_NATIVE_BF16={native_bf16_override()})" if native_bf16_override() != "auto" else "")
+            + f"; {versions}")
 
 
 def pytest_collection_modifyitems(config, items):
