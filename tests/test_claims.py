@@ -12,7 +12,8 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestPower
 
-from cselab.workbench.claims import Claim, PowerRule, claims_table, format_claims, format_plan, power_plan, seeds_per_variant, tally
+from cselab.workbench.claims import (NOT_TESTABLE, Claim, PowerRule, claims_table, format_claims, format_plan, power_plan,
+                                    seeds_per_variant, tally)
 from cselab.workbench.paper_tables import as_variants
 from cselab.workbench.results import (detectable_effect_size, detectable_sd_ratio, minimum_detectable_difference,
                             paired_variance_test, sd_interval, seeds_for)
@@ -87,22 +88,31 @@ def test_differences_p_values_and_holm_within_each_family_match_scipy_and_statsm
     assert table["scaled_effect"][0] == pytest.approx(2.83 * 0.166)
     assert table["paper_detectable"][0] == (table["mde"][0] <= 2.83 * 0.166)
     assert table["verdict"].tolist()[:2] == ["holds here", "holds here"]
-    assert tally(table) == {"claims": 2, "holds here": 2, "reversed": 0, "not detected": 0,
+    assert tally(table) == {"claims": 2, "holds here": 2, "reversed": 0, "not detected": 0, "underpowered": 0,
                             "not testable at this scale": 0, "no test": 0}
     assert "Holm over the paper's claims (2" in table.attrs["families"]["paper"]
 
 
-def test_verdicts_holds_reversed_not_detected_and_not_testable():
-    frame = pd.DataFrame({"variant": ["A"] * 3 + ["B"] * 3 + ["C"] * 3, "seed": [1, 2, 3] * 3,
-                          "avg": [70.0, 71.0, 72.0, 71.0, 72.01, 73.0, 70.5, 72.5, 71.0]})
+def test_verdicts_holds_reversed_not_detected_underpowered_and_not_testable():
+    frame = pd.DataFrame({"variant": ["A"] * 3 + ["B"] * 3 + ["C"] * 3 + ["E"] * 3, "seed": [1, 2, 3] * 4,
+                          "avg": [70.0, 71.0, 72.0, 71.0, 72.01, 73.0, 70.5, 72.5, 71.0, 70.001, 70.999, 72.0005]})
     claims = [Claim("B beats A", "B", "A"), Claim("A beats B", "A", "B"), Claim("C beats A", "C", "A"),
+              Claim("E beats A", "E", "A"),
               Claim("D beats A", "C", "A", testable=False, reason="the centroids cannot move in 80 steps")]
-    table = claims_table(frame, claims)
+    table = claims_table(frame, claims, PowerRule(target=0.3))
     assert table["verdict"][0] == "holds here" and table["verdict"][1] == "reversed"
-    # C - A = (0.5, 1.5, -1.0): not detected, MDE at α/3 (three testable claims)
+    # C - A = (0.5, 1.5, -1.0): not detected with an MDE at α/4 (four testable claims) far above the
+    # 0.3 target: the runs could not have detected it, and the verdict says so
     sd = pd.Series([0.5, 1.5, -1.0]).std()
-    assert table["verdict"][2] == f"not detected (MDE {detectable_effect_size(3, 0.05 / 3) * sd:.2f})"
-    assert table["verdict"][3] == "not testable at this scale (the centroids cannot move in 80 steps)"
+    mde = detectable_effect_size(3, 0.05 / 4) * sd
+    assert mde > 0.3
+    assert table["verdict"][2] == f"not detected, underpowered (MDE {mde:.2f} > target 0.30)"
+    # E - A = (0.001, -0.001, 0.0005): a powered null, its MDE (in hundredths) under the target
+    sd = pd.Series([0.001, -0.001, 0.0005]).std()
+    assert table["verdict"][3] == f"not detected (MDE {detectable_effect_size(3, 0.05 / 4) * sd:.2g})"
+    assert table["verdict"][4] == "not testable at this scale (the centroids cannot move in 80 steps)"
+    counts = tally(table)
+    assert (counts["not detected"], counts["underpowered"], counts[NOT_TESTABLE]) == (2, 1, 1)
     with pytest.raises(ValueError, match="needs a reason"):
         Claim("x", "a", "b", testable=False)
     with pytest.raises(ValueError, match="has a sign"):

@@ -24,7 +24,8 @@ variants have: the mean difference, its 95 % t-interval, the paired t-test's p a
 adjustment within the family, the MDE at α/k from the observed spread (with the χ² interval of that
 spread: three seeds estimate it poorly), whether the paper's scaled effect was detectable, and a
 verdict — *holds here* (adjusted p < α, the paper's sign), *reversed* (adjusted p < α, the other
-sign), *not detected (MDE x)*, or *not testable at this scale* (a claim whose mechanism the study
+sign), *not detected (MDE x)*, *not detected, underpowered (MDE x > target y)* when the
+runs' MDE exceeds the claim's target (the runs could not have detected it), or *not testable at this scale* (a claim whose mechanism the study
 file says cannot act within the run; the reason is printed). A variance claim ("lower variance across
 runs") is tested with the Pitman–Morgan test of paired variances; its MDE column gives the spread
 ratio an F-test would detect (:func:`cselab.workbench.results.detectable_sd_ratio`).
@@ -45,6 +46,7 @@ from .results import (ALPHA, POWER, detectable_sd_ratio, holm, mean_ci, minimum_
                       paired_test, paired_variance_test, sd_interval, seeds_for)
 
 HOLDS, REVERSED, NOT_TESTABLE = "holds here", "reversed", "not testable at this scale"
+UNDERPOWERED = "not detected, underpowered"   # a "not detected" whose MDE is above the claim's target
 KINDS = ("paper", "check")
 TESTS = ("paired_t", "paired_variance")
 FAMILY_WORDS = {"paper": "the paper's claims", "check": "the workbench's checks"}
@@ -339,7 +341,12 @@ def claims_table(frame: pd.DataFrame, claims: Sequence[Claim], rule: PowerRule |
         elif c.test == "paired_variance":
             verdicts.append(_variance_verdict(r, c, mde, rule.alpha))
         else:
-            verdicts.append(verdict(r["diff"], r["p_holm"], mde, c.direction, n, rule.alpha))
+            words = verdict(r["diff"], r["p_holm"], mde, c.direction, n, rule.alpha)
+            if words.startswith("not detected") and math.isfinite(target) and mde > target:
+                # the runs could not have detected the target: say so in the verdict itself, so that
+                # a "not detected" never reads as a powered null (the seeds column says what it needs)
+                words = f"{UNDERPOWERED} (MDE {_number(mde)} > target {_number(target)})"
+            verdicts.append(words)
     table["level"], table["mde"], table["mde_low"], table["mde_high"] = levels, mdes, lows, highs
     table["scaled_effect"], table["paper_detectable"], table["verdict"] = scaled, detectable, verdicts
     table["needed"] = pd.Series(needed, dtype=object)
@@ -366,6 +373,7 @@ def tally(table: pd.DataFrame, kind: str = "paper") -> dict[str, int]:
     rows = table[table["kind"] == kind]["verdict"]
     return {"claims": len(rows), "holds here": int((rows == HOLDS).sum()), "reversed": int((rows == REVERSED).sum()),
             "not detected": int(rows.str.startswith("not detected").sum()),
+            "underpowered": int(rows.str.startswith(UNDERPOWERED).sum()),
             NOT_TESTABLE: int(rows.str.startswith(NOT_TESTABLE).sum()),
             "no test": int(rows.str.startswith(("no runs", "no test")).sum())}
 

@@ -185,7 +185,7 @@ def rebuild_from_record(study: str, profile: str = "cpu", figures_dir: str | os.
         counts = tally(table)
         print(f"{spec.name}: {len(records)} runs in the record; the paper's claims: {counts['claims']}, "
               f"{counts['holds here']} hold here, {counts['reversed']} reversed, {counts['not detected']} not "
-              f"detected, {counts['no test']} without a test", file=out)
+              f"detected ({counts['underpowered']} underpowered), {counts['no test']} without a test", file=out)
     for figure in spec.claims.figures:
         try:
             fig = _figure(spec, figure.spec, records, frame)
@@ -263,7 +263,8 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
         name = tally_name(study)
         planned = len({r.run_dir.name for r in spec.runs})
         return (f"{name}: {counts['claims']} claims: {counts['holds here']} hold here, {counts['reversed']} "
-                f"reversed, {counts['not detected']} not detected, {counts['not testable at this scale']} not "
+                f"reversed, {counts['not detected']} not detected ({counts['underpowered']} of them underpowered: MDE above "
+                f"the target), {counts['not testable at this scale']} not "
                 f"testable at this scale, {counts['no test']} without a test ({runs} of the {planned} planned runs "
                 f"in the record, {hours:.1f} h of training)\n")
     raise ValueError(f"unknown generated block kind {kind!r} (claims, plan, scores, tally)")
