@@ -221,9 +221,9 @@ if pt.enough_values([float(name.split("= ")[1]) for name in curves], "Figure 5 (
 # RoBERTa-base run): at the paper's centroid momentum γ = 10⁻³ (the 2026-12-02 pilot) the
 # between-centroids cosine stayed flat and the hard negatives fell to the in-batch negatives' similarity
 # by about step 40 — the centroids barely moved. The cpu profile's γ = 0.05 (docs/cpu-papers.md says
-# why) lets them move: over the 7 seeds of σ = 0.4 in the study's record the between-centroids cosine
-# rises to 0.46 by step 20–40, then falls to 0.31 at step 80, and the hard negatives stay well above
-# the in-batch negatives (0.38 against 0.15 at step 80), as in the paper. The demo's 16 steps show
+# why) lets them move: over the 8 seeds of σ = 0.4 in the study's record the between-centroids cosine
+# rises to 0.47 by step 30, then falls to 0.31 at step 80, and the hard negatives stay well above
+# the in-batch negatives (0.38 against 0.14 at step 80), as in the paper. The demo's 16 steps show
 # only the start of this.
 
 # %%
