@@ -163,6 +163,14 @@ def test_record_figures_say_what_they_draw():
     assert {t.get_text() for t in ax.texts} == set(table["verdict"])
     offsets = np.concatenate([c.get_offsets()[:, 0] for c in ax.collections if len(c.get_offsets()) == 4])
     assert sorted(offsets.tolist()) == sorted([0.5, 0.4, 0.6, 0.5, -0.5, -0.4, -0.6, -0.5])   # every seed drawn
+    # a paper effect far off the data (ClusterNS's scaled 5.92 against differences of tenths) is named at
+    # the axis edge instead of stretching the axis until every seed's difference is one point
+    from cselab.workbench.claims import PowerRule
+
+    far = claims_table(frame, [Claim("b beats a", "b", "a", paper_effect=30.0), Claim("a beats b", "a", "b")],
+                       PowerRule(scale=1.0))
+    (ax,) = plot_claims(far, {"b beats a": [0.5, 0.4, 0.6, 0.5], "a beats b": [-0.5, -0.4, -0.6, -0.5]}).axes
+    assert "◇ +30.00 →" in {t.get_text() for t in ax.texts} and ax.get_xlim()[1] < 1.0
 
 
 def test_a_log_axis_curve_takes_the_geometric_mean_and_a_positive_interval():
