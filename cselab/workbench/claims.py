@@ -222,8 +222,10 @@ def format_plan(plan: pd.DataFrame) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------- verdicts
-def verdict(diff: float, p_adjusted: float, mde: float, direction: int, n: int, alpha: float = ALPHA) -> str:
-    """The words of one row (see the module docstring)."""
+def verdict(diff: float, p_adjusted: float, mde: float, direction: int, n: int, alpha: float = ALPHA,
+            target: float = math.nan) -> str:
+    """The words of one row (see the module docstring). A "not detected" whose MDE is above the claim's
+    ``target`` says so: the runs could not have detected it, so it never reads as a powered null."""
     if diff is None or not math.isfinite(diff):
         return "no runs"
     if p_adjusted is None or math.isnan(p_adjusted):
@@ -232,6 +234,8 @@ def verdict(diff: float, p_adjusted: float, mde: float, direction: int, n: int, 
         if direction == 0:
             return "detected (higher)" if diff > 0 else "detected (lower)"
         return HOLDS if math.copysign(1, diff) == direction else REVERSED
+    if math.isfinite(mde) and math.isfinite(target) and mde > target:
+        return f"{UNDERPOWERED} (MDE {_number(mde)} > target {_number(target)})"
     return f"not detected (MDE {_number(mde)})" if math.isfinite(mde) else "not detected"
 
 
@@ -341,12 +345,7 @@ def claims_table(frame: pd.DataFrame, claims: Sequence[Claim], rule: PowerRule |
         elif c.test == "paired_variance":
             verdicts.append(_variance_verdict(r, c, mde, rule.alpha))
         else:
-            words = verdict(r["diff"], r["p_holm"], mde, c.direction, n, rule.alpha)
-            if words.startswith("not detected") and math.isfinite(target) and mde > target:
-                # the runs could not have detected the target: say so in the verdict itself, so that
-                # a "not detected" never reads as a powered null (the seeds column says what it needs)
-                words = f"{UNDERPOWERED} (MDE {_number(mde)} > target {_number(target)})"
-            verdicts.append(words)
+            verdicts.append(verdict(r["diff"], r["p_holm"], mde, c.direction, n, rule.alpha, target))
     table["level"], table["mde"], table["mde_low"], table["mde_high"] = levels, mdes, lows, highs
     table["scaled_effect"], table["paper_detectable"], table["verdict"] = scaled, detectable, verdicts
     table["needed"] = pd.Series(needed, dtype=object)
