@@ -9,7 +9,9 @@ finished) and its numbers to ``DIR/gpu_check.json``:
 1. environment: GPU, memory, torch / CUDA versions, bf16 support;
 2. the interleaved speed table of ``benchmarks/speed.py`` in bf16;
 3. MFU and peak memory of the SimCSE step of the offline backbone (batch 64 and 512; 512 also
-   with ``mini_batch_size`` 64). FLOPs are **counted**, not estimated: ``torch.utils.flop_counter.
+   with ``mini_batch_size`` 64), and the same for a random BERT of bert-base's shape (12 layers,
+   hidden 768: the papers' backbone, whose weights a closed machine cannot download; FLOPs and
+   time do not depend on the weights' values). FLOPs are **counted**, not estimated: ``torch.utils.flop_counter.
    FlopCounterMode`` over one forward + backward (every matmul and attention kernel, 2 FLOPs per
    multiply-add; elementwise work is not counted), divided by the median step time and by the
    GPU's dense bf16 peak (table below, or ``--peak-tflops``). The usual 6 × parameters × tokens
@@ -118,6 +120,25 @@ def mfu_section(model: str, device, amp, data_dir, steps: int, batches: tuple[in
                 peak: float | None) -> tuple[str, list]:
     corpus = speed.training_sentences(data_dir, max(batches) * (steps + 2))
     encoder = SentenceEncoder.from_pretrained(model, pooler="cls").to(device).train()
+    try:
+        return _mfu_rows(encoder, corpus, device, amp, steps, batches, mini, peak)
+    finally:
+        del encoder
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+
+
+def bert_base_mfu_section(device, amp, data_dir, steps: int, batches: tuple[int, ...], mini: int,
+                          peak: float | None, dims: dict) -> tuple[str, list]:
+    """:func:`mfu_section` on a random model of bert-base's shape (the papers' backbone)."""
+    with tempfile.TemporaryDirectory() as folder:
+        model = activation_memory.bert_base_shaped(folder, **dims)
+        body, rows = mfu_section(model, device, amp, data_dir, steps, batches, mini, peak)
+    shape = dims or "12 layers, hidden 768, 12 heads, FFN 3072"
+    return f"A random BERT of shape {shape} (max_len 32).\n\n{body}", rows
+
+
+def _mfu_rows(encoder, corpus, device, amp, steps, batches, mini, peak) -> tuple[str, list]:
     loss_fn = build_loss(load_config({"method": ["simcse"]}))
     n_params = sum(p.numel() for p in encoder.parameters())
     rows = []
@@ -129,10 +150,10 @@ def mfu_section(model: str, device, amp, data_dir, steps: int, batches: tuple[in
                      "flops_6N": 6 * n_params * tokens, "seconds": m["seconds"], "tflops": achieved,
                      "mfu": achieved / peak if peak else None, "peak_gib": m["peak_gib"]})
     table = tabulate([[r["batch"], r["mini_batch_size"] or "", r["tokens"], r["flops_counted"] / 1e9,
-                       r["flops_6N"] / 1e9, r["seconds"], r["tflops"],
+                       r["flops_6N"] / 1e9, r["seconds"], r["batch"] / r["seconds"], r["tflops"],
                        f"{100 * r['mfu']:.1f}%" if r["mfu"] is not None else "n/a", r["peak_gib"]] for r in rows],
                      headers=["batch", "mini_batch", "tokens", "GFLOP counted", "GFLOP 6·N·tokens", "s/step",
-                              "TFLOP/s", f"MFU (peak {peak} TFLOP/s)", "peak GiB"], tablefmt="github", floatfmt=".3f")
+                              "sentences/s", "TFLOP/s", f"MFU (peak {peak} TFLOP/s)", "peak GiB"], tablefmt="github", floatfmt=".3f")
     return (f"{n_params / 1e6:.1f} M parameters; FLOPs counted with torch.utils.flop_counter.FlopCounterMode "
             "(forward + backward + optimizer step; matmuls and attention; with mini_batch_size the executed FLOPs, "
             f"which include the extra graph-free forward pass).\n\n{table}"), rows
@@ -188,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output-dir", default="gpu_check")
     parser.add_argument("--peak-tflops", type=float, default=None, help="the GPU's dense bf16 peak, if not in the table")
     parser.add_argument("--steps", type=int, default=500, help="of the SimCSE training run")
-    parser.add_argument("--only", nargs="+", default=["env", "speed", "mfu", "memory", "train"])
+    parser.add_argument("--only", nargs="+", default=["env", "speed", "mfu", "mfu-base", "memory", "train"])
     parser.add_argument("--dry-run", action="store_true", help="tiny sizes (a smoke test on the CPU)")
     args = parser.parse_args(argv)
     device = resolve_device(args.device)
@@ -219,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
             lambda: mfu_section(args.model, device, amp, args.data_dir, 2 if args.dry_run else 10, batches,
                                 8 if args.dry_run else 64, peak_tflops(device, args.peak_tflops)))
     dims = {"layers": 2, "hidden": 32, "heads": 2, "ffn": 64} if args.dry_run else {}
+    attempt("mfu-base", "MFU and peak memory of the SimCSE step, bert-base shape (bf16)",
+            lambda: bert_base_mfu_section(device, amp, args.data_dir, 2 if args.dry_run else 10, batches,
+                                          8 if args.dry_run else 64, peak_tflops(device, args.peak_tflops), dims))
     attempt("memory", "ClusterNS RoBERTa-base preset shape: memory of one step",
             lambda: roberta_memory_section(device, amp, args.data_dir, 16 if args.dry_run else 512,
                                            8 if args.dry_run else 64, dims))

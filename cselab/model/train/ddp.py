@@ -147,13 +147,16 @@ def setup(device: str = "auto") -> Processes:
     owns = False
     if world > 1 and not dist.is_initialized():
         cuda = torch.cuda.is_available() and device in ("auto", "cuda")
-        dist.init_process_group(backend="nccl" if cuda else "gloo")
+        # CSELAB_DIST_BACKEND=gloo lets more processes than GPUs share them (NCCL refuses two ranks
+        # on one GPU): a functional check of the multi-process path on a one-GPU machine
+        # (benchmarks/gpu_check.sh), never a speed setting.
+        dist.init_process_group(backend=os.environ.get("CSELAB_DIST_BACKEND") or ("nccl" if cuda else "gloo"))
         owns = True
     if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
         return Processes(device=resolve_device(device), owns_group=owns)
     rank, world = dist.get_rank(), dist.get_world_size()
     if device in ("auto", "cuda") and torch.cuda.is_available():
-        local = int(os.environ.get("LOCAL_RANK", rank % torch.cuda.device_count()))
+        local = int(os.environ.get("LOCAL_RANK", rank)) % torch.cuda.device_count()
         torch.cuda.set_device(local)
         resolved = torch.device("cuda", local)
     else:
