@@ -378,11 +378,11 @@ def test_layer_parameters_of_bert_base_match_its_checkpoint():
 
 
 def test_cost_estimates_by_hand(data_dir, monkeypatch):
-    # one H200, BERT-base, bf16 (auto on CUDA), batch 64 × 32: 30 s overhead + 1000 × 0.08 s
-    # + 9 dev evaluations (8, and step 0's before training) × 1.0 s + the STS suite 7.0 s = 126 s
+    # one H200, BERT-base, bf16 (auto on CUDA), batch 64 × 32: 30 s overhead + 1000 × 0.041 s
+    # + 9 dev evaluations (8, and step 0's before training) × 1.0 s + the STS suite 7.0 s = 87 s
     gpu = load_config("simcse-bert-base", {"max_steps": 1000})
     assert gpu.eval_every == 125 and gpu.final_eval
-    assert estimate_run(gpu, "gpu").seconds == pytest.approx(126.0)
+    assert estimate_run(gpu, "gpu").seconds == pytest.approx(87.0)
     # the CPU reference: MiniLM fp32, MixCSE (+5 %): 15 s + 100 × 2.0 × 1.05 + 5 evaluations × 8 s = 265 s;
     # resumed from step 60 (no step-0 evaluation again): 15 + 40 × 2.1 + 2 × 8 = 115 s; bf16 halves the step time
     cpu = load_config(None, {"method": "mixcse", "max_steps": 100, "eval_every": 25, "final_eval": False,

@@ -11,9 +11,11 @@ seconds(run) = overhead + steps × s/step + dev evaluations + final STS evaluati
 
 The CPU step time and STS suite time were measured on this project's 2-core development machine with
 the offline MiniLM backbone (``benchmarks/throughput.py``; docs/testing.md); the dev-evaluation time follows
-from its 351 sentences/s; method overheads are estimates (``Component.cost_factor``). GPU numbers are ASSUMPTIONS
-for one H200 running BERT-base in bf16 (not measured here: no GPU was available); on another GPU,
-or at batch sizes that do not fill the GPU, expect real times to differ by a factor of two or more.
+from its 351 sentences/s; method overheads are estimates (``Component.cost_factor``). The GPU step time was
+measured once on one H200 (``benchmarks/gpu_check.sh``, 2026-12-04: 0.041 s for a SimCSE step of a
+bert-base-shaped model at batch 64 × 32 tokens in bf16; docs/performance.md, "The GPU check"); its
+evaluation and start-up times are still ASSUMPTIONS; on another GPU, or at batch sizes that do not fill
+the GPU, expect real times to differ by a factor of two or more.
 """
 from __future__ import annotations
 
@@ -47,7 +49,7 @@ BERT_BASE = KNOWN_BACKBONES["bert-base-uncased"]
 class Reference:
     """Throughput of one device kind for a reference backbone at batch 64 / max_len 32."""
     device: str
-    basis: str                      # "measured" or "assumed"
+    basis: str                      # "measured", "step measured" or "assumed"
     shape: tuple[int, int, int]     # the reference backbone's (layers, hidden, intermediate)
     precision: str                  # precision of seconds_per_step
     seconds_per_step: float         # SimCSE, batch 64, max_len 32
@@ -64,10 +66,11 @@ REFERENCES = {
     "cpu": Reference("2-core CPU (measured on the development machine, offline MiniLM)", "measured", MINILM,
                      "fp32", seconds_per_step=2.0, dev_eval_seconds=8.0, sts_suite_seconds=80.0,
                      overhead_seconds=15.0),
-    # one H200, BERT-base in bf16: assumed ~12 steps/s for batch 64 × 32 tokens (the loop's Python and
-    # tokenisation dominate at this size), ~4,000 evaluation sentences/s
-    "cuda": Reference("one H200 GPU (ASSUMED, not measured), BERT-base", "assumed", BERT_BASE,
-                      "bf16", seconds_per_step=0.08, dev_eval_seconds=1.0, sts_suite_seconds=7.0,
+    # one H200, BERT-base in bf16: 0.041 s/step at batch 64 × 32 tokens, measured by benchmarks/gpu_check.sh
+    # (2026-12-04; 5 % of the bf16 peak: kernel launches and the loop's Python dominate at this size);
+    # evaluation (~4,000 sentences/s) and start-up are assumed
+    "cuda": Reference("one H200 GPU (step measured once, evaluation assumed), BERT-base", "step measured", BERT_BASE,
+                      "bf16", seconds_per_step=0.041, dev_eval_seconds=1.0, sts_suite_seconds=7.0,
                       overhead_seconds=30.0),
 }
 # Step time relative to the reference precision of each device kind.
