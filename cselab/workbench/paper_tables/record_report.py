@@ -119,6 +119,8 @@ def _figure(study, spec: dict, records: list[dict], frame: pd.DataFrame):
                 rows.append({"x": float(x), "avg": r["avg"], "hue": group})
         return plot_seed_points(pd.DataFrame(rows).rename(columns={"hue": spec.get("hue", "method")}), "x",
                                 hue=spec.get("hue", "method"), xlabel=spec.get("x"), title=spec.get("title"))
+    if kind == "plane":
+        return _plane(spec, records, frame)
     # curves over training (one key, or one panel... one figure per key list: the keys share the axis)
     keys = spec.get("keys") or [spec["key"]]
     words = dict(keys) if isinstance(keys, dict) else {}      # keys: {logged key: its panel's words}
@@ -130,6 +132,12 @@ def _figure(study, spec: dict, records: list[dict], frame: pd.DataFrame):
                               if r["variant"] == variant and (r.get("probe") or {}).get("layer_cls_sim")]
         return plot_layer_profile_seeds(profiles, title=spec.get("title"), **({"ylabel": spec["y"]} if "y" in spec else {}))
     panels: dict[str, dict] = {}
+    if spec.get("together"):   # one variant, its statistics as the lines of one panel (the papers' similarity figures)
+        (variant,) = spec["variants"].values()
+        own = [r for r in records if r["variant"] == variant]
+        panels[""] = {words.get(key) or _key_words(key): records_series(own, spec.get("part", "train"), key)
+                      for key in keys}
+        return plot_seed_curves({}, spec.get("y", keys[0]), title=spec.get("title"), panels=panels)
     for key in keys:
         panel = panels.setdefault((words.get(key) or _key_words(key)) if len(keys) > 1 else "", {})
         for name, variant in spec["variants"].items():
@@ -145,6 +153,31 @@ def tally_name(study: str) -> str:
 
     method = method_key(study[len(PAPER_STUDY):]) if study.startswith(PAPER_STUDY) else None
     return display_name(method) if method else study
+
+
+def _plane(spec: dict, records: list[dict], frame: pd.DataFrame):
+    """Two probe statistics at the last probe step, one point per seed (``kind: plane``); ``untuned``
+    names the backbone before training (step 0 of the first variant's runs)."""
+    from ..plots.plane import plot_seed_plane
+
+    x_key, y_key = spec["x_key"], spec["y_key"]
+
+    def at(variant: str, index: int) -> list[tuple[float, float]]:
+        probes = [r["probe"] for r in records if r["variant"] == variant and (r.get("probe") or {}).get(x_key)]
+        return [(float(p[x_key][index]), float(p[y_key][index])) for p in probes]
+
+    points, labels = {}, {}
+    if spec.get("untuned"):
+        first = next(iter(spec["variants"].values()))
+        points[spec["untuned"]] = at(first, 0)
+        labels[spec["untuned"]] = f"{spec['untuned']} (step 0)"
+    for name, variant in spec["variants"].items():
+        points[name] = at(variant, -1)
+        avg = pd.to_numeric(frame.loc[frame["variant"] == variant, "avg"], errors="coerce").dropna()
+        labels[name] = f"{name}: STS avg {avg.mean():.2f} (n {len(points[name])})" if len(avg) else name
+    return plot_seed_plane(points, spec.get("x", x_key), spec.get("y", y_key), title=spec.get("title"),
+                           hollow=[spec["untuned"]] if spec.get("untuned") else (), labels=labels,
+                           note=spec.get("note", ""))
 
 
 def _key_words(key: str) -> str:

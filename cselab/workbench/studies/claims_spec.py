@@ -18,8 +18,8 @@ CLAIM_KEYS = ("claim", "variant", "reference", "paper", "direction", "metric", "
 POWER_KEYS = tuple(f.name for f in fields(PowerRule))
 EXTRA_KEYS = ("extra", "variants", "options", "profiles")
 FIGURE_KEYS = ("name", "kind", "title", "x", "y", "points", "series", "variants", "part", "key", "keys", "profiles",
-               "hue", "method", "scale")
-FIGURE_KINDS = ("sweep", "curves", "grouped")
+               "hue", "method", "scale", "x_key", "y_key", "untuned", "note", "together")
+FIGURE_KINDS = ("sweep", "curves", "grouped", "plane")
 PLAN = "plan"
 
 
@@ -134,6 +134,10 @@ def read_claims_spec(path, data: dict, text: str, profile: str, known: list[str]
             raise StudyError(f"{where}: kind: expected one of {', '.join(FIGURE_KINDS)}, got {kind!r}")
         if entry.get("scale", "linear") not in ("linear", "log", "share"):
             raise StudyError(f"{where}: scale: expected linear, log or share, got {entry.get('scale')!r}")
+        if entry.get("together") and (kind != "curves" or len(entry.get("variants") or {}) != 1):
+            raise StudyError(f"{where}: together: draws one variant's statistics in one panel (kind: curves, one variant)")
+        if kind == "plane" and not all(isinstance(entry.get(k), str) and entry.get(k) for k in ("x_key", "y_key")):
+            raise StudyError(f"{where}: a plane needs x_key and y_key (probe statistics, e.g. alignment, uniformity)")
         if kind == "sweep" and entry.get("series"):
             groups = entry["series"]
             if not isinstance(groups, dict) or not all(isinstance(g, dict) and g for g in groups.values()):
