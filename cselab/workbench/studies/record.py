@@ -265,6 +265,15 @@ def _line_problem(record: dict, study: str | None, profile: str | None) -> str |
     return None
 
 
+_LABEL = re.compile(r'"label"\s*:\s*"([^"\\]{1,200})"')
+
+
+def _where(path: Path, number: int, text: str) -> str:
+    """``file:line: label`` of a line that did not parse (its label found in the text, when it is there)."""
+    match = _LABEL.search(text)
+    return f"{path}:{number}: {match.group(1)}" if match else f"{path}:{number}"
+
+
 def _parse_lines(path: Path, study: str | None = None, profile: str | None = None) -> list[tuple[int, dict]]:
     """``[(line number, record)]`` of a record file, each line checked (see :func:`read_record`)."""
     if path.is_symlink():
@@ -274,20 +283,23 @@ def _parse_lines(path: Path, study: str | None = None, profile: str | None = Non
     out, seen = [], {}
     for number, raw in enumerate(path.read_bytes().split(b"\n"), 1):
         if len(raw) > MAX_LINE_BYTES:
-            raise RecordError(f"{path}:{number}: a line of {len(raw)} bytes (a record line is at most "
-                              f"{MAX_LINE_BYTES})")
+            where = _where(path, number, raw.decode("utf-8", "replace"))
+            raise RecordError(f"{where}: a line of {len(raw)} bytes (a record line is at most {MAX_LINE_BYTES})")
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise RecordError(f"{path}:{number}: not UTF-8 (byte {e.start})") from None
+            where = _where(path, number, raw.decode("utf-8", "replace"))
+            raise RecordError(f"{where}: not UTF-8 (byte {e.start})") from None
         if not line.strip():
             continue
         try:
             record = json.loads(line, parse_int=_parse_int, parse_constant=_refuse_constant)
         except json.JSONDecodeError as e:
-            raise RecordError(f"{path}:{number}: not JSON ({e.msg})") from None
-        except (ValueError, RecursionError) as e:
-            raise RecordError(f"{path}:{number}: not a record line ({type(e).__name__}: {e})") from None
+            raise RecordError(f"{_where(path, number, line)}: not JSON ({e.msg})") from None
+        except RecursionError:
+            raise RecordError(f"{_where(path, number, line)}: nested too deeply to be a record line") from None
+        except ValueError as e:   # NaN / Infinity, a many-thousand-digit integer
+            raise RecordError(f"{_where(path, number, line)}: not a record line ({e})") from None
         if not isinstance(record, dict) or not isinstance(record.get("label"), str):
             raise RecordError(f"{path}:{number}: expected a record object with a label, got {type(record).__name__}")
         problem = _line_problem(record, study, profile)
@@ -394,15 +406,16 @@ def read_study_record(path: str | os.PathLike, study) -> StudyRecord:
 
 
 def _changed_keys(record: Mapping, config: TrainConfig) -> str:
-    """The keys where a line's config and the plan's differ, as ``lr 3e-05 → 5e-05`` (a legacy line
-    names only its keys off the defaults: the others are compared with today's defaults)."""
-    planned = recorded_config(config.to_dict())
+    """The identity keys whose value differs between a line's config and the plan's, as
+    ``lr 3e-05 → 5e-05`` (a legacy line names only its keys off the defaults: its others are read as
+    today's defaults). Scalars only: a method's section is named by the hash alone."""
+    planned = config.identity()
     mine = dict(record.get("config") or {})
     if record.get("format") == 1:
-        mine = {**recorded_config(TrainConfig().to_dict()), **mine}
-    keys = sorted(k for k in set(planned) | set(mine)
-                  if k not in ("run_name",) and mine.get(k) != planned.get(k) and isinstance(planned.get(k), (int, float, str, bool, type(None))))
-    return ", ".join(f"{k} {mine.get(k)!r} → {planned.get(k)!r}" for k in keys[:4])
+        mine = {**TrainConfig().to_dict(), **mine}
+    scalar = (int, float, str, bool, type(None))
+    keys = sorted(k for k, v in planned.items() if isinstance(v, scalar) and mine.get(k) != v)
+    return ", ".join(f"{k} {mine.get(k)!r} → {planned[k]!r}" for k in keys[:4])
 
 
 class Computation(NamedTuple):
