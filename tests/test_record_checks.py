@@ -59,6 +59,7 @@ BAD_VALUES = {
     "below -100": ({"sts": _sts(avg=-101.0)}, "sts.avg = -101.0"),
     "a null avg": ({"sts": _sts(avg=None)}, "sts.avg = None"),
     "no avg": ({"sts": {"STS12": 76.0}}, "'sts' missing or without 'avg'"),
+    "no scores": ({"sts": None}, "'sts' missing or without 'avg'"),
     "an extra that is a string": ({"extras": {"clustering": {"DBpedia": "60"}}},
                                   "extras.clustering.DBpedia = '60': not a finite number"),
     "a negative training time": ({"train_seconds": -1.0}, "train_seconds = -1.0"),

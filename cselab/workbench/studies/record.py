@@ -240,7 +240,7 @@ def _line_problem(record: dict, study: str | None, profile: str | None) -> str |
     if not isinstance(record.get("config_hash"), str):
         return f"'config_hash' missing or not a string (got {record.get('config_hash')!r})"
     scores = record.get(FINAL)
-    if not isinstance(scores, dict) or "avg" not in scores:
+    if not isinstance(scores, dict) or (scores and "avg" not in scores):   # {}: a run with no final evaluation
         return f"{FINAL!r} missing or without 'avg'"
     for task, value in scores.items():
         if not _number(value) or abs(value) > MAX_STS:
