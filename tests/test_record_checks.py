@@ -130,6 +130,17 @@ def test_a_duplicated_run_and_a_line_of_another_study_or_profile_are_refused(tmp
              "a line of study 'paper-gs-infonce', read as study 'paper-mixcse''s record", study="paper-mixcse")
 
 
+def test_a_run_of_another_profile_does_not_replace_a_line(tmp_path):
+    path = tmp_path / "record.jsonl"
+    put_records(path, [_line()])
+    with pytest.raises(RecordError, match=rf"record.jsonl: {LABEL}: the record holds study paper-mixcse, profile cpu's "
+                                          "run of that label; not replaced by study paper-mixcse, profile gpu's"):
+        put_records(path, [_line(profile="gpu", train_seconds=1.0)])
+    assert read_record(path) == [_line()]
+    put_records(path, [_line(train_seconds=1.0)])               # the same profile's run again: replaced
+    assert read_record(path)[0]["train_seconds"] == 1.0
+
+
 def test_a_linked_record_is_refused(tmp_path):
     target = _write(tmp_path / "elsewhere.jsonl", json.dumps(_line()))
     link = tmp_path / "record.jsonl"

@@ -352,6 +352,12 @@ def put_records(path: str | os.PathLike, new: Iterable[dict]) -> Path:
     with record_lock(path):
         existing = {r["label"]: r for r in read_record(path)} if path.is_file() or path.is_symlink() else {}
         for record in new:
+            kept = existing.get(record["label"])
+            if kept and (kept.get("study"), kept.get("profile")) != (record.get("study"), record.get("profile")):
+                # a second profile run into the same figures folder replaced the first one's lines
+                raise RecordError(f"{path}: {record['label']}: the record holds study {kept.get('study')}, profile "
+                                  f"{kept.get('profile')}'s run of that label; not replaced by study "
+                                  f"{record.get('study')}, profile {record.get('profile')}'s (another --figures-dir)")
             existing[record["label"]] = record
         return write_record(path, existing.values())
 
