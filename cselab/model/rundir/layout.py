@@ -1,4 +1,4 @@
-"""The run directory: ``config.json`` (resolved config, hash, versions, git commit),
+"""The run directory: ``config.json`` (resolved config, hash, versions, git commit, the code's fingerprint),
 ``metrics.jsonl`` (one record per log/eval step), ``best/`` (model), ``last/`` (checkpoint),
 ``snapshots/step-N/`` (models), ``results.json``, ``evaluations/`` (the evaluation cache). A run is
 never overwritten unless asked.
