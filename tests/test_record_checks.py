@@ -225,6 +225,16 @@ def test_a_planted_stale_config_is_named_by_check_and_findings_and_from_record(t
     out = io.StringIO()
     assert rebuild_from_record("paper-mixcse", "cpu", "figures/cpu-papers", tmp_path / "reports", stream=out) == 1
     assert str(first) in out.getvalue() and not (tmp_path / "reports").exists()
+    from cselab.workbench.studies.runner import reproduce
+
+    out = io.StringIO()                                          # the dry run: 34 new runs, and why
+    assert reproduce("paper-mixcse", "cpu", dry_run=True, runs_dir=tmp_path / "runs", figures_dir="figures/cpu-papers",
+                     stream=out) == 0
+    assert [line for line in out.getvalue().splitlines() if ": stale: " in line] == [str(s) for s in read.stale]
+    out = io.StringIO()                                          # a record of another profile: said, not a crash
+    assert reproduce("paper-mixcse", "gpu", dry_run=True, runs_dir=tmp_path / "runs", figures_dir="figures/cpu-papers",
+                     stream=out) == 0
+    assert f"record: {record}:1: " in out.getvalue() and "a line of profile 'cpu', read for profile 'gpu'" in out.getvalue()
 
 
 def test_findings_refuse_a_missing_a_linked_and_a_damaged_record(tmp_path, monkeypatch, capsys):
