@@ -275,6 +275,11 @@ def test_computation_says_which_runs_may_be_paired():
     assert computation(_line(code=code)).code != computation(a).code
     legacy = _line(format=1, code=None, commit="dcb5-dirty")
     assert computation(legacy).code == "commit:dcb5-dirty" and computation(legacy).legacy
+    from cselab.workbench.studies.record import records_frame
+
+    frame = records_frame([legacy, other_cpu])                       # what the claims read, one string a run
+    assert frame["computation"].tolist() == ["commit:dcb5-dirty | AVX512/amx | bf16/bf16",
+                                             f"{computation(a).code} | AVX512/avx512_bf16 | bf16/bf16"]
 
 
 def test_the_committed_records_read_as_legacy_lines_with_their_cpu_kinds():

@@ -487,10 +487,12 @@ def _flatten_extras(extras: Mapping) -> dict:
 
 def records_frame(records: Iterable[dict]) -> pd.DataFrame:
     """One row per record: ``label``, ``variant``, ``seed``, ``avg`` and every STS task, the
-    :data:`DERIVED` metrics, each numeric extra as ``<extra>/<key>``, ``train_seconds``."""
+    :data:`DERIVED` metrics, each numeric extra as ``<extra>/<key>``, ``train_seconds``, and
+    ``computation`` (:func:`computation` as one string: two rows may be paired only where it is equal)."""
     rows = []
     for r in records:
-        row = {"label": r["label"], "variant": r["variant"], "seed": r["seed"], "train_seconds": r.get("train_seconds")}
+        row = {"label": r["label"], "variant": r["variant"], "seed": r["seed"], "train_seconds": r.get("train_seconds"),
+               "computation": " | ".join(map(str, computation(r)[:3]))}
         row.update({task: (math.nan if v is None else v) for task, v in (r.get(FINAL) or {}).items()})
         row.update({name: derive(r) for name, (_, derive) in DERIVED.items()})
         row.update(_flatten_extras(r.get("extras") or {}))
