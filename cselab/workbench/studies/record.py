@@ -306,11 +306,11 @@ def _parse_lines(path: Path, study: str | None = None, profile: str | None = Non
         if problem:
             raise RecordError(f"{path}:{number}: {record['label']}: {problem}")
         key = (record["study"], record["profile"], record["variant"], record["seed"])
-        if key in seen or record["label"] in {r["label"] for _, r in out}:
-            first = seen.get(key) or next(n for n, r in out if r["label"] == record["label"])
+        first = seen.get(key) or seen.get(record["label"])
+        if first:   # one run twice: counted twice in every mean and pairing
             raise RecordError(f"{path}:{number}: {record['label']}: a second line for study {key[0]}, profile "
                               f"{key[1]}, variant {key[2]}, seed {key[3]} (the first is line {first})")
-        seen[key] = number
+        seen[key] = seen[record["label"]] = number
         out.append((number, record))
     return out
 
