@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from synthetic_records import record as synthetic_record
 from synthetic_records import study_records
 from synthetic_runs import make_run
 
@@ -30,8 +31,10 @@ def test_a_run_folder_becomes_one_record_line(tmp_path):
     cfg = load_config(None, {"method": ["mixcse"], "seed": 3, "mixcse": {"mix_lambda": 0.5}, "max_steps": 40})
     run = make_run(tmp_path / "run", ["mixcse"], seed=3)
     saved = json.loads((run / "config.json").read_text())
+    code = {"sha256": "d" * 64, "files": 86, "torch": "2.13.0+cpu", "transformers": "5.24.0",
+            "backbone": {"name": "all-minilm-l6", "sha256": "e" * 64}}
     saved.update(config=cfg.to_dict(), config_hash=cfg.config_hash(), git_commit="a" * 40,
-                 versions={"torch": "2.13.0+cpu", "cuda": None})
+                 versions={"torch": "2.13.0+cpu", "cuda": None}, code=code)
     (run / "config.json").write_text(json.dumps(saved))
     results = json.loads((run / "results.json").read_text())
     results.update(native_bf16="amx", cpu_capability="AVX512", train_seconds=12.3456789,
@@ -39,8 +42,11 @@ def test_a_run_folder_becomes_one_record_line(tmp_path):
     (run / "results.json").write_text(json.dumps(results))
     record = run_record(run, "mixcse-lambda0.5-s3", "paper-mixcse", "cpu")
     assert record["variant"] == "mixcse-lambda0.5" and record["seed"] == 3 and record["run"] == "run"
-    assert record["config"] == {"method": ["mixcse"], "max_steps": 40, "seed": 3, "mixcse": {"mix_lambda": 0.5}}
-    assert check_config_hash(record)                      # the difference rebuilds the identity
+    whole = cfg.to_dict()
+    assert whole.pop("output_dir") and record["config"] == whole   # every key, defaults included; no machine path
+    assert record["config"]["lr"] == 3e-05 and record["config"]["mixcse"]["mix_lambda"] == 0.5
+    assert record["format"] == 2 and record["code"] == code   # what trained it, from config.json
+    assert check_config_hash(record)                      # the config rebuilds the identity
     assert record["commit"] == "a" * 40 and record["versions"] == {"torch": "2.13.0+cpu"}
     assert record["cpu"] == {"native_bf16": "amx", "capability": "AVX512"}
     assert record["train_seconds"] == 12.3457               # 6 significant digits
@@ -67,13 +73,13 @@ def test_config_difference_keeps_only_what_is_off_the_defaults():
 def test_record_files_are_written_whole_sorted_and_read_back(tmp_path):
     path = tmp_path / "fig" / "study" / "record.jsonl"
     assert record_path(tmp_path / "fig", "study") == path
-    lines = [{"format": 1, "label": label, "variant": label[:-3], "seed": int(label[-1])}
-             for label in ("b-s1", "a-s2", "a-s1")]
+    lines = [synthetic_record(label, "study", 76.0, int(label[-1])) for label in ("b-s1", "a-s2", "a-s1")]
     path.parent.mkdir(parents=True)
     write_record(path, lines)
     assert [r["label"] for r in read_record(path)] == ["a-s1", "a-s2", "b-s1"]
-    put_records(path, [{**lines[0], "seed": 9}, {"format": 1, "label": "c-s1", "variant": "c", "seed": 1}])
-    assert [(r["label"], r["seed"]) for r in read_record(path)] == [("a-s1", 1), ("a-s2", 2), ("b-s1", 9), ("c-s1", 1)]
+    put_records(path, [{**lines[0], "train_seconds": 9.0}, synthetic_record("c-s1", "study", 76.0, 1)])
+    assert [(r["label"], r["train_seconds"]) for r in read_record(path)] == [
+        ("a-s1", 150.0), ("a-s2", 150.0), ("b-s1", 9.0), ("c-s1", 150.0)]
     with pytest.raises(RecordError, match="two records for label"):
         write_record(path, [lines[0], lines[0]])
     text = path.read_text().splitlines()

@@ -174,6 +174,9 @@ def test_the_engine_records_each_run_it_trains_or_reuses(two_runs, tiny_model, d
         assert record["best"]["stsb_dev"] == pytest.approx(results["best_stsb_dev"], rel=1e-5)
         assert record["config_hash"] == read_json(Path(run["run_dir"]) / "config.json")["config_hash"]
         assert record["execution"]["device"] == "cpu" and record["cpu"]["native_bf16"]
+        saved = read_json(Path(run["run_dir"]) / "config.json")   # format 2: the whole config, the code that ran
+        assert record["format"] == 2 and record["code"] == saved["code"] and len(record["code"]["sha256"]) == 64
+        assert record["config"] == {k: v for k, v in saved["config"].items() if k != "output_dir"}
 
 
 def test_failing_run_and_notebook_are_reported_and_the_rest_completes(two_runs, tiny_model, data_dir):

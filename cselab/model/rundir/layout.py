@@ -1,4 +1,4 @@
-"""The run directory: ``config.json`` (resolved config, hash, versions, git commit),
+"""The run directory: ``config.json`` (resolved config, hash, versions, git commit, the code's fingerprint),
 ``metrics.jsonl`` (one record per log/eval step), ``best/`` (model), ``last/`` (checkpoint),
 ``snapshots/step-N/`` (models), ``results.json``, ``evaluations/`` (the evaluation cache). A run is
 never overwritten unless asked.
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
+import hashlib
 import json
 import os
 import platform
@@ -71,6 +73,48 @@ def git_commit() -> str | None:
         return commit + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def _sha256_files(root: Path, files: list[Path]) -> str:
+    """One sha256 over the files' paths (relative to ``root``) and bytes, in sorted order."""
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=8)
+def _backbone_digest(folder: str, stamp: tuple) -> str:
+    # keyed by the files' sizes and times: a process hashes a 90 MB backbone once, not once per run
+    root = Path(folder)
+    return _sha256_files(root, [p for p in root.iterdir() if p.is_file()])
+
+
+def code_fingerprint(model: str | None = None) -> dict:
+    """What trains and evaluates a run, as it is on disk when the run starts (config.json's ``code``):
+    ``sha256`` over every ``.py`` file of ``cselab/model`` (the model side: data, encoder, losses,
+    methods, training, evaluation; a tree with uncommitted changes gets the hash of what it holds,
+    which ``git_commit``'s ``-dirty`` cannot say), the torch and transformers versions, and the
+    backbone: its name and a sha256 over the files of its folder (None for a Hub id not on disk)."""
+    root = Path(__file__).resolve().parents[1]   # cselab/model
+    sources = [p for p in root.rglob("*.py") if "__pycache__" not in p.parts]
+    backbone = None
+    if model is not None:
+        from ..encoder.backbone import resolve_backbone
+
+        try:
+            path, local = resolve_backbone(model)
+        except (OSError, ImportError):
+            path, local = str(model), False
+        digest = None
+        if local:
+            files = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in Path(path).iterdir() if p.is_file())
+            digest = _backbone_digest(str(Path(path).resolve()), tuple(files))
+        backbone = {"name": str(model), "sha256": digest}
+    versions = package_versions()
+    return {"sha256": _sha256_files(root, sources), "files": len(sources), "torch": versions.get("torch"),
+            "transformers": versions.get("transformers"), "backbone": backbone}
 
 
 # What cselab appends to a name, and nothing else: a study's grid points (``-key=value``, one per
@@ -393,6 +437,7 @@ class RunDir:
                 "versions": package_versions(),
                 "lockfile": lockfile_info(),   # the tested environment's pins and whether this one matches
                 "git_commit": git_commit(),
+                "code": code_fingerprint(cfg.model),   # the files that ran, hashed (the record's code identity)
                 "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             })
         except BaseException:

@@ -18,6 +18,11 @@ The same functions give the docs their generated blocks (:func:`render_block`, :
 each ``<!-- record: KIND STUDY -->`` … ``<!-- /record -->`` block in docs/cpu-papers.md,
 docs/cpu-compare.md and README.md is rewritten from the records, and tests/test_findings.py fails
 when a committed block differs from what the records give.
+
+A record is read against the study file (:func:`cselab.workbench.studies.record.read_study_record`): a
+missing, linked or damaged record is one line and nothing is written (a published block is never
+replaced by "nothing recorded"); stale lines (a config the study file no longer plans) are named,
+file, line and label, and no verdict, table or block is made from a record that has them.
 """
 from __future__ import annotations
 
@@ -29,7 +34,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..claims import claims_table, format_claims, format_plan, tally
-from ..studies.record import read_record, record_path, records_frame, records_series
+from ..studies.record import RecordError, read_study_record, record_path, records_frame, records_series
 from ..studies.spec import load_study
 
 STS_COLUMNS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "avg"]
@@ -44,6 +49,20 @@ DEFAULT_FIGURES_ROOT = "figures/cpu-papers"
 def committed_record(study: str, root: str | os.PathLike = ".") -> Path:
     """The committed record of a shipped cpu study."""
     return record_path(Path(root) / FIGURES_ROOTS.get(study, DEFAULT_FIGURES_ROOT), study)
+
+
+class StaleRecord(RecordError):
+    """A record with stale lines: the message names every one (file:line: label: stale: why)."""
+
+
+def current_records(study, source: Path) -> list[dict]:
+    """The record's lines, checked; :class:`StaleRecord` when any line is stale (no verdict may rest
+    on it: re-run those runs, or restore the study file they were trained with)."""
+    read = read_study_record(source, study)
+    if read.stale:
+        raise StaleRecord(f"{source}: {len(read.stale)} stale line(s), whose config the study file no longer "
+                          "plans; no verdict is made from this record:\n" + "\n".join(map(str, read.stale)))
+    return read.current
 
 
 def study_frame(study, records: list[dict]) -> tuple[pd.DataFrame, list[dict]]:
@@ -198,7 +217,11 @@ def rebuild_from_record(study: str, profile: str = "cpu", figures_dir: str | os.
     out = stream or sys.stdout
     spec = load_study(study, profile, notebooks=False)
     source = record_path(figures_dir, spec.name)
-    frame, records = study_frame(spec, read_record(source))
+    try:
+        frame, records = study_frame(spec, current_records(spec, source))
+    except StaleRecord as e:   # every stale line named; nothing written
+        print(str(e), file=out)
+        return 1
     if frame.empty:
         raise ValueError(f"{source}: no record of study {spec.name!r}'s runs (profile {profile})")
     tables = Path(reports_dir) / spec.name / "record"
@@ -249,9 +272,7 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
     if kind == "plan":
         return _markdown(format_plan(spec.claims.plan())) + "\n"
     source = committed_record(study, root)
-    if not source.is_file():
-        return f"No run of {study} is recorded yet ({source.relative_to(root) if source.is_relative_to(root) else source}).\n"
-    frame, records = study_frame(spec, read_record(source))
+    frame, records = study_frame(spec, current_records(spec, source))   # missing, linked, damaged, stale: refused
     if kind == "scores":
         variants = list(dict.fromkeys(r.label.rsplit("-s", 1)[0] for r in spec.runs))
         return _markdown(scores_table(frame, variants)) + "\n"
@@ -305,10 +326,11 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
 
 def update_docs(paths, root: str | os.PathLike = ".", write: bool = True) -> dict[str, list[str]]:
     """Rewrite every generated block of the files; returns ``{file: [blocks that changed]}``.
-    With ``write=False`` nothing is written (what the test uses)."""
+    With ``write=False`` nothing is written (what the test uses). Every block of every file is
+    rendered before any file is written: a record refused for the last block leaves all files as they were."""
     from ...model.io import atomic_write_text
 
-    changed = {}
+    changed, pending = {}, {}
     for path in map(Path, paths):
         text = path.read_text(encoding="utf-8")
         names = []
@@ -322,8 +344,9 @@ def update_docs(paths, root: str | os.PathLike = ".", write: bool = True) -> dic
         new = BLOCK.sub(replace, text)
         if names:
             changed[str(path)] = names
-            if write:
-                atomic_write_text(path, new)
+            pending[path] = new
+    for path, new in pending.items() if write else ():
+        atomic_write_text(path, new)
     return changed
 
 
@@ -336,7 +359,13 @@ def main(argv=None) -> int:
     parser.add_argument("files", nargs="+")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a block differs")
     args = parser.parse_args(argv)
-    changed = update_docs(args.files, write=not args.check)
+    import sys
+
+    try:
+        changed = update_docs(args.files, write=not args.check)
+    except (RecordError, FileNotFoundError) as e:   # nothing written: the published blocks stay
+        print(f"record_report: {e}", file=sys.stderr)
+        return 1
     for path, names in changed.items():
         print(f"{path}: {'differs' if args.check else 'rewritten'}: {', '.join(names)}")
     return 1 if changed and args.check else 0

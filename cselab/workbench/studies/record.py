@@ -3,16 +3,20 @@
 Run folders hold weights and are never committed; a study's record is what a referee re-checks. It is
 written by ``cselab reproduce`` itself next to the study's figures (``<figures>/<study>/record.jsonl``,
 :func:`record_path`) as each run finishes or is reused, and rewritten whole and atomically each
-time, sorted by label, so that a study stopped mid-way keeps every run it finished and a later
-continuation (another machine, another CPU kind: each line says which) trains only what is missing.
+time, sorted by label, under a lock (two studies writing one record keep every line), so that a study
+stopped mid-way keeps every run it finished and a later continuation (another machine, another CPU
+kind: each line says which) trains only what is missing.
 
-One line holds, for one run (``FORMAT`` 1):
+One line holds, for one run (``FORMAT`` 2):
 
 * ``label``, ``variant`` (the label without ``-s<seed>``), ``seed``, ``study``, ``profile``;
-* ``config`` (the keys that differ from :class:`cselab.model.config.TrainConfig`'s defaults at ``commit``)
-  and ``config_hash`` (the run's identity; :func:`check_config_hash` rebuilds it), ``run`` (the
-  run folder's name), ``commit`` and ``versions`` it trained with, ``cpu`` (torch's CPU capability
-  and what makes bf16 native there) and ``execution`` (device, threads, precisions);
+* ``config``: the whole resolved config (every key, defaults included; ``output_dir``, a path of the
+  machine, left out) and ``config_hash`` (the run's identity; :func:`check_config_hash` rebuilds it);
+* ``code``: what trained it, from the run's ``config.json`` — a sha256 over the model side's source
+  files as they were on disk, the torch and transformers versions, the backbone's name and a sha256
+  of its files (None for a run trained before cselab wrote it); ``commit`` and ``versions``;
+* ``run`` (the run folder's name), ``cpu`` (torch's CPU capability and what makes bf16 native there)
+  and ``execution`` (device, threads, ``precision``, ``eval_precision``);
 * ``train_seconds``, ``select_by`` and ``best`` (step and STS-B dev score of the checkpoint scored);
 * ``sts``: every task's Spearman × 100 and ``avg``, as training's final evaluation wrote them;
 * ``dev``: STS-B dev at every evaluation step; ``train``: the logged statistics (losses,
@@ -21,6 +25,18 @@ One line holds, for one run (``FORMAT`` 1):
   probe step — columns of equal length, keyed by name, numbers to 4 significant digits;
 * ``extras``: evaluations the study asks for at record time (``record_extras:`` in the study file,
   e.g. the clustering suite), computed by functions the caller passes in.
+
+``FORMAT`` 1 lines (the records committed before) are still read, as *legacy*: their ``config`` holds
+only the keys that differed from the defaults of their day and their code is known only by ``commit``.
+
+The reader (:func:`read_record`) refuses, in one line naming the file, the line and the label, whatever
+would make a verdict wrong: a line that is not a record, a duplicated (study, profile, variant, seed),
+a line of another study or profile, a score that is not a finite number in range, a missing or
+inconsistent seed or variant, an ``avg`` that is not the mean of its tasks, deep nesting, a huge
+line, invalid UTF-8. :func:`read_study_record` also sets apart the *stale* lines: those whose config
+no longer is what the study file plans for their label (the claims must not rest on them).
+:func:`computation` is a line's code identity, CPU kind and precision: two runs are one computation
+only where it is equal.
 
 :func:`records_frame` turns records into the one-row-per-run frame the claims and figures read
 (``variant``, ``seed``, ``avg``, each task, and the derived per-run metrics of :data:`DERIVED`).
@@ -32,16 +48,18 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping, NamedTuple
 
 import pandas as pd
+from filelock import FileLock
 
 from ...model.config import TrainConfig
 from ...model.evaluate.suites import default_suite
 from ...model.io import atomic_write_text
 from ...model.rundir import RunDir
 
-FORMAT = 1
+FORMAT = 2
+FORMATS = (1, 2)    # what this cselab reads: 1 is legacy (partial config, code known by its commit)
 FINAL = default_suite()   # the suite training scores its selected model with (results.json's key of that name)
 RECORD_FILE = "record.jsonl"
 SEED_SUFFIX = re.compile(r"-s(\d+)$")
@@ -50,6 +68,13 @@ CURVE_DIGITS = 4    # the logged curves: enough for any figure, and a record of 
 # what a record keeps of a run's metrics: train keys by prefix, probe keys by name
 TRAIN_PREFIXES = ("loss", "sim/", "grad/")
 PROBE_KEYS = ("alignment", "uniformity", "mean_cos", "largest_angle", "layer_cls_sim")
+# what the reader accepts of a line (a real one is 3-6 KB, nested 4 deep: probe → layer_cls_sim → step → layer)
+MAX_LINE_BYTES = 256 * 1024
+MAX_DEPTH = 6
+MAX_INT_DIGITS = 20          # a seed, a step, a count: a 5,000-digit "integer" is not a record's
+MAX_STS = 100.0              # Spearman × 100
+AVG_TOLERANCE = 1e-6         # avg is the mean of the tasks' unrounded scores (record lines keep them whole)
+LOCK_SUFFIX = ".lock"        # the lock beside a record (record.jsonl.lock; ignored by git)
 
 Extras = Mapping[str, Callable[[Path, "str | None"], dict]]
 
@@ -87,8 +112,8 @@ def _columns(records: list[dict], keep: Callable[[str], bool]) -> dict:
 
 def config_difference(config: Mapping) -> dict:
     """The keys of a saved config that differ from the defaults (engine and placement keys left
-    out; a method's section keeps only the hyper-parameters off its own defaults): with
-    ``TrainConfig`` at the record's commit, enough to rebuild the run's identity."""
+    out; a method's section keeps only the hyper-parameters off its own defaults): what a legacy
+    (format 1) line holds of its config."""
     from dataclasses import asdict
 
     from ...model.methods import METHODS
@@ -105,8 +130,15 @@ def config_difference(config: Mapping) -> dict:
     return out
 
 
+def recorded_config(config: Mapping) -> dict:
+    """The whole resolved config a line keeps: every key, defaults included, but ``output_dir`` (a
+    path of the machine that trained it, which no run's identity includes)."""
+    return {key: value for key, value in config.items() if key != "output_dir"}
+
+
 def check_config_hash(record: Mapping) -> bool:
-    """Whether the record's ``config`` rebuilds its ``config_hash`` with this checkout's defaults."""
+    """Whether the record's ``config`` rebuilds its ``config_hash`` with this checkout's defaults (a
+    format-2 line names every key, so only a key this checkout no longer knows can make it fail)."""
     from ...model.config import load_config
 
     try:
@@ -133,7 +165,7 @@ def run_record(run_dir: str | os.PathLike, label: str, study: str, profile: str,
     return {
         "format": FORMAT, "study": study, "profile": profile, "label": label, "variant": variant,
         "seed": config.get("seed", seed), "run": Path(run_dir).name, "config_hash": saved.get("config_hash"),
-        "config": config_difference(config), "commit": saved.get("git_commit"),
+        "config": recorded_config(config), "code": saved.get("code"), "commit": saved.get("git_commit"),
         "versions": {k: v for k, v in (saved.get("versions") or {}).items() if v is not None},
         "cpu": {"native_bf16": results.get("native_bf16"), "capability": results.get("cpu_capability")}, "execution": results.get("execution") or {},
         "train_seconds": _round(results.get("train_seconds")), "select_by": results.get("select_by", "stsb_dev"),
@@ -149,33 +181,150 @@ def run_record(run_dir: str | os.PathLike, label: str, study: str, profile: str,
 
 # ------------------------------------------------------------------- the file
 class RecordError(ValueError):
-    """A record file that cannot be read: the message names the file and line."""
+    """A record file that cannot be read: the message (one line) names the file, the line and the label."""
 
 
-def read_record(path: str | os.PathLike) -> list[dict]:
-    """The records of a record file, in file order; a line that is not a record object is an error
-    naming the file and line."""
-    path = Path(path)
+_TOP_KEYS = frozenset(["format", "study", "profile", "label", "variant", "seed", "run", "config_hash", "config",
+                       "code", "commit", "versions", "cpu", "execution", "train_seconds", "select_by", "best", FINAL,
+                       "dev", "train", "probe", "extras"])
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a number a record may hold")
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits")
+    return int(text)
+
+
+def _depth(value, limit: int) -> int:
+    """How deep ``value`` nests (a number is 0), counting no further than ``limit`` + 1."""
+    if limit < 0 or not isinstance(value, (dict, list)):
+        return 0
+    children = value.values() if isinstance(value, dict) else value
+    return 1 + max((_depth(v, limit - 1) for v in children), default=0)
+
+
+def _number(value) -> bool:
+    """A finite JSON number (``true`` is not 1.0)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _line_problem(record: dict, study: str | None, profile: str | None) -> str | None:
+    """What is wrong with one parsed line, in words, or None."""
+    if record.get("format") not in FORMATS:
+        return f"record format {record.get('format')!r}, this cselab reads {' and '.join(map(str, FORMATS))}"
+    unknown = sorted(set(record) - _TOP_KEYS)
+    if unknown:
+        return f"unknown key(s) {', '.join(map(repr, unknown))}"
+    if _depth(record, MAX_DEPTH) > MAX_DEPTH:
+        return f"nested deeper than {MAX_DEPTH} levels"
+    for key in ("study", "profile", "variant"):
+        if not isinstance(record.get(key), str) or not record.get(key):
+            return f"{key!r} missing or not a string (got {record.get(key)!r})"
+    seed = record.get("seed")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        return f"'seed' missing or not an integer (got {seed!r})"
+    variant, label_seed = variant_of_label(record["label"])
+    if label_seed is not None and (variant, label_seed) != (record["variant"], seed):
+        return (f"variant {record['variant']!r} and seed {seed} are not the label's "
+                f"({variant!r}, {label_seed})")
+    if study is not None and record["study"] != study:
+        return f"a line of study {record['study']!r}, read as study {study!r}'s record"
+    if profile is not None and record["profile"] != profile:
+        return f"a line of profile {record['profile']!r}, read for profile {profile!r}"
+    if not isinstance(record.get("config"), dict):
+        return "'config' missing or not an object"
+    if not isinstance(record.get("config_hash"), str):
+        return f"'config_hash' missing or not a string (got {record.get('config_hash')!r})"
+    scores = record.get(FINAL)
+    if not isinstance(scores, dict) or (scores and "avg" not in scores):   # {}: a run with no final evaluation
+        return f"{FINAL!r} missing or without 'avg'"
+    for task, value in scores.items():
+        if not _number(value) or abs(value) > MAX_STS:
+            return f"{FINAL}.{task} = {value!r}: not a finite number within ±{MAX_STS:g}"
+    tasks = [v for task, v in scores.items() if task != "avg"]
+    if tasks and abs(sum(tasks) / len(tasks) - scores["avg"]) > AVG_TOLERANCE:
+        return (f"{FINAL}.avg = {scores['avg']!r} is not the mean of its {len(tasks)} tasks "
+                f"({sum(tasks) / len(tasks)!r})")
+    best = record.get("best") or {}
+    if best.get("stsb_dev") is not None and (not _number(best["stsb_dev"]) or abs(best["stsb_dev"]) > MAX_STS):
+        return f"best.stsb_dev = {best['stsb_dev']!r}: not a finite number within ±{MAX_STS:g}"
+    seconds = record.get("train_seconds")
+    if seconds is not None and (not _number(seconds) or seconds < 0):
+        return f"train_seconds = {seconds!r}: not a finite number ≥ 0"
+    extras = record.get("extras") or {}
+    if not isinstance(extras, dict):
+        return "'extras' is not an object"
+    for name, numbers in extras.items():
+        for key, value in (numbers.items() if isinstance(numbers, dict) else [("", numbers)]):
+            if not _number(value):
+                return f"extras.{name}{'.' + key if key else ''} = {value!r}: not a finite number"
+    return None
+
+
+_LABEL = re.compile(r'"label"\s*:\s*"([^"\\]{1,200})"')
+
+
+def _where(path: Path, number: int, text: str) -> str:
+    """``file:line: label`` of a line that did not parse (its label found in the text, when it is there)."""
+    match = _LABEL.search(text)
+    return f"{path}:{number}: {match.group(1)}" if match else f"{path}:{number}"
+
+
+def _parse_lines(path: Path, study: str | None = None, profile: str | None = None) -> list[tuple[int, dict]]:
+    """``[(line number, record)]`` of a record file, each line checked (see :func:`read_record`)."""
+    if path.is_symlink():
+        raise RecordError(f"{path}: is a symbolic link; a record is read only from a file of its own")
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no record (run the study first: cselab reproduce writes it)")
-    records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    out, seen = [], {}
+    for number, raw in enumerate(path.read_bytes().split(b"\n"), 1):
+        if len(raw) > MAX_LINE_BYTES:
+            where = _where(path, number, raw.decode("utf-8", "replace"))
+            raise RecordError(f"{where}: a line of {len(raw)} bytes (a record line is at most {MAX_LINE_BYTES})")
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            where = _where(path, number, raw.decode("utf-8", "replace"))
+            raise RecordError(f"{where}: not UTF-8 (byte {e.start})") from None
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = json.loads(line, parse_int=_parse_int, parse_constant=_refuse_constant)
         except json.JSONDecodeError as e:
-            raise RecordError(f"{path}:{number}: not JSON ({e.msg})") from None
+            raise RecordError(f"{_where(path, number, line)}: not JSON ({e.msg})") from None
+        except RecursionError:
+            raise RecordError(f"{_where(path, number, line)}: nested too deeply to be a record line") from None
+        except ValueError as e:   # NaN / Infinity, a many-thousand-digit integer
+            raise RecordError(f"{_where(path, number, line)}: not a record line ({e})") from None
         if not isinstance(record, dict) or not isinstance(record.get("label"), str):
             raise RecordError(f"{path}:{number}: expected a record object with a label, got {type(record).__name__}")
-        if record.get("format") != FORMAT:
-            raise RecordError(f"{path}:{number}: record format {record.get('format')!r}, this cselab reads {FORMAT}")
-        records.append(record)
-    return records
+        problem = _line_problem(record, study, profile)
+        if problem:
+            raise RecordError(f"{path}:{number}: {record['label']}: {problem}")
+        key = (record["study"], record["profile"], record["variant"], record["seed"])
+        first = seen.get(key) or seen.get(record["label"])
+        if first:   # one run twice: counted twice in every mean and pairing
+            raise RecordError(f"{path}:{number}: {record['label']}: a second line for study {key[0]}, profile "
+                              f"{key[1]}, variant {key[2]}, seed {key[3]} (the first is line {first})")
+        seen[key] = seen[record["label"]] = number
+        out.append((number, record))
+    return out
+
+
+def read_record(path: str | os.PathLike, study: str | None = None, profile: str | None = None) -> list[dict]:
+    """The records of a record file, in file order. Each line is checked, and the first bad one is a
+    :class:`RecordError` of one line naming the file, the line and the label (see the module
+    docstring); with ``study`` / ``profile``, a line of another study or profile is one."""
+    return [record for _, record in _parse_lines(Path(path), study, profile)]
 
 
 def write_record(path: str | os.PathLike, records: Iterable[dict]) -> Path:
-    """Write records atomically, one line each, sorted by label (so a diff shows what changed)."""
+    """Write records atomically, one line each, sorted by label (so a diff shows what changed).
+    Not locked: a read-modify-write goes through :func:`put_records`."""
     path = Path(path)
     if path.is_symlink():
         raise RecordError(f"{path}: is a symbolic link; cselab does not write through links")
@@ -188,19 +337,116 @@ def write_record(path: str | os.PathLike, records: Iterable[dict]) -> Path:
     return atomic_write_text(path, text)
 
 
-def put_records(path: str | os.PathLike, new: Iterable[dict]) -> Path:
-    """Add or replace records (by label) in a record file, keeping the others."""
+def record_lock(path: str | os.PathLike) -> FileLock:
+    """The lock of a record file (``record.jsonl.lock`` beside it): held around every read-modify-write."""
     path = Path(path)
-    existing = {r["label"]: r for r in read_record(path)} if path.is_file() else {}
-    for record in new:
-        existing[record["label"]] = record
-    return write_record(path, existing.values())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(path) + LOCK_SUFFIX)
+
+
+def put_records(path: str | os.PathLike, new: Iterable[dict]) -> Path:
+    """Add or replace records (by label) in a record file, keeping the others; under the record's
+    lock, so that two processes adding lines at once keep every line."""
+    path = Path(path)
+    new = list(new)
+    with record_lock(path):
+        existing = {r["label"]: r for r in read_record(path)} if path.is_file() or path.is_symlink() else {}
+        for record in new:
+            kept = existing.get(record["label"])
+            if kept and (kept.get("study"), kept.get("profile")) != (record.get("study"), record.get("profile")):
+                # a second profile run into the same figures folder replaced the first one's lines
+                raise RecordError(f"{path}: {record['label']}: the record holds study {kept.get('study')}, profile "
+                                  f"{kept.get('profile')}'s run of that label; not replaced by study "
+                                  f"{record.get('study')}, profile {record.get('profile')}'s (another --figures-dir)")
+            existing[record["label"]] = record
+        return write_record(path, existing.values())
 
 
 def recorded(path: str | os.PathLike) -> dict[str, dict]:
     """``{label: record}`` of a record file (empty when there is none yet)."""
     path = Path(path)
-    return {r["label"]: r for r in read_record(path)} if path.is_file() else {}
+    return {r["label"]: r for r in read_record(path)} if path.is_file() or path.is_symlink() else {}
+
+
+# ------------------------------------------------------------------- stale lines, one computation
+class StaleLine(NamedTuple):
+    """A line whose config is no longer what the study file plans for its label."""
+    path: str
+    line: int
+    label: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.label}: stale: {self.why}"
+
+
+class StudyRecord(NamedTuple):
+    """A study's record read against its plan: the ``current`` lines (of the plan's labels, with the
+    plan's config) and the ``stale`` ones. ``records`` is every line (what a plan that skips recorded
+    runs compares by hash itself)."""
+    current: list[dict]
+    stale: list[StaleLine]
+    records: list[dict]
+
+
+def read_study_record(path: str | os.PathLike, study) -> StudyRecord:
+    """A loaded study's record (:func:`cselab.workbench.studies.spec.load_study`), every line checked
+    for the study's name and profile (:func:`read_record`), split into current and stale lines. A line
+    is stale when its label is not in the plan or its ``config_hash`` is not the plan's for that label
+    (a changed study file, or a changed default the line's config did not name)."""
+    path = Path(path)
+    planned = {run.label: run.config.config_hash() for run in study.runs}
+    current, stale, records = [], [], []
+    for number, record in _parse_lines(path, study.name, study.profile):
+        records.append(record)
+        want = planned.get(record["label"])
+        if want is None:
+            stale.append(StaleLine(str(path), number, record["label"], "not a run of the study's plan"))
+        elif want != record["config_hash"]:
+            why = f"config {record['config_hash']}, the study file now plans {want}"
+            changed = _changed_keys(record, study.run(record["label"]).config)
+            stale.append(StaleLine(str(path), number, record["label"], why + (f" ({changed})" if changed else "")))
+        else:
+            current.append(record)
+    return StudyRecord(current, stale, records)
+
+
+def _changed_keys(record: Mapping, config: TrainConfig) -> str:
+    """The identity keys whose value differs between a line's config and the plan's, as
+    ``lr 3e-05 → 5e-05`` (a legacy line names only its keys off the defaults: its others are read as
+    today's defaults). Scalars only: a method's section is named by the hash alone."""
+    planned = config.identity()
+    mine = dict(record.get("config") or {})
+    if record.get("format") == 1:
+        mine = {**TrainConfig().to_dict(), **mine}
+    scalar = (int, float, str, bool, type(None))
+    keys = sorted(k for k, v in planned.items() if isinstance(v, scalar) and mine.get(k) != v)
+    return ", ".join(f"{k} {mine.get(k)!r} → {planned[k]!r}" for k in keys[:4])
+
+
+class Computation(NamedTuple):
+    """What makes two runs' numbers one computation: the code that ran, the CPU kind, the precisions."""
+    code: str           # "sha256:<hex>" of the model side's source, or "commit:<git commit>" for a legacy line
+    cpu: str            # torch's CPU capability / what makes bf16 native ("AVX512/amx")
+    precision: str      # training / evaluation precision ("bf16/bf16")
+    legacy: bool        # the code is known only by its commit (a format-1 line, or a run before ``code``)
+
+
+def computation(record: Mapping) -> Computation:
+    """A record line's code identity, CPU kind and precision: the one function that says whether two
+    runs may be paired (equal :class:`Computation`) — the claims code pairs seeds with it."""
+    code = record.get("code") or {}
+    if isinstance(code, Mapping) and code.get("sha256"):
+        backbone = code.get("backbone") or {}
+        identity = "+".join(str(x) for x in (code["sha256"], code.get("torch"), code.get("transformers"),
+                                              backbone.get("name"), backbone.get("sha256")))
+        code_id, legacy = f"sha256:{identity}", False
+    else:
+        code_id, legacy = f"commit:{record.get('commit')}", True
+    cpu = record.get("cpu") or {}
+    execution = record.get("execution") or {}
+    return Computation(code_id, f"{cpu.get('capability')}/{cpu.get('native_bf16')}",
+                       f"{execution.get('precision')}/{execution.get('eval_precision')}", legacy)
 
 
 # ------------------------------------------------------------------- records → one row per run
@@ -241,10 +487,12 @@ def _flatten_extras(extras: Mapping) -> dict:
 
 def records_frame(records: Iterable[dict]) -> pd.DataFrame:
     """One row per record: ``label``, ``variant``, ``seed``, ``avg`` and every STS task, the
-    :data:`DERIVED` metrics, each numeric extra as ``<extra>/<key>``, ``train_seconds``."""
+    :data:`DERIVED` metrics, each numeric extra as ``<extra>/<key>``, ``train_seconds``, and
+    ``computation`` (:func:`computation` as one string: two rows may be paired only where it is equal)."""
     rows = []
     for r in records:
-        row = {"label": r["label"], "variant": r["variant"], "seed": r["seed"], "train_seconds": r.get("train_seconds")}
+        row = {"label": r["label"], "variant": r["variant"], "seed": r["seed"], "train_seconds": r.get("train_seconds"),
+               "computation": " | ".join(map(str, computation(r)[:3]))}
         row.update({task: (math.nan if v is None else v) for task, v in (r.get(FINAL) or {}).items()})
         row.update({name: derive(r) for name, (_, derive) in DERIVED.items()})
         row.update(_flatten_extras(r.get("extras") or {}))
@@ -267,11 +515,12 @@ def records_series(records: Iterable[dict], part: str, key: str) -> pd.DataFrame
 
 def record_fields() -> list[str]:
     """The top-level keys of a record (for the docs and a test)."""
-    return ["format", "study", "profile", "label", "variant", "seed", "run", "config_hash", "config", "commit",
+    return ["format", "study", "profile", "label", "variant", "seed", "run", "config_hash", "config", "code", "commit",
             "versions", "cpu", "execution", "train_seconds", "select_by", "best", FINAL, "dev", "train", "probe",
             "extras"]
 
 
-__all__ = ["DERIVED", "FORMAT", "RECORD_FILE", "RecordError", "check_config_hash", "config_difference",
-           "put_records", "read_record", "record_fields", "record_path", "records_frame", "records_series",
+__all__ = ["DERIVED", "FORMAT", "FORMATS", "RECORD_FILE", "Computation", "RecordError", "StaleLine", "StudyRecord",
+           "check_config_hash", "computation", "config_difference", "put_records", "read_record", "read_study_record",
+           "record_fields", "record_lock", "record_path", "recorded_config", "records_frame", "records_series",
            "recorded", "run_record", "variant_of_label", "write_record"]

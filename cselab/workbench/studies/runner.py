@@ -24,7 +24,8 @@ from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_not
 from .launchers import make_launcher, signal_workers
 from .schedule import NotebookSchedule
 from .report import NotebookResult, PlannedRun, Progress, StudyReport, format_plan, run_line, write_report
-from .record import RECORD_FILE, put_records, record_path, recorded, run_record, variant_of_label
+from .record import (RECORD_FILE, RecordError, put_records, read_study_record, record_path, recorded, run_record,
+                     variant_of_label)
 from .record_extras import compute_extras
 from .smoke import SMOKE, build_stand_ins, smoke_data, stand_in_shape
 from .spec import Study, StudyError, load_study
@@ -317,6 +318,12 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
             print(power, file=out)
         for line in other_profiles(spec, runs_dir, data_dir):
             print(line, file=out)
+        if record_file.is_file():   # lines the plan no longer has: trained again, and no verdict rests on them
+            try:
+                for line in read_study_record(record_file, spec).stale:
+                    print(line, file=out)
+            except RecordError as e:   # e.g. another profile's lines: what --from-record would refuse, said here
+                print(f"record: {e}", file=out)
         return 0
     run_launcher.check_available()   # e.g. no SLURM here: one line, before any report is written
     # before anything runs: a read-only place fails here in one line naming the option, not in a run's
