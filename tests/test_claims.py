@@ -89,7 +89,7 @@ def test_differences_p_values_and_holm_within_each_family_match_scipy_and_statsm
     assert table["paper_detectable"][0] == (table["mde"][0] <= 2.83 * 0.166)
     assert table["verdict"].tolist()[:2] == ["holds here", "holds here"]
     assert tally(table) == {"claims": 2, "holds here": 2, "reversed": 0, "not detected": 0, "underpowered": 0,
-                            "not testable at this scale": 0, "no test": 0}
+                            "inconclusive": 0, "not testable at this scale": 0, "no test": 0, "elsewhere": 0}
     assert "Holm over the paper's claims (2" in table.attrs["families"]["paper"]
 
 
@@ -107,9 +107,12 @@ def test_verdicts_holds_reversed_not_detected_underpowered_and_not_testable():
     mde = detectable_effect_size(3, 0.05 / 4) * sd
     assert mde > 0.3
     assert table["verdict"][2] == f"not detected, underpowered (MDE {mde:.2f} > target 0.30)"
-    # E - A = (0.001, -0.001, 0.0005): a powered null, its MDE (in hundredths) under the target
+    # E - A = (0.001, -0.001, 0.0005): a powered null, the MDE at the upper end of the spread's 95 %
+    # interval (in hundredths) still under the target
     sd = pd.Series([0.001, -0.001, 0.0005]).std()
-    assert table["verdict"][3] == f"not detected (MDE {detectable_effect_size(3, 0.05 / 4) * sd:.2g})"
+    high = detectable_effect_size(3, 0.05 / 4) * sd_interval(sd, 3)[1]
+    assert high < 0.3
+    assert table["verdict"][3] == f"not detected (powered: MDE ≤ {high:.2g} ≤ target 0.30)"
     assert table["verdict"][4] == "not testable at this scale (the centroids cannot move in 80 steps)"
     counts = tally(table)
     assert (counts["not detected"], counts["underpowered"], counts[NOT_TESTABLE]) == (2, 1, 1)
@@ -129,7 +132,7 @@ def test_the_variance_claim_is_pitman_morgan_in_the_paper_family():
     assert table["p"][0] == pytest.approx(p)
     assert table["diff"][0] == pytest.approx(m.std(ddof=1) / s.std(ddof=1))
     assert table["mde"][0] == pytest.approx(detectable_sd_ratio(5, 0.025))
-    assert format_claims(table)["ours: Δ (seeds)"].iloc[0].startswith("sd ratio 0.")
+    assert format_claims(table)["Δ as the paper says [95% CI]"].iloc[0].startswith("sd ratio 0.")
 
 
 def test_bad_frames_give_one_line_per_claim_and_the_other_claims_are_tested():
@@ -153,15 +156,17 @@ def test_bad_frames_give_one_line_per_claim_and_the_other_claims_are_tested():
     assert by.loc["absent", "problem"] == "no runs of 'nowhere'"
     assert by.loc["another metric", "problem"] == "no 'stsb' scores in the record"
     text = format_claims(table)
-    assert text.loc["absent", "ours: Δ (seeds)"] == "no runs (no runs of 'nowhere')"
-    assert text.loc["all NaN", "verdict"] == "no runs"
+    # the verdict says which cause left a claim without a test (issue 55), never a bare "no runs"
+    assert text.loc["absent", "verdict"] == "no test: no runs of 'nowhere'"
+    assert text.loc["all NaN", "verdict"] == "no test: 'nan': avg is not a finite number for seed(s) 1, 2, 3 (left out)"
+    assert text.loc["disjoint seeds", "verdict"] == "no test: no seed in common ('far': 7, 8; 'ref': 1, 2, 3)"
     # the Holm family is the eight claims planned: the six without a test count at p = 1
     assert by.loc["ok beats ref", "p_holm"] == pytest.approx(
         multipletests([by.loc["ok beats ref", "p"], by.loc["an inf", "p"]] + [1.0] * 6, method="holm")[1][0])
     with pytest.raises(ValueError, match="no claims"):
         claims_table(frame, [])
     empty = claims_table(pd.DataFrame(columns=["variant", "seed", "avg"]), [Claim("x", "a", "b")])
-    assert empty["verdict"][0] == "no runs"
+    assert empty["verdict"][0] == "no test: no runs of 'a'; no runs of 'b'"
 
 
 def test_sweeps_become_variants_and_small_p_is_written_as_such():
@@ -172,7 +177,7 @@ def test_sweeps_become_variants_and_small_p_is_written_as_such():
     frame = pd.DataFrame({"variant": ["k16"] * 3 + ["k32"] * 3, "seed": [1, 2, 3] * 2,
                           "avg": [76.024, 76.127, 76.267, 75.543, 75.649, 75.786]})
     cells = format_claims(claims_table(frame, [Claim("k = 16 beats 32", "k16", "k32")]))
-    assert cells["p (paired t)"].iloc[0] == "< 0.001" and cells["p (Holm)"].iloc[0] == "< 0.001"
+    assert cells["p"].iloc[0] == "< 0.001" and cells["p (Holm)"].iloc[0] == "< 0.001"
 
 
 # ------------------------------------------------------------------- the power plan

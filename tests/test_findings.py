@@ -40,6 +40,9 @@ def test_a_planted_change_of_one_per_seed_score_is_caught(tmp_path):
         copy = tmp_path / page.name
         copy.write_text(page.read_text(encoding="utf-8"), encoding="utf-8")
         pages.append(copy)
+    # the copies regenerated from the copied records (the committed pages are the test above's), so
+    # that only the planted change can differ below
+    update_docs(pages, root=tmp_path, write=True)
     assert update_docs(pages, root=tmp_path, write=False) == {}
     study = recorded[0]
     records = read_record(committed_record(study, tmp_path))
