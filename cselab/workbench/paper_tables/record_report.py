@@ -21,6 +21,7 @@ when a committed block differs from what the records give.
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -85,17 +86,25 @@ def decided_elsewhere(study, root: str | os.PathLike = ".") -> dict[str, str]:
     for claim in study.claims.claims:
         if not claim.decided_in:
             continue
-        other = _study(claim.decided_in)
-        source = committed_record(other.name, root)
+        source = committed_record(claim.decided_in, root)
         if not source.is_file():
             continue
-        frame, records = study_frame(other, read_record(source))
-        table, _ = claims_of(other, frame, records)
+        stat = source.stat()
+        table = _deciding_table(claim.decided_in, str(source), stat.st_mtime_ns, stat.st_size)
         same = table[(table["variant"] == claim.variant) & (table["reference"] == claim.reference)
                      & (table["metric"] == claim.metric)]
         if not same.empty:
             out[claim.claim] = f"{same['verdict'].iloc[0]} (its row: {same['claim'].iloc[0]})"
     return out
+
+
+@functools.lru_cache(maxsize=16)
+def _deciding_table(study: str, source: str, mtime_ns: int, size: int) -> pd.DataFrame:
+    """The claims table of a study that decides shared comparisons, once per version of its record
+    (the docs' blocks ask for it several times)."""
+    other = _study(study)
+    frame, records = study_frame(other, read_record(source))
+    return claims_of(other, frame, records)[0]
 
 
 def claims_of(study, frame: pd.DataFrame, records: list[dict] | None = None,
