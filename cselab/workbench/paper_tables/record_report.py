@@ -307,7 +307,7 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
         if tested.empty:
             return "(no paper claim of this study has a test in the record yet)\n"
         r = tested.iloc[0]
-        k = sum(c.kind == "paper" and c.testable for c in spec.claims.claims)
+        k = round(spec.claims.rule.alpha / r["level"])   # the family the claim was tested in
         n, sd = int(r["n"]), float(r["sd"])
         d = detectable_effect_size(n, r["level"], spec.claims.rule.power)
         low, high = sd_interval(sd, n)
