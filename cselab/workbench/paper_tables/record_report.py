@@ -298,6 +298,8 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
             if rows.empty:
                 continue
             text = format_claims(rows.reset_index(drop=True))
+            # a comparison another study decides links to that study's page (the docs sit side by side)
+            text["verdict"] = [_link_decided(v) for v in text["verdict"]]
             parts.append(f"{words} — {table.attrs['families'].get(family, 'no Holm family')}:\n\n{_markdown(text)}\n")
         return "\n".join(parts)
     if kind == "example":   # the MDE rule worked through the study's first paper claim with a test
@@ -333,6 +335,17 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
         return (f"{name}: {tally_words(counts)} ({runs} of the {planned} planned runs in the record, {hours:.1f} h "
                 "of training)\n")
     raise ValueError(f"unknown generated block kind {kind!r} (claims, plan, scores, tally)")
+
+
+def _link_decided(verdict: str) -> str:
+    """``decided in paper-mixcse: …`` with the study linked to the page that holds its verdict."""
+    from ..claims import DECIDED_IN
+
+    if not verdict.startswith(DECIDED_IN + " "):
+        return verdict
+    study, _, rest = verdict[len(DECIDED_IN) + 1:].partition(":")
+    page = "cpu-compare.md" if FIGURES_ROOTS.get(study) == "figures" else "cpu-papers.md"
+    return f"{DECIDED_IN} [{study}]({page}){':' + rest if rest else ''}"
 
 
 def update_docs(paths, root: str | os.PathLike = ".", write: bool = True) -> dict[str, list[str]]:
