@@ -89,7 +89,7 @@ def test_differences_p_values_and_holm_within_each_family_match_scipy_and_statsm
     assert table["paper_detectable"][0] == (table["mde"][0] <= 2.83 * 0.166)
     assert table["verdict"].tolist()[:2] == ["holds here", "holds here"]
     assert tally(table) == {"claims": 2, "holds here": 2, "reversed": 0, "not detected": 0, "underpowered": 0,
-                            "not testable at this scale": 0, "no test": 0}
+                            "inconclusive": 0, "not testable at this scale": 0, "no test": 0, "elsewhere": 0}
     assert "Holm over the paper's claims (2" in table.attrs["families"]["paper"]
 
 
@@ -107,9 +107,12 @@ def test_verdicts_holds_reversed_not_detected_underpowered_and_not_testable():
     mde = detectable_effect_size(3, 0.05 / 4) * sd
     assert mde > 0.3
     assert table["verdict"][2] == f"not detected, underpowered (MDE {mde:.2f} > target 0.30)"
-    # E - A = (0.001, -0.001, 0.0005): a powered null, its MDE (in hundredths) under the target
+    # E - A = (0.001, -0.001, 0.0005): a powered null, the MDE at the upper end of the spread's 95 %
+    # interval (in hundredths) still under the target
     sd = pd.Series([0.001, -0.001, 0.0005]).std()
-    assert table["verdict"][3] == f"not detected (MDE {detectable_effect_size(3, 0.05 / 4) * sd:.2g})"
+    high = detectable_effect_size(3, 0.05 / 4) * sd_interval(sd, 3)[1]
+    assert high < 0.3
+    assert table["verdict"][3] == f"not detected (powered: MDE ≤ {high:.2g} ≤ target 0.30)"
     assert table["verdict"][4] == "not testable at this scale (the centroids cannot move in 80 steps)"
     counts = tally(table)
     assert (counts["not detected"], counts["underpowered"], counts[NOT_TESTABLE]) == (2, 1, 1)
@@ -129,7 +132,7 @@ def test_the_variance_claim_is_pitman_morgan_in_the_paper_family():
     assert table["p"][0] == pytest.approx(p)
     assert table["diff"][0] == pytest.approx(m.std(ddof=1) / s.std(ddof=1))
     assert table["mde"][0] == pytest.approx(detectable_sd_ratio(5, 0.025))
-    assert format_claims(table)["ours: Δ (seeds)"].iloc[0].startswith("sd ratio 0.")
+    assert format_claims(table)["Δ as the paper says [95% CI]"].iloc[0].startswith("sd ratio 0.")
 
 
 def test_bad_frames_give_one_line_per_claim_and_the_other_claims_are_tested():
@@ -153,15 +156,17 @@ def test_bad_frames_give_one_line_per_claim_and_the_other_claims_are_tested():
     assert by.loc["absent", "problem"] == "no runs of 'nowhere'"
     assert by.loc["another metric", "problem"] == "no 'stsb' scores in the record"
     text = format_claims(table)
-    assert text.loc["absent", "ours: Δ (seeds)"] == "no runs (no runs of 'nowhere')"
-    assert text.loc["all NaN", "verdict"] == "no runs"
+    # the verdict says which cause left a claim without a test (issue 55), never a bare "no runs"
+    assert text.loc["absent", "verdict"] == "no test: no runs of 'nowhere'"
+    assert text.loc["all NaN", "verdict"] == "no test: 'nan': avg is not a finite number for seed(s) 1, 2, 3 (left out)"
+    assert text.loc["disjoint seeds", "verdict"] == "no test: no seed in common ('far': 7, 8; 'ref': 1, 2, 3)"
     # the Holm family is the eight claims planned: the six without a test count at p = 1
     assert by.loc["ok beats ref", "p_holm"] == pytest.approx(
         multipletests([by.loc["ok beats ref", "p"], by.loc["an inf", "p"]] + [1.0] * 6, method="holm")[1][0])
     with pytest.raises(ValueError, match="no claims"):
         claims_table(frame, [])
     empty = claims_table(pd.DataFrame(columns=["variant", "seed", "avg"]), [Claim("x", "a", "b")])
-    assert empty["verdict"][0] == "no runs"
+    assert empty["verdict"][0] == "no test: no runs of 'a'; no runs of 'b'"
 
 
 def test_sweeps_become_variants_and_small_p_is_written_as_such():
@@ -172,7 +177,7 @@ def test_sweeps_become_variants_and_small_p_is_written_as_such():
     frame = pd.DataFrame({"variant": ["k16"] * 3 + ["k32"] * 3, "seed": [1, 2, 3] * 2,
                           "avg": [76.024, 76.127, 76.267, 75.543, 75.649, 75.786]})
     cells = format_claims(claims_table(frame, [Claim("k = 16 beats 32", "k16", "k32")]))
-    assert cells["p (paired t)"].iloc[0] == "< 0.001" and cells["p (Holm)"].iloc[0] == "< 0.001"
+    assert cells["p"].iloc[0] == "< 0.001" and cells["p (Holm)"].iloc[0] == "< 0.001"
 
 
 # ------------------------------------------------------------------- the power plan
@@ -252,3 +257,170 @@ def test_a_claim_without_a_test_yet_stays_in_its_holm_family():
     assert table["p_holm"].tolist()[:2] == pytest.approx(list(multipletests([p1, p2, 1.0], method="holm")[1][:2]))
     assert table["p_holm"][0] > multipletests([p1, p2], method="holm")[1][0]
     assert math.isnan(table["p_holm"][2])
+
+
+# ------------------------------------------------------------------- pairs of one computation
+def _computed(frame: pd.DataFrame, cpu="AVX512/amx", precision="bf16/bf16", code="abc") -> pd.DataFrame:
+    return frame.assign(cpu=cpu, precision=precision, code=code)
+
+
+def test_a_planted_mixed_kind_pair_is_left_out_and_the_row_says_why():
+    from cselab.workbench.claims import paired_seeds, same_computation
+
+    frame = _computed(pd.DataFrame({"variant": ["A"] * 5 + ["B"] * 5, "seed": [1, 2, 3, 4, 5] * 2,
+                                    "avg": [76.5, 76.8, 76.4, 76.7, 80.0, 76.0, 76.2, 75.9, 76.1, 76.0]}))
+    # seed 5 of B ran on another CPU kind (its +4.0 would dominate the mean); seed 4 of A in fp32; the
+    # others share a -dirty commit: kept, counted as code unverified
+    frame.loc[9, "cpu"] = "AVX512/avx512_bf16"
+    frame.loc[3, "precision"] = "fp32/fp32"
+    frame["code"] = "f458b21" + "0" * 33 + "-dirty"
+    assert same_computation(frame.loc[4], frame.loc[9]) == "CPU kinds differ (AVX512/amx vs AVX512/avx512_bf16)"
+    kept, left_out, unverified = paired_seeds(frame[frame.variant == "A"].set_index("seed"),
+                                              frame[frame.variant == "B"].set_index("seed"))
+    assert kept == [1, 2, 3] and unverified == 3
+    assert left_out == {"precisions differ (fp32/fp32 vs bf16/bf16)": [4],
+                        "CPU kinds differ (AVX512/amx vs AVX512/avx512_bf16)": [5]}
+    row = claims_table(frame, [Claim("A beats B", "A", "B")]).iloc[0]
+    assert (row["n"], row["shared"], row["unverified"]) == (3, 5, 3)
+    assert row["diff"] == pytest.approx(np.mean([0.5, 0.6, 0.5]))
+    assert row["p"] == pytest.approx(stats.ttest_rel([76.5, 76.8, 76.4], [76.0, 76.2, 75.9]).pvalue)
+    assert row["left_out"] == ("seed 4: precisions differ (fp32/fp32 vs bf16/bf16); "
+                               "seed 5: CPU kinds differ (AVX512/amx vs AVX512/avx512_bf16)")
+    text = format_claims(claims_table(frame, [Claim("A beats B", "A", "B")])).iloc[0]
+    assert text["n (pairs kept)"] == "3 of 5 (3 code unverified)"
+    # another commit on one side: no pair left, and the verdict says why instead of "no runs"
+    frame.loc[frame.variant == "B", "code"] = "9f0f0ed" + "0" * 33
+    row = claims_table(frame, [Claim("A beats B", "A", "B")]).iloc[0]
+    assert row["n"] == 0 and row["verdict"].startswith(
+        "no test: no pair of one computation (seeds 1, 2, 3: code identities differ (f458b21-dirty vs 9f0f0ed)")
+
+
+def test_the_computation_of_a_record_line():
+    from cselab.workbench.claims import computation, with_computation
+
+    line = {"label": "a-s1", "commit": "abc-dirty", "cpu": {"capability": "AVX512", "native_bf16": "amx"},
+            "execution": {"precision": "bf16", "eval_precision": "fp32"}}
+    assert computation(line) == {"cpu": "AVX512/amx", "precision": "bf16/fp32", "code": "abc-dirty"}
+    # a line with the training code's fingerprint is identified by it, not by its commit
+    assert computation({**line, "code_fingerprint": "f00d"})["code"] == "f00d"
+    frame = with_computation(pd.DataFrame({"label": ["a-s1"], "avg": [1.0]}), [line])
+    assert frame.loc[0, "precision"] == "bf16/fp32"
+
+
+# ------------------------------------------------------------------- one rule for every metric
+def test_a_null_is_powered_only_within_the_target_at_the_spreads_upper_bound():
+    from cselab.workbench.claims import verdict
+
+    assert verdict(0.1, 0.5, 0.35, 1, 5, target=0.3, mde_high=0.9) == "not detected, underpowered (MDE 0.35 > target 0.30)"
+    assert verdict(0.1, 0.5, 0.2, 1, 5, target=0.3, mde_high=0.45) == (
+        "not detected, inconclusive (MDE 0.20, 0.45 at the spread's upper 95 % bound > target 0.30)")
+    assert verdict(0.1, 0.5, 0.2, 1, 5, target=0.3, mde_high=0.28) == "not detected (powered: MDE ≤ 0.28 ≤ target 0.30)"
+    assert verdict(0.1, 0.5, 1.74, 1, 5) == "not detected, inconclusive (MDE 1.74; no target in these units)"
+
+
+def test_every_metric_has_its_own_target_and_can_read_underpowered():
+    frame = pd.DataFrame({"variant": ["M"] * 5 + ["S"] * 5, "seed": list(range(1, 6)) * 2,
+                          "avg": [76.0, 76.3, 75.9, 76.4, 76.1, 75.8, 76.2, 76.0, 76.1, 75.7],
+                          "ami": [60.0, 64.0, 59.0, 66.0, 61.0, 58.0, 63.5, 60.5, 62.0, 59.0]})
+    claims = [Claim("M varies less", "M", "S", direction=-1, test="paired_variance", target=0.26),
+              Claim("M clusters better", "M", "S", metric="ami", target=2.77),
+              Claim("M clusters better (loose target)", "M", "S", metric="ami", target=40.0)]
+    table = claims_table(frame, claims)
+    ratio = detectable_sd_ratio(5, 0.05 / 3)
+    assert ratio < 0.26
+    assert table["verdict"][0] == f"not detected, underpowered (detects sd ratio ≤ {ratio:.2f} < target 0.26)"
+    d = np.array([2.0, 0.5, -1.0, 4.5, 2.0])
+    mde = detectable_effect_size(5, 0.05 / 3) * d.std(ddof=1)
+    assert table["mde"][1] == pytest.approx(mde) and mde > 2.77
+    assert table["verdict"][1] == f"not detected, underpowered (MDE {mde:.2f} > target 2.77)"
+    high = detectable_effect_size(5, 0.05 / 3) * sd_interval(d.std(ddof=1), 5)[1]
+    assert table["verdict"][2] == f"not detected (powered: MDE ≤ {high:.2f} ≤ target 40.00)"
+    assert tally(table)["underpowered"] == 2
+
+
+# ------------------------------------------------------------------- Δ in the paper's direction
+def test_delta_is_shown_in_the_papers_direction_with_its_sides_said():
+    claims = [Claim("single mixing is worse", "single", "MixCSE", direction=-1)]
+    row = claims_table(FRAME, claims).iloc[0]
+    # single − MixCSE = (−0.4, −0.5, −0.4): the paper's direction is MixCSE − single, +0.43
+    assert row["paper_diff"] == pytest.approx(0.4333333, abs=1e-6) and row["sides"] == "MixCSE − single"
+    assert (row["paper_ci_low"], row["paper_ci_high"]) == pytest.approx((-row["ci_high"], -row["ci_low"]))
+    cell = format_claims(claims_table(FRAME, claims))["Δ as the paper says [95% CI]"].iloc[0]
+    assert cell == f"+0.43 [{row['paper_ci_low']:.2f}, {row['paper_ci_high']:.2f}] (MixCSE − single)"
+    assert list(format_claims(claims_table(FRAME, claims)).columns[:3]) == [
+        "verdict", "Δ as the paper says [95% CI]", "n (pairs kept)"]
+
+
+def test_the_claims_figure_draws_every_row_in_the_papers_direction_and_names_a_hidden_mean():
+    from cselab.workbench.plots.claims import plot_claims
+
+    claims = [Claim("single mixing is worse", "single", "MixCSE", direction=-1, paper_effect=-0.4333333 / 0.166)]
+    table = claims_table(FRAME, claims, PowerRule(scale=0.166))
+    (ax,) = plot_claims(table, {"single mixing is worse": [0.4, 0.5, 0.4]}).axes
+    from matplotlib.collections import PathCollection
+
+    means = [c.get_offsets()[0, 0] for c in ax.collections if isinstance(c, PathCollection) and len(c.get_offsets()) == 1]
+    assert means[0] == pytest.approx(0.4333333, abs=1e-6)          # right of 0: as the paper says
+    assert "◇ = mean" in {t.get_text() for t in ax.texts}             # the paper's ◇ drawn on the mean
+    assert "right = as the paper says" in ax.get_xlabel()
+
+
+# ------------------------------------------------------------------- optimum claims
+def test_an_optimum_is_an_intersection_union_test_against_both_neighbours():
+    best = [76.5, 76.8, 76.4, 76.6]
+    low, high = [76.0, 76.2, 75.9, 76.1], [76.3, 76.5, 76.3, 76.2]
+    frame = pd.DataFrame({"variant": ["k8"] * 4 + ["k16"] * 4 + ["k32"] * 4, "seed": [1, 2, 3, 4] * 3,
+                          "avg": [*high, *best, *low]})
+    claim = Claim("k 16 is best", "k16", "k8", test="optimum", neighbours=["k8", "k32"], sweep=["k8", "k16", "k32"])
+    row = claims_table(frame, [claim]).iloc[0]
+    p8 = stats.ttest_rel(best, high, alternative="greater").pvalue
+    p32 = stats.ttest_rel(best, low, alternative="greater").pvalue
+    assert p8 > p32 and row["p"] == pytest.approx(p8)                 # p: the larger of the two
+    assert row["against"] == "k8" and row["diff"] == pytest.approx(np.mean(np.subtract(best, high)))
+    assert row["verdict"] == "holds here"
+    fit = stats.linregress([0] * 4 + [1] * 4 + [2] * 4, [*high, *best, *low])
+    assert row["trend"] == (f"k8 {np.mean(high):.2f} → k16 {np.mean(best):.2f} → k32 {np.mean(low):.2f}; "
+                            f"slope {fit.slope:+.2f} a step (p {fit.pvalue:.2g})")
+    # a monotone sweep (k 8 the best): the one-sided test against k 8 cannot reject, so no optimum
+    frame.loc[frame.variant == "k8", "avg"] = [77.0, 77.2, 76.9, 77.1]
+    row = claims_table(frame, [claim]).iloc[0]
+    assert row["p"] > 0.5 and row["verdict"] != "holds here" and row["against"] == "k8"
+    with pytest.raises(ValueError, match="two neighbours"):
+        Claim("x", "a", "b", test="optimum", neighbours=["b"])
+
+
+# ------------------------------------------------------------------- mechanisms, shared and untested claims
+def test_a_claim_whose_mechanism_is_inert_is_not_testable_and_leaves_the_family():
+    from cselab.workbench.claims import mechanism_reading
+
+    bml = Claim("without BML it is worse", "single", "MixCSE", direction=-1,
+                mechanism={"statistic": "train:loss/bml", "at_least": 0.005, "words": "the BML term"})
+    assert mechanism_reading(bml, [0.0002, 0.0003]) == (
+        "the BML term: 0.00025 over 2 seeds of single, below the 0.005 the mechanism needs")
+    assert mechanism_reading(bml, [0.01, 0.02]) == "" and mechanism_reading(bml, []) == ""
+    claims = [Claim("MixCSE beats SimCSE", "MixCSE", "SimCSE"), bml]
+    table = claims_table(FRAME, claims, inert={bml.claim: mechanism_reading(bml, [0.0002, 0.0003])})
+    assert table["verdict"][1].startswith("not testable at this scale (the BML term: 0.00025")
+    assert table["level"][0] == pytest.approx(0.05)                      # a family of one
+    with pytest.raises(ValueError, match="mechanism needs statistic"):
+        Claim("x", "a", "b", mechanism={"statistic": "train:x"})
+
+
+def test_a_shared_comparison_is_decided_by_one_family_and_untested_claims_say_what_they_need():
+    claims = [Claim("MixCSE beats SimCSE", "MixCSE", "SimCSE", decided_in="paper-mixcse"),
+              Claim("single is worse", "single", "MixCSE", direction=-1),
+              Claim("at a larger batch", "MixCSE", "single", untested="needs runs at equal data (128 for 40 steps)")]
+    table = claims_table(FRAME, claims, decided={"MixCSE beats SimCSE": "holds here"})
+    assert table["verdict"].tolist()[0::2] == ["decided in paper-mixcse: holds here",
+                                                "not tested: needs runs at equal data (128 for 40 steps)"]
+    assert table["level"][1] == pytest.approx(0.05) and table["p_holm"][1] == pytest.approx(table["p"][1])
+    counts = tally(table)
+    assert (counts["elsewhere"], counts["no test"], counts["holds here"]) == (1, 1, 1)
+
+
+def test_a_study_whose_claims_are_all_untestable_still_has_its_table():
+    claims = [Claim("a", "MixCSE", "SimCSE", testable=False, reason="the centroids cannot move"),
+              Claim("b", "single", "SimCSE", testable=False, reason="the centroids cannot move")]
+    table = claims_table(FRAME, claims)
+    assert table.attrs["families"]["paper"] == "Holm over the paper's claims (0, α = 0.05)"
+    assert tally(table)[NOT_TESTABLE] == 2 and len(format_claims(table)) == 2

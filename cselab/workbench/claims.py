@@ -47,8 +47,12 @@ from .results import (ALPHA, POWER, detectable_sd_ratio, holm, mean_ci, minimum_
 
 HOLDS, REVERSED, NOT_TESTABLE = "holds here", "reversed", "not testable at this scale"
 UNDERPOWERED = "not detected, underpowered"   # a "not detected" whose MDE is above the claim's target
+INCONCLUSIVE = "not detected, inconclusive"   # ... within the target, but not at the spread's upper 95 % bound
+NOT_TESTED = "not tested"                     # the study file says what runs the claim needs (e.g. equal data)
+DECIDED_IN = "decided in"                     # a comparison two studies share: the other study's family decides
 KINDS = ("paper", "check")
-TESTS = ("paired_t", "paired_variance")
+TESTS = ("paired_t", "paired_variance", "optimum")
+MECHANISM_KEYS = ("statistic", "variant", "at_least", "at_most", "words")
 FAMILY_WORDS = {"paper": "the paper's claims", "check": "the workbench's checks"}
 
 
@@ -75,8 +79,32 @@ class Claim:
     test: str = "paired_t"
     testable: bool = True
     reason: str = ""
+    target: float | None = None      # the MDE (or sd ratio) that makes a null powered, in the metric's units
+    target_rule: str = ""            # where ``target`` comes from, in words
+    neighbours: tuple = ()           # an optimum: the sweep points on either side (``reference`` is the first)
+    sweep: tuple = ()                # an optimum: the whole sweep in order, for the trend beside the test
+    mechanism: Mapping | None = None # the logged statistic that shows the mechanism acts, and its threshold
+    decided_in: str = ""             # a comparison another study's family decides (its study name)
+    untested: str = ""               # why it is not tested on these runs (what runs it needs)
+    note: str = ""                   # how the runs read the paper's sentence (e.g. "at equal steps")
 
     def __post_init__(self):
+        object.__setattr__(self, "neighbours", tuple(self.neighbours or ()))
+        object.__setattr__(self, "sweep", tuple(self.sweep or ()))
+        if self.test == "optimum":
+            if len(self.neighbours) != 2 or self.direction != 1:
+                raise ValueError(f"claim {self.claim!r}: an optimum names its two neighbours (neighbours: [a, b]) "
+                                 "and has direction +1 (the variant is the best)")
+        elif self.neighbours:
+            raise ValueError(f"claim {self.claim!r}: neighbours belong to test: optimum")
+        if self.target is not None and not (isinstance(self.target, (int, float)) and self.target > 0):
+            raise ValueError(f"claim {self.claim!r}: target must be a positive number, got {self.target!r}")
+        if self.mechanism is not None:
+            unknown = sorted(set(self.mechanism) - set(MECHANISM_KEYS))
+            bounds = [k for k in ("at_least", "at_most") if k in self.mechanism]
+            if unknown or "statistic" not in self.mechanism or len(bounds) != 1:
+                raise ValueError(f"claim {self.claim!r}: mechanism needs statistic and one of at_least/at_most "
+                                 f"(keys {', '.join(MECHANISM_KEYS)}){'; unknown ' + ', '.join(unknown) if unknown else ''}")
         if self.direction not in (1, -1, 0):
             raise ValueError(f"claim {self.claim!r}: direction must be +1, -1 or 0, got {self.direction!r}")
         if self.kind not in KINDS:
@@ -87,6 +115,16 @@ class Claim:
             raise ValueError(f"claim {self.claim!r}: a paper's claim has a sign (direction +1 or -1)")
         if not self.testable and not self.reason:
             raise ValueError(f"claim {self.claim!r}: testable: false needs a reason")
+
+    @property
+    def compared(self) -> tuple[str, ...]:
+        """The variants the claim's test compares its ``variant`` with."""
+        return self.neighbours if self.test == "optimum" else (self.reference,)
+
+    @property
+    def in_family(self) -> bool:
+        """Whether the claim is one of its Holm family's tests (the others are read elsewhere, or not at all)."""
+        return self.testable and not self.untested and not self.decided_in
 
 
 @dataclass(frozen=True)
@@ -100,6 +138,10 @@ class PowerRule:
     prior_sd: float = 0.15         # the spread assumed for a claim without a pilot
     prior_rule: str = ""
     check_seeds: int = 5           # seeds of a variant that only checks need
+    # the family sizes the seeds were planned at (0: the claims' own count), so that a claim restated
+    # after the runs (two pairs read as one optimum) does not change the runs the plan gave
+    planned_claims: int = 0
+    planned_checks: int = 0
     alpha: float = ALPHA
     power: float = POWER
 
@@ -114,12 +156,21 @@ class PowerRule:
 
 def family_sizes(claims: Sequence[Claim]) -> dict[str, int]:
     """The number of claims in each family (``paper``, ``check``) that can be tested."""
-    return {kind: sum(c.kind == kind and c.testable for c in claims) for kind in KINDS}
+    return {kind: sum(c.kind == kind and c.in_family for c in claims) for kind in KINDS}
 
 
 def level(claim: Claim, claims: Sequence[Claim], alpha: float = ALPHA) -> float:
     """α/k: the level the claim's p must clear at Holm's first step in its family of k."""
     return alpha / max(1, family_sizes(claims)[claim.kind])
+
+
+def plan_level(claim: Claim, claims: Sequence[Claim], rule: "PowerRule") -> float:
+    """The level the plan powered the claim at: α over the family size the seeds were planned at
+    (the rule's ``planned_claims``/``planned_checks``, else every claim the study tests or plans runs
+    for: only a claim marked not testable is outside)."""
+    planned = rule.planned_claims if claim.kind == "paper" else rule.planned_checks
+    k = planned or sum(c.kind == claim.kind and c.testable for c in claims)
+    return rule.alpha / max(1, k)
 
 
 def scaled_effect(claim: Claim, rule: PowerRule) -> float:
@@ -130,9 +181,12 @@ def scaled_effect(claim: Claim, rule: PowerRule) -> float:
 
 
 def target_for(claim: Claim, rule: PowerRule) -> float:
-    """The MDE the plan aims at: the larger of the rule's target and the scaled paper effect, for
-    the STS average; the rule's target is in STS points, so another metric has none (NaN)."""
-    if claim.metric != "avg":
+    """The MDE the plan aims at, in the claim's own units: the claim's ``target`` where the study file
+    gives one (AMI points, an sd ratio: the paper's own where it prints one); else, for the STS
+    average, the larger of the rule's target and the scaled paper effect; else none (NaN)."""
+    if claim.target is not None:
+        return float(claim.target)
+    if claim.metric != "avg" or claim.test == "paired_variance":
         return math.nan
     scaled = scaled_effect(claim, rule)
     return max(rule.target, scaled) if math.isfinite(scaled) else rule.target
@@ -163,7 +217,8 @@ def power_plan(claims: Sequence[Claim], rule: PowerRule,
     rows = []
     for c in claims:
         row = {"claim": c.claim, "kind": c.kind, "variant": c.variant, "reference": c.reference,
-               "metric": c.metric, "level": level(c, claims, rule.alpha), "sd": math.nan, "sd_source": "",
+               "neighbours": list(c.neighbours),
+               "metric": c.metric, "level": plan_level(c, claims, rule), "sd": math.nan, "sd_source": "",
                "target": target_for(c, rule), "seeds": rule.min_seeds if c.kind == "paper" else rule.check_seeds,
                "needed": None, "mde": math.nan, "underpowered": False, "note": ""}
         if not c.testable:
@@ -191,6 +246,10 @@ def power_plan(claims: Sequence[Claim], rule: PowerRule,
             row["underpowered"] = needed is None or needed > planned
             if row["underpowered"]:
                 row["note"] = (f"underpowered: needs {needed} seeds" if needed else "underpowered: needs > 200 seeds")
+        # the runs stay planned, the verdict is read elsewhere or not at all: said beside the plan
+        extra = (f"verdict from {c.decided_in}" if c.decided_in else f"{NOT_TESTED}: {c.untested}" if c.untested
+                 else "an optimum: planned as a paired test against each neighbour" if c.test == "optimum" else "")
+        row["note"] = "; ".join(x for x in (row["note"], extra) if x)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -200,7 +259,7 @@ def seeds_per_variant(plan: pd.DataFrame, rule: PowerRule) -> dict[str, int]:
     comparison need the seeds)."""
     out: dict[str, int] = {}
     for _, row in plan.iterrows():
-        for variant in (row["variant"], row["reference"]):
+        for variant in dict.fromkeys((row["variant"], row["reference"], *row.get("neighbours", []))):
             out[variant] = max(out.get(variant, 0), int(row["seeds"]))
     return out
 
@@ -223,20 +282,31 @@ def format_plan(plan: pd.DataFrame) -> pd.DataFrame:
 
 # ------------------------------------------------------------------- verdicts
 def verdict(diff: float, p_adjusted: float, mde: float, direction: int, n: int, alpha: float = ALPHA,
-            target: float = math.nan) -> str:
-    """The words of one row (see the module docstring). A "not detected" whose MDE is above the claim's
-    ``target`` says so: the runs could not have detected it, so it never reads as a powered null."""
+            target: float = math.nan, mde_high: float = math.nan, problem: str = "") -> str:
+    """The words of one row (see the module docstring). One rule for every metric: a "not detected" is
+    *underpowered* where its MDE is above the claim's ``target`` (the runs could not have detected
+    it), *inconclusive* where the MDE at the upper end of the spread's 95 % interval (``mde_high``) is
+    above it or the claim has no target, and powered only where both are within it."""
     if diff is None or not math.isfinite(diff):
-        return "no runs"
+        return f"no test: {problem}" if problem else "no runs"
     if p_adjusted is None or math.isnan(p_adjusted):
-        return f"no test (n {int(n)})" if n < 2 else "no test (identical differences)"
+        if n < 2:
+            return f"no test: {problem}" if problem else f"no test (n {int(n)})"
+        return "no test (identical differences)"
     if p_adjusted < alpha:
         if direction == 0:
             return "detected (higher)" if diff > 0 else "detected (lower)"
         return HOLDS if math.copysign(1, diff) == direction else REVERSED
-    if math.isfinite(mde) and math.isfinite(target) and mde > target:
+    if not math.isfinite(mde):
+        return "not detected"
+    if not math.isfinite(target):
+        return f"{INCONCLUSIVE} (MDE {_number(mde)}; no target in these units)"
+    if mde > target:
         return f"{UNDERPOWERED} (MDE {_number(mde)} > target {_number(target)})"
-    return f"not detected (MDE {_number(mde)})" if math.isfinite(mde) else "not detected"
+    if not math.isfinite(mde_high) or mde_high > target:
+        return (f"{INCONCLUSIVE} (MDE {_number(mde)}, {_number(mde_high)} at the spread's upper 95 % bound > "
+                f"target {_number(target)})")
+    return f"not detected (powered: MDE ≤ {_number(mde_high)} ≤ target {_number(target)})"
 
 
 def _number(x: float) -> str:
@@ -244,63 +314,231 @@ def _number(x: float) -> str:
     return f"{x:.2f}" if abs(x) >= 0.1 or x == 0 else f"{x:.2g}"
 
 
-def _scores(frame: pd.DataFrame, group: str, pair_on: str, variant: str, metric: str) -> tuple[pd.Series, str]:
-    """A variant's scores indexed by seed, or an empty series and why."""
+# ------------------------------------------------------------------- pairs of one computation
+# A paired difference over seeds assumes the two runs of seed s computed the same way except for the
+# change under test. Each run's computation is named by three columns of the frame (filled from its
+# record line by :func:`with_computation`); a frame without them (a notebook's own runs) pairs every seed.
+COMPUTATION = ("cpu", "precision", "code")
+COMPUTATION_WORDS = {"cpu": "CPU kinds", "precision": "precisions", "code": "code identities"}
+CODE_FINGERPRINT = "code_fingerprint"   # the record key of the training code's hash (newer lines)
+UNVERIFIED = "-dirty"                   # a commit from an uncommitted tree: the code that ran is unknown
+
+
+def computation(record: Mapping) -> dict[str, str]:
+    """The computation a record line ran: its CPU kind (torch's capability and what makes bf16 native
+    there), its precisions (training/evaluation) and its code identity (the code fingerprint where the
+    line has one, else the ``commit`` string of the legacy lines)."""
+    cpu, execution = record.get("cpu") or {}, record.get("execution") or {}
+    return {"cpu": f"{cpu.get('capability', '?')}/{cpu.get('native_bf16', '?')}",
+            "precision": f"{execution.get('precision', '?')}/{execution.get('eval_precision', '?')}",
+            "code": str(record.get(CODE_FINGERPRINT) or record.get("commit") or "?")}
+
+
+def with_computation(frame: pd.DataFrame, records: Iterable[Mapping]) -> pd.DataFrame:
+    """``frame`` (one row per record, a ``label`` column) with the :data:`COMPUTATION` columns."""
+    known = {r["label"]: computation(r) for r in records}
+    out = frame.copy()
+    for key in COMPUTATION:
+        out[key] = [known.get(label, {}).get(key, "?") for label in out["label"]] if len(out) else []
+    return out
+
+
+def _short(value: str) -> str:
+    """A commit or fingerprint to 7 characters (its ``-dirty`` kept); other values whole."""
+    base, dirty = (value[:-len(UNVERIFIED)], UNVERIFIED) if value.endswith(UNVERIFIED) else (value, "")
+    return (base[:7] if len(base) >= 20 and all(c in "0123456789abcdef" for c in base) else base) + dirty
+
+
+def same_computation(a: Mapping, b: Mapping) -> str:
+    """Why the runs ``a`` and ``b`` (rows with the :data:`COMPUTATION` keys) are not one computation
+    (e.g. "CPU kinds differ (AVX512/amx vs AVX512/avx512_bf16)"), or "" when they are."""
+    for key in COMPUTATION:
+        if key in a and key in b and a[key] != b[key]:
+            return f"{COMPUTATION_WORDS[key]} differ ({_short(str(a[key]))} vs {_short(str(b[key]))})"
+    return ""
+
+
+def paired_seeds(ours: pd.DataFrame, theirs: pd.DataFrame) -> tuple[list, dict[str, list], int]:
+    """The pairing rule: ``(kept, left_out, unverified)`` over the seeds both frames have (each indexed
+    by seed): a seed is kept only where its two runs are one computation (:func:`same_computation`);
+    ``left_out`` maps each reason to its seeds; ``unverified`` counts the kept pairs whose code is a
+    ``-dirty`` commit (the same string on both sides, but what it held is unknown)."""
+    shared = sorted(set(ours.index) & set(theirs.index), key=lambda s: (str(type(s)), s))
+    kept, left_out, unverified = [], {}, 0
+    for seed in shared:
+        a, b = ours.loc[seed], theirs.loc[seed]
+        why = same_computation(a, b)
+        if why:
+            left_out.setdefault(why, []).append(seed)
+            continue
+        kept.append(seed)
+        unverified += any(str(r.get("code", "")).endswith(UNVERIFIED) for r in (a, b))
+    return kept, left_out, unverified
+
+
+def _runs_of(frame: pd.DataFrame, group: str, pair_on: str, variant: str, metric: str) -> tuple[pd.DataFrame, str]:
+    """A variant's runs indexed by seed (``value``: the metric, and the computation columns present),
+    or an empty frame and why; seeds whose metric is not a finite number are left out, and said."""
     rows = frame[frame[group] == variant]
     if rows.empty:
-        return pd.Series(dtype=float), f"no runs of {variant!r}"
-    values = pd.to_numeric(rows[metric], errors="coerce")
+        return pd.DataFrame(columns=["value"]), f"no runs of {variant!r}"
     seeds = rows[pair_on]
-    bad = [str(s) for s, v in zip(seeds, values) if not math.isfinite(v)] if len(values) else []
     duplicated = sorted({str(s) for s in seeds[seeds.duplicated()]})
     if duplicated:
-        return pd.Series(dtype=float), f"{variant!r} has several runs of seed(s) {', '.join(duplicated)}"
-    scores = pd.Series(values.to_numpy(dtype=float), index=seeds.to_numpy())
-    if bad:
-        return scores[np.isfinite(scores.to_numpy())], (f"{variant!r}: {metric} is not a finite number for "
-                                                        f"seed(s) {', '.join(bad)} (left out)")
-    return scores, ""
+        return pd.DataFrame(columns=["value"]), f"{variant!r} has several runs of seed(s) {', '.join(duplicated)}"
+    values = pd.to_numeric(rows[metric], errors="coerce").to_numpy(dtype=float)
+    out = pd.DataFrame({"value": values, **{k: rows[k].to_numpy() for k in COMPUTATION if k in rows}},
+                       index=seeds.to_numpy())
+    finite = np.isfinite(values)
+    if not finite.all():
+        bad = ", ".join(str(s) for s in out.index[~finite])
+        return out[finite], f"{variant!r}: {metric} is not a finite number for seed(s) {bad} (left out)"
+    return out, ""
+
+
+def _left_out_words(left_out: Mapping[str, list]) -> str:
+    return "; ".join(f"seed{'s' * (len(seeds) > 1)} {', '.join(map(str, seeds))}: {why}"
+                     for why, seeds in left_out.items())
+
+
+def _pair(c: Claim, frame: pd.DataFrame, group: str, pair_on: str, reference: str) -> dict:
+    """One comparison of the claim's variant with ``reference``: the kept pairs' values and why seeds
+    were left out."""
+    ours, why_ours = _runs_of(frame, group, pair_on, c.variant, c.metric)
+    theirs, why_theirs = _runs_of(frame, group, pair_on, reference, c.metric)
+    problems = [w for w in (why_ours, why_theirs) if w]
+    kept, left_out, unverified = paired_seeds(ours, theirs)
+    shared = len(kept) + sum(len(s) for s in left_out.values())
+    if not shared and not problems:
+        problems.append(f"no seed in common ({c.variant!r}: {', '.join(map(str, ours.index)) or 'none'}; "
+                        f"{reference!r}: {', '.join(map(str, theirs.index)) or 'none'})")
+    elif len(kept) < 2 and left_out:   # too few pairs left for a test: say which seeds went and why
+        problems.append(f"{'no pair' if not kept else 'only 1 pair'} of one computation "
+                        f"({_left_out_words(left_out)})")
+    return {"a": ours.loc[kept, "value"].to_numpy(dtype=float), "b": theirs.loc[kept, "value"].to_numpy(dtype=float),
+            "kept": kept, "shared": shared, "left_out": left_out, "unverified": unverified, "problems": problems}
 
 
 def _test_row(c: Claim, frame: pd.DataFrame, group: str, pair_on: str) -> dict:
     row = {"claim": c.claim, "kind": c.kind, "paper": c.paper, "variant": c.variant, "reference": c.reference,
-           "metric": c.metric, "test": c.test, "direction": c.direction, "n": 0, "seeds": "", "diff": math.nan, "ci_low": math.nan, "ci_high": math.nan,
-           "p": math.nan, "sd": math.nan, "problem": ""}
-    if not c.testable:
-        row["problem"] = c.reason
+           "metric": c.metric, "test": c.test, "direction": c.direction, "n": 0, "seeds": "", "diff": math.nan,
+           "ci_low": math.nan, "ci_high": math.nan, "p": math.nan, "sd": math.nan, "problem": "", "shared": 0,
+           "left_out": "", "unverified": 0, "against": c.reference, "trend": "", "note": c.note}
+    if not c.testable or c.untested or c.decided_in:
+        row["problem"] = c.reason or c.untested
         return row
     if c.metric not in frame:
         row["problem"] = f"no {c.metric!r} scores in the record"
         return row
-    ours, why_ours = _scores(frame, group, pair_on, c.variant, c.metric)
-    theirs, why_theirs = _scores(frame, group, pair_on, c.reference, c.metric)
-    problems = [w for w in (why_ours, why_theirs) if w]
-    shared = sorted(set(ours.index) & set(theirs.index), key=lambda s: (str(type(s)), s))
-    if not shared and not problems:
-        problems.append(f"no seed in common ({c.variant!r}: {', '.join(map(str, ours.index)) or 'none'}; "
-                        f"{c.reference!r}: {', '.join(map(str, theirs.index)) or 'none'})")
-    row["problem"] = "; ".join(problems)
-    if not shared:
+    parts = {other: _pair(c, frame, group, pair_on, other) for other in c.compared}
+    row["problem"] = "; ".join(dict.fromkeys(f"{'vs ' + other + ': ' if len(parts) > 1 else ''}{w}"
+                                             for other, part in parts.items() for w in part["problems"]))
+    row["left_out"] = "; ".join(f"{'vs ' + other + ': ' if len(parts) > 1 else ''}{_left_out_words(part['left_out'])}"
+                                for other, part in parts.items() if part["left_out"])
+    if c.test == "optimum":
+        row["trend"] = sweep_trend(frame, group, c.sweep or (c.neighbours[0], c.variant, c.neighbours[1]), c.metric)
+        return _optimum(row, parts)
+    part = parts[c.reference]
+    row.update(shared=part["shared"], unverified=part["unverified"])
+    if not part["kept"]:
         return row
-    a, b = ours.loc[shared].to_numpy(), theirs.loc[shared].to_numpy()
-    row["seeds"] = ", ".join(map(str, shared))
+    a, b = part["a"], part["b"]
+    row["seeds"] = ", ".join(map(str, part["kept"]))
     if c.test == "paired_variance":
         test = paired_variance_test(a, b)
+        if not (test["sd_a"] > 0 and test["sd_b"] > 0):
+            row["problem"] = "; ".join(filter(None, [row["problem"], "identical scores across seeds (no spread)"]))
+            row.update(n=test["n"])
+            return row
         row.update(n=test["n"], diff=test["ratio"], p=test["p"], sd=math.nan, sd_a=test["sd_a"], sd_b=test["sd_b"])
         return row
     test = paired_test(a, b)
-    spread = mean_ci(a - b)["std"]
     row.update(n=test["n"], diff=test["mean_diff"], ci_low=test["ci_low"], ci_high=test["ci_high"], p=test["p"],
-               sd=spread)
+               sd=mean_ci(a - b)["std"])
     return row
 
 
+def _optimum(row: dict, parts: Mapping[str, dict]) -> dict:
+    """The intersection–union test of an optimum: the variant beats each neighbour in a one-sided paired
+    t-test (scipy), and the claim's p is the larger of the two; Δ, its interval, n and the spread are
+    those of the binding comparison (the larger p)."""
+    from scipy import stats
+
+    tests = {}
+    for other, part in parts.items():
+        if len(part["kept"]) < 2:
+            tests[other] = None
+            continue
+        a, b = part["a"], part["b"]
+        p = float(stats.ttest_rel(a, b, alternative="greater").pvalue)
+        tests[other] = {"p": p if math.isfinite(p) else math.nan, "test": paired_test(a, b),
+                        "sd": mean_ci(a - b)["std"], "part": part}
+    if any(t is None for t in tests.values()):
+        if not row["problem"]:
+            row["problem"] = "fewer than 2 pairs against " + ", ".join(o for o, t in tests.items() if t is None)
+        return row
+    binding = max(tests, key=lambda o: -1 if math.isnan(tests[o]["p"]) else tests[o]["p"])
+    t = tests[binding]
+    row.update(n=t["test"]["n"], diff=t["test"]["mean_diff"], ci_low=t["test"]["ci_low"],
+               ci_high=t["test"]["ci_high"], p=max(x["p"] for x in tests.values()), sd=t["sd"],
+               against=binding, shared=t["part"]["shared"], unverified=t["part"]["unverified"],
+               seeds=", ".join(map(str, t["part"]["kept"])))
+    row["each"] = "; ".join(f"vs {o}: {x['test']['mean_diff']:+.2f} (one-sided p {x['p']:.3g}, n {x['test']['n']})"
+                            for o, x in tests.items())
+    return row
+
+
+def sweep_trend(frame: pd.DataFrame, group: str, sweep: Sequence[str], metric: str) -> str:
+    """The trend across a sweep, beside an optimum's test: each point's mean over its seeds, and the
+    least-squares slope of the score on the point's position with its p (scipy's linregress over
+    every run: descriptive, it ignores the pairing)."""
+    from scipy import stats
+
+    xs, ys, means = [], [], []
+    for position, variant in enumerate(sweep):
+        values = pd.to_numeric(frame.loc[frame[group] == variant, metric], errors="coerce").dropna()
+        values = values[np.isfinite(values)]
+        if values.empty:
+            return ""
+        means.append(f"{variant} {values.mean():.2f}")
+        xs += [position] * len(values)
+        ys += values.tolist()
+    if len(set(xs)) < 3:
+        return ""
+    fit = stats.linregress(xs, ys)
+    return f"{' → '.join(means)}; slope {fit.slope:+.2f} a step (p {fit.pvalue:.2g})"
+
+
+def mechanism_reading(claim: Claim, values: Sequence[float]) -> str:
+    """The measurement that makes a claim *not testable at this scale*, or "" when its mechanism acts:
+    the mean over seeds of the study file's statistic against its threshold (``at_least``/``at_most``),
+    decided before the runs. No values: "" (nothing measured is no evidence of an inert mechanism)."""
+    m = claim.mechanism or {}
+    finite = [float(v) for v in values if v is not None and math.isfinite(v)]
+    if not m or not finite:
+        return ""
+    mean = float(np.mean(finite))
+    bound, at_least = (m["at_least"], True) if "at_least" in m else (m["at_most"], False)
+    if (mean >= bound) if at_least else (mean <= bound):
+        return ""
+    words = m.get("words") or m["statistic"]
+    return (f"{words}: {_number(mean)} over {len(finite)} seeds of {m.get('variant') or claim.variant}, "
+            f"{'below' if at_least else 'above'} the {_number(bound)} the mechanism needs")
+
+
 def claims_table(frame: pd.DataFrame, claims: Sequence[Claim], rule: PowerRule | None = None,
-                 group: str = "variant", pair_on: str = "seed") -> pd.DataFrame:
+                 group: str = "variant", pair_on: str = "seed", inert: Mapping[str, str] | None = None,
+                 decided: Mapping[str, str] | None = None) -> pd.DataFrame:
     """One row per claim (see the module docstring): the comparison over the seeds both variants
-    have, the Holm adjustment within the claim's family, the MDE at α/k and its interval, the
-    paper's scaled effect and whether it was detectable, the verdict. ``frame`` has one row per run
-    with the ``group`` and ``pair_on`` columns and each claim's metric."""
+    have as one computation (:func:`paired_seeds`), the Holm adjustment within the claim's family, the
+    MDE at α/k and its interval, the paper's scaled effect and whether it was detectable, the
+    verdict. ``frame`` has one row per run with the ``group`` and ``pair_on`` columns and each
+    claim's metric (and the :data:`COMPUTATION` columns, where known). ``inert``: ``{claim: the
+    measurement}`` of claims whose mechanism check failed (:func:`mechanism_reading`): they read *not
+    testable at this scale* and leave the family; ``decided``: ``{claim: the verdict}`` that another
+    study's family gave a comparison the claim shares (``decided_in``)."""
+    from dataclasses import replace
+
     rule = rule or PowerRule()
     if not claims:
         raise ValueError("claims_table: no claims")
@@ -308,79 +546,113 @@ def claims_table(frame: pd.DataFrame, claims: Sequence[Claim], rule: PowerRule |
     for column in (group, pair_on):
         if column not in frame:
             raise ValueError(f"claims_table: the runs have no {column!r} column; columns: {list(frame.columns)}")
+    claims = [replace(c, testable=False, reason=inert[c.claim]) if (inert or {}).get(c.claim) else c for c in claims]
     table = pd.DataFrame([_test_row(c, frame, group, pair_on) for c in claims])
     table["p_holm"] = math.nan
-    testable = np.array([c.testable for c in claims])
+    testable = np.array([c.in_family for c in claims])
     for kind in KINDS:
-        members = (table["kind"] == kind).to_numpy()
+        members = (table["kind"] == kind).to_numpy() & testable
         if members.any():
             # the family is the one planned before the runs: a testable claim that has no test yet (too
             # few shared seeds) stays in it at p = 1, so a partial record cannot shrink the correction
             p = table.loc[members, "p"].to_numpy(dtype=float)
-            pending = np.isnan(p) & testable[members]
-            adjusted = holm(np.where(pending, 1.0, p))
+            adjusted = holm(np.where(np.isnan(p), 1.0, p))
             adjusted[np.isnan(p)] = math.nan
             table.loc[members, "p_holm"] = adjusted
-    levels, mdes, lows, highs, scaled, detectable, verdicts, needed = [], [], [], [], [], [], [], []
+    levels, mdes, lows, highs, scaled, detectable, verdicts, needed, targets = [], [], [], [], [], [], [], [], []
     for (_, r), c in zip(table.iterrows(), claims):
         at = level(c, claims, rule.alpha)
         n = int(r["n"])
+        # an optimum's tests are one-sided at α/k: the critical value of a two-sided test at 2α/k (the
+        # other tail's share of the power is negligible)
+        at_power = 2 * at if c.test == "optimum" else at
         if c.test == "paired_variance":
             mde, low, high = detectable_sd_ratio(n, at, rule.power), math.nan, math.nan
         else:
-            mde = minimum_detectable_difference(r["sd"], n, at, rule.power)
+            mde = minimum_detectable_difference(r["sd"], n, at_power, rule.power)
             sd_low, sd_high = sd_interval(r["sd"], n)
-            low, high = (minimum_detectable_difference(s, n, at, rule.power) for s in (sd_low, sd_high))
+            low, high = (minimum_detectable_difference(s, n, at_power, rule.power) for s in (sd_low, sd_high))
         effect = scaled_effect(c, rule) if c.metric == "avg" else math.nan
         # the seeds the target would need with the spread observed here (the plan used the pilot's):
         # what a continuation would run, decided on the spread alone, blind to the difference
         target = target_for(c, rule)
-        needed.append(seeds_for(r["sd"], target, at, rule.power, 2, 10 ** 6, search=1000)[1]
-                      if c.test == "paired_t" and n >= 2 and math.isfinite(r["sd"]) and math.isfinite(target)
+        needed.append(seeds_for(r["sd"], target, at_power, rule.power, 2, 10 ** 6, search=1000)[1]
+                      if c.test != "paired_variance" and n >= 2 and math.isfinite(r["sd"]) and math.isfinite(target)
                       else None)
         levels.append(at), mdes.append(mde), lows.append(low), highs.append(high), scaled.append(effect)
+        targets.append(target)
         detectable.append(bool(mde <= effect) if math.isfinite(mde) and math.isfinite(effect) else None)
         if not c.testable:
             verdicts.append(f"{NOT_TESTABLE} ({c.reason})")
+        elif c.untested:
+            verdicts.append(f"{NOT_TESTED}: {c.untested}")
+        elif c.decided_in:
+            verdicts.append(f"{DECIDED_IN} {c.decided_in}" + (f": {decided[c.claim]}" if c.claim in (decided or {})
+                                                              else ""))
         elif c.test == "paired_variance":
-            verdicts.append(_variance_verdict(r, c, mde, rule.alpha))
+            verdicts.append(_variance_verdict(r, c, mde, rule.alpha, target))
         else:
-            verdicts.append(verdict(r["diff"], r["p_holm"], mde, c.direction, n, rule.alpha, target))
+            verdicts.append(verdict(r["diff"], r["p_holm"], mde, c.direction, n, rule.alpha, target, high,
+                                    r["problem"]))
     table["level"], table["mde"], table["mde_low"], table["mde_high"] = levels, mdes, lows, highs
     table["scaled_effect"], table["paper_detectable"], table["verdict"] = scaled, detectable, verdicts
+    table["target"] = targets
     table["needed"] = pd.Series(needed, dtype=object)
+    # Δ in the paper's direction: positive is what the paper says (a check without a sign: variant − reference)
+    sign = np.where(table["direction"].to_numpy() == -1, -1.0, 1.0)
+    sign = np.where(table["test"].to_numpy() == "paired_variance", 1.0, sign)
+    table["paper_diff"] = sign * table["diff"]
+    table["paper_ci_low"] = np.where(sign > 0, table["ci_low"], -table["ci_high"])
+    table["paper_ci_high"] = np.where(sign > 0, table["ci_high"], -table["ci_low"])
+    table["sides"] = [f"{r['reference']} − {r['variant']}" if s < 0 else f"{r['variant']} − {r['against']}"
+                      for s, (_, r) in zip(sign, table.iterrows())]
     sizes = family_sizes(claims)
+    # every family that has rows gets its words, even one with no claim left to test (all read
+    # elsewhere or not testable): the pages print a heading per family
     table.attrs["families"] = {k: f"Holm over {FAMILY_WORDS[k]} ({sizes[k]}, α = {rule.alpha:g})"
-                               for k in KINDS if sizes[k]}
+                               for k in KINDS if (table["kind"] == k).any()}
     return table
 
 
-def _variance_verdict(row, claim: Claim, detectable_ratio: float, alpha: float) -> str:
+def _variance_verdict(row, claim: Claim, detectable_ratio: float, alpha: float, target: float = math.nan) -> str:
+    """The variance claim's words: the sd ratio it would detect against its target ratio (the paper's
+    own): a null is powered only where the runs detect a ratio as close to 1 as the target."""
     if not math.isfinite(row["diff"]):
-        return "no runs"
+        return f"no test: {row['problem']}" if row["problem"] else "no runs"
     if math.isnan(row["p_holm"]):
         return f"no test (n {int(row['n'])})"
     if row["p_holm"] < alpha:
         lower = row["diff"] < 1
         return HOLDS if lower == (claim.direction < 0) else REVERSED
-    return f"not detected (detects sd ratio ≤ {detectable_ratio:.2f})" if math.isfinite(detectable_ratio) \
-        else "not detected"
+    if not math.isfinite(detectable_ratio):
+        return "not detected"
+    if not math.isfinite(target):
+        return f"{INCONCLUSIVE} (detects sd ratio ≤ {detectable_ratio:.2f}; no target ratio)"
+    if detectable_ratio < target:
+        return f"{UNDERPOWERED} (detects sd ratio ≤ {detectable_ratio:.2f} < target {target:.2f})"
+    return f"not detected (powered: detects sd ratio ≤ {detectable_ratio:.2f}, target {target:.2f})"
 
 
 def tally(table: pd.DataFrame, kind: str = "paper") -> dict[str, int]:
-    """How many of a family's claims hold, are reversed, are not detected or not testable."""
+    """How many of a family's claims hold, are reversed, are not detected (underpowered, inconclusive),
+    not testable at this scale, without a test (no runs, no pairs, not tested) or decided elsewhere."""
     rows = table[table["kind"] == kind]["verdict"]
     return {"claims": len(rows), "holds here": int((rows == HOLDS).sum()), "reversed": int((rows == REVERSED).sum()),
             "not detected": int(rows.str.startswith("not detected").sum()),
             "underpowered": int(rows.str.startswith(UNDERPOWERED).sum()),
+            "inconclusive": int(rows.str.startswith(INCONCLUSIVE).sum()),
             NOT_TESTABLE: int(rows.str.startswith(NOT_TESTABLE).sum()),
-            "no test": int(rows.str.startswith(("no runs", "no test")).sum())}
+            "no test": int(rows.str.startswith(("no runs", "no test", NOT_TESTED)).sum()),
+            "elsewhere": int(rows.str.startswith(DECIDED_IN).sum())}
 
 
 def format_claims(table: pd.DataFrame, decimals: int = 2) -> pd.DataFrame:
-    """Text cells for a :func:`claims_table` (one family's rows or all): Δ with n, its interval, both
-    p-values, the MDE at α/k with its interval, whether the paper's scaled effect was detectable, the
-    verdict."""
+    """Text cells for a :func:`claims_table` (one family's rows or all), verdict first: the verdict,
+    Δ in the paper's direction (positive: as the paper says; which variant minus which is said) with
+    its interval, n (pairs kept of those shared, the code-unverified ones counted), then the paper's
+    words, both p-values, the MDE at α/k with its interval against the claim's target, whether the
+    paper's scaled effect was detectable, the seeds the target needs, the seeds left out and why, and
+    a note (an optimum's two tests and the trend across its sweep)."""
     def number(x, d: int = decimals) -> str:
         return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{d}f}"
 
@@ -389,14 +661,20 @@ def format_claims(table: pd.DataFrame, decimals: int = 2) -> pd.DataFrame:
 
     def delta(r) -> str:
         if not math.isfinite(r["diff"]):
-            return f"no runs ({r['problem']})" if r["problem"] else "no runs"
+            return "–"
         if r["test"] == "paired_variance":
-            text = f"sd ratio {r['diff']:.2f} (n {int(r['n'])})"
-        elif r["metric"] == "avg":
-            text = f"{r['diff']:+.{decimals}f} (n {int(r['n'])})"
-        else:
-            text = f"{r['diff']:+.3g} {r['metric']} (n {int(r['n'])})"
-        return text + (f"; {r['problem']}" if r["problem"] else "")
+            return f"sd ratio {r['diff']:.2f} ({r['variant']} / {r['reference']})"
+        d = decimals if r["metric"] == "avg" else 3
+        interval = (f" [{r['paper_ci_low']:.{d}f}, {r['paper_ci_high']:.{d}f}]"
+                    if math.isfinite(r["paper_ci_low"]) else "")
+        unit = "" if r["metric"] == "avg" else f" {r['metric']}"
+        return f"{r['paper_diff']:+.{d}f}{interval}{unit} ({r['sides']})"
+
+    def n_text(r) -> str:
+        if not r["shared"]:
+            return "–"
+        text = f"{int(r['n'])} of {int(r['shared'])}" if r["n"] != r["shared"] else f"{int(r['n'])}"
+        return text + (f" ({int(r['unverified'])} code unverified)" if r["unverified"] else "")
 
     def mde(r) -> str:
         if not math.isfinite(r["mde"]):
@@ -416,17 +694,26 @@ def format_claims(table: pd.DataFrame, decimals: int = 2) -> pd.DataFrame:
             return "–"
         return f"{int(need)} (has {int(r['n'])})" if need > r["n"] else f"≤ {int(r['n'])} (met)"
 
+    def note(r) -> str:
+        parts = [r.get("note") or "", r.get("each") if isinstance(r.get("each"), str) else "",
+                 f"trend: {r['trend']}" if r.get("trend") else "",
+                 r["problem"] if r["problem"] and math.isfinite(r["diff"]) else ""]
+        return "; ".join(p for p in parts if p) or "–"
+
+    rows = list(table.iterrows())
     out = pd.DataFrame({
-        "claim": table["claim"], "paper": table["paper"],
-        "ours: Δ (seeds)": [delta(r) for _, r in table.iterrows()],
-        "Δ 95% CI": [f"[{number(r['ci_low'])}, {number(r['ci_high'])}]" if math.isfinite(r["ci_low"]) else "–"
-                     for _, r in table.iterrows()],
-        "p (paired t)": [p_text(p) for p in table["p"]],
+        "claim": table["claim"], "verdict": table["verdict"],
+        "Δ as the paper says [95% CI]": [delta(r) for _, r in rows],
+        "n (pairs kept)": [n_text(r) for _, r in rows],
+        "paper": table["paper"],
+        "p": [p_text(p) for p in table["p"]],
         "p (Holm)": [p_text(p) for p in table["p_holm"]],
-        "MDE at α/k [95% CI]": [mde(r) for _, r in table.iterrows()],
-        "paper's effect detectable (scaled)": [detectable(r) for _, r in table.iterrows()],
-        "seeds for the target MDE": [seeds_text(r) for _, r in table.iterrows()],
-        "verdict": table["verdict"]})
+        "MDE at α/k [95% CI]": [mde(r) for _, r in rows],
+        "target": [number(t) for t in table["target"]],
+        "paper's effect detectable (scaled)": [detectable(r) for _, r in rows],
+        "seeds for the target MDE": [seeds_text(r) for _, r in rows],
+        "seeds left out": [r["left_out"] or "–" for _, r in rows],
+        "note": [note(r) for _, r in rows]})
     out.attrs = dict(table.attrs)
     return out.set_index("claim")
 

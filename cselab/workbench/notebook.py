@@ -389,8 +389,8 @@ def claims_cell(study: str, profile: str, runs: Mapping | None, record: str | os
     save_table(shown, name, tables_dir)
     if table["p"].notna().any():
         families = "; ".join(table.attrs.get("families", {}).values())
-        print(f"{families}. Numbers from {table.attrs['source']}; Δ = variant − reference over the seeds both "
-              "have, 95 % t-interval; MDE at the claim's Holm level α/k, power 0.8; at this profile's scale, not the "
+        print(f"{families}. Numbers from {table.attrs['source']}; Δ in the paper's direction over the seeds both "
+              "have as one computation (CPU kind, precision, code), 95 % t-interval; MDE at the claim's Holm level α/k, power 0.8; at this profile's scale, not the "
               "paper's")
     else:
         print(f"No claim tested here ({table.attrs['source']}): a paired t-test needs two or more seeds that a "

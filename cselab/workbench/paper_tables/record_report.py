@@ -26,6 +26,7 @@ file, line and label, and no verdict, table or block is made from a record that 
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -33,7 +34,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..claims import claims_table, format_claims, format_plan, tally
+from ..claims import claims_table, format_claims, format_plan, mechanism_reading, tally, with_computation
 from ..studies.record import RecordError, read_study_record, record_path, records_frame, records_series
 from ..studies.spec import load_study
 
@@ -44,6 +45,7 @@ PAPER_STUDY = "paper-"   # a paper's study is named after its method (paper-mixc
 # where each study's record is committed (the figures root the study runs with)
 FIGURES_ROOTS = {"cpu-compare": "figures"}
 DEFAULT_FIGURES_ROOT = "figures/cpu-papers"
+DOCS_ROOT = "."   # where --from-record finds the committed records of the studies that decide shared claims
 
 
 def committed_record(study: str, root: str | os.PathLike = ".") -> Path:
@@ -66,24 +68,82 @@ def current_records(study, source: Path) -> list[dict]:
 
 
 def study_frame(study, records: list[dict]) -> tuple[pd.DataFrame, list[dict]]:
-    """The records of the study's own runs (its labels) and their one-row-per-run frame."""
+    """The records of the study's own runs (its labels) and their one-row-per-run frame, with the
+    computation each ran (CPU kind, precision, code: what the pairing rule compares)."""
     labels = {r.label for r in study.runs}
     own = [r for r in records if r["label"] in labels]
-    return records_frame(own), own
+    frame = records_frame(own)
+    return (with_computation(frame, own) if not frame.empty else frame), own
 
 
-def claims_of(study, frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, list[float]]]:
-    """The study's claims table over the frame, and each claim's per-seed differences."""
-    table = claims_table(frame, study.claims.claims, study.claims.rule)
-    differences = {}
+def mechanism_readings(study, records: list[dict]) -> dict[str, str]:
+    """``{claim: measurement}`` for each claim whose mechanism check (the study file's ``mechanism:``:
+    a logged training statistic, its late mean per seed, and a threshold) finds the mechanism inert."""
+    out = {}
     for claim in study.claims.claims:
-        if claim.metric not in frame:
+        if not claim.mechanism:
+            continue
+        variant = claim.mechanism.get("variant") or claim.variant
+        part, _, key = claim.mechanism["statistic"].partition(":")
+        values = []
+        for r in records:
+            if r["variant"] != variant:
+                continue
+            series = records_series([r], part, key)["value"].to_numpy()
+            if len(series):   # the mean over the run's second half: what the mechanism did once it started
+                values.append(float(series[len(series) // 2:].mean()))
+        reading = mechanism_reading(claim, values)
+        if reading:
+            out[claim.claim] = reading
+    return out
+
+
+def decided_elsewhere(study, root: str | os.PathLike = ".") -> dict[str, str]:
+    """``{claim: verdict}`` for each claim whose comparison another study's family decides
+    (``decided_in``): that study's verdict of the claim with the same variant, reference and metric."""
+    out = {}
+    for claim in study.claims.claims:
+        if not claim.decided_in:
+            continue
+        source = committed_record(claim.decided_in, root)
+        if not source.is_file():
+            continue
+        stat = source.stat()
+        table = _deciding_table(claim.decided_in, str(source), stat.st_mtime_ns, stat.st_size)
+        same = table[(table["variant"] == claim.variant) & (table["reference"] == claim.reference)
+                     & (table["metric"] == claim.metric)]
+        if not same.empty:
+            out[claim.claim] = f"{same['verdict'].iloc[0]} (its row: {same['claim'].iloc[0]})"
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def _deciding_table(study: str, source: str, mtime_ns: int, size: int) -> pd.DataFrame:
+    """The claims table of a study that decides shared comparisons, once per version of its record
+    (the docs' blocks ask for it several times)."""
+    other = _study(study)
+    frame, records = study_frame(other, current_records(other, Path(source)))
+    return claims_of(other, frame, records)[0]
+
+
+def claims_of(study, frame: pd.DataFrame, records: list[dict] | None = None,
+              root: str | os.PathLike | None = None) -> tuple[pd.DataFrame, dict[str, list[float]]]:
+    """The study's claims table over the frame, and each claim's per-seed differences over the pairs
+    the test kept, in the paper's direction (positive: as the paper says). ``records`` give the
+    mechanism checks; ``root`` the committed records of the studies that decide shared comparisons."""
+    inert = mechanism_readings(study, records) if records else {}
+    decided = decided_elsewhere(study, root) if root is not None else {}
+    table = claims_table(frame, study.claims.claims, study.claims.rule, inert=inert, decided=decided)
+    differences = {}
+    for claim, (_, row) in zip(study.claims.claims, table.iterrows()):
+        if claim.metric not in frame or not row["seeds"]:
             continue
         a = frame[frame["variant"] == claim.variant].set_index("seed")[claim.metric]
-        b = frame[frame["variant"] == claim.reference].set_index("seed")[claim.metric]
-        shared = sorted(set(a.index) & set(b.index))
+        b = frame[frame["variant"] == row["against"]].set_index("seed")[claim.metric]
+        kept = [int(s) if str(s).isdigit() else s for s in str(row["seeds"]).split(", ")]
+        sign = -1.0 if claim.direction == -1 else 1.0
         if a.index.is_unique and b.index.is_unique:
-            differences[claim.claim] = [float(a[s]) - float(b[s]) for s in shared]
+            differences[claim.claim] = [sign * (float(a[s]) - float(b[s])) for s in kept]
     return table, differences
 
 
@@ -165,6 +225,16 @@ def _figure(study, spec: dict, records: list[dict], frame: pd.DataFrame):
                             share=spec.get("scale") == "share", panels=panels)
 
 
+def tally_words(counts: dict[str, int]) -> str:
+    """A family's tally in words (:func:`cselab.workbench.claims.tally`)."""
+    elsewhere = f", {counts['elsewhere']} decided in another study" if counts["elsewhere"] else ""
+    return (f"{counts['claims']} claims: {counts['holds here']} hold here, {counts['reversed']} reversed, "
+            f"{counts['not detected']} not detected ({counts['underpowered']} underpowered: MDE above the target; "
+            f"{counts['inconclusive']} inconclusive: above it at the spread's upper 95 % bound), "
+            f"{counts['not testable at this scale']} not testable at this scale, {counts['no test']} without a test"
+            f"{elsewhere}")
+
+
 def tally_name(study: str) -> str:
     """The name a study's tally line starts with: its method's display name for a paper's study, else
     the study's own name."""
@@ -230,7 +300,7 @@ def rebuild_from_record(study: str, profile: str = "cpu", figures_dir: str | os.
     save_table(scores_table(frame, variants), "scores", tables)
     written = [tables / "scores.md"]
     if spec.claims.claims:
-        table, differences = claims_of(spec, frame)
+        table, differences = claims_of(spec, frame, records, DOCS_ROOT)
         save_table(format_claims(table), "claims", tables)
         save_table(format_plan(spec.claims.plan()), "power_plan", tables)
         written += [tables / "claims.md", tables / "power_plan.md"]
@@ -239,9 +309,7 @@ def rebuild_from_record(study: str, profile: str = "cpu", figures_dir: str | os.
         except TooFewPoints as e:
             print(f"claims figure: {e}", file=out)
         counts = tally(table)
-        print(f"{spec.name}: {len(records)} runs in the record; the paper's claims: {counts['claims']}, "
-              f"{counts['holds here']} hold here, {counts['reversed']} reversed, {counts['not detected']} not "
-              f"detected ({counts['underpowered']} underpowered), {counts['no test']} without a test", file=out)
+        print(f"{spec.name}: {len(records)} runs in the record; the paper's claims: {tally_words(counts)}", file=out)
     for figure in spec.claims.figures:
         try:
             fig = _figure(spec, figure.spec, records, frame)
@@ -276,7 +344,7 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
     if kind == "scores":
         variants = list(dict.fromkeys(r.label.rsplit("-s", 1)[0] for r in spec.runs))
         return _markdown(scores_table(frame, variants)) + "\n"
-    table, _ = claims_of(spec, frame)
+    table, _ = claims_of(spec, frame, records, root)
     if kind == "claims":
         parts = []
         for family, words in (("paper", "The paper's claims"), ("check", "The workbench's checks (not counted as the paper's)")):
@@ -284,7 +352,9 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
             if rows.empty:
                 continue
             text = format_claims(rows.reset_index(drop=True))
-            parts.append(f"{words} — {table.attrs['families'][family]}:\n\n{_markdown(text)}\n")
+            # a comparison another study decides links to that study's page (the docs sit side by side)
+            text["verdict"] = [_link_decided(v) for v in text["verdict"]]
+            parts.append(f"{words} — {table.attrs['families'].get(family, 'no Holm family')}:\n\n{_markdown(text)}\n")
         return "\n".join(parts)
     if kind == "example":   # the MDE rule worked through the study's first paper claim with a test
         from ..results import detectable_effect_size, sd_interval
@@ -293,7 +363,7 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
         if tested.empty:
             return "(no paper claim of this study has a test in the record yet)\n"
         r = tested.iloc[0]
-        k = sum(c.kind == "paper" and c.testable for c in spec.claims.claims)
+        k = round(spec.claims.rule.alpha / r["level"])   # the family the claim was tested in
         n, sd = int(r["n"]), float(r["sd"])
         d = detectable_effect_size(n, r["level"], spec.claims.rule.power)
         low, high = sd_interval(sd, n)
@@ -316,12 +386,20 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
         hours = sum(r.get("train_seconds") or 0 for r in records) / 3600
         name = tally_name(study)
         planned = len({r.run_dir.name for r in spec.runs})
-        return (f"{name}: {counts['claims']} claims: {counts['holds here']} hold here, {counts['reversed']} "
-                f"reversed, {counts['not detected']} not detected ({counts['underpowered']} of them underpowered: MDE above "
-                f"the target), {counts['not testable at this scale']} not "
-                f"testable at this scale, {counts['no test']} without a test ({runs} of the {planned} planned runs "
-                f"in the record, {hours:.1f} h of training)\n")
+        return (f"{name}: {tally_words(counts)} ({runs} of the {planned} planned runs in the record, {hours:.1f} h "
+                "of training)\n")
     raise ValueError(f"unknown generated block kind {kind!r} (claims, plan, scores, tally)")
+
+
+def _link_decided(verdict: str) -> str:
+    """``decided in paper-mixcse: …`` with the study linked to the page that holds its verdict."""
+    from ..claims import DECIDED_IN
+
+    if not verdict.startswith(DECIDED_IN + " "):
+        return verdict
+    study, _, rest = verdict[len(DECIDED_IN) + 1:].partition(":")
+    page = "cpu-compare.md" if FIGURES_ROOTS.get(study) == "figures" else "cpu-papers.md"
+    return f"{DECIDED_IN} [{study}]({page}){':' + rest if rest else ''}"
 
 
 def update_docs(paths, root: str | os.PathLike = ".", write: bool = True) -> dict[str, list[str]]:

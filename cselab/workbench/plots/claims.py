@@ -4,8 +4,9 @@
 function                   what it shows
 =========================  ======================================================================
 plot_claims                each claim of a claims table (:func:`cselab.workbench.claims.claims_table`) as its
-                           per-seed paired differences (small dots), their mean and 95 % t-interval,
-                           the verdict in words and the paper's effect scaled to this backbone (◇):
+                           per-seed paired differences in the paper's direction (small dots; right = as
+                           the paper says), their mean and 95 % t-interval, the verdict in words and the
+                           paper's effect scaled to this backbone (◇, named where it sits on the mean):
                            the paired view of the test the verdict comes from, one panel per metric
 plot_seed_points           a score per variant or swept setting: each seed's value (small dots), the
                            mean and its 95 % t-interval; a line joins the means only over ≥ 4 settings
@@ -65,11 +66,15 @@ def _jitter(n: int) -> np.ndarray:
 
 @styled
 def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]], title: str | None = None) -> Figure:
-    """One row per tested claim (rows of ``table`` with a paired t-test; ``differences``: each
-    claim's per-seed differences, variant − reference, in the seeds' order), grouped into one
-    panel per metric. A row's verdict is written at its right; ◇ marks the paper's effect on this
-    backbone (its sign the paper's) where the paper gives a number."""
-    rows = table[(table["test"] == "paired_t") & table["diff"].notna()]
+    """One row per tested claim (rows of ``table`` with a paired t-test or an optimum's; ``differences``:
+    each claim's per-seed differences over the pairs its test kept, in the paper's direction: positive
+    is what the paper says), grouped into one panel per metric. Every row reads the same way: right of
+    0 is the paper's direction (the ablation rows too: the full method − the ablation). A row's verdict
+    is written at its right; ◇ marks the paper's effect on this backbone where the paper gives a
+    number, and "◇ = mean" says so where it sits on the mean and would hide it."""
+    rows = table[table["test"].isin(["paired_t", "optimum"]) & table["diff"].notna()]
+    if "paper_diff" in rows:   # a claims table: draw it in the paper's direction
+        rows = rows.assign(diff=rows["paper_diff"], ci_low=rows["paper_ci_low"], ci_high=rows["paper_ci_high"])
     if rows.empty:
         raise TooFewPoints("plot_claims: no claim with a paired difference to draw")
     panels = list(dict.fromkeys(zip(rows["kind"], rows["metric"])))
@@ -98,9 +103,8 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
                 ends += [r["ci_low"], r["ci_high"]]
             ax.scatter([r["diff"]], [y], s=22, color=colour, zorder=4, edgecolors="white", linewidths=0.6)
             scaled = r.get("scaled_effect", math.nan)
-            direction = -1 if r.get("direction", 1) == -1 else 1
             if isinstance(scaled, float) and math.isfinite(scaled):
-                marks.append((direction * scaled, y))
+                marks.append((scaled, y, r["diff"]))   # the paper's direction: its effect is to the right
             ends += seeds
             ax.annotate(textwrap.shorten(_verdict_words(r["verdict"]), 34, placeholder="…"), (1.0, y),
                         xycoords=("axes fraction", "data"), xytext=(4, 0), textcoords="offset points",
@@ -108,13 +112,16 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
         ax.axvline(0.0, color="grey", linestyle=":", linewidth=1)
         low, high = min(ends), max(ends)
         span = (high - low) or 1.0
-        for x, _ in marks:   # a paper effect near the data widens the axis to show it
+        for x, _, _ in marks:   # a paper effect near the data widens the axis to show it
             if low - span <= x <= high + span:
                 low, high = min(low, x), max(high, x)
-        for x, y in marks:
+        for x, y, mean in marks:
             if low <= x <= high:
                 ax.scatter([x], [y], marker="D", s=18, facecolors="none", edgecolors="black", linewidths=0.8,
                            zorder=4)
+                if abs(x - mean) <= 0.02 * ((high - low) or 1.0):   # drawn over the mean: say so
+                    ax.annotate("◇ = mean", (x, y), xytext=(0, 6), textcoords="offset points", ha="center",
+                                va="bottom", fontsize=6)
             else:   # far off (ClusterNS's 5.92 against differences of tenths): named at the edge, so
                     # that one number does not squeeze every seed's difference into a point
                 right = x > high
@@ -125,11 +132,14 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
         ax.set_xlim(low - pad, high + pad)
         ax.set_yticks(positions, [textwrap.fill(str(c), 44) for c in part["claim"]], fontsize=7)
         ax.set_ylim(-0.6, len(part) - 0.4)
-        ax.set_xlabel(METRIC_WORDS.get(metric, f"Δ of {metric}"), fontsize=8)
+        ax.set_xlabel(f"{METRIC_WORDS.get(metric, f'Δ of {metric}')} in the paper's direction: right = as the "
+                      "paper says", fontsize=8)
         ax.grid(axis="y", visible=False)
     n = sorted(counts)
     seeds = f"n = {n[0]} seeds" if len(n) == 1 else f"n = {n[0]}–{n[-1]} seeds by claim"
-    add_note(fig, f"Small dots: one seed's paired difference (variant − reference, {seeds}); large dot and bar: "
+    add_note(fig, f"Small dots: one seed's paired difference in the paper's direction (the variant the paper "
+                  f"favours − the other, so an ablation row is the full method − the ablation; an optimum's row is "
+                  f"against its binding neighbour; {seeds}, the pairs of one computation); large dot and bar: "
                   "their mean and 95 % t-interval; ◇: the paper's effect scaled to this backbone (where it prints "
                   "a number; \"◇ x →\": off the axis, at x); right: the verdict after Holm's correction within the claim's family (underpowered: "
                   "not detected, and the MDE at these seeds is above the claim's target).")

@@ -9,12 +9,14 @@ live in :mod:`cselab.workbench.claims`; this module only reads them from the fil
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 
 from ..claims import Claim, PowerRule, power_plan, seeds_per_variant
 from .study_file import StudyError, as_list, check_keys, item_lines
 
 CLAIM_KEYS = ("claim", "variant", "reference", "paper", "direction", "metric", "kind", "paper_effect", "pilot_sd",
-              "pilot", "test", "testable", "reason", "profiles")
+              "pilot", "test", "testable", "reason", "profiles", "target", "target_rule", "neighbours", "sweep",
+              "mechanism", "decided_in", "untested", "note")
 POWER_KEYS = tuple(f.name for f in fields(PowerRule))
 EXTRA_KEYS = ("extra", "variants", "options", "profiles")
 FIGURE_KEYS = ("name", "kind", "title", "x", "y", "points", "series", "variants", "part", "key", "keys", "profiles",
@@ -110,6 +112,19 @@ def read_claims_spec(path, data: dict, text: str, profile: str, known: list[str]
                 raise StudyError(f"{where}: claim: {key}: expected a non-empty text, got {entry.get(key)!r}")
         need_variant(where, entry["variant"], "variant")
         need_variant(where, entry["reference"], "reference")
+        for key in ("neighbours", "sweep"):
+            if key in entry:
+                as_list(f"{where}: {key}", entry[key], str, "run groups")
+                for name in entry[key]:
+                    need_variant(where, name, key[:-1] if key == "neighbours" else "sweep point")
+        mechanism = entry.get("mechanism")
+        if mechanism is not None and not isinstance(mechanism, dict):
+            raise StudyError(f"{where}: mechanism: expected a mapping (statistic, at_least or at_most, variant, words)")
+        if mechanism and mechanism.get("variant") is not None:
+            need_variant(where, mechanism["variant"], "mechanism variant")
+        if "decided_in" in entry and (not isinstance(entry["decided_in"], str)
+                                      or entry["decided_in"] == Path(str(path)).stem):
+            raise StudyError(f"{where}: decided_in: expected another study's name, got {entry['decided_in']!r}")
         try:
             spec.claims.append(Claim(**entry))
         except (TypeError, ValueError) as e:
