@@ -336,6 +336,11 @@ def _study(study: str, profile: str = "cpu"):
 def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
     """The Markdown of one generated block: ``claims`` (the claims table, the paper's and the
     checks'), ``plan`` (the power plan), ``scores`` (mean ± sd per variant), ``tally`` (one line)."""
+    if kind == "overview":   # every paper study's claims in one table, the figure beside it (make findings draws it)
+        from .overview import OVERVIEW_FIGURE, overview_markdown, overview_rows
+
+        return (f"![Every paper claim: Δ in the paper's direction over its target, 95 % interval, verdict, n]"
+                f"(../{OVERVIEW_FIGURE}.png)\n\n" + overview_markdown(overview_rows(root)))
     spec = _study(study)
     if kind == "plan":
         return _markdown(format_plan(spec.claims.plan())) + "\n"
@@ -388,7 +393,7 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
         planned = len({r.run_dir.name for r in spec.runs})
         return (f"{name}: {tally_words(counts)} ({runs} of the {planned} planned runs in the record, {hours:.1f} h "
                 "of training)\n")
-    raise ValueError(f"unknown generated block kind {kind!r} (claims, plan, scores, tally)")
+    raise ValueError(f"unknown generated block kind {kind!r} (claims, plan, scores, tally, example, overview)")
 
 
 def _link_decided(verdict: str) -> str:
@@ -446,6 +451,10 @@ def main(argv=None) -> int:
         return 1
     for path, names in changed.items():
         print(f"{path}: {'differs' if args.check else 'rewritten'}: {', '.join(names)}")
+    if not args.check:   # the overview figure cpu-papers.md opens with, from the same records
+        from .overview import write_overview_figure
+
+        print(f"overview figure: {', '.join(map(str, write_overview_figure()))}")
     return 1 if changed and args.check else 0
 
 
