@@ -330,7 +330,18 @@ def plot_claims_figure(table, differences):
 
 # ------------------------------------------------------------------- the docs' generated blocks
 def _study(study: str, profile: str = "cpu"):
-    return load_study(study, profile, notebooks=False)
+    """The study for its blocks, loaded (and its every run config validated) once per version of its
+    file: a page asks for the same study in four blocks, cpu-compare in five."""
+    from ..studies.spec import resolve_study_path
+
+    path = resolve_study_path(study).resolve()
+    stat = path.stat()
+    return _loaded_study(str(path), profile, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=32)
+def _loaded_study(path: str, profile: str, mtime_ns: int, size: int):
+    return load_study(path, profile, notebooks=False)
 
 
 def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
