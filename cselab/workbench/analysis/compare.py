@@ -96,7 +96,7 @@ def clustering_start_frame(results: Mapping[str, dict], metrics: Mapping[str, st
     return pd.DataFrame(rows)
 
 
-METRIC_WORDS = {"acc": "acc", "nmi": "NMI", "ami": "AMI"}
+CLUSTERING_METRIC_WORDS = {"acc": "acc", "nmi": "NMI", "ami": "AMI"}
 
 
 def clustering_detail_frame(results: Mapping[str, dict],
@@ -106,9 +106,9 @@ def clustering_detail_frame(results: Mapping[str, dict],
     frame = None
     for metric in metrics:
         part = clustering_metric_frame(results, metric).set_index("run")
-        part.columns = [f"{task} {METRIC_WORDS[metric]}" for task in part.columns]
+        part.columns = [f"{task} {CLUSTERING_METRIC_WORDS[metric]}" for task in part.columns]
         frame = part if frame is None else frame.join(part)
-    ordered = [f"{task} {METRIC_WORDS[m]}" for task in clustering_metric_frame(results, metrics[0]).columns[1:]
+    ordered = [f"{task} {CLUSTERING_METRIC_WORDS[m]}" for task in clustering_metric_frame(results, metrics[0]).columns[1:]
                for m in metrics]
     return frame[ordered].reset_index()
 
