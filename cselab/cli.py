@@ -89,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "slurm_partition=gpu gpus_per_node=1")
     rep.add_argument("--runs-dir", default="runs", help="shared runs root (default: runs)")
     rep.add_argument("--reports-dir", default="reports", help="executed notebooks and index (default: reports)")
-    rep.add_argument("--figures-dir", default="figures", help="figures root (default: figures)")
+    rep.add_argument("--figures-dir", default=None, help="figures root, the study's folder (record.jsonl, figures) "
+                     "inside it (default: the study file's figures_dir, else figures)")
     rep.add_argument("--runs-only", action="store_true", help="train (and record) the runs, execute no notebook")
     rep.add_argument("--replan", action="store_true", help="re-estimate the power plan from the spreads the "
                      "study's record shows (seeds up to the plan's cap where the pilot's spread was too small)")
@@ -263,16 +264,19 @@ def _write_output(args, encoder, result: dict) -> None:
 
 def cmd_reproduce(args) -> int:
     from .model.options import parse_key_values
-    from .workbench.studies import reproduce
+    from .workbench.studies import reproduce, study_figures_dir
 
+    # one home for a study's record: the study file says where (the paper studies' records are committed
+    # under figures/cpu-papers/), so every documented command finds it with the defaults
+    figures_dir = args.figures_dir if args.figures_dir is not None else study_figures_dir(args.study)
     if args.from_record:
         from .workbench.paper_tables.record_report import rebuild_from_record
 
-        return rebuild_from_record(args.study, profile=args.profile, figures_dir=args.figures_dir,
+        return rebuild_from_record(args.study, profile=args.profile, figures_dir=figures_dir,
                                    reports_dir=args.reports_dir)
     return reproduce(args.study, profile=args.profile, jobs=args.jobs, dry_run=args.dry_run, launcher=args.launcher,
                      runs_dir=args.runs_dir, data_dir=args.data_dir, reports_dir=args.reports_dir,
-                     figures_dir=args.figures_dir, slurm=parse_key_values(args.slurm, "--slurm"),
+                     figures_dir=figures_dir, slurm=parse_key_values(args.slurm, "--slurm"),
                      notebooks=not args.runs_only, replan=args.replan)
 def cmd_export(args) -> int:
     from .model.encoder.backbone import read_model_config

@@ -179,7 +179,7 @@ def test_comparison_groups_keep_one_backbone_and_one_run_per_seed(tmp_path, caps
 
 
 def test_label_groups_drop_seeds_folder_hashes_and_the_swept_point():
-    from cselab.workbench.analysis.compare import label_group
+    from cselab.workbench.comparisons import label_group
 
     assert label_group("apincse-no_ap-s2") == "apincse-no_ap" and label_group("simcse-f8fbb5c8ad") == "simcse"
     assert label_group("apincse-topk-top_k=8-s1") == "apincse-topk-top_k=8"

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import ast
 import math
-import re
-import warnings
 from pathlib import Path
 
 import pytest
@@ -84,14 +82,14 @@ def test_no_notebook_or_module_but_comparisons_assembles_a_comparison_itself():
     assert found == []
 
 
-def test_the_moved_names_still_read_from_analysis_compare_for_one_release():
-    import cselab.workbench.analysis.compare as old
+def test_the_comparison_names_have_one_home_and_no_alias_in_analysis_compare():
+    # the one release of aliases (a module __getattr__ reading comparisons by name, an edge the
+    # import graph did not see) is over: the names live in comparisons only
+    import cselab.workbench.analysis.compare as run_scores
 
-    for name, new in old.MOVED.items():
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            assert getattr(old, name) is getattr(comparisons, new)
-        assert [w.category for w in caught] == [DeprecationWarning]
-        assert re.search(rf"cselab.workbench.analysis.compare.{name} moved to cselab.workbench.comparisons.{new}", str(caught[0].message))
+    for name in ("group_runs", "run_groups", "with_groups", "grouped_table", "resolve_baseline", "label_group",
+                 "per_task_comparison", "difference_panels", "sweep_frame", "config_value", "one_backbone"):
+        assert not hasattr(run_scores, name), name
+    assert callable(comparisons.group_runs) and callable(comparisons.label_group)
     with pytest.raises(AttributeError):
-        old.no_such_name
+        run_scores.no_such_name

@@ -17,7 +17,7 @@ from collections import defaultdict
 from typing import Iterator
 
 ENV = "CSELAB_TIMINGS"
-KINDS = ("encode", "fit")
+TIMED_KINDS = ("encode", "fit")
 _totals: dict[str, float] = defaultdict(float)
 _lock = threading.Lock()
 _last_write = 0.0
@@ -25,7 +25,7 @@ _last_write = 0.0
 
 def totals() -> dict[str, float]:
     """Seconds per kind so far in this process."""
-    return {k: _totals.get(k, 0.0) for k in KINDS}
+    return {k: _totals.get(k, 0.0) for k in TIMED_KINDS}
 
 
 def reset() -> None:
@@ -34,8 +34,8 @@ def reset() -> None:
 
 
 def add(kind: str, seconds: float) -> None:
-    if kind not in KINDS:
-        raise ValueError(f"timing kind must be one of {KINDS}, got {kind!r}")
+    if kind not in TIMED_KINDS:
+        raise ValueError(f"timing kind must be one of {TIMED_KINDS}, got {kind!r}")
     global _last_write
     with _lock:
         _totals[kind] += seconds

@@ -39,13 +39,13 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from .analysis import compare as run_scores   # each run's scores (read at call time)
-from .analysis.logged import method_name
+from .analysis.logged import configured_method
 from ..model.evaluate.sts import STS_TASKS
 from ..model.methods import display_names
 from .results import (ALPHA, VariantSpec, assign_variants, compare_to_baseline, format_comparison, paired_tests,
                       single_seed_bootstrap, single_seed_runs, variant_frame)
 from ..model.rundir import Runs, labelled_runs, read_config, read_results
-from ..model.rundir.readers import config_value as read_config_value
+from ..model.rundir.readers import read_config_value
 
 LABEL_KEY = "label"   # group_runs' key for the run label (without its seed suffix)
 BACKBONE_JOIN = " · "   # a group split per backbone: "<variant> · <backbone>" (cselab.workbench.paper_tables.split_by_backbone)
@@ -61,10 +61,10 @@ def method_names() -> dict[str, str]:
 
 
 def config_value(config: Mapping, key: str):
-    """A config value by key: ``method`` as the run's method name (:func:`cselab.workbench.analysis.logged.method_name`),
-    any other key as :func:`cselab.model.rundir.readers.config_value` reads it (``section.key`` reads a
+    """A config value by key: ``method`` as the run's method name (:func:`cselab.workbench.analysis.logged.configured_method`),
+    any other key as :func:`cselab.model.rundir.readers.read_config_value` reads it (``section.key`` reads a
     method's section, None when absent; a list reads as its items joined by ``+``)."""
-    return method_name(config) if key == "method" else read_config_value(config, key)
+    return configured_method(config) if key == "method" else read_config_value(config, key)
 
 
 def group_runs(runs: Runs, by: Sequence[str] | VariantSpec = ("method",), names: Mapping[str, str] | None = None,

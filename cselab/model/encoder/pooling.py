@@ -127,7 +127,10 @@ def register_pooler(name: str, options: type = NoOptions) -> Callable[[type[Pool
     dataclass that ``pooler_options`` fills."""
 
     def wrap(cls: type[Pooler]) -> type[Pooler]:
-        if name in POOLERS:
+        # a reload of the pooler's module (IPython's autoreload) defines the same class again and
+        # replaces it; another class under a taken name is refused
+        old = POOLERS.get(name)
+        if old is not None and (old.__module__, old.__qualname__) != (cls.__module__, cls.__qualname__):
             raise ValueError(f"pooler {name!r} is registered twice")
         cls.name, cls.Options = name, options
         POOLERS[name] = cls

@@ -34,7 +34,7 @@ from ..data import data_root
 from ..io import atomic_write_json, check_not_link, read_json
 from ..rundir import Runs, RunDir, labelled_runs, read_config
 from ..rundir.layout import BEST
-from ..rundir.readers import config_value
+from ..rundir.readers import read_config_value
 from .suites import default_suite, frame_numbers, get_suite
 
 if TYPE_CHECKING:   # the encoder package (torch, transformers) is imported when a model is evaluated
@@ -278,7 +278,7 @@ def evaluation_frame(results: Mapping[str, dict], runs: Runs | None = None,
         row = {"run": label}
         if label in paths:
             config = read_config(paths[label])
-            row.update({key: config_value(config, key) for key in config_keys})
+            row.update({key: read_config_value(config, key) for key in config_keys})
         row.update(result.get("scores", {}))
         row.update(result.get("custom", {}).get("scores", {}))   # your own pairs or texts (pairs=, texts=)
         row.update({k: result[k] for k in frame_numbers() if k in result})

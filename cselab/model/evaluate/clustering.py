@@ -39,7 +39,7 @@ logger = logging.getLogger(__name__)
 
 CLUSTERING_TASKS = ("DBpedia", *SHORT_TEXT_SETS)
 DEFAULT_SEEDS = (0, 1, 2, 3, 4)
-METRICS = ("acc", "nmi", "ami")
+CLUSTERING_METRICS = ("acc", "nmi", "ami")
 
 
 def hungarian_accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
@@ -95,7 +95,7 @@ def cluster_embeddings(x: np.ndarray, labels: np.ndarray, n_clusters: int | None
         if tick is not None:
             tick()
     out = {m: {"mean": float(np.mean([r[m] for r in runs])), "std": _sample_std([r[m] for r in runs]),
-               "runs": [r[m] for r in runs]} for m in METRICS}
+               "runs": [r[m] for r in runs]} for m in CLUSTERING_METRICS}
     return {**out, "n_clusters": k, "n": len(labels), "seeds": list(seeds)}
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from ..data.sts import load_stsb
 from ..io import atomic_write_json
 
-STSB_SPLITS = ("train", "dev", "test", "all")
+GEOMETRY_SPLITS = ("train", "dev", "test", "all")   # STS-B's splits, or all of them
 POSITIVE_THRESHOLD = 4.0
 
 
@@ -136,8 +136,8 @@ def evaluate_alignment_uniformity(model, split: str = "all", data_dir: str | os.
     kept) and measures on their sentences and positives only: cheaper, noisier, not the papers'
     protocol (the result records ``max_pairs``).
     """
-    if split not in STSB_SPLITS:
-        raise ValueError(f"split must be one of {STSB_SPLITS}, got {split!r}")
+    if split not in GEOMETRY_SPLITS:
+        raise ValueError(f"split must be one of {GEOMETRY_SPLITS}, got {split!r}")
     if max_pairs is not None and (isinstance(max_pairs, bool) or not isinstance(max_pairs, int) or max_pairs < 2):
         raise ValueError(f"max_pairs must be an integer >= 2 or None, got {max_pairs!r}")
     start = time.perf_counter()

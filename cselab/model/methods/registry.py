@@ -106,8 +106,15 @@ def register_method(name: str, params: type, summary: str = "") -> Callable[[typ
     return wrap
 
 
+def _redefined(old: type | None, new: type | None) -> bool:
+    """Whether ``new`` is ``old`` defined again by the same line of code (``importlib.reload`` of its
+    module, IPython's autoreload): that replaces the registration; any other second one is refused."""
+    return (old is not None and new is not None
+            and (old.__module__, old.__qualname__) == (new.__module__, new.__qualname__))
+
+
 def _register(spec: MethodSpec) -> None:
-    if spec.name in METHODS:
+    if spec.name in METHODS and not _redefined(METHODS[spec.name].component, spec.component):
         raise ValueError(f"method {spec.name!r} is registered twice")
     METHODS[spec.name] = spec
 
@@ -146,7 +153,8 @@ FAMILIES: dict[str, MethodFamily] = {}
 
 def register_family(family: MethodFamily) -> MethodFamily:
     """Declare, from the family's own package, that its components together are one method."""
-    if family.name in FAMILIES or family.name in METHODS:
+    # the same declaration again (a reload of the family's package) replaces it
+    if (family.name in FAMILIES and FAMILIES[family.name] != family) or family.name in METHODS:
         raise ValueError(f"method family {family.name!r} is registered twice")
     FAMILIES[family.name] = family
     return family

@@ -19,7 +19,7 @@ from ..io import read_jsonl
 from .layout import RunDir
 
 Runs = Union[str, os.PathLike, Iterable[Union[str, os.PathLike]], Mapping[str, Union[str, os.PathLike]]]
-KINDS = ("train", "eval", "probe")
+RECORD_KINDS = ("train", "eval", "probe")   # the kinds of metrics.jsonl records
 
 
 def labelled_runs(runs: Runs) -> dict[str, Path]:
@@ -46,8 +46,8 @@ def read_config(run_dir: str | os.PathLike) -> dict:
 def read_metrics(runs: Runs, kind: str | None = "train") -> pd.DataFrame:
     """The ``kind`` records of the runs' ``metrics.jsonl`` (every kind if None), one row per
     record, with a ``run`` column; runs in the order given, each sorted by step."""
-    if kind is not None and kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS} or None, got {kind!r}")
+    if kind is not None and kind not in RECORD_KINDS:
+        raise ValueError(f"kind must be one of {RECORD_KINDS} or None, got {kind!r}")
     frames = []
     for label, path in labelled_runs(runs).items():
         records = [r for r in read_jsonl(RunDir(path).metrics_file) if kind is None or r.get("kind") == kind]
@@ -81,7 +81,7 @@ def run_select_by(path, results: dict | None = None, config: dict | None = None)
     return (results or {}).get("select_by") or (config or {}).get("select_by") or "stsb_dev"
 
 
-def config_value(config: Mapping, key: str):
+def read_config_value(config: Mapping, key: str):
     """A config value by key (None when absent): ``section.key`` reads a method's section
     (``clusterns.num_clusters``), a list (a method list) reads as its items joined by ``+``."""
     section, _, name = key.partition(".")
@@ -101,7 +101,7 @@ def read_results(runs: Runs, config_keys: Iterable[str] = ("method", "seed", "ba
             raise FileNotFoundError(f"{path}: unfinished run (no {run.results_file.name})")
         results, config = run.results(), run.read_config()   # both checked: a damaged file is one line naming it
         row = {"run": label}
-        row.update({key: config_value(config, key) for key in config_keys})
+        row.update({key: read_config_value(config, key) for key in config_keys})
         row["select_by"] = run_select_by(path, results, config)
         row["best_stsb_dev"] = results.get("best_stsb_dev")
         row["best_step"] = results.get("best_step")

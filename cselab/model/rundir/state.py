@@ -17,7 +17,7 @@ from safetensors.torch import save_file
 from ..io import atomic_write_text, read_json, read_safetensors
 
 
-def flatten(obj: Any, tensors: dict[str, torch.Tensor], prefix: str = "t") -> Any:
+def to_skeleton(obj: Any, tensors: dict[str, torch.Tensor], prefix: str = "t") -> Any:
     """Replace tensors/arrays by references into ``tensors``; keep dict key types and tuples."""
     if isinstance(obj, torch.Tensor):
         key = f"{prefix}"
@@ -28,11 +28,11 @@ def flatten(obj: Any, tensors: dict[str, torch.Tensor], prefix: str = "t") -> An
         tensors[key] = torch.from_numpy(np.ascontiguousarray(obj))
         return {"__ndarray__": key, "dtype": str(obj.dtype)}
     if isinstance(obj, dict):
-        return {"__dict__": [[_key(k), flatten(v, tensors, f"{prefix}.{i}")] for i, (k, v) in enumerate(obj.items())]}
+        return {"__dict__": [[_key(k), to_skeleton(v, tensors, f"{prefix}.{i}")] for i, (k, v) in enumerate(obj.items())]}
     if isinstance(obj, tuple):
-        return {"__tuple__": [flatten(v, tensors, f"{prefix}.{i}") for i, v in enumerate(obj)]}
+        return {"__tuple__": [to_skeleton(v, tensors, f"{prefix}.{i}") for i, v in enumerate(obj)]}
     if isinstance(obj, list):
-        return [flatten(v, tensors, f"{prefix}.{i}") for i, v in enumerate(obj)]
+        return [to_skeleton(v, tensors, f"{prefix}.{i}") for i, v in enumerate(obj)]
     if isinstance(obj, (np.integer, np.floating)):
         return obj.item()
     if obj is None or isinstance(obj, (bool, int, float, str)):
@@ -46,19 +46,19 @@ def _key(k: Any) -> Any:
     raise TypeError(f"checkpoint dict keys must be plain values, got {type(k).__name__}")
 
 
-def unflatten(obj: Any, tensors: dict[str, torch.Tensor]) -> Any:
+def from_skeleton(obj: Any, tensors: dict[str, torch.Tensor]) -> Any:
     if isinstance(obj, dict):
         if "__tensor__" in obj:
             return tensors[obj["__tensor__"]]
         if "__ndarray__" in obj:
             return tensors[obj["__ndarray__"]].numpy().astype(obj["dtype"], copy=True)
         if "__tuple__" in obj:
-            return tuple(unflatten(v, tensors) for v in obj["__tuple__"])
+            return tuple(from_skeleton(v, tensors) for v in obj["__tuple__"])
         if "__dict__" in obj:
-            return {k: unflatten(v, tensors) for k, v in obj["__dict__"]}
+            return {k: from_skeleton(v, tensors) for k, v in obj["__dict__"]}
         raise ValueError(f"unexpected entry in checkpoint structure: {sorted(obj)}")
     if isinstance(obj, list):
-        return [unflatten(v, tensors) for v in obj]
+        return [from_skeleton(v, tensors) for v in obj]
     return obj
 
 
@@ -66,7 +66,7 @@ def save_state(state: dict, folder: str | os.PathLike, name: str = "trainer_stat
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     tensors: dict[str, torch.Tensor] = {}
-    skeleton = flatten(state, tensors)
+    skeleton = to_skeleton(state, tensors)
     # safetensors refuses tensors that share memory; cloning makes each entry independent.
     save_file({k: v.clone() for k, v in tensors.items()}, str(folder / f"{name}.safetensors"))
     atomic_write_text(folder / f"{name}.json", json.dumps(skeleton))
@@ -100,7 +100,7 @@ def load_state(folder: str | os.PathLike, name: str = "trainer_state", required:
     skeleton = _read_skeleton(path)
     tensors = read_safetensors(folder / f"{name}.safetensors")
     try:
-        state = unflatten(skeleton, tensors)
+        state = from_skeleton(skeleton, tensors)
     except (KeyError, TypeError, ValueError) as e:
         raise ValueError(f"{path}: not a cselab checkpoint structure ({e})") from None
     missing = [key for key in required if key not in state]
@@ -119,6 +119,6 @@ def load_plain_entry(folder: str | os.PathLike, key: str, name: str = "trainer_s
     if key not in entries:
         raise KeyError(f"{path}: no entry {key!r} (entries: {', '.join(map(str, entries))})")
     try:
-        return unflatten(entries[key], {})
+        return from_skeleton(entries[key], {})
     except KeyError:
         raise ValueError(f"{path}: entry {key!r} holds tensors; use load_state") from None

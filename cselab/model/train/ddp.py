@@ -49,7 +49,7 @@ class Processes:
     rank: int = 0
     world_size: int = 1
     device: torch.device = torch.device("cpu")
-    owns_group: bool = False       # setup() created the process group (and close() destroys it)
+    owns_group: bool = False       # setup_processes() created the process group (and close() destroys it)
 
     @property
     def is_main(self) -> bool:
@@ -139,7 +139,7 @@ class Processes:
             dist.destroy_process_group()
 
 
-def setup(device: str = "auto") -> Processes:
+def setup_processes(device: str = "auto") -> Processes:
     """Join torchrun's process group (``WORLD_SIZE`` > 1 in the environment) or use the one the
     caller already initialised; a single process otherwise. On CUDA each process takes the GPU of
     its ``LOCAL_RANK``."""

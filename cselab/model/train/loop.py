@@ -73,7 +73,7 @@ def train(config: TrainConfig | dict | str, resume: bool = False, overwrite: boo
     cfg = config if isinstance(config, TrainConfig) else load_config(config)
     if resume and overwrite:
         raise ValueError("choose either resume or overwrite, not both")
-    processes = ddp.setup(cfg.device)   # torchrun's process group, or this process alone
+    processes = ddp.setup_processes(cfg.device)   # torchrun's process group, or this process alone
     processes.check_config(cfg)
     final = RunDir.for_config(cfg)
     if processes.is_main:

@@ -9,17 +9,10 @@ clustering metrics. The comparison itself — groups, per-seed frames, paired te
 * :func:`clustering_metric_frame`, :func:`clustering_detail_frame` — clustering metrics (accuracy,
   NMI, AMI) per run and set;
 * :func:`describe_sts_average` — words for an STS average over some tasks.
-
-The names that moved to :mod:`cselab.workbench.comparisons` (``run_groups`` as ``group_runs``,
-``with_groups``, ``grouped_table``, ``resolve_baseline``, ``per_task_comparison``,
-``difference_panels``, ``sweep_frame``, ``config_value``, ``method_names``) are still read here for
-one release, with a DeprecationWarning.
 """
 from __future__ import annotations
 
-import importlib
 import os
-import warnings
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -28,24 +21,6 @@ import pandas as pd
 from ...model.evaluate.cache import evaluate_run, final_result
 from ...model.evaluate.sts import STS_TASKS
 from ...model.rundir import BEST, Runs, labelled_runs
-
-# name here → its name in cselab.workbench.comparisons (one release of aliases, then removed)
-MOVED = {"run_groups": "group_runs", "with_groups": "with_groups", "grouped_table": "grouped_table",
-         "resolve_baseline": "resolve_baseline", "per_task_comparison": "per_task_comparison",
-         "difference_panels": "difference_panels", "sweep_frame": "sweep_frame", "config_value": "config_value",
-         "method_names": "method_names", "LABEL_KEY": "LABEL_KEY", "label_group": "label_group",
-         "one_run_per_seed": "one_run_per_seed", "one_backbone": "one_backbone"}
-
-
-def __getattr__(name: str):
-    if name in MOVED:
-        # read by name, not imported: an alias adds no edge to the import graph (comparisons sits
-        # above this module and imports it)
-        comparisons = importlib.import_module("cselab.workbench.comparisons")
-        warnings.warn(f"cselab.workbench.analysis.compare.{name} moved to cselab.workbench.comparisons.{MOVED[name]}; the old name goes "
-                      "in the next release", DeprecationWarning, stacklevel=2)
-        return getattr(comparisons, MOVED[name])
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ------------------------------------------------------------------- STS per run
@@ -121,7 +96,7 @@ def clustering_start_frame(results: Mapping[str, dict], metrics: Mapping[str, st
     return pd.DataFrame(rows)
 
 
-METRIC_WORDS = {"acc": "acc", "nmi": "NMI", "ami": "AMI"}
+CLUSTERING_METRIC_WORDS = {"acc": "acc", "nmi": "NMI", "ami": "AMI"}
 
 
 def clustering_detail_frame(results: Mapping[str, dict],
@@ -131,9 +106,9 @@ def clustering_detail_frame(results: Mapping[str, dict],
     frame = None
     for metric in metrics:
         part = clustering_metric_frame(results, metric).set_index("run")
-        part.columns = [f"{task} {METRIC_WORDS[metric]}" for task in part.columns]
+        part.columns = [f"{task} {CLUSTERING_METRIC_WORDS[metric]}" for task in part.columns]
         frame = part if frame is None else frame.join(part)
-    ordered = [f"{task} {METRIC_WORDS[m]}" for task in clustering_metric_frame(results, metrics[0]).columns[1:]
+    ordered = [f"{task} {CLUSTERING_METRIC_WORDS[m]}" for task in clustering_metric_frame(results, metrics[0]).columns[1:]
                for m in metrics]
     return frame[ordered].reset_index()
 

@@ -157,19 +157,20 @@ def logged_statistics(runs: Runs) -> dict[str, list[str]]:
 
 
 # ------------------------------------------------------------------- methods and models of runs
-def method_name(config: Mapping) -> str:
-    """A run's method as its config names it: the method list joined by ``+``."""
+def configured_method(config: Mapping) -> str:
+    """A run's method key as its config names it (the method list joined by ``+``): a key, not the words
+    figures show (those are :func:`cselab.workbench.labels.method_name`)."""
     method = config.get("method", DEFAULT_METHOD)
     return "+".join(method) if isinstance(method, (list, tuple)) else str(method)
 
 
 def run_methods(runs: Runs) -> dict[str, str]:
-    """``{label: method}`` (:func:`method_name` of each run's config)."""
-    return {label: method_name(read_config(path)) for label, path in labelled_runs(runs).items()}
+    """``{label: method}`` (:func:`configured_method` of each run's config)."""
+    return {label: configured_method(read_config(path)) for label, path in labelled_runs(runs).items()}
 
 
 def pick_runs(runs: Runs, methods: Iterable[str] | None = None, per_method: int | None = 1) -> dict[str, Path]:
-    """The runs whose method (:func:`method_name`) is in ``methods`` (None: any), keeping the first
+    """The runs whose method (:func:`configured_method`) is in ``methods`` (None: any), keeping the first
     ``per_method`` of each method in the given order (None: all) — e.g. one seed per method for an
     analysis that loads every model."""
     labelled = labelled_runs(runs)

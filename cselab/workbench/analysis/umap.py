@@ -23,7 +23,7 @@ import pandas as pd
 
 from ...model.timing import timed
 
-METHODS = ("auto", "umap", "pca")
+PROJECTIONS = ("auto", "umap", "pca")
 MIN_UMAP_POINTS = 100
 
 
@@ -32,8 +32,8 @@ def project_2d(embeddings: np.ndarray, method: str = "auto", seed: int = 0, n_ne
     """(n × 2) coordinates and the method actually used (``"umap"`` or ``"pca"``). ``init``: UMAP's
     starting layout (n × 2, e.g. another snapshot's map of the same points), so that a map of
     similar embeddings comes out in the same arrangement (PCA ignores it)."""
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if method not in PROJECTIONS:
+        raise ValueError(f"method must be one of {PROJECTIONS}, got {method!r}")
     x = np.asarray(embeddings, dtype=np.float64)
     if x.ndim != 2 or len(x) < 3:
         raise ValueError(f"need a 2-D array of at least 3 embeddings, got shape {x.shape}")

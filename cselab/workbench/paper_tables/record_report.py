@@ -36,21 +36,18 @@ import pandas as pd
 
 from ..claims import claims_table, format_claims, format_plan, mechanism_reading, tally, with_computation
 from ..studies.record import RecordError, read_study_record, record_path, records_frame, records_series
-from ..studies.spec import load_study
+from ..studies.spec import load_study, study_figures_dir
 
 STS_COLUMNS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "avg"]
 BLOCK = re.compile(r"(<!-- record: (?P<kind>[a-z_]+) (?P<study>[A-Za-z0-9_.+=-]+) -->\n)(?P<body>.*?)(<!-- /record -->)",
                    re.S)
 PAPER_STUDY = "paper-"   # a paper's study is named after its method (paper-mixcse): its tally says the method
-# where each study's record is committed (the figures root the study runs with)
-FIGURES_ROOTS = {"cpu-compare": "figures"}
-DEFAULT_FIGURES_ROOT = "figures/cpu-papers"
 DOCS_ROOT = "."   # where --from-record finds the committed records of the studies that decide shared claims
 
 
 def committed_record(study: str, root: str | os.PathLike = ".") -> Path:
-    """The committed record of a shipped cpu study."""
-    return record_path(Path(root) / FIGURES_ROOTS.get(study, DEFAULT_FIGURES_ROOT), study)
+    """The committed record of a shipped cpu study: under the figures root its study file names."""
+    return record_path(Path(root) / study_figures_dir(study), study)
 
 
 class StaleRecord(RecordError):
@@ -277,7 +274,7 @@ def _key_words(key: str) -> str:
     return words.get(name, words.get(name.split(".", 1)[-1], name))
 
 
-def rebuild_from_record(study: str, profile: str = "cpu", figures_dir: str | os.PathLike = "figures",
+def rebuild_from_record(study: str, profile: str = "cpu", figures_dir: str | os.PathLike | None = None,
                         reports_dir: str | os.PathLike = "reports", stream=None) -> int:
     """See the module docstring; returns 0 (the exit status of ``cselab reproduce --from-record``)."""
     import sys
@@ -286,6 +283,7 @@ def rebuild_from_record(study: str, profile: str = "cpu", figures_dir: str | os.
 
     out = stream or sys.stdout
     spec = load_study(study, profile, notebooks=False)
+    figures_dir = spec.figures_dir if figures_dir is None else figures_dir   # the study file's, by default
     source = record_path(figures_dir, spec.name)
     try:
         frame, records = study_frame(spec, current_records(spec, source))
@@ -414,7 +412,7 @@ def _link_decided(verdict: str) -> str:
     if not verdict.startswith(DECIDED_IN + " "):
         return verdict
     study, _, rest = verdict[len(DECIDED_IN) + 1:].partition(":")
-    page = "cpu-compare.md" if FIGURES_ROOTS.get(study) == "figures" else "cpu-papers.md"
+    page = "cpu-compare.md" if study_figures_dir(study) == "figures" else "cpu-papers.md"
     return f"{DECIDED_IN} [{study}]({page}){':' + rest if rest else ''}"
 
 

@@ -70,7 +70,7 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
     """One panel per metric (``{metric words: compare_to_baseline(...) frame}``), one row per group
     other than the baseline: the mean difference (dot) with its 95 % interval (bar: the t-interval over
     seeds, or for a single shared seed the paired bootstrap over test pairs of
-    :func:`cselab.workbench.analysis.compare.difference_panels`) and, at the right, the Holm-adjusted p of the
+    :func:`cselab.workbench.comparisons.difference_panels`) and, at the right, the Holm-adjusted p of the
     paired t-test when the frame has ``p_holm`` (else the raw p; ``n 1`` when only one seed is shared:
     no test). ``p_beside=False`` (the default above two panels) writes no words beside the rows: a
     filled dot is an adjusted p below α, a hollow one is not, and the note says over how many seeds;

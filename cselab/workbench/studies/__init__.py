@@ -8,6 +8,6 @@ train notebook), launchers.py (local threads, submitit for SLURM), report.py (pl
 page), runner.py (:func:`reproduce`).
 """
 from .runner import reproduce
-from .spec import Study, StudyError, available_studies, load_study
+from .spec import Study, StudyError, available_studies, load_study, study_figures_dir
 
-__all__ = ["Study", "StudyError", "available_studies", "load_study", "reproduce"]
+__all__ = ["Study", "StudyError", "available_studies", "load_study", "reproduce", "study_figures_dir"]

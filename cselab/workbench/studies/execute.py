@@ -232,7 +232,7 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    from ...model.timing import ENV, KINDS
+    from ...model.timing import ENV, TIMED_KINDS
     from .spec import read_notebook
 
     output = Path(output)
@@ -263,7 +263,7 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
                 split.total = time.perf_counter() - started
                 split.cells = cell_seconds(output)
                 measured = read_json(timings) if timings.is_file() else {}
-                split.encode, split.fit = (measured.get(k) for k in KINDS)
+                split.encode, split.fit = (measured.get(k) for k in TIMED_KINDS)
     return output
 
 
@@ -402,7 +402,7 @@ def train_logged(task: RunTask, resume: bool, split: TimeSplit) -> dict:
             logger.removeHandler(handler)
             torch.set_num_threads(threads)
             after = timing.totals()
-            split.encode, split.fit = (after[k] - before[k] for k in timing.KINDS)
+            split.encode, split.fit = (after[k] - before[k] for k in timing.TIMED_KINDS)
             split.total = time.perf_counter() - started
             out.close()
             os.replace(partial, log)

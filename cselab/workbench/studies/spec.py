@@ -26,14 +26,14 @@ from .claims_spec import ClaimsSpec, read_claims_spec
 from .record import variant_of_label
 from .run_grid import ENGINE_KEYS, MAX_STUDY_RUNS, RunSpec, expand_group, flatten
 from .smoke import NOTEBOOK_PARAMETERS, SMOKE
-from .study_file import (GROUP_KEYS, NAME_PATTERN, NOTEBOOK_KEYS, STUDY_KEYS, StudyError, as_list, check_file_name,
-                         check_keys, item_lines, read_yaml)
+from .study_file import (DEFAULT_FIGURES_DIR, GROUP_KEYS, NAME_PATTERN, NOTEBOOK_KEYS, STUDY_KEYS, StudyError, as_list,
+                         check_file_name, check_keys, figures_dir_of, item_lines, read_yaml)
 
 __all__ = ["ENGINE_KEYS", "ENGINE_PARAMETERS", "GROUP_KEYS", "KERNELSPEC", "NAME_PATTERN", "NOTEBOOKS_DIR",
            "NOTEBOOK_KEYS", "STUDY_DIR", "STUDY_KEYS", "NotebookSpec", "RunSpec", "Study",
            "StudyError", "available_studies", "check_file_name", "expand_group", "flatten", "load_study",
            "notebook_parameters", "parse_notebook", "read_notebook", "resolve_notebook", "resolve_study_path",
-           "select_runs"]
+           "select_runs", "study_figures_dir"]
 
 STUDY_DIR = Path(__file__).parent                           # shipped studies: cselab/workbench/studies/<name>.yaml
 
@@ -50,6 +50,7 @@ class Study:
     claims: ClaimsSpec = field(default_factory=ClaimsSpec)   # claims, power rule, record extras and figures
     smoke: bool = False   # a smoke profile: tiny runs, and a sample of the data root (studies/smoke.py)
     profiles: list[str] = field(default_factory=list)   # every profile the study file defines
+    figures_dir: str = DEFAULT_FIGURES_DIR   # its folder (record.jsonl, figures) is <figures_dir>/<name>/
 
     def run(self, label: str) -> RunSpec:
         return next(r for r in self.runs if r.label == label)
@@ -196,6 +197,14 @@ def _slurm(path: Path, data: dict) -> dict:
     return dict(slurm)
 
 
+def study_figures_dir(source: str | os.PathLike) -> str:
+    """The figures root of a study (its record is ``<figures_dir>/<name>/record.jsonl``): the study file's
+    ``figures_dir``, else ``figures``. Reads the file's YAML only (no run is validated)."""
+    path = resolve_study_path(source)
+    data, text = read_yaml(path)
+    return figures_dir_of(path, data, text)
+
+
 # ------------------------------------------------------------------- the study
 def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str | os.PathLike = "runs",
                notebooks: bool = True, observed=None) -> Study:
@@ -224,4 +233,5 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
         runs = _runs(path, data, text, chosen, Path(runs_root), profile, claims.planned_seeds())
     specs = _notebooks(path, data, text, chosen, [r.label for r in runs]) if notebooks else []
     slurm = _slurm(path, data)
-    return Study(name, description, path, profile, runs, specs, slurm, claims, chosen.smoke, chosen.names)
+    return Study(name, description, path, profile, runs, specs, slurm, claims, chosen.smoke, chosen.names,
+                 figures_dir_of(path, data, text))

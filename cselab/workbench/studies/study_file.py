@@ -14,8 +14,11 @@ import yaml
 from ...model.io import read_utf8
 from ...model.options import YAML_MAX_BYTES, load_yaml, shown
 
-STUDY_KEYS = ("name", "description", "profiles", "runs", "notebooks", "slurm", "power", "claims", "record_extras",
-              "record_figures")
+STUDY_KEYS = ("name", "description", "figures_dir", "profiles", "runs", "notebooks", "slurm", "power", "claims",
+              "record_extras", "record_figures")
+# the figures root a study's folder (<figures_dir>/<study>/: its record.jsonl and figures) lives in when
+# the study file names none; `cselab reproduce --figures-dir` overrides either
+DEFAULT_FIGURES_DIR = "figures"
 GROUP_KEYS = ("label", "config", "set", "grid", "seeds", "profiles")
 NOTEBOOK_KEYS = ("notebook", "name", "runs", "parameters", "profiles")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=-]*$")
@@ -53,6 +56,31 @@ def read_yaml(path: Path) -> tuple[dict, str]:
     if not isinstance(data, dict):
         raise StudyError(f"{path}: a study is a mapping with keys {', '.join(STUDY_KEYS)}")
     return data, text
+
+
+def key_line(text: str, key: str) -> int | None:
+    """1-based line of the top-level ``key`` (for error messages), None when it is not there."""
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    if isinstance(root, yaml.MappingNode):
+        for k, _ in root.value:
+            if getattr(k, "value", None) == key:
+                return k.start_mark.line + 1
+    return None
+
+
+def figures_dir_of(path: Path, data: dict, text: str) -> str:
+    """Where the study's folder lives: the study file's ``figures_dir`` (a relative folder, read from the
+    working directory as ``--figures-dir`` is), else :data:`DEFAULT_FIGURES_DIR`. One home for the
+    record: ``cselab reproduce``'s runs, ``--dry-run``, ``--replan`` and ``--from-record`` all read it."""
+    value = data.get("figures_dir", DEFAULT_FIGURES_DIR)
+    if not isinstance(value, str) or not value.strip() or Path(value).is_absolute() or ".." in Path(value).parts:
+        line = key_line(text, "figures_dir")
+        raise StudyError(f"{path}{f':{line}' if line else ''}: figures_dir: expected a relative folder inside the "
+                         f"project, e.g. figures/cpu-papers, got {shown(value)}")
+    return value
 
 
 def check_keys(where: str, mapping: Any, allowed: tuple[str, ...], what: str) -> None:

@@ -2,7 +2,7 @@
 seeds (ClusterNS's tables, :mod:`cselab.model.evaluate.clustering`); the user's own labelled texts beside them."""
 from __future__ import annotations
 
-from . import Option, Ref, Suite, Table, register_suite
+from .registry import Option, Ref, Suite, Table, register_suite
 
 # The column labels of ClusterNS's tables (Table 5: DBpedia AMI; Table 6: the short-text sets).
 COLUMNS = {"DBpedia": "DBpedia (AMI)", "AgNews": "AG", "Biomedical": "Bio", "GoogleNews-S": "G-S",

@@ -2,7 +2,7 @@
 STS-B (:mod:`cselab.model.evaluate.geometry`)."""
 from __future__ import annotations
 
-from . import Option, Ref, Suite, register_suite
+from .registry import Option, Ref, Suite, register_suite
 
 GEOMETRY_KEYS = ("alignment", "uniformity", "mean_cos", "largest_angle")
 

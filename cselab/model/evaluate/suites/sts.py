@@ -3,7 +3,7 @@ protocol, :mod:`cselab.model.evaluate.sts`). The default suite, the one training
 STS-B dev with, and the one training's final evaluation writes into ``results.json``."""
 from __future__ import annotations
 
-from . import Option, Ref, Suite, register_suite
+from .registry import Option, Ref, Suite, register_suite
 
 
 def _table(r: dict, label: str) -> str:

@@ -2,7 +2,7 @@
 embeddings (:mod:`cselab.model.evaluate.transfer`)."""
 from __future__ import annotations
 
-from . import Option, Ref, Suite, register_suite
+from .registry import Option, Ref, Suite, register_suite
 
 
 def _table(r: dict, label: str) -> str:
