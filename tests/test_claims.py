@@ -296,7 +296,7 @@ def test_a_planted_mixed_kind_pair_is_left_out_and_the_row_says_why():
 
 
 def test_the_computation_of_a_record_line():
-    from cselab.workbench.claims import computation, with_computation
+    from cselab.workbench.claims import computation_fields as computation, with_computation
 
     line = {"label": "a-s1", "commit": "abc-dirty", "cpu": {"capability": "AVX512", "native_bf16": "amx"},
             "execution": {"precision": "bf16", "eval_precision": "fp32"}}

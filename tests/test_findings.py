@@ -117,7 +117,7 @@ def test_the_k16_k32_differences_quoted_in_prose_are_what_the_apincse_record_giv
 def test_every_claim_pair_over_the_committed_records_is_one_computation(study):
     """The pairing rule over the committed records: each pair a verdict rests on joins two runs of one
     CPU kind, one precision and one code identity (fingerprint, or the legacy lines' commit)."""
-    from cselab.workbench.claims import computation
+    from cselab.workbench.studies.record import computation
     from cselab.workbench.paper_tables.record_report import _study, claims_of, study_frame
 
     spec = _study(study)

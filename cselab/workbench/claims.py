@@ -324,8 +324,9 @@ CODE_FINGERPRINT = "code_fingerprint"   # the record key of the training code's 
 UNVERIFIED = "-dirty"                   # a commit from an uncommitted tree: the code that ran is unknown
 
 
-def computation(record: Mapping) -> dict[str, str]:
-    """The computation a record line ran: its CPU kind (torch's capability and what makes bf16 native
+def computation_fields(record: Mapping) -> dict[str, str]:
+    """The computation a record line ran, for a frame without a record reader above it (the studies
+    side's ``cselab.workbench.studies.record.computation`` is the one the findings use): its CPU kind (torch's capability and what makes bf16 native
     there), its precisions (training/evaluation) and its code identity (the code fingerprint where the
     line has one, else the ``commit`` string of the legacy lines)."""
     cpu, execution = record.get("cpu") or {}, record.get("execution") or {}
@@ -334,9 +335,11 @@ def computation(record: Mapping) -> dict[str, str]:
             "code": str(record.get(CODE_FINGERPRINT) or record.get("commit") or "?")}
 
 
-def with_computation(frame: pd.DataFrame, records: Iterable[Mapping]) -> pd.DataFrame:
-    """``frame`` (one row per record, a ``label`` column) with the :data:`COMPUTATION` columns."""
-    known = {r["label"]: computation(r) for r in records}
+def with_computation(frame: pd.DataFrame, records: Iterable[Mapping], of=None) -> pd.DataFrame:
+    """``frame`` (one row per record, a ``label`` column) with the :data:`COMPUTATION` columns, each
+    record's from ``of`` (a record → a mapping with those keys; default :func:`computation_fields`)."""
+    of = of or computation_fields
+    known = {r["label"]: of(r) for r in records}
     out = frame.copy()
     for key in COMPUTATION:
         out[key] = [known.get(label, {}).get(key, "?") for label in out["label"]] if len(out) else []
@@ -345,6 +348,7 @@ def with_computation(frame: pd.DataFrame, records: Iterable[Mapping]) -> pd.Data
 
 def _short(value: str) -> str:
     """A commit or fingerprint to 7 characters (its ``-dirty`` kept); other values whole."""
+    value = value.removeprefix("commit:")   # the record reader names a legacy line's code by its commit
     base, dirty = (value[:-len(UNVERIFIED)], UNVERIFIED) if value.endswith(UNVERIFIED) else (value, "")
     return (base[:7] if len(base) >= 20 and all(c in "0123456789abcdef" for c in base) else base) + dirty
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..claims import HOLDS, REVERSED, Claim, PowerRule, claims_table, format_claims, tally, verdict, with_computation
 from ...model.rundir import RunDir
-from ..studies.record import read_record, records_frame, run_record, variant_of_label
+from ..studies.record import computation_columns, read_record, records_frame, run_record, variant_of_label
 from ..studies.spec import load_study
 
 
@@ -59,7 +59,7 @@ def study_claims_table(study: str, profile: str, runs: Mapping[str, str | os.Pat
     if frame.empty:
         frame = pd.DataFrame(columns=["variant", "seed", "avg"])
     else:   # the pairing rule reads each run's computation (CPU kind, precision, code) from its line
-        frame = with_computation(frame, records)
+        frame = with_computation(frame, records, of=computation_columns)
     from .record_report import mechanism_readings
 
     table = claims_table(frame, spec.claims.claims, spec.claims.rule, inert=mechanism_readings(spec, records))

@@ -1,16 +1,16 @@
 """Every paper claim of the cpu studies at a glance: one row per claim, grouped by paper.
 
-The rows come from the same claims tables as each study's own block (:func:`record_report.claims_of`
-over the committed record), so the overview can never disagree with them. Each row carries Δ in
+The rows come from the same claims tables as each study's own block
+(:func:`cselab.workbench.paper_tables.record_report.overview_rows`: ``claims_of`` over the committed
+record), so the overview can never disagree with them. Each row carries Δ in
 the paper's direction (positive: as the paper says) with its 95 % t-interval over the seed pairs the
 test kept, n, the MDE and the claim's target in the claim's own units, the paper's own number and
 the verdict. ``make findings`` writes the table into docs/cpu-papers.md (``<!-- record: overview
-cpu-papers -->``) and the figure beside the records (:func:`write_overview_figure`).
+cpu-papers -->``) and the figure beside the records (``record_report.write_overview_figure``).
 """
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -31,27 +31,6 @@ def verdict_class(verdict: str) -> str:
     if verdict.startswith("not detected"):
         return "powered null"
     return "no test"
-
-
-def overview_rows(root: str | os.PathLike = ".", studies=PAPER_STUDIES) -> pd.DataFrame:
-    """One row per paper claim of ``studies`` (their committed records under ``root``)."""
-    from . import record_report as rr
-
-    rows = []
-    for study in studies:
-        spec = rr._study(study)
-        frame, records = rr.study_frame(spec, rr.current_records(spec, rr.committed_record(study, root)))
-        table, _ = rr.claims_of(spec, frame, records, root)
-        claims = {c.claim: c for c in spec.claims.claims}
-        for _, r in table[table["kind"] == "paper"].iterrows():
-            claim = claims[r["claim"]]
-            rows.append({"paper": rr.tally_name(study), "claim": r["claim"], "verdict": r["verdict"],
-                         "class": verdict_class(str(r["verdict"])), "metric": r["metric"], "test": r["test"],
-                         "delta": float(r["paper_diff"]), "low": float(r["paper_ci_low"]),
-                         "high": float(r["paper_ci_high"]), "n": int(r["n"]), "mde": float(r["mde"]),
-                         "target": float(r["target"]),
-                         "paper_effect": claim.paper_effect if claim.paper_effect is not None else math.nan})
-    return pd.DataFrame(rows)
 
 
 def _number(x: float, signed: bool = False) -> str:
@@ -87,14 +66,4 @@ def overview_markdown(rows: pd.DataFrame) -> str:
             "computation the test kept.\n\n" + "\n".join(lines) + "\n")
 
 
-def write_overview_figure(root: str | os.PathLike = ".", rows: pd.DataFrame | None = None) -> list[Path]:
-    """Draw the overview figure (``figures/cpu-papers/overview.png``) from the committed records."""
-    from ..plots.core import save_figure
-    from ..plots.overview import plot_claims_overview
-
-    rows = overview_rows(root) if rows is None else rows
-    return save_figure(plot_claims_overview(rows), Path(root) / OVERVIEW_FIGURE, formats=("png",))
-
-
-__all__ = ["OVERVIEW_FIGURE", "PAPER_STUDIES", "overview_markdown", "overview_rows", "verdict_class",
-           "write_overview_figure"]
+__all__ = ["OVERVIEW_FIGURE", "PAPER_STUDIES", "overview_markdown", "verdict_class"]

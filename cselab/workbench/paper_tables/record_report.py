@@ -35,7 +35,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..claims import claims_table, format_claims, format_plan, mechanism_reading, tally, with_computation
-from ..studies.record import RecordError, read_study_record, record_path, records_frame, records_series
+from ..studies.record import computation_columns, RecordError, read_study_record, record_path, records_frame, records_series
 from ..studies.spec import load_study, study_figures_dir
 
 STS_COLUMNS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "avg"]
@@ -70,7 +70,7 @@ def study_frame(study, records: list[dict]) -> tuple[pd.DataFrame, list[dict]]:
     labels = {r.label for r in study.runs}
     own = [r for r in records if r["label"] in labels]
     frame = records_frame(own)
-    return (with_computation(frame, own) if not frame.empty else frame), own
+    return (with_computation(frame, own, of=computation_columns) if not frame.empty else frame), own
 
 
 def mechanism_readings(study, records: list[dict]) -> dict[str, str]:
@@ -346,7 +346,7 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
     """The Markdown of one generated block: ``claims`` (the claims table, the paper's and the
     checks'), ``plan`` (the power plan), ``scores`` (mean ± sd per variant), ``tally`` (one line)."""
     if kind == "overview":   # every paper study's claims in one table, the figure beside it (make findings draws it)
-        from .overview import OVERVIEW_FIGURE, overview_markdown, overview_rows
+        from .overview import OVERVIEW_FIGURE, overview_markdown
 
         return (f"![Every paper claim: Δ in the paper's direction over its target, 95 % interval, verdict, n]"
                 f"(../{OVERVIEW_FIGURE}.png)\n\n" + overview_markdown(overview_rows(root)))
@@ -442,6 +442,38 @@ def update_docs(paths, root: str | os.PathLike = ".", write: bool = True) -> dic
     return changed
 
 
+# ------------------------------------------------------------------- every paper claim at a glance
+def overview_rows(root: str | os.PathLike = ".", studies=None) -> pd.DataFrame:
+    """One row per paper claim of ``studies`` (their committed records under ``root``)."""
+    from .overview import PAPER_STUDIES, verdict_class
+
+    rows = []
+    for study in studies or PAPER_STUDIES:
+        spec = _study(study)
+        frame, records = study_frame(spec, current_records(spec, committed_record(study, root)))
+        table, _ = claims_of(spec, frame, records, root)
+        claims = {c.claim: c for c in spec.claims.claims}
+        for _, r in table[table["kind"] == "paper"].iterrows():
+            claim = claims[r["claim"]]
+            rows.append({"paper": tally_name(study), "claim": r["claim"], "verdict": r["verdict"],
+                         "class": verdict_class(str(r["verdict"])), "metric": r["metric"], "test": r["test"],
+                         "delta": float(r["paper_diff"]), "low": float(r["paper_ci_low"]),
+                         "high": float(r["paper_ci_high"]), "n": int(r["n"]), "mde": float(r["mde"]),
+                         "target": float(r["target"]),
+                         "paper_effect": claim.paper_effect if claim.paper_effect is not None else math.nan})
+    return pd.DataFrame(rows)
+
+
+def write_overview_figure(root: str | os.PathLike = ".", rows: pd.DataFrame | None = None) -> list[Path]:
+    """Draw the overview figure (``figures/cpu-papers/overview.png``) from the committed records."""
+    from ..plots.core import save_figure
+    from ..plots.overview import plot_claims_overview
+    from .overview import OVERVIEW_FIGURE
+
+    rows = overview_rows(root) if rows is None else rows
+    return save_figure(plot_claims_overview(rows), Path(root) / OVERVIEW_FIGURE, formats=("png",))
+
+
 def main(argv=None) -> int:
     """``python -m cselab.workbench.paper_tables.record_report [--check] FILE...``: rewrite (or check) the
     generated blocks of the docs from the committed records."""
@@ -461,8 +493,6 @@ def main(argv=None) -> int:
     for path, names in changed.items():
         print(f"{path}: {'differs' if args.check else 'rewritten'}: {', '.join(names)}")
     if not args.check:   # the overview figure cpu-papers.md opens with, from the same records
-        from .overview import write_overview_figure
-
         print(f"overview figure: {', '.join(map(str, write_overview_figure()))}")
     return 1 if changed and args.check else 0
 
@@ -471,5 +501,5 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["claims_of", "committed_record", "rebuild_from_record", "render_block", "scores_table", "study_frame",
-           "update_docs"]
+__all__ = ["claims_of", "committed_record", "overview_rows", "rebuild_from_record", "render_block", "scores_table",
+           "study_frame", "update_docs", "write_overview_figure"]

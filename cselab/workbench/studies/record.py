@@ -59,7 +59,7 @@ from ...model.io import atomic_write_text
 from ...model.rundir import RunDir
 
 FORMAT = 2
-FORMATS = (1, 2)    # what this cselab reads: 1 is legacy (partial config, code known by its commit)
+READ_FORMATS = (1, 2)    # what this cselab reads: 1 is legacy (partial config, code known by its commit)
 FINAL = default_suite()   # the suite training scores its selected model with (results.json's key of that name)
 RECORD_FILE = "record.jsonl"
 SEED_SUFFIX = re.compile(r"-s(\d+)$")
@@ -214,8 +214,8 @@ def _number(value) -> bool:
 
 def _line_problem(record: dict, study: str | None, profile: str | None) -> str | None:
     """What is wrong with one parsed line, in words, or None."""
-    if record.get("format") not in FORMATS:
-        return f"record format {record.get('format')!r}, this cselab reads {' and '.join(map(str, FORMATS))}"
+    if record.get("format") not in READ_FORMATS:
+        return f"record format {record.get('format')!r}, this cselab reads {' and '.join(map(str, READ_FORMATS))}"
     unknown = sorted(set(record) - _TOP_KEYS)
     if unknown:
         return f"unknown key(s) {', '.join(map(repr, unknown))}"
@@ -449,6 +449,12 @@ def computation(record: Mapping) -> Computation:
                        f"{execution.get('precision')}/{execution.get('eval_precision')}", legacy)
 
 
+
+def computation_columns(record: Mapping) -> dict[str, str | bool]:
+    """:func:`computation` as the columns the claims' pairing compares (``code``, ``cpu``, ``precision``)."""
+    return computation(record)._asdict()
+
+
 # ------------------------------------------------------------------- records → one row per run
 def _last(column: dict, key: str):
     values = [v for v in column.get(key, []) if v is not None]
@@ -520,7 +526,7 @@ def record_fields() -> list[str]:
             "extras"]
 
 
-__all__ = ["DERIVED", "FORMAT", "FORMATS", "RECORD_FILE", "Computation", "RecordError", "StaleLine", "StudyRecord",
+__all__ = ["DERIVED", "FORMAT", "READ_FORMATS", "RECORD_FILE", "Computation", "RecordError", "computation_columns", "StaleLine", "StudyRecord",
            "check_config_hash", "computation", "config_difference", "put_records", "read_record", "read_study_record",
            "record_fields", "record_lock", "record_path", "recorded_config", "records_frame", "records_series",
            "recorded", "run_record", "variant_of_label", "write_record"]
