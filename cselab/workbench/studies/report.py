@@ -176,11 +176,20 @@ def _figure_lines(png: Path, figures_dir: Path, here: Path) -> list[str]:
     return lines
 
 
+def interrupted_state(report: StudyReport) -> str:
+    """An interrupted study in words: how many runs a Ctrl-C stopped at their last checkpoint and how
+    many it kept from starting (each run's row says which)."""
+    statuses = [o.status for o in report.outcomes.values()]
+    parts = [f"{n} run(s) {words}" for n, words in ((statuses.count("interrupted"), "stopped at their last checkpoint"),
+                                                   (statuses.count("not started"), "not started")) if n]
+    return f"interrupted{' (' + ', '.join(parts) + ')' if parts else ''}: run the same command again to resume"
+
+
 def index_markdown(report: StudyReport) -> str:
     study, here = report.study, report.report_dir
     state = ("in progress: if no `cselab reproduce` of this study is running, it was killed; run the same command "
              "again to resume" if report.in_progress
-             else "interrupted (run the same command again to resume)" if report.interrupted
+             else interrupted_state(report) if report.interrupted
              else "all runs and notebooks succeeded" if report.ok else f"{report.failures} failed or skipped")
     lines = [f"# Study `{study.name}`", ""]
     if study.description:
