@@ -336,6 +336,8 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
                                  f"{spec.path}: slurm")
     threads = threads_per_run(jobs, launcher)
     record_file = record_path(figures_dir, spec.name)
+    if not spec.smoke:   # the record is never read or written through a link (another file would take its lines)
+        check_not_link(record_file, "the study's record")
     plan = make_plan(spec, data_dir, threads, launcher, recorded(record_file))
     if dry_run:
         print(format_plan(spec, plan), file=out)
@@ -348,7 +350,9 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
     run_launcher.check_available()   # e.g. no SLURM here: one line, before any report is written
     # before anything runs: a read-only place fails here in one line naming the option, not in a run's
     # lock or in a notebook's cell (after the earlier executed notebook was replaced by the failed one)
+    # (the record too: a study that trained every run and could not record one is not a success)
     for option, folder in (("--runs-dir", runs_dir), ("--reports-dir", report_dir),
+                           *((("--figures-dir", record_file.parent),) if not spec.smoke else ()),
                            *(("--figures-dir", Path(figures_dir) / spec.name / nb.name) for nb in spec.notebooks)):
         check_writable(folder, option)
     if spec.smoke:
@@ -392,8 +396,10 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
                                     data_dir)
             put_records(record_file, [run_record(outcome.run_dir, label, spec.name, spec.profile, extras)
                                       for label in labels])
-        except Exception as e:   # the run stays; the record says nothing false, and the line says why
-            bar.line(f"    record: {outcome.label} not recorded: {type(e).__name__}: {first_line(e)}")
+        except Exception as e:   # the run stays; the record says nothing false, the line says why and the
+            # study does not end "all succeeded" (exit status 1)
+            report.unrecorded[outcome.label] = f"{type(e).__name__}: {first_line(e)}"
+            bar.line(f"    record: {outcome.label} not recorded in {record_file}: {report.unrecorded[outcome.label]}")
 
     def record(outcome: RunOutcome) -> None:
         keep(outcome, [outcome.label, *aliases.get(outcome.label, [])])
@@ -450,5 +456,8 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
         index = write_report(report)
     state = (interrupted_state(report) if report.interrupted
              else "all succeeded" if report.ok else f"{report.failures} failed or skipped")
+    if report.unrecorded:
+        state += (f"; {len(report.unrecorded)} run(s) not recorded in {record_file} "
+                  f"({next(iter(report.unrecorded.values()))})")
     print(f"study {spec.name}: {state}; {format_seconds(report.wall_seconds)}; index: {index}", file=out, flush=True)
     return 130 if report.interrupted else 0 if report.ok else 1
