@@ -85,17 +85,40 @@ def _expanded_values(root) -> int:
     return counts[id(root)]
 
 
+STR_TAG = "tag:yaml.org,2002:str"
+
+
+def _key_value(key):
+    """What a scalar key becomes in the mapping: its text for a string; its value for a number, a
+    boolean, null or a date, as PyYAML constructs it (``0.1`` and ``0.10``, or ``1`` and ``1.0``, are one
+    key of a dict, as Python compares them); a tag PyYAML does not construct, its tag and text."""
+    if key.tag == STR_TAG:
+        return key.value
+    constructor = yaml.constructor.SafeConstructor()
+    try:
+        return constructor.yaml_constructors[key.tag](constructor, key)
+    except (KeyError, ValueError, TypeError, yaml.YAMLError):
+        return (key.tag, key.value)
+
+
 def _check_unique_keys(node) -> None:
     """A key written twice in one mapping: PyYAML keeps the last silently (``batch_size: 8`` then
-    ``batch_size: 64`` trains with 64); refused at the second one's line."""
+    ``batch_size: 64`` trains with 64; a sweep's points ``0.1`` and ``0.10`` became one point); refused
+    at the second one's line."""
     seen: dict = {}
     for key, _ in node.value:
         if isinstance(key, yaml.ScalarNode):
-            name = (key.tag, key.value)
-            if name in seen:
-                raise _bounded_error(f"the key {shown(key.value)} is written twice (also at line {seen[name]}); "
+            name = _key_value(key)
+            try:
+                first = seen.get(name)
+            except TypeError:   # unhashable: PyYAML itself refuses it as a key
+                continue
+            if first is not None:
+                line, text = first
+                again = "written twice" if text == key.value else f"the key {shown(text)} again"
+                raise _bounded_error(f"the key {shown(key.value)} is {again} (also at line {line}); "
                                      "YAML would keep the last one silently", key)
-            seen[name] = key.start_mark.line + 1
+            seen[name] = (key.start_mark.line + 1, key.value)
 
 
 def load_yaml(text: str):
