@@ -82,9 +82,9 @@ def _worker_main(conn, parent_pid: int) -> None:
         try:
             task = conn.recv()
         except (EOFError, OSError):   # the study closed its end or is gone
-            return
+            task = None
         if task is None:
-            return
+            _exit_now()
         try:
             state["running"] = True
             outcome = not_started(task) if state["stopped"] else execute_run(task)
@@ -95,7 +95,21 @@ def _worker_main(conn, parent_pid: int) -> None:
         try:
             conn.send(outcome)
         except OSError:
-            return
+            _exit_now()
+
+
+def _exit_now() -> None:
+    """A worker's end. Nothing of a run is left to write (its log and outcome are out), so the
+    interpreter's teardown of torch is skipped: seconds a study would wait for at its end (3 s against
+    0.2 s on a loaded machine). multiprocessing's finalizers still run, as at a normal exit: they
+    unlink the semaphores a run created (tqdm's lock), which the resource tracker would otherwise
+    report as leaked."""
+    from multiprocessing import util
+
+    util._run_finalizers()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def not_started(task: RunTask) -> RunOutcome:
