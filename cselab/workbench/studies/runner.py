@@ -352,8 +352,8 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
     # lock or in a notebook's cell (after the earlier executed notebook was replaced by the failed one)
     # (the record too: a study that trained every run and could not record one is not a success)
     for option, folder in (("--runs-dir", runs_dir), ("--reports-dir", report_dir),
-                           *((("--figures-dir", record_file.parent),) if not spec.smoke else ()),
-                           *(("--figures-dir", Path(figures_dir) / spec.name / nb.name) for nb in spec.notebooks)):
+                           *(("--figures-dir", Path(figures_dir) / spec.name / nb.name) for nb in spec.notebooks),
+                           *((("--figures-dir", record_file.parent),) if not spec.smoke else ())):
         check_writable(folder, option)
     if spec.smoke:
         build_stand_ins(spec.runs)   # not before: a dry run writes nothing
