@@ -102,8 +102,8 @@ def _exit_now() -> None:
     """A worker's end. Nothing of a run is left to write (its log and outcome are out), so the
     interpreter's teardown of torch is skipped: seconds a study would wait for at its end (3 s against
     0.2 s on a loaded machine). multiprocessing's finalizers still run, as at a normal exit: they
-    unlink the semaphores a run created (tqdm's lock), which the resource tracker would otherwise
-    report as leaked."""
+    unlink the semaphores the run's libraries created, which the resource tracker reported as leaked
+    (two a study) when the worker skipped them."""
     from multiprocessing import util
 
     util._run_finalizers()
