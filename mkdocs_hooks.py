@@ -7,6 +7,8 @@ The site is built from the files the repository already has, so that it cannot d
   to a file that does not exist is a warning, which ``mkdocs build --strict`` turns into a failure;
   a link to a file outside ``docs/`` (a study file, a module, a figure) copies that file into the site
   under its repository path and points there, a link to a folder points to the folder's README.md;
+  a file that is a symbolic link out of the repository (``record.jsonl`` → ``/etc/passwd``), linked
+  from a page or inside ``docs/``, is never copied: a warning, which ``--strict`` fails on;
 * the notebooks ``notebooks/*.py`` (jupytext percent) are pages, rendered by mkdocs-jupyter without
   executing them, and so are the executed notebooks of the cpu-demo study
   (``reports/cpu-demo/*.ipynb``) when ``make demo`` has written them; both are added to the nav (the
@@ -77,6 +79,9 @@ def resolve(page_repo_path: str, target: str):
     if repo.startswith("../") or repo == "..":
         return None, anchor, f"points outside the repository: {target}"
     full = ROOT / repo
+    outside = _outside_link(full)
+    if outside:
+        return None, anchor, f"{target} {outside}"
     if full.is_dir():
         if not (full / "README.md").is_file():
             return None, anchor, f"points to a folder without README.md: {target}"
@@ -84,6 +89,17 @@ def resolve(page_repo_path: str, target: str):
     elif not full.is_file():
         return None, anchor, f"points to a file that does not exist: {target}"
     return repo, anchor, None
+
+
+def _outside_link(path: Path) -> str | None:
+    """Why ``path`` (in the repository) must not be published: a symbolic link, or a folder on its way
+    that is one, leading out of the repository (``record.jsonl`` → ``/etc/passwd`` would be copied
+    into the site); None when it stays inside."""
+    try:
+        path.resolve().relative_to(ROOT)
+        return None
+    except ValueError:
+        return f"is a link to {path.resolve()}, outside the repository: not published"
 
 
 def _links(text: str):
@@ -197,6 +213,15 @@ def on_files(files: Files, config) -> Files:
         if files.get_file_from_path(site_path(repo)) is None:
             files.append(File(site_path(repo), src_dir=str(ROOT), dest_dir=config["site_dir"],
                               use_directory_urls=config["use_directory_urls"]))
+    # a file of docs/ (or a notebook) linked out of the repository is dropped, not copied: the warning
+    # fails `mkdocs build --strict` (`make docs`), a plain build leaves it out of the site
+    ours = {Path(config["docs_dir"]).resolve(), ROOT}   # not the theme's files, which live in its package
+    for file in list(files):
+        outside = (file.src_dir and Path(file.src_dir).resolve() in ours
+                   and _outside_link(Path(file.abs_src_path)))
+        if outside:
+            log.warning("%s %s", file.src_uri, outside)
+            files.remove(file)
     return files
 
 

@@ -147,6 +147,41 @@ def test_a_key_written_twice_is_refused_at_its_second_line(tmp_path):
     assert load_yaml("a: &a {x: 1}\nb: *a\nc: {<<: *a, y: 2}\n") == {"a": {"x": 1}, "b": {"x": 1}, "c": {"x": 1, "y": 2}}
 
 
+def test_keys_equal_as_values_are_one_key_and_refused(tmp_path):
+    """A sweep's points 0.1 and 0.10 are one float key: PyYAML kept the last point without a word. Keys
+    are compared as PyYAML constructs them (1 and 1.0 too, as a dict does), text keys as text."""
+    study = tmp_path / "study.yaml"
+    study.write_text("name: s\nrecord_figures:\n  - name: lr\n    kind: sweep\n    points:\n      0.1: a\n"
+                     "      0.10: b\n")
+    with pytest.raises(StudyError) as err:
+        load_study(study)
+    assert str(err.value) == (f"{study}:7: cannot parse (the key '0.10' is the key '0.1' again (also at line 6); "
+                              "YAML would keep the last one silently)")
+    with pytest.raises(Exception, match=r"the key '1\.0' is the key '1' again \(also at line 1\)"):
+        load_yaml("1: a\n1.0: b\n")
+    assert load_yaml("1: a\n'1': b\n0.1: c\n0.2: d\n") == {1: "a", "1": "b", 0.1: "c", 0.2: "d"}
+
+
+def test_a_json_config_refuses_a_key_written_twice_as_yaml_does(tmp_path):
+    """json keeps the last of two equal keys silently (batch_size 8 then 64 trained with 64): refused at the
+    second one's line, naming the file, the key and the first one's line; equal keys in different objects
+    (and a key-like string in a value) are not duplicates."""
+    path = tmp_path / "twice.json"
+    path.write_text('{"batch_size": 8,\n "model": "all-minilm-l6",\n "batch_size": 64}\n')
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == (f"{path}:3: cannot parse (the key 'batch_size' is written twice (also at line 1); "
+                              "JSON would keep the last one silently)")
+    path.write_text('{"method": "esimcse",\n "esimcse": {"queue_size": 32,\n  "queue_size": 64}}\n')
+    with pytest.raises(ConfigError, match=r"twice\.json:3: cannot parse \(the key 'queue_size' is written twice "
+                                          r"\(also at line 2\)"):
+        load_config(path)
+    fine = tmp_path / "fine.json"
+    fine.write_text('{"method": "esimcse", "run_name": "{\\"esimcse\\": 1",\n "esimcse": {"queue_size": 64}}\n')
+    cfg = load_config(fine)
+    assert cfg.run_name == '{"esimcse": 1' and cfg.method_params["esimcse"].queue_size == 64
+
+
 def test_a_number_as_a_key_is_an_unknown_key_not_a_type_error(tmp_path):
     path = tmp_path / "number.yaml"
     path.write_text("1: x\n")

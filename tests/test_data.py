@@ -152,6 +152,20 @@ def test_stsb_bad_score_and_columns(data_dir, tmp_path):
         load_stsb(tmp_path)
 
 
+def test_an_empty_stsb_split_names_its_file(tmp_path):
+    """An empty sts-dev.csv gave numpy's "zero-size array" from the dev evaluation, naming no file."""
+    folder = tmp_path / "downstream" / "STS" / "STSBenchmark"
+    folder.mkdir(parents=True)
+    for split in ("train", "test"):
+        (folder / f"sts-{split}.csv").write_text("g\tf\t2012\t1\t3.0\ta b\tc d\n")
+    for empty in ("", "\n\n"):
+        (folder / "sts-dev.csv").write_text(empty)
+        with pytest.raises(DataError) as err:
+            load_stsb(tmp_path)
+        assert str(err.value) == (f"{folder / 'sts-dev.csv'}: no scored sentence pairs (the file is empty or every "
+                                  "pair is unscored)")
+
+
 def test_sick_needs_header(tmp_path):
     folder = tmp_path / "downstream" / "SICK"
     folder.mkdir(parents=True)

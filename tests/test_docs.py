@@ -122,6 +122,46 @@ def test_a_broken_link_is_a_warning_strict_fails_on():
     assert hooks.resolve("README.md", "https://example.org/x")[0] is None   # not checked
 
 
+def test_a_file_linked_out_of_the_repository_is_never_published(tmp_path, caplog):
+    """`ln -s /etc/passwd figures/cpu-compare/record.jsonl; make docs` passed --strict with the file in the
+    site: a link out of the repository (the file, or a folder on its way), whether a page links to it or
+    it sits in docs/, is a warning (--strict fails on it) and is not copied. The hooks run in a copy of
+    the repository's layout (their ROOT is the folder they sit in)."""
+    import shutil
+
+    from mkdocs.config import load_config
+    from mkdocs.structure.files import File, Files
+
+    repo, outside = tmp_path / "repo", tmp_path / "elsewhere"
+    (repo / "docs").mkdir(parents=True)
+    (repo / "figures" / "s").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "passwd").write_text("root:x:0:0\n")
+    (repo / "figures" / "s" / "record.jsonl").symlink_to(outside / "passwd")
+    (repo / "figures" / "linked").symlink_to(outside, target_is_directory=True)
+    (repo / "figures" / "s" / "kept.jsonl").write_text("{}\n")
+    (repo / "README.md").write_text("[r](figures/s/record.jsonl) [d](figures/linked/passwd) [k](figures/s/kept.jsonl)\n")
+    (repo / "docs" / "page.md").write_text("# page\n")
+    (repo / "docs" / "leak.md").symlink_to(outside / "passwd")
+    shutil.copy(ROOT / "mkdocs_hooks.py", repo)
+    (repo / "mkdocs.yml").write_text("site_name: t\nuse_directory_urls: false\nplugins: []\nhooks: [mkdocs_hooks.py]\n")
+    spec = importlib.util.spec_from_file_location("copied_hooks", repo / "mkdocs_hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    assert hooks.resolve("README.md", "figures/s/kept.jsonl") == ("figures/s/kept.jsonl", "", None)
+    for target in ("figures/s/record.jsonl", "figures/linked/passwd"):
+        repo_path, _, problem = hooks.resolve("README.md", target)
+        assert repo_path is None
+        assert problem == f"{target} is a link to {outside / 'passwd'}, outside the repository: not published"
+    config = load_config(str(repo / "mkdocs.yml"), site_dir=str(tmp_path / "site"))
+    docs = Files([File(name, str(repo / "docs"), str(tmp_path / "site"), False) for name in ("page.md", "leak.md")])
+    with caplog.at_level("WARNING", logger="mkdocs.hooks.cselab"):
+        published = config.plugins.on_files(docs, config=config)
+    assert sorted(f.src_uri for f in published) == ["figures/s/kept.jsonl", "index.md", "page.md"]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"leak.md is a link to {outside / 'passwd'}, outside the repository: not published"]
+
+
 def test_links_inside_code_blocks_are_not_links():
     text = "[a](a.md)\n```\n[b](b.md)\n```\n[c](c.md)\n"
     assert [m.group(2) for m in _hooks()._links(text)] == ["a.md", "c.md"]

@@ -53,3 +53,17 @@ def test_paper_mixcse_on_runs_of_no_variant_is_one_line(tiny_model, data_dir, tm
         "VariantError: no run matches the variants {'SimCSE': ['simcse', 'simcse-large'], 'MixCSE': ['mixcse', "
         "'mixcse-large'], 'MixCSE single': 'mixcse-single', 'MixCSE w/o stop-gradient': 'mixcse-no_sg'}; runs: "
         "['esimcse-s1']"]
+
+
+def test_the_train_notebook_shows_a_diverged_run_as_one_line(tiny_model, data_dir, tmp_path, monkeypatch):
+    """A run whose model diverges (lr 1e30: the first STS-B dev score is NaN) stops with NonFiniteLossError,
+    whose message names the step, the value and the checkpoint: it was a 29-line traceback."""
+    config = {"model": str(tiny_model), "corpus": "wiki1m-head", "max_sentences": 64, "batch_size": 16,
+              "max_steps": 3, "eval_every": 1, "final_eval": False, "dev_max_pairs": 50, "lr": 1e30}
+    error = execute_failing("train", tmp_path, monkeypatch, {"config": config, "output_dir": str(tmp_path / "runs"),
+                                                             "data_dir": str(data_dir), "progress": False})
+    assert error["ename"] == "NonFiniteLossError" and len(error["traceback"]) == 1
+    last = next(p for p in (tmp_path / "runs").iterdir() if p.is_dir()) / "last"
+    assert error["traceback"] == [
+        "NonFiniteLossError: step 1: the STS-B dev score is nan (the model diverged); stopping. No checkpoint was "
+        f"written before it, so there is nothing to resume ({last} does not exist)."]

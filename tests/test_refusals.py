@@ -154,3 +154,49 @@ def test_train_into_a_read_only_output_dir_names_it(read_only, tiny_config, data
     config.write_text(yaml.safe_dump({**tiny_config, "max_steps": 2, "eval_every": 2, "output_dir": str(runs)}))
     assert main(["train", str(config), "--data-dir", str(data_dir)]) == 2
     assert error_line(capsys) == f"cselab train: error: output_dir: cannot write in {runs} (read-only file system)"
+
+
+def test_a_study_whose_record_cannot_be_written_says_so_before_it_trains(read_only, tiny_model, data_dir, tmp_path,
+                                                                          capsys):
+    """A read-only --figures-dir with no notebook to write there: the study trained every run, printed
+    "not recorded" for each, then "all succeeded" with exit status 0. The record's folder is now checked
+    with the others, before anything runs; a record that is a link is refused there too."""
+    study = study_file(tmp_path / "ro-record.yaml", tiny_model, [{"label": "simcse"}])
+    figures = read_only()
+    args = ["reproduce", str(study), "--data-dir", str(data_dir), "--runs-dir", str(tmp_path / "runs"),
+            "--reports-dir", str(tmp_path / "reports")]
+    assert main([*args, "--figures-dir", str(figures)]) == 2
+    assert error_line(capsys) == (f"cselab reproduce: error: --figures-dir: cannot write in {figures}, where "
+                                  f"{figures / 'ro-record'} would be created (read-only file system)")
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_text("")
+    (tmp_path / "figures" / "ro-record").mkdir(parents=True)
+    (tmp_path / "figures" / "ro-record" / "record.jsonl").symlink_to(elsewhere)
+    assert main([*args, "--figures-dir", str(tmp_path / "figures")]) == 2
+    record = tmp_path / "figures" / "ro-record" / "record.jsonl"
+    assert error_line(capsys) == (f"cselab reproduce: error: {record}: is a symbolic link (to {elsewhere}), where "
+                                  "cselab writes the study's record; cselab does not write through links: remove the "
+                                  "link")
+    assert not (tmp_path / "runs").exists() and elsewhere.read_text() == ""
+
+
+def test_a_run_the_study_could_not_record_is_not_all_succeeded(tiny_model, data_dir, tmp_path, monkeypatch, capsys):
+    """The record refusing a line once the run is trained (the disk filled, the folder became read-only):
+    the study says which run is not recorded where and why, and exits 1, not "all succeeded" with 0."""
+    from cselab.workbench.studies import runner
+
+    def refuse(path, records):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(runner, "put_records", refuse)
+    study = study_file(tmp_path / "unrecorded.yaml", tiny_model, [{"label": "simcse"}])
+    record = tmp_path / "figures" / "unrecorded" / "record.jsonl"
+    assert main(["reproduce", str(study), "--data-dir", str(data_dir), "--runs-dir", str(tmp_path / "runs"),
+                 "--reports-dir", str(tmp_path / "reports"), "--figures-dir", str(tmp_path / "figures")]) == 1
+    out = capsys.readouterr().out
+    assert f"record: simcse not recorded in {record}: OSError: [Errno 30] Read-only file system" in out
+    assert (f"study unrecorded: 1 failed or skipped; 1 run(s) not recorded in {record} (OSError: [Errno 30] "
+            "Read-only file system)") in out
+    assert "all succeeded" not in out
+    index = (tmp_path / "reports" / "unrecorded" / "index.md").read_text()
+    assert "- simcse: not recorded in the study's record: OSError: [Errno 30] Read-only file system" in index

@@ -437,7 +437,7 @@ def test_ctrl_c_interrupts_the_running_kernel_and_writes_the_index(two_runs, tin
     assert summary["interrupted"] and summary["runs"][0]["status"] == "reused"
     assert summary["notebooks"] == []        # the interrupted notebook did not finish
     assert "interrupted: run the same command again to resume" in text
-    assert "**interrupted (run the same command again to resume)**" in (root / "reports" / "ctrl-c" / "index.md").read_text()
+    assert "**interrupted: run the same command again to resume**" in (root / "reports" / "ctrl-c" / "index.md").read_text()
     # the kernel got the KeyboardInterrupt in its waiting cell (papermill saved the traceback)
     executed = (root / "reports" / "ctrl-c" / "waiting.ipynb").read_text()
     assert "KeyboardInterrupt" in executed
@@ -495,12 +495,12 @@ def test_runs_in_one_worker_equal_runs_in_fresh_processes(tiny_config, data_dir,
                                                                                                   "metrics.jsonl")]
 
     with RunWorkers(1) as worker:
-        warm = [worker.submit(task).result() for task in tasks(tmp_path / "warm")]
+        warm = list(worker.run(tasks(tmp_path / "warm")))
         assert len(worker.pids()) == 1   # both in one worker process
     fresh = []
     for task in tasks(tmp_path / "fresh"):
         with RunWorkers(1) as worker:
-            fresh.append(worker.submit(task).result())
+            fresh.extend(worker.run([task]))
     for w, f in zip(warm, fresh):
         assert (w.status, f.status) == ("trained", "trained") and w.best_stsb_dev == f.best_stsb_dev
         assert records(w.run_dir) == records(f.run_dir)

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from .options import (YAML_MAX_BYTES, ConfigError, build_dataclass, check_type, field_types, load_yaml,
+from .options import (YAML_MAX_BYTES, ConfigError, build_dataclass, check_type, field_types, load_json, load_yaml,
                       parse_key_values, shown, unknown_key_error)
 from .io import read_utf8
 
@@ -329,7 +329,7 @@ def read_config_file(path: str | os.PathLike) -> dict:
         raise ConfigError(f"{path}: {path.stat().st_size:,} bytes; a config file has at most {YAML_MAX_BYTES:,}")
     text = read_utf8(path, ConfigError)
     try:
-        data = json.loads(text) if path.suffix == ".json" else load_yaml(text)
+        data = load_json(text) if path.suffix == ".json" else load_yaml(text)
     except RecursionError:
         raise ConfigError(f"{path}: cannot parse (nested too deeply)") from None
     except (json.JSONDecodeError, yaml.YAMLError) as e:

@@ -4,7 +4,9 @@ hyper-parameters and each pooler's options."""
 from __future__ import annotations
 
 import difflib
+import json
 import math
+import re
 import reprlib
 import types
 import typing
@@ -83,17 +85,40 @@ def _expanded_values(root) -> int:
     return counts[id(root)]
 
 
+STR_TAG = "tag:yaml.org,2002:str"
+
+
+def _key_value(key):
+    """What a scalar key becomes in the mapping: its text for a string; its value for a number, a
+    boolean, null or a date, as PyYAML constructs it (``0.1`` and ``0.10``, or ``1`` and ``1.0``, are one
+    key of a dict, as Python compares them); a tag PyYAML does not construct, its tag and text."""
+    if key.tag == STR_TAG:
+        return key.value
+    constructor = yaml.constructor.SafeConstructor()
+    try:
+        return constructor.yaml_constructors[key.tag](constructor, key)
+    except (KeyError, ValueError, TypeError, yaml.YAMLError):
+        return (key.tag, key.value)
+
+
 def _check_unique_keys(node) -> None:
     """A key written twice in one mapping: PyYAML keeps the last silently (``batch_size: 8`` then
-    ``batch_size: 64`` trains with 64); refused at the second one's line."""
+    ``batch_size: 64`` trains with 64; a sweep's points ``0.1`` and ``0.10`` became one point); refused
+    at the second one's line."""
     seen: dict = {}
     for key, _ in node.value:
         if isinstance(key, yaml.ScalarNode):
-            name = (key.tag, key.value)
-            if name in seen:
-                raise _bounded_error(f"the key {shown(key.value)} is written twice (also at line {seen[name]}); "
+            name = _key_value(key)
+            try:
+                first = seen.get(name)
+            except TypeError:   # unhashable: PyYAML itself refuses it as a key
+                continue
+            if first is not None:
+                line, text = first
+                again = "written twice" if text == key.value else f"the key {shown(text)} again"
+                raise _bounded_error(f"the key {shown(key.value)} is {again} (also at line {line}); "
                                      "YAML would keep the last one silently", key)
-            seen[name] = key.start_mark.line + 1
+            seen[name] = (key.start_mark.line + 1, key.value)
 
 
 def load_yaml(text: str):
@@ -116,6 +141,60 @@ def load_yaml(text: str):
         raise _bounded_error(str(e).split(";")[0][:SHOWN_CHARS]) from None
     finally:
         loader.dispose()
+
+
+class DuplicateKeyError(json.JSONDecodeError):
+    """A JSON object with a key written twice; ``lineno`` is the second one's line. Its message is the
+    problem alone (JSONDecodeError's appends the line and column, which the caller names already)."""
+
+    def __str__(self) -> str:
+        return self.msg
+
+
+# a JSON string (escapes included) or one of the characters that open, close or separate a structure
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]')
+
+
+def _first_duplicate_key(text: str) -> tuple[str, int, int]:
+    """(key, line of its first occurrence, offset of its second) of the first key written twice in one
+    object of the valid JSON ``text``: json's own parser does not say where an object's keys are."""
+    stack: list[dict | None] = []   # per open structure: an object's keys and their lines, None for an array
+    last: tuple[str, int] = ("", 0)
+    for m in _JSON_TOKEN.finditer(text):
+        token = m.group()
+        if token in ("{", "["):
+            stack.append({} if token == "{" else None)
+        elif token in ("}", "]"):
+            stack.pop()
+        elif token == ":":   # the string before it is a key of the innermost object
+            key, offset = last
+            seen = stack[-1]
+            if key in seen:
+                return key, seen[key], offset
+            seen[key] = text.count("\n", 0, offset) + 1
+        else:
+            last = (json.loads(token), m.start())
+    raise AssertionError("no key is written twice")   # only called after the parser found one
+
+
+def load_json(text: str):
+    """``json.loads`` that refuses a key written twice in one object, as :func:`load_yaml` does (json
+    keeps the last one silently: ``"batch_size": 8`` then ``"batch_size": 64`` would train with 64);
+    the refusal is a :class:`DuplicateKeyError` at the second one's line."""
+    class Duplicate(Exception):
+        pass
+
+    def unique(pairs):
+        if len({k for k, _ in pairs}) < len(pairs):
+            raise Duplicate
+        return dict(pairs)
+
+    try:
+        return json.loads(text, object_pairs_hook=unique)
+    except Duplicate:
+        key, first, offset = _first_duplicate_key(text)
+        raise DuplicateKeyError(f"the key {shown(key)} is written twice (also at line {first}); JSON would keep "
+                                "the last one silently", text, offset) from None
 
 
 def field_types(cls) -> dict[str, Any]:

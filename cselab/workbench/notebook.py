@@ -75,15 +75,17 @@ ONE_LINE_ERRORS = (NotebookError, DataError)
 def one_line_errors() -> tuple[type[BaseException], ...]:
     """:data:`ONE_LINE_ERRORS` and cselab's other errors whose message says all (a bad config value
     naming its key, a study file's line, runs that make no paper variant, a run folder that is
-    taken or locked, a place that cannot be written): a notebook shows them as one line, not as a
+    taken or locked, a place that cannot be written, a loss that became non-finite): a notebook shows them as one line, not as a
     traceback into cselab. Imported here, when a kernel sets up, not when this module is."""
     from ..model.config import ConfigError
     from ..model.io import WriteError
     from .paper_tables.variants import VariantError
     from ..model.rundir import RunExistsError, RunLockedError
+    from ..model.train.guards import NonFiniteLossError   # says the step, the value and what to change
     from .studies.study_file import StudyError
 
-    return (*ONE_LINE_ERRORS, ConfigError, StudyError, VariantError, RunExistsError, RunLockedError, WriteError)
+    return (*ONE_LINE_ERRORS, ConfigError, StudyError, VariantError, RunExistsError, RunLockedError, WriteError,
+            NonFiniteLossError)
 
 
 def _one_line_error(shell, etype, value, tb, tb_offset=None):

@@ -82,7 +82,15 @@ def _load_sts_subset(folder: Path, task: str, subset: str) -> STSPairs:
         scores.append(parse_score(gold_path, lineno, gold.strip()))
         s1.append(normalize_whitespace(a))
         s2.append(normalize_whitespace(b))
-    return STSPairs(f"{task}/{subset}", tuple(s1), tuple(s2), np.asarray(scores, dtype=np.float64))
+    return scored_pairs(gold_path, f"{task}/{subset}", s1, s2, scores)
+
+
+def scored_pairs(path: Path, name: str, s1: list, s2: list, scores: list) -> STSPairs:
+    """The pairs read from ``path``; a file with none (empty, blank lines, every pair unscored) is an error
+    naming it, here rather than as numpy's "zero-size array" from a correlation far from the file."""
+    if not scores:
+        raise DataError(path, "no scored sentence pairs (the file is empty or every pair is unscored)")
+    return STSPairs(name, tuple(s1), tuple(s2), np.asarray(scores, dtype=np.float64))
 
 
 def load_stsb(data_dir: str | os.PathLike | None = None) -> dict[str, STSPairs]:
@@ -100,7 +108,7 @@ def load_stsb(data_dir: str | os.PathLike | None = None) -> dict[str, STSPairs]:
             scores.append(parse_score(path, lineno, cols[4]))
             s1.append(normalize_whitespace(cols[5]))
             s2.append(normalize_whitespace(cols[6]))
-        out[split] = STSPairs(f"STSBenchmark/{split}", tuple(s1), tuple(s2), np.asarray(scores))
+        out[split] = scored_pairs(path, f"STSBenchmark/{split}", s1, s2, scores)
     return out
 
 
@@ -121,7 +129,7 @@ def load_sick(data_dir: str | os.PathLike | None = None) -> dict[str, STSPairs]:
             scores.append(parse_score(path, lineno, cols[3]))
             s1.append(normalize_whitespace(cols[1]))
             s2.append(normalize_whitespace(cols[2]))
-        out[split] = STSPairs(f"SICKRelatedness/{split}", tuple(s1), tuple(s2), np.asarray(scores))
+        out[split] = scored_pairs(path, f"SICKRelatedness/{split}", s1, s2, scores)
     return out
 
 

@@ -151,7 +151,7 @@ class RunTask:
 class RunOutcome:
     label: str
     run_dir: str
-    status: str               # reused | resumed | trained | failed
+    status: str               # reused | resumed | trained | failed | interrupted | not started
     seconds: float = 0.0
     best_stsb_dev: float | None = None
     steps: int | None = None
@@ -162,7 +162,12 @@ class RunOutcome:
 
     @property
     def ok(self) -> bool:
-        return self.status != "failed"
+        return self.status not in NOT_DONE
+
+
+# what a run that did not finish here is: its error, a Ctrl-C that stopped it at its last checkpoint,
+# or a Ctrl-C before any worker took it
+NOT_DONE = ("failed", "interrupted", "not started")
 
 
 class NotebookFailed(RuntimeError):
@@ -297,8 +302,8 @@ def wait_for_run_lock(lock_file: Path, log: Path | None = None) -> float | None:
 
 def execute_run(task: RunTask) -> RunOutcome:
     """Train (or resume) one run by calling :func:`cselab.model.train.train` in this process; never raises
-    for a failed run (a Ctrl-C that stops it comes back as a failed outcome: the run stays at its
-    last checkpoint and resumes next time). A run another process holds (a concurrent study or
+    for a failed run (a Ctrl-C that stops it comes back as an ``interrupted`` outcome: the run stays at
+    its last checkpoint and resumes next time). A run another process holds (a concurrent study or
     ``cselab train``) is waited for, then reused when that process finished it, resumed when it
     left it partial."""
     from ...model.rundir.layout import RunLockedError
@@ -336,7 +341,7 @@ def execute_run(task: RunTask) -> RunOutcome:
                 continue   # taken by another process just before this run started: wait for it again
             return outcome("failed", error=f"{task.log}: RunLockedError: {e}")
         except KeyboardInterrupt:
-            return outcome("failed", error=f"{task.log}: interrupted; the run stays at its last checkpoint and "
+            return outcome("interrupted", error=f"{task.log}: interrupted; the run stays at its last checkpoint and "
                                            "resumes when the study runs again")
         except Exception as e:   # the run's own error (bad data, a refused config, ...): its traceback is in the log
             from ...model.io import first_line

@@ -53,6 +53,7 @@ class StudyReport:
     wall_seconds: float = 0.0
     runs_done_seconds: float | None = None   # wall time when the last run got its outcome (notebooks may overlap)
     interrupted: bool = False
+    unrecorded: dict[str, str] = field(default_factory=dict)   # label → why its line is not in the record
     in_progress: bool = False      # written so at the start: an index left so says the study was killed
     threads: int = 0               # intra-op threads per run (0: each SLURM job's own)
     data_dir: str | None = None    # the data root runs and notebooks read (None: the default one)
@@ -60,6 +61,7 @@ class StudyReport:
     @property
     def failures(self) -> int:
         return (sum(not o.ok for o in self.outcomes.values()) + sum(n.status != "ok" for n in self.notebooks)
+                + len(self.unrecorded)
                 + sum(p.spec.label not in self.outcomes for p in self.plan))
 
     @property
@@ -176,11 +178,20 @@ def _figure_lines(png: Path, figures_dir: Path, here: Path) -> list[str]:
     return lines
 
 
+def interrupted_state(report: StudyReport) -> str:
+    """An interrupted study in words: how many runs a Ctrl-C stopped at their last checkpoint and how
+    many it kept from starting (each run's row says which)."""
+    statuses = [o.status for o in report.outcomes.values()]
+    parts = [f"{n} run(s) {words}" for n, words in ((statuses.count("interrupted"), "stopped at their last checkpoint"),
+                                                   (statuses.count("not started"), "not started")) if n]
+    return f"interrupted{' (' + ', '.join(parts) + ')' if parts else ''}: run the same command again to resume"
+
+
 def index_markdown(report: StudyReport) -> str:
     study, here = report.study, report.report_dir
     state = ("in progress: if no `cselab reproduce` of this study is running, it was killed; run the same command "
              "again to resume" if report.in_progress
-             else "interrupted (run the same command again to resume)" if report.interrupted
+             else interrupted_state(report) if report.interrupted
              else "all runs and notebooks succeeded" if report.ok else f"{report.failures} failed or skipped")
     lines = [f"# Study `{study.name}`", ""]
     if study.description:
@@ -244,6 +255,7 @@ def index_markdown(report: StudyReport) -> str:
         lines.append("(none)")
     errors = [o.error for o in report.outcomes.values() if o.error]
     errors += [f"notebook {nb.spec.name}: {nb.note}" for nb in report.notebooks if nb.status == "failed"]
+    errors += [f"{label}: not recorded in the study's record: {why}" for label, why in report.unrecorded.items()]
     if errors:
         lines += ["", "## Failures", ""] + [f"- {_cell(e)}" for e in errors]
     return "\n".join(lines) + "\n"
@@ -318,7 +330,7 @@ def summary(report: StudyReport) -> dict:
     return {"study": report.study.name, "profile": report.study.profile, "ok": report.ok and not report.in_progress,
             "in_progress": report.in_progress,
             "launcher": report.launcher, "jobs": report.jobs, "threads_per_run": report.threads,
-            "interrupted": report.interrupted, "wall_seconds": report.wall_seconds,
+            "interrupted": report.interrupted, "unrecorded": report.unrecorded, "wall_seconds": report.wall_seconds,
             "runs_done_seconds": report.runs_done_seconds, "data_dir": report.data_dir,
             "runs": runs,
             "notebooks": notebooks}

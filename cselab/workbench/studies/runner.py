@@ -23,7 +23,8 @@ from ...model.rundir import RunDir
 from .execute import NotebookFailed, RunOutcome, RunTask, TimeSplit, execute_notebook, remove_partials, signal_kernels
 from .launchers import make_launcher, signal_workers
 from .schedule import NotebookSchedule
-from .report import NotebookResult, PlannedRun, Progress, StudyReport, format_plan, run_line, write_report
+from .report import (NotebookResult, PlannedRun, Progress, StudyReport, format_plan, interrupted_state, run_line,
+                     write_report)
 from .record import (RECORD_FILE, RecordError, put_records, read_study_record, record_path, recorded, run_record,
                      variant_of_label)
 from .record_extras import compute_extras
@@ -196,28 +197,54 @@ def notebook_parameters(study: Study, nb, report: StudyReport, data_dir: str | N
     return {**{k: v for k, v in engine.items() if k in nb.declared}, **nb.parameters}
 
 
+class Interrupts:
+    """What :func:`interrupt_on_signals` hands the study: how many times Ctrl-C or SIGTERM came, and
+    :meth:`deferred`, a block where the first one raises nothing (a launcher that stops when asked
+    then collects its running runs' outcomes and says which runs never started); ``on_first``: called
+    at the first one (from the signal handler: they must take no lock)."""
+
+    def __init__(self):
+        self.presses = 0
+        self.deferring = False
+        self.on_first: list = []
+
+    @contextlib.contextmanager
+    def deferred(self, when: bool = True):
+        self.deferring = when
+        try:
+            yield
+        finally:
+            self.deferring = False
+
+
 @contextlib.contextmanager
 def interrupt_on_signals():
-    """Ctrl-C or SIGTERM: interrupt the running runs and notebook kernels (their workers and kernels
-    run in sessions of their own and would not see it; a second signal kills them), then raise
-    KeyboardInterrupt here. Runs stop at their last checkpoint and resume next time. Only the main
+    """Ctrl-C or SIGTERM: stop the run workers (no run starts after it; the running ones stop at their
+    last checkpoint) and interrupt the notebook kernels (their workers and kernels run in sessions of
+    their own and would not see it; a second signal kills them), then raise KeyboardInterrupt here,
+    unless the study is inside :meth:`Interrupts.deferred`. Runs resume next time. Only the main
     thread can install handlers."""
+    interrupts = Interrupts()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield interrupts
         return
-    presses = 0
 
     def handler(signum, frame):
-        nonlocal presses
-        presses += 1
-        signum = signal.SIGINT if presses == 1 else signal.SIGKILL
+        interrupts.presses += 1
+        first = interrupts.presses == 1
+        signum = signal.SIGINT if first else signal.SIGKILL
         signal_workers(signum)
         signal_kernels(signum)
+        if first:
+            for stop in interrupts.on_first:
+                stop()
+            if interrupts.deferring:
+                return
         raise KeyboardInterrupt
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield interrupts
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
@@ -310,6 +337,8 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
                                  f"{spec.path}: slurm")
     threads = threads_per_run(jobs, launcher)
     record_file = record_path(figures_dir, spec.name)
+    if not spec.smoke:   # the record is never read or written through a link (another file would take its lines)
+        check_not_link(record_file, "the study's record")
     plan = make_plan(spec, data_dir, threads, launcher, recorded(record_file))
     if dry_run:
         print(format_plan(spec, plan), file=out)
@@ -328,8 +357,10 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
     run_launcher.check_available()   # e.g. no SLURM here: one line, before any report is written
     # before anything runs: a read-only place fails here in one line naming the option, not in a run's
     # lock or in a notebook's cell (after the earlier executed notebook was replaced by the failed one)
+    # (the record too: a study that trained every run and could not record one is not a success)
     for option, folder in (("--runs-dir", runs_dir), ("--reports-dir", report_dir),
-                           *(("--figures-dir", Path(figures_dir) / spec.name / nb.name) for nb in spec.notebooks)):
+                           *(("--figures-dir", Path(figures_dir) / spec.name / nb.name) for nb in spec.notebooks),
+                           *((("--figures-dir", record_file.parent),) if not spec.smoke else ())):
         check_writable(folder, option)
     if spec.smoke:
         build_stand_ins(spec.runs)   # not before: a dry run writes nothing
@@ -372,8 +403,10 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
                                     data_dir)
             put_records(record_file, [run_record(outcome.run_dir, label, spec.name, spec.profile, extras)
                                       for label in labels])
-        except Exception as e:   # the run stays; the record says nothing false, and the line says why
-            bar.line(f"    record: {outcome.label} not recorded: {type(e).__name__}: {first_line(e)}")
+        except Exception as e:   # the run stays; the record says nothing false, the line says why and the
+            # study does not end "all succeeded" (exit status 1)
+            report.unrecorded[outcome.label] = f"{type(e).__name__}: {first_line(e)}"
+            bar.line(f"    record: {outcome.label} not recorded in {record_file}: {report.unrecorded[outcome.label]}")
 
     def record(outcome: RunOutcome) -> None:
         keep(outcome, [outcome.label, *aliases.get(outcome.label, [])])
@@ -386,7 +419,8 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
             schedule.run_done(label, outcome.ok)
 
     try:
-        with interrupt_on_signals(), notebooks_lock(report_dir):
+        with interrupt_on_signals() as interrupts, notebooks_lock(report_dir):
+            interrupts.on_first.append(schedule.halt)   # no notebook starts after a Ctrl-C
             # the previous index would go on saying "ok" while this study empties its figures
             # folders and rewrites its notebooks: until the end, the index says the study is running
             report.in_progress = True
@@ -403,8 +437,14 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
                     record(RunOutcome(p.spec.label, str(p.spec.run_dir), "reused", 0.0, p.status.best_stsb_dev,
                                       p.status.steps_done, train_seconds=p.status.train_seconds))
             try:
-                for outcome in run_launcher.run(tasks):
-                    record(outcome)
+                # a launcher that stops when asked is not interrupted mid-loop: after a Ctrl-C it hands
+                # back its running runs' outcomes (interrupted at their checkpoint) and the queued ones
+                # (not started), which the index then tells apart
+                with interrupts.deferred(getattr(run_launcher, "stops_when_asked", False)):
+                    for outcome in run_launcher.run(tasks):
+                        record(outcome)
+                if interrupts.presses:
+                    raise KeyboardInterrupt
             except Exception as e:   # the launcher itself broke (submission refused, ...): its runs failed
                 for task in tasks:
                     if task.label not in report.outcomes:
@@ -421,7 +461,10 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
         report.notebooks.extend(finished_notebooks[i] for i in sorted(finished_notebooks))
         report.wall_seconds = time.perf_counter() - started
         index = write_report(report)
-    state = ("interrupted: run the same command again to resume" if report.interrupted
+    state = (interrupted_state(report) if report.interrupted
              else "all succeeded" if report.ok else f"{report.failures} failed or skipped")
+    if report.unrecorded:
+        state += (f"; {len(report.unrecorded)} run(s) not recorded in {record_file} "
+                  f"({next(iter(report.unrecorded.values()))})")
     print(f"study {spec.name}: {state}; {format_seconds(report.wall_seconds)}; index: {index}", file=out, flush=True)
     return 130 if report.interrupted else 0 if report.ok else 1

@@ -97,6 +97,11 @@ class NotebookSchedule:
         if self._errors:
             raise self._errors[0]
 
+    def halt(self) -> None:
+        """Start no further notebook (a Ctrl-C's first act, from the signal handler: it sets a flag and
+        takes no lock); :meth:`stop` then waits for the running ones."""
+        self._stopped = True
+
     def stop(self) -> None:
         """Start no further notebook; the running ones end (Ctrl-C has reached their kernels) and are
         not reported: they did not finish."""
