@@ -34,9 +34,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..claims import claims_table, format_claims, format_plan, mechanism_reading, tally, with_computation
-from ..studies.record import computation_columns, RecordError, read_study_record, record_path, records_frame, records_series
+from ..claims import claims_table, format_claims, format_plan, tally, with_computation
+from ..studies.record import (RecordError, computation_columns, read_study_record, record_path, records_frame,
+                              records_series)
 from ..studies.spec import load_study, study_figures_dir
+from .claims import mechanism_readings
 
 STS_COLUMNS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "avg"]
 BLOCK = re.compile(r"(<!-- record: (?P<kind>[a-z_]+) (?P<study>[A-Za-z0-9_.+=-]+) -->\n)(?P<body>.*?)(<!-- /record -->)",
@@ -71,28 +73,6 @@ def study_frame(study, records: list[dict]) -> tuple[pd.DataFrame, list[dict]]:
     own = [r for r in records if r["label"] in labels]
     frame = records_frame(own)
     return (with_computation(frame, own, of=computation_columns) if not frame.empty else frame), own
-
-
-def mechanism_readings(study, records: list[dict]) -> dict[str, str]:
-    """``{claim: measurement}`` for each claim whose mechanism check (the study file's ``mechanism:``:
-    a logged training statistic, its late mean per seed, and a threshold) finds the mechanism inert."""
-    out = {}
-    for claim in study.claims.claims:
-        if not claim.mechanism:
-            continue
-        variant = claim.mechanism.get("variant") or claim.variant
-        part, _, key = claim.mechanism["statistic"].partition(":")
-        values = []
-        for r in records:
-            if r["variant"] != variant:
-                continue
-            series = records_series([r], part, key)["value"].to_numpy()
-            if len(series):   # the mean over the run's second half: what the mechanism did once it started
-                values.append(float(series[len(series) // 2:].mean()))
-        reading = mechanism_reading(claim, values)
-        if reading:
-            out[claim.claim] = reading
-    return out
 
 
 def decided_elsewhere(study, root: str | os.PathLike = ".") -> dict[str, str]:
