@@ -16,6 +16,7 @@ import json
 import os
 import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -420,6 +421,19 @@ def test_unknown_run_label_is_one_readable_line(page, lab_server, screenshots):
     assert text == error["traceback"][0] and "Traceback" not in text and "cselab/" not in text
     shot(page, screenshots, "explorer-unknown-run", shown)
     print(json.dumps(error["traceback"]))
+
+
+REPOSITORY_NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in REPOSITORY_NOTEBOOKS.glob("*.py")))
+def test_saving_an_unedited_notebook_leaves_the_checkout_clean(page, lab_server, name):
+    """Every repository notebook, opened from the file browser and saved (Ctrl+S, as autosave does
+    during Run All) without an edit, is written back byte for byte as the checkout has it: `git status`
+    stays clean (notebooks/dynamics.py came back with a blank line of a markdown cell as `#`)."""
+    source = lab_server["root"] / "notebooks" / f"{name}.py"
+    open_notebook(page, lab_server, name)
+    assert save_and_read(page, source) == (REPOSITORY_NOTEBOOKS / f"{name}.py").read_text()
 
 
 # ------------------------------------------------------------------- after `make demo`, as a person
