@@ -396,3 +396,52 @@ def claims_cell(study: str, profile: str, runs: Mapping | None, record: str | os
         print(f"No claim tested here ({table.attrs['source']}): a paired t-test needs two or more seeds that a "
               "claim's two variants share")
     return shown
+
+
+# A cell that will take longer than this says so before it starts: Run All otherwise shows only
+# `[*]` on the last cell while a busy cell above scores eight runs for twenty minutes.
+SAY_COST_SECONDS = 60
+COST_WORDS = {"cpu": "on 2 CPU cores", "cuda": "on one GPU"}
+
+
+def sts_cost_note(runs: Mapping[str, Path], tasks: Sequence[str] | None, data_dir: str | os.PathLike | None = None,
+                  parameter: str = "sts_tasks") -> str | None:
+    """One line to print before a cell scores ``runs`` on the STS ``tasks`` (None: the seven), when
+    some runs are not scored yet (no final table with those tasks, no cached entry) and the study cost
+    model (:func:`cselab.workbench.studies.cost.encode_seconds`: the distinct sentences of the tasks'
+    test pairs, each run's backbone) puts it over :data:`SAY_COST_SECONDS`:
+    ``8 runs × 7 STS tasks to score: about 11 min on 2 CPU cores (...)``. None otherwise."""
+    from .studies.cost import backbone_shape, encode_seconds, format_seconds
+    from ..model.data.sts import STS_TASKS, load_sts_task
+    from ..model.evaluate.cache import final_result, is_evaluated
+    from ..model.evaluate.sts import EVAL_SPLIT
+    from ..model.rundir import labelled_runs, read_config
+
+    options = {} if tasks is None else {"tasks": list(tasks)}   # as sts_results asks for them
+    tasks = list(STS_TASKS if tasks is None else tasks)
+    to_score = []
+    for path in labelled_runs(runs).values():
+        final = final_result(path, "sts")
+        if final is not None and set(tasks) <= set(final["scores"]):
+            continue
+        if not is_evaluated(path, "sts", data_dir=data_dir, **options):
+            to_score.append(path)
+    if not to_score:
+        return None
+    sentences = set()
+    for task in tasks:
+        splits = load_sts_task(task, data_dir)
+        for pairs in ([splits[EVAL_SPLIT[task]]] if task in EVAL_SPLIT else splits.values()):
+            sentences.update(pairs.sentences1)
+            sentences.update(pairs.sentences2)
+    import torch
+
+    kind = "cuda" if torch.cuda.is_available() else "cpu"
+    seconds = sum(encode_seconds(len(sentences), backbone_shape(str(read_config(path)["model"]))[0], kind)
+                  for path in to_score)
+    if seconds < SAY_COST_SECONDS:
+        return None
+    return (f"{len(to_score)} run{'s' if len(to_score) > 1 else ''} × {len(tasks)} STS task"
+            f"{'s' if len(tasks) > 1 else ''} to score: about {format_seconds(seconds)} {COST_WORDS[kind]} (the study "
+            f"cost model; cached in each run directory, so once)"
+            + (f"; {parameter} = ['STSBenchmark'] is the demo's smaller set" if tasks != ["STSBenchmark"] else ""))
