@@ -102,7 +102,9 @@ add_note(fig, f"{describe_geometry(next(iter(geometry.values())))}. One point pe
 workbench.show(fig, f"{figures_dir}/alignment_uniformity");
 
 # %%
-table = points[["run", "group", "seed", "alignment", "uniformity", "mean_cos", "largest_angle", colour]].round(4)
+table = points[["run", "group", "seed", "alignment", "uniformity", "mean_cos", "largest_angle", colour]].round(
+    {"alignment": 4, "uniformity": 4, "mean_cos": 4, "largest_angle": 2, colour: 2})
+table["seed"] = ["–" if pd.isna(s) else int(s) for s in table["seed"]]   # an untuned model has no training seed
 table = table.rename(columns={"mean_cos": "anisotropy (mean cos)", "largest_angle": "largest angle (°)"})
 workbench.save_table(table, "geometry", tables_dir)
 table

@@ -370,12 +370,18 @@ def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Map
     return paired
 
 
+# Where a reader finds the verdicts when the runs at hand test nothing (the cpu-demo's, one seed each).
+COMMITTED_VERDICTS = "docs/cpu-papers.md"
+
+
 def claims_cell(study: str, profile: str, runs: Mapping | None, record: str | os.PathLike | None,
-                tables_dir: str | os.PathLike, name: str = "claims") -> pd.DataFrame:
+                tables_dir: str | os.PathLike, name: str = "claims") -> pd.DataFrame | None:
     """The paper notebooks' claims cell: the study file's claims for ``profile``
     (:func:`cselab.workbench.paper_tables.study_claims_table`: over the study's record when the engine passes
     one, else over the runs given), formatted, saved as ``<name>`` (.md and .csv) with the families
-    and the source printed under it, and returned for display."""
+    and the source printed under it, and returned for display. When no claim could be tested (runs of
+    one seed, as the cpu-demo's) one line says so and where the committed verdicts are, and nothing is
+    shown: a table of claims without a number says nothing more."""
     from .paper_tables.claims import NoClaims, format_claims, study_claims_table
 
     try:
@@ -392,10 +398,18 @@ def claims_cell(study: str, profile: str, runs: Mapping | None, record: str | os
         print(f"{families}. Numbers from {table.attrs['source']}; Δ = variant − reference over the seeds both "
               "have, 95 % t-interval; MDE at the claim's Holm level α/k, power 0.8; at this profile's scale, not the "
               "paper's")
+        return shown
+    from .comparisons import label_group
+
+    stems = [label_group(label) for label in (runs or {})]
+    if runs and (record is None or not Path(record).is_file()) and len(stems) == len(set(stems)):
+        print(f"No claim can be tested on these runs, one seed per variant: a claim's paired t-test needs two or "
+              f"more seeds that its two variants share. The committed verdicts, over the study's seeds, are in "
+              f"{COMMITTED_VERDICTS}.")
     else:
         print(f"No claim tested here ({table.attrs['source']}): a paired t-test needs two or more seeds that a "
-              "claim's two variants share")
-    return shown
+              f"claim's two variants share; the committed verdicts are in {COMMITTED_VERDICTS}")
+    return None
 
 
 # A cell that will take longer than this says so before it starts: Run All otherwise shows only
@@ -424,7 +438,8 @@ def sts_cost_note(runs: Mapping[str, Path], tasks: Sequence[str] | None, data_di
         final = final_result(path, "sts")
         if final is not None and set(tasks) <= set(final["scores"]):
             continue
-        if not is_evaluated(path, "sts", data_dir=data_dir, **options):
+        whole = tasks == list(STS_TASKS) and is_evaluated(path, "sts", data_dir=data_dir)   # the 7 asked for as {}
+        if not whole and not is_evaluated(path, "sts", data_dir=data_dir, **options):
             to_score.append(path)
     if not to_score:
         return None
