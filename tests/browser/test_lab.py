@@ -456,7 +456,8 @@ def test_every_repository_notebook_is_in_the_defaults_test():
 def test_a_notebook_runs_on_its_defaults_after_the_demo(page, lab_server, screenshots, name):
     """paper_apincse stopped at cell 2 ("variant 'APINCSE': runs 'apincse' and 'apincse-pooler' differ
     in augmented_positive"); compare took the pooler-only control for a second SimCSE seed, then
-    stopped ("two runs of group='SimCSE' with seed=42")."""
+    stopped ("two runs of group='SimCSE' with seed=42"); later it skipped the ablation ("variants is
+    empty") and printed its sources as a dict."""
     open_notebook(page, lab_server, name)
     run_all(page, screenshots, f"defaults-{name}", DEFAULTS_SECONDS)
     assert problems(page) == []
@@ -467,6 +468,13 @@ def test_a_notebook_runs_on_its_defaults_after_the_demo(page, lab_server, screen
     if name == "compare":   # the pooler-only control is a group of its own, SimCSE one run
         groups = kernel_prints(page, "print(sts_frame[['run', 'group']].to_dict('list'))")
         assert "'APINCSE pooler only'" in groups and groups.count("'SimCSE'") == 1, groups
+        # the ablation found from the labels, against the pooler alone (it said "variants is empty")
+        assert ("the ablation in the run labels: SimCSE, APINCSE, APINCSE-AP, APINCSE-IN, APINCSE pooler only; "
+                "control APINCSE pooler only") in text
+        assert (lab_server["root"] / "figures" / "compare" / "ablation.png").is_file()
+        assert "{'" not in text and "(n 1; test pairs)" not in text          # no raw dict, no repeated suffix
+    if name == "paper_apincse":   # one seed a variant: one line, not a table of "no runs" rows
+        assert "No claim can be tested on these runs, one seed per variant" in text and "no runs" not in text
     if name == "paper_apincse":
         found = kernel_prints(page, "print({v: list(m) for v, m in found.items()})")
         assert "'APINCSE': ['apincse']" in found and "'APINCSE pooler only': ['apincse-pooler']" in found, found
