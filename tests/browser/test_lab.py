@@ -465,16 +465,17 @@ def test_a_notebook_runs_on_its_defaults_after_the_demo(page, lab_server, screen
     assert state["numbered"] == state["cells"]                          # every cell ran
     text = page_text(page)
     assert "<Figure size" not in text
+    shown = "".join(_text(o.get("text")) + _text(o.get("data", {}).get("text/plain")) for o in outputs(page))
     if name == "compare":   # the pooler-only control is a group of its own, SimCSE one run
         groups = kernel_prints(page, "print(sts_frame[['run', 'group']].to_dict('list'))")
         assert "'APINCSE pooler only'" in groups and groups.count("'SimCSE'") == 1, groups
         # the ablation found from the labels, against the pooler alone (it said "variants is empty")
         assert ("the ablation in the run labels: SimCSE, APINCSE, APINCSE-AP, APINCSE-IN, APINCSE pooler only; "
-                "control APINCSE pooler only") in text
+                "control APINCSE pooler only") in shown
         assert (lab_server["root"] / "figures" / "compare" / "ablation.png").is_file()
-        assert "{'" not in text and "(n 1; test pairs)" not in text          # no raw dict, no repeated suffix
+        assert "{'" not in shown and "(n 1; test pairs)" not in shown        # no raw dict, no repeated suffix
     if name == "paper_apincse":   # one seed a variant: one line, not a table of "no runs" rows
-        assert "No claim can be tested on these runs, one seed per variant" in text and "no runs" not in text
+        assert "No claim can be tested on these runs, one seed per variant" in shown and "no runs" not in shown
     if name == "paper_apincse":
         found = kernel_prints(page, "print({v: list(m) for v, m in found.items()})")
         assert "'APINCSE': ['apincse']" in found and "'APINCSE pooler only': ['apincse-pooler']" in found, found
