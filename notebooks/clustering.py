@@ -35,14 +35,13 @@ runs = None  # {label: run directory}; None: the finished runs of the cpu-demo s
 figures_dir = "figures/clustering"  # where figures are written (PNG + PDF)
 tables_dir = "reports/clustering/tables"  # where tables are written (Markdown + CSV)
 data_dir = None  # data root; None: $CSELAB_DATA, else ./data
-tasks = ["DBpedia", "AgNews", "Biomedical", "GoogleNews-S", "GoogleNews-T", "GoogleNews-TS", "SearchSnippets",
-         "StackOverflow", "Tweet"]  # clustering sets (DBpedia: AMI; the others: accuracy and NMI)
+tasks = ["DBpedia", "Tweet"]  # clustering sets (DBpedia: AMI; the others: accuracy and NMI); the demo's two (minutes); all nine: ["DBpedia", "AgNews", "Biomedical", "GoogleNews-S", "GoogleNews-T", "GoogleNews-TS", "SearchSnippets", "StackOverflow", "Tweet"]
 seeds = [0, 1, 2]  # K-means seeds per run and set
-max_texts = 1000  # texts per set, a seeded sample (None: the full sets, as the papers)
-max_length = 128  # tokens per text (ClusterNS's script: 128)
+max_texts = 400  # texts per set, a seeded sample (the demo's; None: the full sets, as the papers)
+max_length = 64  # tokens per text (the demo's; ClusterNS's script: 128)
 group_by = ["label"]  # what makes a group of runs (seeds are averaged within a group): "label" (the run label without its seed) and/or config keys, e.g. ["method"]
 case_corpus = "wiki1m-head"  # sentences for the cluster case study
-case_sentences = 2000  # corpus sentences assigned to the ClusterNS centroids
+case_sentences = 800  # corpus sentences assigned to the ClusterNS centroids (the demo's)
 case_clusters = 5  # most populated clusters shown
 case_per_cluster = 5  # sentences shown per cluster
 case_runs_per_method = 1  # ClusterNS runs (of each ClusterNS variant) given a case study
@@ -70,7 +69,8 @@ print(f"{len(runs)} runs: {', '.join(runs)}")
 results = evaluate_runs(runs, "clustering", data_dir=data_dir, tasks=list(tasks), seeds=list(seeds),
                         max_texts=max_texts, max_length=max_length)
 texts = {task: d["n"] for task, d in next(iter(results.values()))["details"].items()}
-print("texts per set:", texts, f"— K-means seeds {list(seeds)}")
+print("texts per set: " + ", ".join(f"{name} {n}" for name, n in texts.items())
+      + f"; K-means seeds {', '.join(str(s) for s in seeds)}")
 
 # %% [markdown]
 # ## DBpedia: adjusted mutual information ×100 (ClusterNS Table 5)

@@ -34,7 +34,9 @@
 # Run it with a study (`cselab reproduce cpu-compare` executes it on SimCSE, MixCSE, GS-InfoNCE,
 # ClusterNS and APINCSE × seeds), on its defaults after `cselab reproduce cpu-demo` (`runs = None`),
 # or by hand: `papermill compare.ipynb out.ipynb -y "runs: {...}" -y "sweep_key: clusterns.num_clusters"`.
-# Evaluations are cached in each run directory (`evaluations/`).
+# Evaluations are cached in each run directory (`evaluations/`). On its defaults it scores the demo's
+# evaluation set, STS-B test (about a minute for the demo's eight runs on 2 cores); `sts_tasks = None` scores
+# the 7-task suite (about 80 s a run, printed before it starts).
 
 # %% tags=["parameters"]
 runs = None  # {label: run directory}; None: the finished runs of the cpu-demo study in runs/
@@ -45,7 +47,7 @@ group_by = ["label"]  # what makes a group: "label" (the run label without its s
 backbone = None  # the model whose runs are compared when the runs start from several (None: the one most runs start from)
 group_names = {}  # display names {group: name} on top of the papers' method names (SimCSE, MixCSE, ...)
 baseline = "simcse"  # the group every other is tested against (a group name or a method)
-sts_tasks = None  # None: the 7-task table of results.json (evaluated when absent); or a list of STS tasks
+sts_tasks = ["STSBenchmark"]  # STS tasks scored: the demo's STS-B test (a minute on its runs); None: the 7-task table of results.json (evaluated when absent, about 80 s a MiniLM run on 2 cores)
 pairs = {}  # your own scored pairs {name: TSV of sentence1<TAB>sentence2<TAB>score}, STS protocol; {} skips
 transfer_tasks = []  # SentEval transfer tasks to evaluate, e.g. ["MR", "CR", "MRPC"]; [] skips transfer
 transfer_fast = True  # 5 folds (SimCSE's fasttest) instead of 10
@@ -53,8 +55,8 @@ clustering_tasks = []  # clustering sets to evaluate, e.g. ["DBpedia", "AgNews"]
 clustering_seeds = [0]  # K-means seeds per run and set
 clustering_max_texts = 1000  # texts per clustering set, a seeded sample (None: the full sets)
 texts = {}  # your own labelled texts {name: TSV of label<TAB>text}, clustered by K-means on their labels; {} skips
-variants = {}  # ablation: {variant: label prefix(es)}, e.g. {"APINCSE": "apincse", "-AP": "apincse-no_ap"}; {} skips
-ablation_control = None  # the variant the others are compared with, paired (e.g. APINCSE's pooler alone); None: scores
+variants = None  # ablation: {variant: label prefix(es)}, e.g. {"APINCSE": "apincse", "-AP": "apincse-no_ap"}; None: found from the run labels (apincse, apincse-no_ap, apincse-pooler, ...); {} skips
+ablation_control = None  # the variant the others are compared with, paired (e.g. APINCSE's pooler alone); None: scores (with variants None: the pooler-only run the labels hold)
 sweep_key = None  # swept config key, e.g. "clusterns.num_clusters" or "batch_size"; None skips the sweep
 sweep_metric = "avg"  # y of the sweep: an STS column (avg, STSBenchmark, ...) or best_stsb_dev
 sweep_label = None  # words for the sweep's x-axis (None: the key)
@@ -64,12 +66,14 @@ bootstrap_resamples = 2000  # paired bootstrap over test pairs for groups sharin
 bootstrap_seed = 0  # seed of the bootstrap's resampling
 
 # %%
+from collections import Counter
+
 from IPython.display import Markdown, display
 
 from cselab import workbench
 from cselab.workbench.analysis.compare import describe_sts_average, sts_results
-from cselab.workbench.comparisons import (baseline_table, difference_panels, group_runs, grouped_table, per_task_comparison,
-                                per_task_tests, resolve_baseline, sweep_frame, with_groups)
+from cselab.workbench.comparisons import (ablation_in_labels, baseline_table, difference_panels, group_runs, grouped_table,
+                                per_task_comparison, per_task_tests, resolve_baseline, sweep_frame, with_groups)
 from cselab.model.evaluate.cache import evaluate_runs, evaluation_frame
 from cselab.model.evaluate.suites import task_labels
 from cselab.workbench.paper_tables import TREND_MIN_VALUES
@@ -93,20 +97,26 @@ display(groups)
 # SICK-R test), from each run's final table or evaluated once and cached.
 
 # %%
+cost = workbench.sts_cost_note(runs, sts_tasks, data_dir)
+if cost:
+    print(cost, flush=True)   # before the scoring starts
 sts = sts_results(runs, sts_tasks, data_dir)
 sts_frame = with_groups(evaluation_frame(sts, config_keys=()), groups)
 tasks = [t for t in task_labels("sts") if t in sts_frame]
 names = {**task_labels("sts"), "avg": "Avg."}
 drawn = [*tasks, "avg"] if len(tasks) > 1 else tasks   # the average of one task is that task: drawn once
-print(f"Avg. = {describe_sts_average(sts_tasks)}; sources:", {label: result["source"] for label, result in sts.items()})
-workbench.save_table(sts_frame.rename(columns=names).round(2), "sts_runs", tables_dir)
-sts_frame.rename(columns=names).round(2)
+sources = Counter(result["source"] for result in sts.values())
+print((f"Avg. = {describe_sts_average(sts_tasks)}; " if len(tasks) > 1 else "")
+      + "scores: " + ", ".join(f"{source} ({n} run{'s' if n > 1 else ''})" for source, n in sources.items()))
+sts_runs = sts_frame.drop(columns=[] if len(tasks) > 1 else ["avg"]).rename(columns=names).round(2)
+workbench.save_table(sts_runs, "sts_runs", tables_dir)
+sts_runs
 
 # %% [markdown]
 # ## STS per method: mean ± std over seeds
 
 # %%
-sts_methods = grouped_table(sts_frame, [*tasks, "avg"], rename=names)
+sts_methods = grouped_table(sts_frame, drawn, rename=names)
 workbench.save_table(sts_methods, "sts_methods", tables_dir)
 sts_methods
 
@@ -155,16 +165,17 @@ if baseline_group is not None:
 
 # %%
 if baseline_group is not None:
-    print(f"Holm family: {FAMILIES[holm_family]}")
-    tests, bootstrap = per_task_tests(sts_frame, [*tasks, "avg"], baseline_group, runs, family=holm_family,
+    tests, bootstrap = per_task_tests(sts_frame, drawn, baseline_group, runs, family=holm_family,
                                       sts_tasks=sts_tasks, data_dir=data_dir, bootstrap_resamples=bootstrap_resamples,
                                       seed=bootstrap_seed)
     if bootstrap is not None:
         workbench.save_table(bootstrap.assign(task=bootstrap["task"].map(names)).round(3),
                              "sts_vs_baseline_bootstrap", tables_dir)
-    per_task = per_task_comparison(sts_frame, [*tasks, "avg"], baseline=baseline_group, family=holm_family,
+    per_task = per_task_comparison(sts_frame, drawn, baseline=baseline_group, family=holm_family,
                                    bootstrap=bootstrap).rename(columns=names)
     workbench.save_table(per_task, "sts_vs_baseline_per_task", tables_dir)
+    if "Holm family" in per_task:   # absent on runs of one seed: no test, no family
+        print(f"Holm family: {FAMILIES[holm_family]}")
     display(per_task)
 
 # %% [markdown]
@@ -173,7 +184,7 @@ if baseline_group is not None:
 # right of each row; with more, a filled dot is an adjusted p below 0.05 and a hollow one is not (the
 # table above gives each p). The bar is the
 # t-interval **over seeds** when the method shares several seeds with the baseline; for a single
-# shared seed (marked "n 1, test pairs") it is the paired bootstrap **over the test pairs**, which
+# shared seed (marked "n 1, test pairs"; "1 seed" in the table's "paired on") it is the paired bootstrap **over the test pairs**, which
 # says how much the comparison depends on the particular test sentences, not on the training seed.
 
 # %%
@@ -250,7 +261,10 @@ else:
 # %% [markdown]
 # ## The ablation per STS task (APINCSE Fig. 2)
 #
-# Runs named by `variants` (variant → label prefix or prefixes: a label and its seeds, not a longer label). With
+# Runs named by `variants` (variant → label prefix or prefixes: a label and its seeds, not a longer label); on
+# the defaults (`variants = None`) the ablation the run labels hold: a method with parts (APINCSE) beside
+# its ablation labels (`apincse-no_ap`, `apincse-no_in`, its pooler alone `apincse-pooler`) and SimCSE, with
+# the pooler-only run as the control, as the cpu-demo study names its runs. With
 # `ablation_control`, each other variant's difference from the control, paired by seed, as the
 # comparison with the baseline above: the 95 % t-interval over the seeds both share, or for a single
 # shared seed the paired bootstrap over the test pairs (test-set uncertainty). A control with
@@ -264,6 +278,11 @@ else:
 # seeds.
 
 # %%
+if variants is None:   # the defaults: the ablation the labels hold (the cpu-demo's APINCSE variants)
+    variants, found_control = ablation_in_labels(runs, baseline)
+    ablation_control = ablation_control if ablation_control is not None else found_control
+    print(f"the ablation in the run labels: {', '.join(variants)}" + (f"; control {ablation_control}"
+          if ablation_control else "") if variants else "no ablation among the run labels (set variants to draw one)")
 if variants:
     variant_of_run = group_runs(runs, variants).set_index("run")["group"]   # by label prefixes
     chosen = {label: variant_of_run[label] for label in runs if label in variant_of_run.index}

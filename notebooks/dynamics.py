@@ -122,7 +122,6 @@ workbench.show(fig, f"{figures_dir}/similarity_all_runs");
 # (view-1 anchors and, "reverse", view-2 anchors: nearly symmetric, so their curves nearly
 # coincide); for GS-InfoNCE the Gaussian noise negatives. A curve that lies on an earlier one is
 # drawn dashed with its own markers, so that both stay visible.
-
 #
 # A run that logged more than four statistics (ClusterNS) is drawn in panels by what they are
 # about — the pairs its loss contrasts, its clusters, and the test that starts its clustering —

@@ -37,11 +37,11 @@ runs = None  # {label: run directory}; None: the finished runs of the cpu-demo s
 figures_dir = "figures/geometry"  # where figures are written (PNG + PDF)
 tables_dir = "reports/geometry/tables"  # where tables are written (Markdown + CSV)
 data_dir = None  # data root; None: $CSELAB_DATA, else ./data
-geometry_split = "dev"  # STS-B split for alignment and uniformity; "all" (train+dev+test) as the papers, slower
+geometry_split = "test"  # STS-B split for alignment and uniformity: test, the sentences the STS-B score encodes (no encode of its own); "all" (train+dev+test) as the papers, slower
 geometry_max_pairs = None  # a seeded sample of this many pairs of the split (None: all of them, the protocol)
-sts_tasks = None  # STS tasks of the colour: None takes the 7-task table of results.json, else these are evaluated
+sts_tasks = ["STSBenchmark"]  # STS tasks of the colour: the demo's STS-B test; None takes the 7-task table of results.json (evaluated when absent, about 80 s a MiniLM run on 2 cores)
 layer_split = "test"  # STS-B split whose sentences the per-layer [CLS] profile is measured on (APINCSE Fig. 3: test)
-layer_sentences = 256  # distinct sentences of that split (the first ones) for the profile
+layer_sentences = 128  # distinct sentences of that split (the first ones) for the profile (the demo's)
 start_probes = True  # measure each run's starting model on its probe set (the step-0 point of the trajectories)
 group_by = ["label"]  # what makes the table's group: "label" (the run label without its seed) and/or config keys, e.g. ["method"]
 
@@ -102,7 +102,9 @@ add_note(fig, f"{describe_geometry(next(iter(geometry.values())))}. One point pe
 workbench.show(fig, f"{figures_dir}/alignment_uniformity");
 
 # %%
-table = points[["run", "group", "seed", "alignment", "uniformity", "mean_cos", "largest_angle", colour]].round(4)
+table = points[["run", "group", "seed", "alignment", "uniformity", "mean_cos", "largest_angle", colour]].round(
+    {"alignment": 4, "uniformity": 4, "mean_cos": 4, "largest_angle": 2, colour: 2})
+table["seed"] = ["–" if pd.isna(s) else int(s) for s in table["seed"]]   # an untuned model has no training seed
 table = table.rename(columns={"mean_cos": "anisotropy (mean cos)", "largest_angle": "largest angle (°)"})
 workbench.save_table(table, "geometry", tables_dir)
 table

@@ -87,6 +87,9 @@ pt.groups_table(groups)
 # %%
 claims = pd.DataFrame(APINCSE_CLAIMS).assign(backbone=lambda f: f["backbone"].map(BACKBONES))
 display(claims.set_index("section"))
+cost = workbench.sts_cost_note(used, sts_tasks, data_dir)
+if cost:
+    print(cost, flush=True)   # before the scoring starts
 sts = evaluate_runs(used, "sts", data_dir=data_dir, **pt.sts_options(sts_tasks))
 main = {n: m for n, m in groups.items() if pt.variant_of(n) in ("SimCSE", "APINCSE")}
 table3 = pt.comparison_table(pt.suite_summary(sts, main, "sts", sts_tasks))
@@ -186,7 +189,7 @@ if profiles:
                   "(the trained ones: best/ of the first run of each variant).")
     workbench.show(fig, f"{figures_dir}/figure3_layer_profile")
     layers = pd.concat({name: pd.DataFrame(p.rows()).set_index("layer") for name, p in profiles.items()},
-                       names=["model"])
+                       names=["model"]).round(4)   # cosines to 4 places: a spread of 1e-7 reads as 0
     workbench.save_table(layers.reset_index(), "figure3_layer_profile", tables_dir)
     display(layers)
 else:

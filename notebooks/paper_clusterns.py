@@ -108,6 +108,9 @@ pt.groups_table(groups)
 # ## Table 1: STS test sets (Spearman × 100)
 
 # %%
+cost = workbench.sts_cost_note(used, sts_tasks, data_dir)
+if cost:
+    print(cost, flush=True)   # before the scoring starts
 sts = evaluate_runs(used, "sts", data_dir=data_dir, **pt.sts_options(sts_tasks))
 main = {n: m for n, m in groups.items() if pt.variant_of(n) in ("SimCSE", "ClusterNS", "PromptBERT", "ClusterNS (prompt)")}
 display(Markdown(pt.published_notes(main, "ClusterNS Table 1")))

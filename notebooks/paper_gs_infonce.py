@@ -101,6 +101,9 @@ else:
 # ## Table 2: STS test sets (Spearman × 100)
 
 # %%
+cost = workbench.sts_cost_note(used, sts_tasks, data_dir)
+if cost:
+    print(cost, flush=True)   # before the scoring starts
 sts = evaluate_runs(used, "sts", data_dir=data_dir, **pt.sts_options(sts_tasks))
 display(Markdown(pt.published_notes(groups, "GS-InfoNCE Table 2")))
 table2 = pt.comparison_table(pt.suite_summary(sts, groups, "sts", sts_tasks),
@@ -170,6 +173,7 @@ if pt.enough_values(frame["M / batch size"], "Table 3 (M sweep)", "paper-gs-info
     add_note(fig, "M = 0: SimCSE's runs (the same loss without Gaussian negatives). The intervals are each "
                   "value's own over seeds; the paired differences from SimCSE are in the claims table.")
     workbench.show(fig, f"{figures_dir}/table3_m_sweep")
+table3.index = pd.Index([f"{m:g}×" for m in table3.index], name="M / batch size")   # 3×, as the paper heads it
 workbench.save_table(table3, "table3_m_sweep", tables_dir)
 table3
 

@@ -103,6 +103,9 @@ pt.groups_table(groups)
 # ## Experiment Results: STS test sets (Spearman × 100)
 
 # %%
+cost = workbench.sts_cost_note(used, sts_tasks, data_dir)
+if cost:
+    print(cost, flush=True)   # before the scoring starts
 sts = evaluate_runs(used, "sts", data_dir=data_dir, **pt.sts_options(sts_tasks))
 display(Markdown(pt.published_notes(groups, "MixCSE Experiment Results (STS)")))
 sts_table = pt.comparison_table(pt.suite_summary(sts, groups, "sts", sts_tasks), pt.published_beside("mixcse", "Experiment Results (STS)", groups))

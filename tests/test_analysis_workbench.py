@@ -205,12 +205,17 @@ def test_per_task_comparison_gives_the_paired_test_per_task():
     # Holm over MixCSE's two tested scores: C 2 · 0.00274 = 0.0055; A max(0.0742, 0.0055) = 0.0742
     # MDE of A: TTestPower effect 3.264 (n 3, α 0.05, power 0.8) · sd 1
     # B: d = 0.5 three times: no spread, no test (no member of the family); ClusterNS: one shared seed
+    # how a row is paired is said once, in "paired on", not in every cell
     assert table.to_dict("index") == {
-        "SimCSE": {"A": "(baseline)", "B": "(baseline)", "C": "(baseline)", "Holm family": ""},
-        "MixCSE": {"A": "+2.00 (p 0.074, Holm 0.074): no detectable effect (MDE 3.26)", "B": "+0.50 (n 3, no spread)",
-                   "C": "+1.10 (p 0.003, Holm 0.005)", "Holm family": "Holm over MixCSE's 2 scores"},
-        "ClusterNS": {"A": "-0.50 (n 1)", "B": "+1.00 (n 1)", "C": "+0.00 (n 1)", "Holm family": ""}}
+        "SimCSE": {"A": "(baseline)", "B": "(baseline)", "C": "(baseline)", "paired on": "", "Holm family": ""},
+        "MixCSE": {"A": "+2.00 (p 0.074, Holm 0.074): no detectable effect (MDE 3.26)", "B": "+0.50 (no spread)",
+                   "C": "+1.10 (p 0.003, Holm 0.005)", "paired on": "3 seeds", "Holm family": "Holm over MixCSE's 2 scores"},
+        "ClusterNS": {"A": "-0.50", "B": "+1.00", "C": "+0.00", "paired on": "1 seed", "Holm family": ""}}
     assert table.index.name == "group"
+    # runs of one seed (the cpu-demo's): no test, no Holm family, and no column of empty cells for it
+    one_seed = per_task_comparison(frame[frame["seed"] == 1], ["A", "B"], baseline="SimCSE")
+    assert list(one_seed.columns) == ["A", "B", "paired on"]
+    assert one_seed.loc["MixCSE"].tolist() == ["+1.00", "+0.50", "1 seed"]
     tests = paired_tests(frame, ["A", "C"], baseline="SimCSE", family="task").set_index(["group", "task"])
     assert tests.loc[("MixCSE", "A"), "p_holm"] == pytest.approx(tests.loc[("MixCSE", "A"), "p"])   # alone on A
     assert tests.loc[("MixCSE", "C"), "family"] == "Holm over 1 groups on C"
@@ -242,7 +247,8 @@ def test_single_seed_groups_get_the_paired_bootstrap_over_test_pairs():
                                                                                    both["ci_high"]])
     assert boot.iloc[0]["diff"] > 0 and boot.iloc[0]["n_pairs"] == 60 and "test-set" in boot.iloc[0]["interval"]
     table = per_task_comparison(frame, ["A", "avg"], baseline="SimCSE", bootstrap=boot)
-    assert table.loc["ClusterNS", "A"] == f"{one['diff']:+.2f} [{one['ci_low']:.2f}, {one['ci_high']:.2f}] (n 1; test pairs)"
+    assert table.loc["ClusterNS", "A"] == f"{one['diff']:+.2f} [{one['ci_low']:.2f}, {one['ci_high']:.2f}]"
+    assert table.loc["ClusterNS", "paired on"] == "1 seed; 95% interval over test pairs"
     panels = difference_panels(paired_tests(frame, ["A"], baseline="SimCSE"), boot, names={"A": "task A"})
     cluster = panels["task A"].set_index("group").loc["ClusterNS"]
     assert cluster["interval"] == "bootstrap over test pairs" and cluster["diff_ci_low"] == pytest.approx(one["ci_low"])

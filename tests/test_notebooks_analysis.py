@@ -231,7 +231,7 @@ def test_compare(runs, data_dir, tmp_path, monkeypatch):
     groups = ["SimCSE", "MixCSE", "GS-InfoNCE", "ClusterNS", "APINCSE"]
     methods = table_rows(tables, "sts_methods")
     assert [(r["group"], r["runs"]) for r in methods] == list(zip(groups, ["2", "2", "1", "1", "1"]))
-    assert list(methods[0]) == ["group", "runs", "STS16", "Avg."]
+    assert list(methods[0]) == ["group", "runs", "STS16"]          # one task: no average beside it
     versus = table_rows(tables, "sts_vs_baseline")
     assert [r["group"] for r in versus] == groups and versus[0]["Δ vs baseline"] == "(baseline)"
     assert versus[1]["p (paired t)"] not in ("", "–") and versus[2]["p (paired t)"] == "–"   # 2 seeds vs 1
@@ -239,15 +239,18 @@ def test_compare(runs, data_dir, tmp_path, monkeypatch):
     assert versus[1]["p (Holm)"] == versus[1]["p (paired t)"] and versus[1]["reading"]
     per_task = table_rows(tables, "sts_vs_baseline_per_task")
     assert "(p " in per_task[1]["STS16"] and ", Holm " in per_task[1]["STS16"]
-    assert per_task[1]["Holm family"] == "Holm over MixCSE's 2 scores"
+    # STS16 alone: its "average" is not a second test in the family (it doubled the Holm p before)
+    assert per_task[1]["Holm family"] == "Holm over MixCSE's 1 scores"
     # one shared seed: the paired bootstrap over the STS16 test pairs, against simcse-s1
     bootstrap = table_rows(tables, "sts_vs_baseline_bootstrap")
     assert [(r["group"], r["task"], r["run"], r["baseline_run"]) for r in bootstrap] == [
-        (g, t, f"{label}-s1", "simcse-s1") for g, label in (("GS-InfoNCE", "gs_infonce"), ("ClusterNS", "clusterns"),
-                                                             ("APINCSE", "apincse")) for t in ("STS16", "Avg.")]
+        (g, "STS16", f"{label}-s1", "simcse-s1") for g, label in (("GS-InfoNCE", "gs_infonce"), ("ClusterNS", "clusterns"),
+                                                                  ("APINCSE", "apincse"))]
     assert all(float(r["ci_low"]) <= float(r["diff"]) <= float(r["ci_high"]) for r in bootstrap)
-    assert per_task[2]["STS16"].endswith("(n 1; test pairs)") and per_task[2]["STS16"].startswith(
-        f"{float(bootstrap[0]['diff']):+.2f} [")
+    # how a row is paired said once, not "(n 1; test pairs)" in every cell
+    assert per_task[2]["STS16"] == (f"{float(bootstrap[0]['diff']):+.2f} [{float(bootstrap[0]['ci_low']):.2f}, "
+                                    f"{float(bootstrap[0]['ci_high']):.2f}]")
+    assert [r["paired on"] for r in per_task] == ["", "2 seeds"] + ["1 seed; 95% interval over test pairs"] * 3
     for name in ("clustering_methods", "clustering_vs_baseline", "custom_texts_methods"):
         assert [r["group"] for r in table_rows(tables, name)] == groups
     assert all(100 / 3 - 0.01 <= float(r["own"].split(" ")[0]) <= 100 for r in table_rows(tables, "custom_texts_methods"))
@@ -255,7 +258,7 @@ def test_compare(runs, data_dir, tmp_path, monkeypatch):
     assert [(r["group"], r["runs"]) for r in table_rows(tables, "ablation")] == [
         ("SimCSE", "2"), ("MixCSE", "2"), ("APINCSE", "1")]
     assert table_rows(tables, "sweep") == [{"group": "MixCSE", "mixcse.mix_lambda": "0.2", "runs": "2",
-                                            "avg": methods[1]["Avg."]}]
+                                            "avg": methods[1]["STS16"]}]
     for path in runs.values():   # every evaluation is cached in its run directory (beside each a hidden lock)
         entries = {p.name for p in (path / "evaluations").iterdir()}
         assert {name.split("-")[0] for name in entries if name.endswith(".json") and not name.startswith(".")} == {
@@ -310,3 +313,51 @@ def test_parameters_are_declared_with_defaults_and_help(tmp_path):
         assert not undocumented, f"{name}: parameters without a comment: {undocumented}"
         assigned = re.findall(r"^(\w+) = ", tagged[0].source, flags=re.M)
         assert list(declared) == assigned, f"{name}: a parameter line papermill cannot parse"
+
+
+def test_compare_finds_the_ablation_in_the_run_labels(tmp_path):
+    """compare's defaults (variants None): the cpu-demo's labels are an ablation of APINCSE, found
+    without a parameter, with the pooler alone as the control; labels of methods only hold none."""
+    from synthetic_runs import make_run
+
+    from cselab.workbench.comparisons import ablation_in_labels
+
+    apincse = ["augmented_positive", "interlayer_negative"]
+    demo = {label: make_run(tmp_path / label, method) for label, method in (
+        ("simcse", ["simcse"]), ("mixcse", ["mixcse"]), ("apincse", apincse), ("apincse-no_ap", ["interlayer_negative"]),
+        ("apincse-no_in", ["augmented_positive"]), ("apincse-pooler", ["simcse"]))}
+    variants, control = ablation_in_labels(demo)
+    assert variants == {"SimCSE": "simcse", "APINCSE": "apincse", "APINCSE-AP": "apincse-no_ap",
+                        "APINCSE-IN": "apincse-no_in", "APINCSE pooler only": "apincse-pooler"}
+    assert control == "APINCSE pooler only"
+    # seeds of the same labels: the same variants; without the pooler-only run: no control
+    seeded = {f"{label}-s1": path for label, path in demo.items() if label != "apincse-pooler"}
+    assert ablation_in_labels(seeded) == ({"SimCSE": "simcse", "APINCSE": "apincse", "APINCSE-AP": "apincse-no_ap",
+                                           "APINCSE-IN": "apincse-no_in"}, None)
+    # a method and no ablation of it (the tiny runs' labels), or an ablation without its full method
+    assert ablation_in_labels({k: demo[k] for k in ("simcse", "mixcse", "apincse")}) == ({}, None)
+    assert ablation_in_labels({k: demo[k] for k in ("simcse", "apincse-no_ap", "apincse-no_in")}) == ({}, None)
+
+
+def test_a_cell_says_what_scoring_will_cost_before_it_starts(data_dir, tmp_path, monkeypatch):
+    """sts_cost_note: the study cost model's 80 s for the 26,083 distinct sentences of the 7-task
+    suite on 2 cores with MiniLM (6 layers of 384), scaled by transformer-layer parameters. BERT-base's
+    12 layers of 768 hold 85,054,464 of them against MiniLM's 10,646,784 (× 7.9887); STS-B test has
+    2,551 distinct sentences: 80 · 2551 / 26083 · 7.9887 = 62.5 s a run. A run whose final table
+    has the task costs nothing; the whole suite costs 80 · 7.9887 = 639.1 s a run."""
+    import torch
+    from synthetic_runs import sts_results, write_run
+
+    from cselab.workbench.notebook import sts_cost_note
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    bert = {"model": "bert-base-uncased", "method": ["simcse"], "seed": 1}
+    runs = {"a": write_run(tmp_path / "a", bert, []), "b": write_run(tmp_path / "b", {**bert, "seed": 2}, []),
+            "done": write_run(tmp_path / "done", bert, [], sts_results({"STSBenchmark": 80.0}))}
+    assert sts_cost_note(runs, ["STSBenchmark"], data_dir) == (
+        "2 runs × 1 STS task to score: about 2 min 05 s on 2 CPU cores (the study cost model; cached in each run "
+        "directory, so once)")
+    assert sts_cost_note({"a": runs["a"]}, None, data_dir).startswith(
+        "1 run × 7 STS tasks to score: about 10 min 39 s on 2 CPU cores (the study cost model; cached in each run "
+        "directory, so once); sts_tasks = ['STSBenchmark'] is the demo's smaller set")
+    assert sts_cost_note({"done": runs["done"]}, ["STSBenchmark"], data_dir) is None      # nothing to score

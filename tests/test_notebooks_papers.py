@@ -186,7 +186,7 @@ def test_paper_gs_infonce(runs, tiny_model, small_data, tmp_path, monkeypatch):
     table2 = read_table(tables, "table2_sts").set_index("variant")
     assert table2.loc["GS-InfoNCE", "STS16"] == f"{sts16(runs['gs_infonce-s1'], small_data):.2f}"
     sweep = read_table(tables, "table3_m_sweep")
-    assert sweep["M / batch size"].tolist() == ["0.0", "3.0"]          # SimCSE counts as 0×, the preset's 3×
+    assert sweep["M / batch size"].tolist() == ["0×", "3×"]            # SimCSE counts as 0×, the preset's 3×
     assert sweep["source"].tolist() == ["cselab (2 seeds)", "cselab (1 seed)"]
     top4 = read_table(tables, "figure1_top4")
     assert top4["model"].tolist() == [untuned] * 3 + ["SimCSE"] * 3 + ["GS-InfoNCE"] * 3
@@ -272,3 +272,24 @@ def test_explorer_interactive_executes_headless(runs, small_data, tmp_path, monk
     drawn = [o for w in state.values() if w["model_name"] == "OutputModel" for o in w["state"].get("outputs", [])]
     assert sum("image/png" in o.get("data", {}) for o in drawn) == 2        # heat-map and the snapshot map
     assert not figures.exists()                                             # nothing saved in interactive mode
+
+
+def test_the_claims_cell_on_runs_of_one_seed_is_one_line(tmp_path, capsys):
+    """The paper notebooks on the cpu-demo's runs (one seed per variant): one line saying that no claim
+    can be tested with one seed and where the committed verdicts are, not a table of nine rows
+    reading "no runs"; two runs of one label (two seeds) are not "one seed per variant"."""
+    from synthetic_runs import make_run
+
+    from cselab import workbench
+
+    apincse = ["augmented_positive", "interlayer_negative"]
+    runs = {"simcse": make_run(tmp_path / "simcse", ["simcse"]), "apincse": make_run(tmp_path / "apincse", apincse),
+            "apincse-no_ap": make_run(tmp_path / "apincse-no_ap", ["interlayer_negative"])}
+    assert workbench.claims_cell("paper-apincse", "cpu", runs, None, tmp_path / "tables") is None
+    assert capsys.readouterr().out == (
+        "No claim can be tested on these runs, one seed per variant: a claim's paired t-test needs two or more "
+        "seeds that its two variants share. The committed verdicts, over the study's seeds, are in "
+        "docs/cpu-papers.md.\n")
+    two = {"simcse-s1": runs["simcse"], "simcse-s2": make_run(tmp_path / "simcse-s2", ["simcse"], seed=2)}
+    assert workbench.claims_cell("paper-apincse", "cpu", two, None, tmp_path / "tables") is None
+    assert capsys.readouterr().out.startswith("No claim tested here (the runs given (2 runs)): a paired t-test needs")

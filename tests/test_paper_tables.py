@@ -242,7 +242,7 @@ def test_select_variants_keeps_sweeps_apart_and_names_the_rest(tmp_path, capsys)
                                    {"λ sweep": "mixcse-lam", "σ sweep": "clusterns-sigma"})
     assert {v: list(m) for v, m in found.items()} == {"SimCSE": ["simcse-s1", "simcse-s2"], "MixCSE": ["mixcse-s1"]}
     assert {v: list(m) for v, m in swept.items()} == {"λ sweep": ["mixcse-lam-s1"], "σ sweep": []}
-    assert capsys.readouterr().out == "runs no variant selects: ['other-s1']\n"
+    assert capsys.readouterr().out == "left out, not among this paper's variants: other-s1\n"
     with pytest.raises(ValueError, match=r"no run matches the variants \{'APINCSE': 'apincse'\}"):
         select_variants(runs, {"APINCSE": "apincse"}, {})
 

@@ -123,6 +123,30 @@ def label_group(label: str, swept: str | None = None) -> str:
     return label
 
 
+def ablation_in_labels(runs: Runs, baseline: str = "simcse") -> tuple[dict[str, str], str | None]:
+    """``(variants, control)``: the ablation the run labels hold, for a notebook's defaults. A family
+    (APINCSE) with at least one ablation label beside it (``apincse-no_ap``, ``apincse-no_in``, its
+    pooler alone ``apincse-pooler``) gives ``{display name: label}`` for the ``baseline`` label (when
+    a run has it), the family and each ablation, in that order, and as ``control`` the pooler-only
+    variant when there is one (the variant that separates the pooler from the terms), else None.
+    ``({}, None)`` when no label is an ablation."""
+    from .labels import ablation_family, display_name, is_pooler_only
+
+    stems = list(dict.fromkeys(label_group(label) for label in labelled_runs(runs)))
+    by_family: dict[str, list[str]] = {}
+    for stem in stems:
+        family = ablation_family(stem)
+        if family is not None:
+            by_family.setdefault(family, []).append(stem)
+    chosen = [stem for family, members in by_family.items() if len(members) > 1 and family in members
+              for stem in [family, *(m for m in members if m != family)]]
+    if not chosen:
+        return {}, None
+    variants = {display_name(stem): stem for stem in ([baseline] if baseline in stems else []) + chosen}
+    control = next((name for name, stem in variants.items() if is_pooler_only(stem)), None)
+    return variants, control
+
+
 def one_run_per_seed(groups: pd.DataFrame, runs: Runs, seed_key: str = "seed") -> None:
     """A ValueError (one line) when two runs of one group of :func:`group_runs` have the same seed:
     the paired tests take a group's runs as its seeds. It names the two runs and the first config key
@@ -232,12 +256,14 @@ def baseline_table(frame: pd.DataFrame, metric: str, baseline: str, group: str =
                    bootstrap: pd.DataFrame | None = None) -> pd.DataFrame:
     """The text table of each group of ``frame`` (one row per run) against ``baseline`` on
     ``metric``: seeds, ``mean ± std``, 95 % CI, the paired difference over the seeds both have with
-    its interval, raw and Holm-adjusted p, the reading and the Holm family
-    (:func:`cselab.workbench.results.compare_to_baseline`, :func:`cselab.workbench.results.format_comparison`). With
+    its interval, raw and Holm-adjusted p, the reading and the Holm family (left out when no group is
+    in one: runs of one seed) (:func:`cselab.workbench.results.compare_to_baseline`, :func:`cselab.workbench.results.format_comparison`). With
     ``bootstrap`` (:func:`cselab.workbench.results.single_seed_bootstrap` on ``metric``), the groups sharing a
     single seed with the baseline get the column :data:`BOOTSTRAP_COLUMN`."""
     table = format_comparison(compare_to_baseline(frame, metric, group=group, baseline=baseline), group=group,
                               decimals=decimals)
+    if "Holm family" in table and not table["Holm family"].astype(bool).any():   # one seed each: no test
+        table = table.drop(columns="Holm family")
     if bootstrap is not None:
         boot = bootstrap.set_index(group)
         table[BOOTSTRAP_COLUMN] = [
@@ -308,31 +334,40 @@ def per_task_comparison(frame: pd.DataFrame, tasks: Sequence[str], group: str = 
     """Each group's mean difference from ``baseline`` per task, with the paired t-test's raw p and
     its Holm-adjusted p over ``family`` (:func:`cselab.workbench.results.paired_tests`): cells ``+0.52 (p 0.031, Holm 0.124)``,
     followed by ``: no detectable effect (MDE 0.61)`` when the adjusted p is not below 0.05;
-    ``(baseline)`` for the baseline's row; ``+0.50 (n 3, no spread)`` when the differences are all
-    equal. One shared seed: ``+0.52 (n 1)``, or with ``bootstrap`` (:func:`cselab.workbench.results.single_seed_bootstrap`)
-    ``+0.48 [−0.31, 1.20] (n 1; test pairs)``, the paired bootstrap's interval over the test pairs.
-    Rows: groups in order; columns: ``tasks``, then ``Holm family``."""
+    ``(baseline)`` for the baseline's row; ``+0.50 (no spread)`` when the differences are all
+    equal. One shared seed: ``+0.52``, or with ``bootstrap`` (:func:`cselab.workbench.results.single_seed_bootstrap`)
+    ``+0.48 [-0.31, 1.20]``, the paired bootstrap's interval over the test pairs. How a row is paired is
+    said once, in its ``paired on`` column (``3 seeds``, ``1 seed; 95% interval over test pairs``), not
+    in every cell. Rows: groups in order; columns: ``tasks``, ``paired on``, then ``Holm family`` when
+    some row is in a Holm family (no column of empty cells on runs of one seed)."""
     tests = paired_tests(frame, tasks, group, baseline, pair_on, family)
     boot = {} if bootstrap is None else {(r[group], r["task"]): r for _, r in bootstrap.iterrows()}
     rows = {name: {task: "(baseline)" for task in tasks} if name == baseline else {}
             for name in dict.fromkeys(frame[group])}
+    paired_on = {name: "" for name in rows}
     for _, r in tests.iterrows():
+        n = 0 if pd.isna(r["paired_n"]) else int(r["paired_n"])
+        bootstrapped = n == 1 and (r[group], r["task"]) in boot
+        if n:
+            paired_on[r[group]] = f"{n} seed{'s' if n > 1 else ''}" + (
+                "; 95% interval over test pairs" if bootstrapped else "")
         if pd.isna(r["diff"]):
             cell = "–"
         elif not pd.isna(r["p"]):
             cell = f"{r['diff']:+.{decimals}f} (p {r['p']:.3f}, Holm {r['p_holm']:.3f})"
             if r["p_holm"] >= ALPHA:
                 cell += f": no detectable effect (MDE {r['mde']:.{decimals}f})"
-        elif r["paired_n"] == 1 and (r[group], r["task"]) in boot:
+        elif bootstrapped:
             b = boot[(r[group], r["task"])]
-            cell = (f"{b['diff']:+.{decimals}f} [{b['ci_low']:.{decimals}f}, {b['ci_high']:.{decimals}f}] "
-                    "(n 1; test pairs)")
+            cell = f"{b['diff']:+.{decimals}f} [{b['ci_low']:.{decimals}f}, {b['ci_high']:.{decimals}f}]"
         else:
-            cell = f"{r['diff']:+.{decimals}f} (n {int(r['paired_n'])}{', no spread' if r['paired_n'] > 1 else ''})"
+            cell = f"{r['diff']:+.{decimals}f}{' (no spread)' if n > 1 else ''}"
         rows[r[group]][r["task"]] = cell
     out = pd.DataFrame.from_dict(rows, orient="index").reindex(columns=list(tasks)).fillna("–")
+    out["paired on"] = [paired_on.get(name, "") for name in out.index]
     families = tests.groupby(group, sort=False)["family"].agg(lambda f: "; ".join(x for x in dict.fromkeys(f) if x))
-    out["Holm family"] = [families.get(name, "") for name in out.index]
+    if families.astype(bool).any():
+        out["Holm family"] = [families.get(name, "") for name in out.index]
     out.index.name = group
     return out
 

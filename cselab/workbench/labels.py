@@ -123,6 +123,17 @@ def is_pooler_only(name) -> bool:
     return _pooler_only(name) is not None or bool(paper and paper["method"] in FAMILIES)
 
 
+def ablation_family(label: str) -> str | None:
+    """The family (``apincse``) whose ablation a run label without its seed names: the family itself,
+    the family without one of its parts (``apincse-no_ap``) or its pooler alone (``apincse-pooler``);
+    None for any other label. What the compare notebook finds its ablation by on its defaults."""
+    text = label.strip().lower()
+    if text in FAMILIES:
+        return text
+    ablation = _ablation(text)
+    return ablation[0] if ablation else _pooler_only(text)
+
+
 def pooler_only_name(family: str) -> str:
     return f"{FAMILIES[family].display_name} pooler only"
 

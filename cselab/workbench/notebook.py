@@ -372,12 +372,18 @@ def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Map
     return paired
 
 
+# Where a reader finds the verdicts when the runs at hand test nothing (the cpu-demo's, one seed each).
+COMMITTED_VERDICTS = "docs/cpu-papers.md"
+
+
 def claims_cell(study: str, profile: str, runs: Mapping | None, record: str | os.PathLike | None,
-                tables_dir: str | os.PathLike, name: str = "claims") -> pd.DataFrame:
+                tables_dir: str | os.PathLike, name: str = "claims") -> pd.DataFrame | None:
     """The paper notebooks' claims cell: the study file's claims for ``profile``
     (:func:`cselab.workbench.paper_tables.study_claims_table`: over the study's record when the engine passes
     one, else over the runs given), formatted, saved as ``<name>`` (.md and .csv) with the families
-    and the source printed under it, and returned for display."""
+    and the source printed under it, and returned for display. When no claim could be tested (runs of
+    one seed, as the cpu-demo's) one line says so and where the committed verdicts are, and nothing is
+    shown: a table of claims without a number says nothing more."""
     from .paper_tables.claims import NoClaims, format_claims, study_claims_table
 
     try:
@@ -394,7 +400,65 @@ def claims_cell(study: str, profile: str, runs: Mapping | None, record: str | os
         print(f"{families}. Numbers from {table.attrs['source']}; Δ in the paper's direction over the seeds both "
               "have as one computation (CPU kind, precision, code), 95 % t-interval; MDE at the claim's Holm level α/k, power 0.8; at this profile's scale, not the "
               "paper's")
+        return shown
+    from .comparisons import label_group
+
+    stems = [label_group(label) for label in (runs or {})]
+    if runs and (record is None or not Path(record).is_file()) and len(stems) == len(set(stems)):
+        print(f"No claim can be tested on these runs, one seed per variant: a claim's paired t-test needs two or "
+              f"more seeds that its two variants share. The committed verdicts, over the study's seeds, are in "
+              f"{COMMITTED_VERDICTS}.")
     else:
         print(f"No claim tested here ({table.attrs['source']}): a paired t-test needs two or more seeds that a "
-              "claim's two variants share")
-    return shown
+              f"claim's two variants share; the committed verdicts are in {COMMITTED_VERDICTS}")
+    return None
+
+
+# A cell that will take longer than this says so before it starts: Run All otherwise shows only
+# `[*]` on the last cell while a busy cell above scores eight runs for twenty minutes.
+SAY_COST_SECONDS = 60
+COST_WORDS = {"cpu": "on 2 CPU cores", "cuda": "on one GPU"}
+
+
+def sts_cost_note(runs: Mapping[str, Path], tasks: Sequence[str] | None, data_dir: str | os.PathLike | None = None,
+                  parameter: str = "sts_tasks") -> str | None:
+    """One line to print before a cell scores ``runs`` on the STS ``tasks`` (None: the seven), when
+    some runs are not scored yet (no final table with those tasks, no cached entry) and the study cost
+    model (:func:`cselab.workbench.studies.cost.encode_seconds`: the distinct sentences of the tasks'
+    test pairs, each run's backbone) puts it over :data:`SAY_COST_SECONDS`:
+    ``8 runs × 7 STS tasks to score: about 11 min on 2 CPU cores (...)``. None otherwise."""
+    from .studies.cost import backbone_shape, encode_seconds, format_seconds
+    from ..model.data.sts import STS_TASKS, load_sts_task
+    from ..model.evaluate.cache import final_result, is_evaluated
+    from ..model.evaluate.sts import EVAL_SPLIT
+    from ..model.rundir import labelled_runs, read_config
+
+    options = {} if tasks is None else {"tasks": list(tasks)}   # as sts_results asks for them
+    tasks = list(STS_TASKS if tasks is None else tasks)
+    to_score = []
+    for path in labelled_runs(runs).values():
+        final = final_result(path, "sts")
+        if final is not None and set(tasks) <= set(final["scores"]):
+            continue
+        whole = tasks == list(STS_TASKS) and is_evaluated(path, "sts", data_dir=data_dir)   # the 7 asked for as {}
+        if not whole and not is_evaluated(path, "sts", data_dir=data_dir, **options):
+            to_score.append(path)
+    if not to_score:
+        return None
+    sentences = set()
+    for task in tasks:
+        splits = load_sts_task(task, data_dir)
+        for pairs in ([splits[EVAL_SPLIT[task]]] if task in EVAL_SPLIT else splits.values()):
+            sentences.update(pairs.sentences1)
+            sentences.update(pairs.sentences2)
+    import torch
+
+    kind = "cuda" if torch.cuda.is_available() else "cpu"
+    seconds = sum(encode_seconds(len(sentences), backbone_shape(str(read_config(path)["model"]))[0], kind)
+                  for path in to_score)
+    if seconds < SAY_COST_SECONDS:
+        return None
+    return (f"{len(to_score)} run{'s' if len(to_score) > 1 else ''} × {len(tasks)} STS task"
+            f"{'s' if len(tasks) > 1 else ''} to score: about {format_seconds(seconds)} {COST_WORDS[kind]} (the study "
+            f"cost model; cached in each run directory, so once)"
+            + (f"; {parameter} = ['STSBenchmark'] is the demo's smaller set" if tasks != ["STSBenchmark"] else ""))

@@ -250,11 +250,13 @@ class SnapshotExplorer:
 
     @staticmethod
     def _step_options(names) -> list[tuple[str, str]]:
-        return [(_before_training(name), name) for name in names]
+        # the slider's readout shows about 20 characters: "step 0 (before training)" lost its ")"; the map's
+        # caption says "before training" in full
+        return [("step 0 (untrained)" if name == "step 0" else name, name) for name in names]
 
     def hint(self) -> str:
-        return ("Slide over the run's snapshots; another run encodes and projects the sample at each of its "
-                "snapshots first (seconds).")
+        return ("Slide over the run's snapshots; choosing another run first encodes and projects the sample at "
+                "each of its snapshots, once per run: about a minute on 2 CPU cores for the demo's runs.")
 
     def frames(self, run: str) -> dict:
         """The run's aligned maps, computed once per run (a progress bar over its snapshots)."""

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -422,6 +423,19 @@ def test_unknown_run_label_is_one_readable_line(page, lab_server, screenshots):
     print(json.dumps(error["traceback"]))
 
 
+REPOSITORY_NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in REPOSITORY_NOTEBOOKS.glob("*.py")))
+def test_saving_an_unedited_notebook_leaves_the_checkout_clean(page, lab_server, name):
+    """Every repository notebook, opened from the file browser and saved (Ctrl+S, as autosave does
+    during Run All) without an edit, is written back byte for byte as the checkout has it: `git status`
+    stays clean (notebooks/dynamics.py came back with a blank line of a markdown cell as `#`)."""
+    source = lab_server["root"] / "notebooks" / f"{name}.py"
+    open_notebook(page, lab_server, name)
+    assert save_and_read(page, source) == (REPOSITORY_NOTEBOOKS / f"{name}.py").read_text()
+
+
 # ------------------------------------------------------------------- after `make demo`, as a person
 # The repository's notebooks, each opened from the file browser and run on its defaults (runs = None:
 # the demo's runs in runs/), not through papermill with the study's parameters. The two whose
@@ -442,7 +456,8 @@ def test_every_repository_notebook_is_in_the_defaults_test():
 def test_a_notebook_runs_on_its_defaults_after_the_demo(page, lab_server, screenshots, name):
     """paper_apincse stopped at cell 2 ("variant 'APINCSE': runs 'apincse' and 'apincse-pooler' differ
     in augmented_positive"); compare took the pooler-only control for a second SimCSE seed, then
-    stopped ("two runs of group='SimCSE' with seed=42")."""
+    stopped ("two runs of group='SimCSE' with seed=42"); later it skipped the ablation ("variants is
+    empty") and printed its sources as a dict."""
     open_notebook(page, lab_server, name)
     run_all(page, screenshots, f"defaults-{name}", DEFAULTS_SECONDS)
     assert problems(page) == []
@@ -450,9 +465,17 @@ def test_a_notebook_runs_on_its_defaults_after_the_demo(page, lab_server, screen
     assert state["numbered"] == state["cells"]                          # every cell ran
     text = page_text(page)
     assert "<Figure size" not in text
+    shown = "".join(_text(o.get("text")) + _text(o.get("data", {}).get("text/plain")) for o in outputs(page))
     if name == "compare":   # the pooler-only control is a group of its own, SimCSE one run
         groups = kernel_prints(page, "print(sts_frame[['run', 'group']].to_dict('list'))")
         assert "'APINCSE pooler only'" in groups and groups.count("'SimCSE'") == 1, groups
+        # the ablation found from the labels, against the pooler alone (it said "variants is empty")
+        assert ("the ablation in the run labels: SimCSE, APINCSE, APINCSE-AP, APINCSE-IN, APINCSE pooler only; "
+                "control APINCSE pooler only") in shown
+        assert (lab_server["root"] / "figures" / "compare" / "ablation.png").is_file()
+        assert "{'" not in shown and "(n 1; test pairs)" not in shown        # no raw dict, no repeated suffix
+    if name == "paper_apincse":   # one seed a variant: one line, not a table of "no runs" rows
+        assert "No claim can be tested on these runs, one seed per variant" in shown and "no runs" not in shown
     if name == "paper_apincse":
         found = kernel_prints(page, "print({v: list(m) for v, m in found.items()})")
         assert "'APINCSE': ['apincse']" in found and "'APINCSE pooler only': ['apincse-pooler']" in found, found

@@ -86,13 +86,7 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str | None = None, model: st
     final = final_result(run_dir, spec.name, model) if not options and not refresh else None
     if final is not None:
         return {**final, "options": {}, "model": model}
-    # A suite's extras (STS: the cosine of every pair, a list beside the scores it computes anyway)
-    # are always kept, so a notebook that needs them (the paired bootstrap) reads the entry the
-    # tables wrote, and the other way round: one encode of each run's test pairs, whoever asks first
-    options = dict(options)
-    wanted = [extra for extra in spec.extras if options.pop(extra, False)]
-    entry_key = spec.entry_key(options) if spec.entry_key is not None else {}
-    cached = evaluation_file(run_dir, spec.name, model, **options, **_file_hashes(options), **entry_key)
+    cached, wanted, options = _entry(run_dir, spec, model, options)
     # the data the entry was computed on: an entry of another data root (a test subset, another
     # machine's copy) is computed again rather than mixed with this one's pairs
     root = str(data_root(data_dir).resolve())
@@ -113,6 +107,30 @@ def evaluate_run(run_dir: str | os.PathLike, suite: str | None = None, model: st
             result = {**result, "options": dict(options), "model": model, "data_root": root}
             atomic_write_json(cached, result)
     return result
+
+
+def _entry(run_dir: Path, spec, model: str, options: Mapping) -> tuple[Path, list[str], dict]:
+    """The cache file of an evaluation, the extras asked for, and the options without them."""
+    # A suite's extras (STS: the cosine of every pair, a list beside the scores it computes anyway)
+    # are always kept, so a notebook that needs them (the paired bootstrap) reads the entry the
+    # tables wrote, and the other way round: one encode of each run's test pairs, whoever asks first
+    options = dict(options)
+    wanted = [extra for extra in spec.extras if options.pop(extra, False)]
+    entry_key = spec.entry_key(options) if spec.entry_key is not None else {}
+    return evaluation_file(run_dir, spec.name, model, **options, **_file_hashes(options), **entry_key), wanted, options
+
+
+def is_evaluated(run_dir: str | os.PathLike, suite: str | None = None, model: str = BEST,
+                 data_dir: str | os.PathLike | None = None, **options) -> bool:
+    """Whether :func:`evaluate_run` with these arguments would read its result (the final table, or
+    an entry cached on this data root) rather than encode anything: what a notebook checks before
+    saying what a cell will cost."""
+    spec = get_suite(suite or default_suite())
+    run_dir = Path(run_dir)
+    if not options and final_result(run_dir, spec.name, model) is not None:
+        return True
+    cached, wanted, _ = _entry(run_dir, spec, model, options)
+    return _read_entry(cached, str(data_root(data_dir).resolve()), wanted, spec.name, warn=False) is not None
 
 
 MEMO_BYTES = 512 * 2 ** 20   # the vectors the process keeps over all models (the least recently used go first)

@@ -81,13 +81,15 @@ def select_variants(runs: Mapping[str, Path], variants: VariantSpec,
                     sweeps: VariantSpec) -> tuple[dict[str, dict[str, Path]], dict[str, dict[str, Path]]]:
     """What every paper notebook starts with: ``(found, swept)`` — the runs of each variant
     (:func:`variant_runs`, every prefix of ``variants`` checked) and the runs of each sweep, kept
-    apart. An error when no run matches a variant; prints the runs that no prefix selects."""
+    apart. An error when no run matches a variant; prints the runs that no prefix selects, if any."""
     spec = {**variants, **sweeps}
     found = variant_runs(runs, spec, check=list(variants))
     swept = {name: found.pop(name, {}) for name in sweeps}
     if not found:
         raise VariantError(f"no run matches the variants {dict(variants)}; runs: {list(runs)}")
-    print("runs no variant selects:", unmatched(runs, spec) or "none")
+    left_out = unmatched(runs, spec)
+    if left_out:   # said, so that nothing is dropped silently; nothing to say when every run is used
+        print(f"left out, not among this paper's variants: {', '.join(left_out)}")
     return found, swept
 
 

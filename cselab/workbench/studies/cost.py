@@ -203,6 +203,18 @@ def estimate_run(cfg: TrainConfig, profile: str, steps_done: int = 0, finished: 
     return Estimate(steps, seconds, kind, tuple(notes))
 
 
+# The unique sentences the reference's sts_suite_seconds encode: STS12–16 (every pair of a year),
+# STS-B test and SICK-R test.
+SUITE_SENTENCES = 26_083
+
+
+def encode_seconds(sentences: int, shape: tuple[int, int, int], kind: str = "cpu") -> float:
+    """Seconds to encode ``sentences`` distinct sentences with a backbone of ``shape`` (layers, hidden,
+    intermediate) on ``kind``: the reference's STS-suite rate, scaled by transformer-layer parameters."""
+    ref = REFERENCES[kind]
+    return ref.sts_suite_seconds * sentences / SUITE_SENTENCES * layer_parameters(*shape) / layer_parameters(*ref.shape)
+
+
 def format_seconds(seconds: float | None) -> str:
     if seconds is None:
         return "?"
