@@ -343,21 +343,41 @@ def test_a_colour_bar_over_fewer_than_four_values_is_found_and_four_pass():
 
 
 def test_x_ticks_off_the_logged_steps_are_found_and_ticks_on_them_pass():
-    steps = [5, 15, 25, 35, 45]                        # logged every 10 steps from step 5
+    steps = [5, 15, 25, 35, 45, 55]                    # logged every 10 steps from step 5, a line without markers
     fig, (ax,) = titled("similarity")
-    ax.plot(steps, [0.9, 0.8, 0.75, 0.7, 0.68], marker="o", label="positives")
-    ax.set_xticks([10, 20, 30, 40])                    # every tick between two measurements
+    ax.plot(steps, [0.9, 0.8, 0.75, 0.7, 0.68, 0.67], label="positives")
+    ax.set_xticks([10, 20, 30, 40, 50])                # every tick between two measurements
     problem = _one(check_figure(fig), "x ticks")
-    assert problem.startswith("panel 'similarity': the data are measured at x = 5, 15, 25, 35, 45 (every 10) but "
-                              "4 of the 4 x ticks over them fall between measurements (10, 20, 30, 40)")
+    assert problem.startswith("panel 'similarity': the data are measured at x = 5, 15, 25, 35, 45, 55 (every 10) "
+                              "but 5 of the 5 x ticks over them fall between measurements (10, 20, 30, 40, 50) "
+                              "and the line shows no marker at them")
     ax.set_xticks(steps)                               # on the measurements
     assert check_figure(fig) == []
-    fig, (ax,) = titled("similarity")                  # matplotlib's own ticks: 0, 20, 40, 60, 80 over 0..80 by 40
+    ax.set_xticks([10, 20, 30, 40, 50])                # round ticks again, and a marker at each measurement
+    ax.lines[0].set_marker("o")
+    assert check_figure(fig) == []
+
+
+def test_round_ticks_over_marked_evaluations_or_a_dense_curve_pass():
+    """Ticks at round numbers over a regular grid of steps are what papers print: four evaluations
+    every 8 steps drawn with markers, or a full-width curve logged every 8 steps, show which steps
+    were measured whatever the ticks (matplotlib's own: 0, 20, 40, ... or 0, 25, 50, ...)."""
+    fig, (ax,) = titled("STS-B dev")
+    ax.plot([8, 16, 24, 32], [70.1, 74.0, 75.2, 75.6], marker="o", label="SimCSE")
+    assert [t for t in ax.get_xticks() if 8 <= t <= 32 and t % 8] != []   # ticks off the grid of 8
+    assert check_figure(fig) == []
+    fig, (ax,) = titled("loss")
+    steps = np.arange(0, 129, 8)                       # 17 values: a curve, not vertices to count
+    ax.plot(steps, 3 - np.log1p(steps) / 3, label="SimCSE")
+    assert [t for t in ax.get_xticks() if 0 < t < 128 and t % 8] != []
+    assert check_figure(fig) == []
+    fig, (ax,) = titled("similarity")                  # points only: 0, 20, 40, 60, 80 over 0..80 by 40
     ax.plot([0, 40, 80], [0.9, 0.8, 0.7], "o", label="positives")
     assert check_figure(fig) == []
-    fig, (ax,) = titled("loss")                        # a dense record is no sparse grid: any ticks
-    ax.plot(np.arange(0, 300, 3), np.linspace(3, 1, 100), label="loss")
-    ax.set_xticks([1, 101, 201])
+    fig, (ax,) = titled("similarity")                  # a line whose measurements a scatter marks
+    ax.plot([5, 15, 25, 35, 45, 55], [0.9, 0.8, 0.75, 0.7, 0.68, 0.67], label="positives")
+    ax.scatter([5, 15, 25, 35, 45, 55], [0.9, 0.8, 0.75, 0.7, 0.68, 0.67], zorder=3)
+    ax.set_xticks([10, 20, 30, 40, 50])
     assert check_figure(fig) == []
 
 

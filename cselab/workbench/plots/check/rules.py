@@ -49,7 +49,10 @@ PAGE_SLACK = 0.05     # inches a figure may exceed PAGE_WIDTH by (rounding of co
 EQUAL_RELATIVE = 0.01  # "(= X)": every value within this share of the larger series span of X's
 BAR_MIN_SPREAD = 0.05  # bars from zero whose heights differ by less than this share of the tallest look equal
 MIN_COLOUR_VALUES = 4  # a colour bar over fewer distinct values carries nothing a legend would not
-GRID_MAX_POINTS = 20   # x values on a regular grid of at most this many points are a sparse grid (logged steps)
+# A line without markers through a regular grid of at most this many x values (the logged steps) is
+# read vertex by vertex, so its ticks must fall on them; above it is a curve, and round-number ticks
+# over it are what papers print. A line with a marker at each value shows its steps whatever the ticks.
+GRID_MAX_POINTS = 10
 GRID_TICK_SHARE = 0.5  # more than this share of the major ticks over a sparse grid's span fall on it
 
 
@@ -404,16 +407,25 @@ def sparse_lines(ax: Axes, drawn: DrawnFigure) -> list[str]:
 
 
 def _sparse_grids(ax: Axes) -> list[np.ndarray]:
-    """The x values of each data line of ``ax`` that form a sparse regular grid: at least 3 and at
-    most ``GRID_MAX_POINTS`` distinct values, equally spaced (the logged steps of a sparse record)."""
+    """The x values of each unmarked data line of ``ax`` that form a sparse regular grid: at least 3
+    and at most ``GRID_MAX_POINTS`` distinct values, equally spaced (the logged steps of a sparse
+    record), drawn as a line without a marker at each value. Only there could a reader take the
+    ticks for the measured steps: markers show the measurements, and a denser line is a curve."""
     grids: list[np.ndarray] = []
+    markers = None
     for line, _ in named_lines(ax):
+        if not drawn_as_line(line) or has_markers(line):
+            continue   # points, or a line with its own markers: every measurement is seen
         x = np.unique(finite(np.asarray(line.get_xdata(orig=False), float).reshape(-1, 1)).ravel())
         if not 3 <= len(x) <= GRID_MAX_POINTS:
             continue
         gaps = np.diff(x)
-        if np.allclose(gaps, gaps[0], rtol=1e-6, atol=0) and not any(np.array_equal(x, g) for g in grids):
-            grids.append(x)
+        if not np.allclose(gaps, gaps[0], rtol=1e-6, atol=0) or any(np.array_equal(x, g) for g in grids):
+            continue
+        markers = marker_positions(ax) if markers is None else markers
+        if all_marked(finite(display_xy(line)), markers, px(ax.get_figure(), MARKER_PX)):
+            continue   # another artist (a scatter, error bars) marks each measurement
+        grids.append(x)
     return grids
 
 
@@ -460,8 +472,9 @@ def ticks_off_grid_of(ax: Axes) -> tuple[float, np.ndarray, np.ndarray] | None:
 
 @panel_rule
 def ticks_off_grid(ax: Axes, drawn: DrawnFigure) -> list[str]:
-    """x ticks off the grid of the logged steps: where a line's x values are a sparse regular grid, most
-    major ticks over its span (more than ``GRID_TICK_SHARE``, a half) fall on it."""
+    """x ticks off the grid of the logged steps: where a line without markers joins a few (3 to
+    ``GRID_MAX_POINTS``) regularly spaced x values, most major ticks over its span (more than
+    ``GRID_TICK_SHARE``, a half) fall on them; marked points and dense curves take any ticks."""
     found = ticks_off_grid_of(ax)
     if found is None:
         return []
@@ -470,7 +483,8 @@ def ticks_off_grid(ax: Axes, drawn: DrawnFigure) -> list[str]:
     off = ", ".join(f"{t:g}" for t in inside[~_on_grid(inside, grid)][:6])
     return [f"{axes_name(ax)}: the data are measured at x = {shown} (every {grid[1] - grid[0]:g}) but "
             f"{int(round((1 - share) * len(inside)))} of the {len(inside)} x ticks over them fall between "
-            f"measurements ({off}); put the ticks on the measured values (a multiple of {grid[1] - grid[0]:g})"]
+            f"measurements ({off}) and the line shows no marker at them; put the ticks on the measured values "
+            f"(a multiple of {grid[1] - grid[0]:g}) or a marker at each measurement"]
 
 
 @panel_rule
