@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 
 from ..results import mean_ci
 from .core import COLUMN_WIDTH, TooFewPoints, add_note, new_figure, styled
-from .style import place_legend, series_styles
+from .style import place_legend, separate_coincident, series_styles
 
 FAMILY_TITLES = {"paper": "the paper's claims", "check": "the workbench's checks (not the paper's)"}
 LINE_FROM = 4           # a line through fewer measured settings implies a trend nobody measured
@@ -144,56 +144,107 @@ def plot_seed_points(frame: pd.DataFrame, x: str, y: str = "avg", hue: str | Non
                      numeric_x: bool = True, method: str | None = None, title: str | None = None) -> Figure:
     """``y`` per ``x`` (a swept setting, or a variant name when ``numeric_x`` is false) and ``hue``:
     each seed's run as a small dot, the mean over seeds with its 95 % t-interval as a bar. A line
-    joins the means only where a series has at least :data:`LINE_FROM` settings."""
+    joins the means only where a series has at least :data:`LINE_FROM` settings, all run on the
+    same seeds (``seed`` column; without it, the same number of seeds): a line through means over
+    different seeds draws which seeds were averaged as a trend. Where the points' seed counts
+    differ, each tick says its n. With a ``variant`` column (run labels) each point is drawn in its
+    variant's method's colour and marker (SimCSE at M = 0 of a GS-InfoNCE sweep in SimCSE's), a
+    series of another variant of the same method in a shade of it; ``method`` is the fallback."""
+    from .style import method_style, point_markers
+    from ..labels import display_name, method_key
+
     if frame.empty or frame[x].nunique() < 2:
         raise TooFewPoints(f"plot_seed_points: need at least 2 values of {x!r}")
     fig, (ax,) = new_figure(panel_size=(COLUMN_WIDTH + (0.6 if hue else 0), 2.6))
     groups = list(frame.groupby(hue, sort=False)) if hue else [("", frame)]
     names = [str(name) for name, _ in groups]
-    styles = series_styles(names, None if hue else {"": method})
+
+    def method_of(part: pd.DataFrame) -> str | None:   # the method most of a part's runs are
+        if "variant" not in part:
+            return method
+        keys = part["variant"].map(method_key).dropna()
+        return keys.mode().iloc[0] if len(keys) else method
+
+    series_methods = {name: method_of(group) for name, (_, group) in zip(names, groups)}
+    styles = series_styles(names, series_methods)
+    markers = point_markers(names, series_methods)
     categories = list(dict.fromkeys(frame[x]))
     offsets = np.linspace(-0.12, 0.12, len(groups)) if len(groups) > 1 else [0.0]
-    counts = set()
+    counts: dict = {}      # category -> [n of each series there]
+    lines, apart = 0, 0    # series joined by a line; series left as points because their seeds differ
+    labelled: set = set()
     for offset, name, (_, group) in zip(offsets, names, groups):
         style = styles[name]
-        xs, means = [], []
+        xs, means, seed_sets = [], [], []
         for position, value in enumerate(categories):
-            values = group.loc[group[x] == value, y].astype(float).tolist()
-            values = [v for v in values if math.isfinite(v)]
+            part = group[group[x] == value]
+            values = part[y].astype(float).tolist()
+            kept = [math.isfinite(v) for v in values]
+            values = [v for v, k in zip(values, kept) if k]
             if not values:
                 continue
             at = (float(value) if numeric_x else position)
             spread = offset * (np.ptp([float(c) for c in categories]) if numeric_x else 1.0) / 2 if numeric_x \
                 else offset
             mean, low, high, n = _interval(values)
-            counts.add(n)
+            counts.setdefault(value, []).append(n)
+            seed_sets.append(frozenset(part["seed"][kept]) if "seed" in part else n)
+            # the point's own method: a sweep's M = 0 is SimCSE, not the swept method
+            own = method_of(part)
+            if own is not None and own != series_methods[name]:
+                colour, marker = method_style(own)["color"], method_style(own)["marker"]
+                label = display_name(own)
+            else:
+                colour, marker = style["color"], markers[name]
+                label = name or (display_name(own) if own else None)
             ax.scatter(np.full(len(values), at + spread) + _jitter(len(values)) * (0.05 if numeric_x else 0.3),
-                       values, s=6, color=style["color"], alpha=0.4, linewidths=0, zorder=2)
+                       values, s=6, color=colour, alpha=0.4, linewidths=0, zorder=2)
             if n >= 2 and math.isfinite(low):
-                ax.vlines(at + spread, low, high, color=style["color"], linewidth=1.4, zorder=3)
-            ax.scatter([at + spread], [mean], s=20, color=style["color"], marker=style.get("marker") or "o",
-                       zorder=4, label=name or None if not xs else None)
+                ax.vlines(at + spread, low, high, color=colour, linewidth=1.4, zorder=3)
+            ax.scatter([at + spread], [mean], s=20, color=colour, marker=marker, zorder=4,
+                       label=label if label and label not in labelled else None)
+            labelled.add(label)
             xs.append(at + spread)
             means.append(mean)
         if len(xs) >= LINE_FROM:
-            ax.plot(xs, means, color=style["color"], linestyle=style.get("linestyle", "-"), linewidth=1, zorder=1)
+            if len(set(seed_sets)) == 1:
+                ax.plot(xs, means, color=style["color"], linestyle=style.get("linestyle", "-"), linewidth=1, zorder=1)
+                lines += 1
+            else:
+                apart += 1
+    mixed = len({n for ns in counts.values() for n in ns}) > 1
+    ticks = [f"{c:g}" if isinstance(c, float) else str(c) for c in categories]
+    if not numeric_x:
+        ticks = [textwrap.fill(t, 12) for t in ticks]
+    if mixed:   # n per point: "n = 3–10" hides which means rest on three seeds
+        ticks = [f"{t}\n{' · '.join(str(n) for n in counts.get(c, []))}" for t, c in zip(ticks, categories)]
     if numeric_x:
-        ax.set_xticks([float(c) for c in categories], [f"{c:g}" if isinstance(c, float) else str(c)
-                                                      for c in categories])
+        ax.set_xticks([float(c) for c in categories], ticks)
     else:
-        ax.set_xticks(range(len(categories)), [textwrap.fill(str(c), 12) for c in categories], fontsize=7)
+        ax.set_xticks(range(len(categories)), ticks, fontsize=7)
         ax.set_xlim(-0.5, len(categories) - 0.5)
     ax.set_xlabel(xlabel or x)
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
-    if hue:
+    if hue or len(labelled - {None, ""}) > 1:
         place_legend(ax, title=hue)
-    n = sorted(counts)
-    seeds = f"{n[0]} seeds" if len(n) == 1 else f"{n[0]}–{n[-1]} seeds"
-    add_note(fig, f"Small dots: one seed's run each ({seeds} a point); large dot and bar: the mean over seeds and its "
+    n = sorted({n for ns in counts.values() for n in ns})
+    if not mixed:
+        seeds = f"{n[0]} seeds a point"
+    elif len(groups) > 1:
+        seeds = f"the number under each setting: its seeds, {' · '.join(names)}"
+    else:
+        seeds = "the number under each setting: its seeds"
+    line = ""
+    if numeric_x and apart:
+        line = ("; no line: the settings were run on different seeds, and a line through their means would "
+                "draw which seeds were averaged as a trend")
+    elif numeric_x:
+        line = "; a line joins the means only over 4 or more settings run on the same seeds"
+    add_note(fig, f"Small dots: one seed's run each ({seeds}); large marker and bar: the mean over seeds and its "
                   "95 % t-interval (per point, not paired: the claims figure tests the paired differences)"
-                  + ("; a line joins the means only over 4 or more settings" if numeric_x else "") + ".")
+                  + line + ".")
     return fig
 
 
@@ -238,6 +289,7 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
         ax.set_ylabel(ylabel if len(panels) == 1 else panel)
     if title:
         fig.suptitle(title)
+    separate_coincident(list(axes))   # two σ at a share of 1.0 all along: both shown, and said
     place_legend(axes[0], min_entries=2)
     n = sorted(counts)
     seeds = f"n = {n[0]} seeds" if len(n) == 1 else f"n = {n[0]}–{n[-1]} seeds"
