@@ -36,7 +36,8 @@ from ..rc import MIN_TEXT_PT, PAGE_WIDTH
 from .drawn import (DrawnFigure, all_marked, artist_label, axes_name, boxes_overlap, covering_line, data_axes,
                     data_series, display_xy, draw, drawn_as_line, drawn_ticks, finite, has_markers, is_colorbar,
                     is_reference,
-                    marker_positions, named_lines, path_hits, px, quote, segments_hit, series_label)
+                    marker_positions, named_lines, path_hits, px, quote, segments_hit, series_label, within)
+from .drawn import COINCIDE_PX
 
 OVERLAP_PX = 1.0      # texts whose boxes overlap by more than this (both ways, at 100 dpi) collide
 CANVAS_PX = 1.0       # a text further than this outside the canvas is cut off
@@ -507,6 +508,32 @@ def covered_series(ax: Axes, drawn: DrawnFigure) -> list[str]:
     return problems
 
 
+@panel_rule
+def unnamed_coincidences(ax: Axes, drawn: DrawnFigure) -> list[str]:
+    """A labelled line drawn along another labelled line all its length (within ``COINCIDE_PX`` of its
+    path, as drawn: on top of it) whose label does not name it, "X (= Y)" or "X (≈ Y)": dashes and markers keep it
+    visible, but a reader takes the line below for missing unless the legend says where it is."""
+    lines = [(line, label) for line, label in named_lines(ax) if label and drawn_as_line(line)]
+    problems = []
+    fig = ax.get_figure()
+    for (first, first_label), (later, later_label) in itertools.combinations(lines, 2):
+        if first_label == later_label or coincidence_claim(first_label) or coincidence_claim(later_label):
+            continue   # either says what it lies on (one claim is enough: the reader finds both)
+        if covering_line(first, ax) is later or covering_line(later, ax) is first:
+            continue   # a line wholly hidden is covered_series' problem
+        a, b = finite(display_xy(first)), finite(display_xy(later))
+        # on the other's path within the drawing's slack: no stricter than what
+        # cselab.workbench.plots.style.separate_coincident names, so that its figures pass
+        reach = px(fig, COINCIDE_PX)
+        for label, other_label, xy, along in ((later_label, first_label, b, a), (first_label, later_label, a, b)):
+            if len(xy) > 1 and within(xy, along, reach):
+                problems.append(f"the series {quote(label)} of {axes_name(ax)} is drawn along {quote(other_label)} "
+                                f"all its length and its label does not say so: write '{_base(label)} (≈ "
+                                f"{_base(other_label)})', or '(= …)' where the two are equal")
+                break
+    return problems
+
+
 # ------------------------------------------------------------------ bars
 def _bar_groups(ax: Axes) -> list[tuple[str, np.ndarray]]:
     """Bars drawn from zero, grouped as a reader compares them: the bars at one category when
@@ -610,17 +637,37 @@ def equality_claim(label: str | None) -> tuple[str, str, str | int | None] | Non
     return own, claim, None
 
 
+_NEAR = re.compile(r"\s*\(≈ (?P<other>[^()]*(?:\([^()]*\)[^()]*)*)\)$")
+
+
+def coincidence_claim(label: str | None) -> tuple[str, str] | None:
+    """``(own name, the other's name)`` of a label that names a coincidence: ``X (= Y …)`` (equal in
+    the data: :func:`equality_claim`) or ``X (≈ Y)`` (drawn on each other, close but not equal: no
+    tolerance to check); ``None`` without either."""
+    claim = equality_claim(label)
+    if claim:
+        return claim[0], claim[1]
+    text = " ".join(str(label or "").split())
+    match = _NEAR.search(text)
+    if not match:
+        return None
+    other = match["other"].strip()
+    where = _IN_PANELS.match(other) or _IN_PANEL.match(other)   # "(≈ Y in 'panel')": Y
+    return text[:match.start()].strip(), (where["other"].strip() if where else other)
+
+
 def _base(label: str | None) -> str:
-    """A label without its equality claim and its "(mean, n seeds)"."""
+    """A label without its equality or coincidence claim and its "(mean, n seeds)"."""
     if not label:
         return ""
-    claim = equality_claim(label)
+    claim = coincidence_claim(label)
     text = claim[0] if claim else " ".join(str(label).split())
     return _SEEDS.sub("", text)
 
 
 def _claims_equal(label: str | None, other: str | None) -> bool:
-    claim = equality_claim(label)
+    """Whether ``label`` names its coincidence with ``other``: "(= other)" or "(≈ other)"."""
+    claim = coincidence_claim(label)
     return bool(claim and other and _base(claim[1]) == _base(other))
 
 
