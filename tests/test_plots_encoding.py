@@ -187,3 +187,22 @@ def test_seed_means_keep_each_methods_marker_and_draw_no_glyph_for_an_interval_n
     assert glyphs["MixCSE"].get_marker() == method_marker("mixcse") == "s"
     assert glyphs["SimCSE"].get_marker() == "o"
     assert glyphs["one seed (n = 1): no interval"].get_marker() in ("None", "none", None, "")
+
+
+def test_record_curves_name_lines_that_end_on_each_other_and_keep_method_markers():
+    """clustering_start: σ = 0.4 and 0.6 at a share of 1.0 from step 10, all three from step 20: the
+    lines below read as missing unless the figure says so."""
+    from cselab.workbench.plots.claims import plot_seed_curves
+
+    def starts(first: dict[int, int]) -> pd.DataFrame:   # seed -> the step it starts clustering at
+        return pd.DataFrame([{"seed": s, "step": step, "value": float(step >= at)}
+                             for s, at in first.items() for step in (1, 10, 20, 30, 40)])
+
+    fig = plot_seed_curves({"σ = 0.2": starts({1: 20, 2: 20, 3: 20}), "σ = 0.4": starts({1: 10, 2: 10, 3: 10}),
+                            "σ = 0.6": starts({1: 1, 2: 10, 3: 10})}, "share of seeds clustering", share=True)
+    note = " ".join(fig._cselab_note.get_text().split())
+    assert note.endswith("Lines on each other (the same value at every step to the end): σ = 0.4 and σ = 0.6 "
+                         "from step 10 and all 3 from step 20.")
+    fig = plot_seed_curves({"SimCSE": starts({1: 1, 2: 20}), "MixCSE": starts({1: 30, 2: 40})}, "share", share=True)
+    assert "Lines on each other" not in fig._cselab_note.get_text()
+    assert {line.get_label(): line.get_marker() for line in fig.axes[0].lines} == {"SimCSE": "o", "MixCSE": "s"}

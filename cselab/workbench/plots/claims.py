@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 
 from ..results import mean_ci
 from .core import COLUMN_WIDTH, TooFewPoints, add_note, new_figure, styled
-from .style import place_legend, separate_coincident, series_styles
+from .style import place_legend, point_markers, separate_coincident, series_styles
 
 FAMILY_TITLES = {"paper": "the paper's claims", "check": "the workbench's checks (not the paper's)"}
 LINE_FROM = 4           # a line through fewer measured settings implies a trend nobody measured
@@ -150,7 +150,7 @@ def plot_seed_points(frame: pd.DataFrame, x: str, y: str = "avg", hue: str | Non
     differ, each tick says its n. With a ``variant`` column (run labels) each point is drawn in its
     variant's method's colour and marker (SimCSE at M = 0 of a GS-InfoNCE sweep in SimCSE's), a
     series of another variant of the same method in a shade of it; ``method`` is the fallback."""
-    from .style import method_style, point_markers
+    from .style import method_style
     from ..labels import display_name, method_key
 
     if frame.empty or frame[x].nunique() < 2:
@@ -262,9 +262,13 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
     if not panels:
         raise TooFewPoints("plot_seed_curves: no logged values to draw")
     fig, axes = new_figure(len(panels), panel_size=(COLUMN_WIDTH + 0.4, 2.5), ncols=2)
-    styles = series_styles(list(dict.fromkeys(n for p in panels.values() for n in p)))
+    names = list(dict.fromkeys(n for p in panels.values() for n in p))
+    styles = series_styles(names)
+    markers = point_markers(names)   # each method's own marker (MixCSE ■ in every figure)
     counts = set()
+    merged: list[str] = []   # where lines end on each other (every seed clustering: a share of 1)
     for ax, (panel, drawn) in zip(axes, panels.items()):
+        curves = {}
         steps_seen: set = set()
         for name, frame in drawn.items():
             rows = []
@@ -276,10 +280,12 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
             steps_seen.update(steps.tolist())
             style = styles[name]
             ax.plot(steps, means, color=style["color"], linestyle=style.get("linestyle", "-"),
-                    marker=style.get("marker") or "o", markersize=3, linewidth=1.2, label=name)
+                    marker=style.get("marker") or markers[name], markersize=3, linewidth=1.2, label=name)
+            curves[name] = dict(zip(steps.tolist(), means.tolist()))
             ok = np.isfinite(lows)
             if ok.any():
                 ax.fill_between(steps[ok], lows[ok], highs[ok], color=style["color"], alpha=0.18, linewidth=0)
+        merged += _merged_tails(curves, panel)
         ticks = sorted(steps_seen)
         if len(ticks) <= 10:
             ax.set_xticks(ticks)
@@ -295,8 +301,44 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
     seeds = f"n = {n[0]} seeds" if len(n) == 1 else f"n = {n[0]}–{n[-1]} seeds"
     mean = "geometric mean" if logy else "share" if share else "mean"
     band = "95 % Wilson interval" if share else "95 % t-interval" + (" (both on the log scale)" if logy else "")
-    add_note(fig, f"Line: the {mean} over seeds at each logged step ({seeds}); band: its {band}.")
+    add_note(fig, f"Line: the {mean} over seeds at each logged step ({seeds}); band: its {band}."
+                  + "".join(f" {words}" for words in merged))
     return fig
+
+
+def _merged_tails(curves: Mapping[str, Mapping[float, float]], panel: str) -> list[str]:
+    """Sentences naming the lines that lie on each other from some step to the end (the same mean at
+    every step from there: clustering_start's σ at a share of 1.0): drawn on top of each other, the
+    lines below would read as missing there."""
+    names = list(curves)
+    if len(names) < 2:
+        return []
+    steps = sorted(set.intersection(*(set(c) for c in curves.values())))
+    last = steps[-1] if steps else None
+    groups: dict = {}
+    for name in names:
+        if last is None:
+            break
+        start = last
+        for step in reversed(steps):
+            same = [n for n in names if math.isclose(curves[n][step], curves[name][step], rel_tol=0, abs_tol=1e-9)]
+            if len(same) < 2:
+                break
+            start = step
+        together = tuple(n for n in names if all(math.isclose(curves[n][s], curves[name][s], abs_tol=1e-9)
+                                                 for s in steps if s >= start))
+        if len(together) > 1 and start < last:
+            groups.setdefault(together, start)
+    if not groups:
+        return []
+    where = f" in '{panel}'" if panel else ""
+    parts = [f"{'all ' + str(len(g)) if len(g) == len(names) else _and(list(g))} from step {start:g}"
+             for g, start in sorted(groups.items(), key=lambda item: item[1])]
+    return [f"Lines on each other{where} (the same value at every step to the end): {_and(parts)}."]
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 @styled
@@ -306,6 +348,7 @@ def plot_layer_profile_seeds(profiles: Mapping[str, Sequence[Sequence[float]]], 
     the mean over seeds per layer with its 95 % t-interval; the last layer (1 by definition) left out."""
     fig, (ax,) = new_figure(panel_size=(COLUMN_WIDTH + 0.4, 2.5))
     styles = series_styles(list(profiles))
+    markers = point_markers(list(profiles))
     counts = set()
     for name, seeds in profiles.items():
         matrix = np.asarray([list(s)[:-1] for s in seeds], dtype=float)
@@ -319,7 +362,7 @@ def plot_layer_profile_seeds(profiles: Mapping[str, Sequence[Sequence[float]]], 
         counts.add(matrix.shape[0])
         style = styles[name]
         ax.errorbar(layers, means, yerr=[means - lows, highs - means] if np.isfinite(lows).all() else None,
-                    color=style["color"], marker=style.get("marker") or "o", markersize=3, capsize=2,
+                    color=style["color"], marker=style.get("marker") or markers[name], markersize=3, capsize=2,
                     linewidth=1.2, label=name)
     ax.set_xticks(range(len(layers)), ["emb."] + [str(i) for i in range(1, len(layers))])
     ax.set_xlabel("layer (0 = embeddings)")
@@ -329,7 +372,8 @@ def plot_layer_profile_seeds(profiles: Mapping[str, Sequence[Sequence[float]]], 
     place_legend(ax)
     n = sorted(counts)
     most = "; ".join(f"{name}: {most_similar_words(seeds)}" for name, seeds in profiles.items() if len(seeds))
-    add_note(fig, f"Each point: the mean over seeds (n = {n[0] if len(n) == 1 else f'{n[0]}–{n[-1]}'}) of the probe "
+    each = ", ".join(f"{len(seeds)} ({name})" for name, seeds in profiles.items() if len(seeds))
+    add_note(fig, f"Each point: the mean over seeds (n = {n[0] if len(n) == 1 else each}) of the probe "
                   "set's mean cosine at the last probe (256 STS-B dev sentences); bars: 95 % t-interval. The layer "
                   f"most similar to the last (of layers 1 to L − 1), seed by seed: {most}.")
     return fig
