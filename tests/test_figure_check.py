@@ -152,7 +152,7 @@ def test_a_figure_legend_over_a_panel_is_found():
     assert "the figure legend covers data of panel 'left': 'SimCSE', 'MixCSE'" in problems
 
 
-def test_a_series_under_another_is_found_and_a_distinct_style_passes():
+def test_a_series_under_another_is_found_and_a_distinct_style_named_equal_passes():
     fig, (ax,) = new_figure()
     ax.plot(X, X ** 0.5, label="mixed negatives")
     ax.plot(X, X ** 0.5, label="mixed negatives (reverse)")
@@ -161,7 +161,12 @@ def test_a_series_under_another_is_found_and_a_distinct_style_passes():
     problem = _one(check_figure(fig), "cannot be seen")
     assert "'mixed negatives' of panel 'similarity' lies under 'mixed negatives (reverse)'" in problem
     ax.lines[1].set_linestyle("--")
-    ax.lines[1].set_marker("o")
+    ax.lines[1].set_marker("o")                                             # visible now, but unnamed
+    assert _one(check_figure(fig), "drawn along").startswith("the series 'mixed negatives (reverse)' of panel "
+                                                            "'similarity' is drawn along 'mixed negatives'")
+    ax.lines[0].set_label("forward")                                        # short: the legend fits inside
+    ax.lines[1].set_label("reverse (= forward)")
+    ax.legend(loc="lower right", frameon=False)
     assert check_figure(fig) == []
 
 
@@ -343,21 +348,41 @@ def test_a_colour_bar_over_fewer_than_four_values_is_found_and_four_pass():
 
 
 def test_x_ticks_off_the_logged_steps_are_found_and_ticks_on_them_pass():
-    steps = [5, 15, 25, 35, 45]                        # logged every 10 steps from step 5
+    steps = [5, 15, 25, 35, 45, 55]                    # logged every 10 steps from step 5, a line without markers
     fig, (ax,) = titled("similarity")
-    ax.plot(steps, [0.9, 0.8, 0.75, 0.7, 0.68], marker="o", label="positives")
-    ax.set_xticks([10, 20, 30, 40])                    # every tick between two measurements
+    ax.plot(steps, [0.9, 0.8, 0.75, 0.7, 0.68, 0.67], label="positives")
+    ax.set_xticks([10, 20, 30, 40, 50])                # every tick between two measurements
     problem = _one(check_figure(fig), "x ticks")
-    assert problem.startswith("panel 'similarity': the data are measured at x = 5, 15, 25, 35, 45 (every 10) but "
-                              "4 of the 4 x ticks over them fall between measurements (10, 20, 30, 40)")
+    assert problem.startswith("panel 'similarity': the data are measured at x = 5, 15, 25, 35, 45, 55 (every 10) "
+                              "but 5 of the 5 x ticks over them fall between measurements (10, 20, 30, 40, 50) "
+                              "and the line shows no marker at them")
     ax.set_xticks(steps)                               # on the measurements
     assert check_figure(fig) == []
-    fig, (ax,) = titled("similarity")                  # matplotlib's own ticks: 0, 20, 40, 60, 80 over 0..80 by 40
+    ax.set_xticks([10, 20, 30, 40, 50])                # round ticks again, and a marker at each measurement
+    ax.lines[0].set_marker("o")
+    assert check_figure(fig) == []
+
+
+def test_round_ticks_over_marked_evaluations_or_a_dense_curve_pass():
+    """Ticks at round numbers over a regular grid of steps are what papers print: four evaluations
+    every 8 steps drawn with markers, or a full-width curve logged every 8 steps, show which steps
+    were measured whatever the ticks (matplotlib's own: 0, 20, 40, ... or 0, 25, 50, ...)."""
+    fig, (ax,) = titled("STS-B dev")
+    ax.plot([8, 16, 24, 32], [70.1, 74.0, 75.2, 75.6], marker="o", label="SimCSE")
+    assert [t for t in ax.get_xticks() if 8 <= t <= 32 and t % 8] != []   # ticks off the grid of 8
+    assert check_figure(fig) == []
+    fig, (ax,) = titled("loss")
+    steps = np.arange(0, 129, 8)                       # 17 values: a curve, not vertices to count
+    ax.plot(steps, 3 - np.log1p(steps) / 3, label="SimCSE")
+    assert [t for t in ax.get_xticks() if 0 < t < 128 and t % 8] != []
+    assert check_figure(fig) == []
+    fig, (ax,) = titled("similarity")                  # points only: 0, 20, 40, 60, 80 over 0..80 by 40
     ax.plot([0, 40, 80], [0.9, 0.8, 0.7], "o", label="positives")
     assert check_figure(fig) == []
-    fig, (ax,) = titled("loss")                        # a dense record is no sparse grid: any ticks
-    ax.plot(np.arange(0, 300, 3), np.linspace(3, 1, 100), label="loss")
-    ax.set_xticks([1, 101, 201])
+    fig, (ax,) = titled("similarity")                  # a line whose measurements a scatter marks
+    ax.plot([5, 15, 25, 35, 45, 55], [0.9, 0.8, 0.75, 0.7, 0.68, 0.67], label="positives")
+    ax.scatter([5, 15, 25, 35, 45, 55], [0.9, 0.8, 0.75, 0.7, 0.68, 0.67], zorder=3)
+    ax.set_xticks([10, 20, 30, 40, 50])
     assert check_figure(fig) == []
 
 
@@ -400,14 +425,14 @@ def test_an_equality_the_data_do_not_support_is_found():
     problem = _one(check_figure(fig), "says it equals")
     assert problem.startswith("panel 'InfoNCE': the label \"ClusterNS (= APINCSE in 'InfoNCE')\" says it equals "
                               "'APINCSE', but the two series differ (values up to 0.002 apart, more than")
-    # what the library does with such a pair: its own dashes and markers, and no claim
+    # what the library does with such a pair: its own dashes and markers, and "(≈ …)", not "(= …)"
     from cselab.workbench.plots.style import separate_coincident
 
     ax.lines[2].set_label("ClusterNS")
     ax.lines[2].set_linestyle("-")
     ax.lines[2].set_marker("o")
     assert separate_coincident([ax]) == [("ClusterNS", "APINCSE")]
-    assert ax.lines[2].get_label() == "ClusterNS" and ax.lines[2].get_linestyle() == "--"
+    assert ax.lines[2].get_label() == "ClusterNS (≈ APINCSE)" and ax.lines[2].get_linestyle() == "--"
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     assert check_figure(fig) == []
 
@@ -487,6 +512,49 @@ def test_a_series_covered_by_another_of_any_colour_is_found_unless_labelled_equa
     ax.plot(np.linspace(0, 9, 30), 2 - 0.1 * np.linspace(0, 9, 30), linewidth=2, label="total")
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     assert "'linear part' of panel 'loss parts' lies under 'total'" in " ".join(check_figure(fig))
+
+
+def test_a_series_drawn_along_another_must_name_the_coincidence():
+    """APINCSE's ℓ_N under APINCSE-AP: dashed, with markers, visible, but nothing says the line below
+    is there. Named '(≈ …)' (close, not equal) or '(= …)' (equal) it passes; a line apart passes."""
+    steps = np.arange(0, 40, 2)
+    fig, (ax,) = titled("loss parts")
+    ax.plot(steps, 3 - 0.02 * steps, color="#E69F00", label="APINCSE-AP")
+    ax.plot(steps, 3 - 0.02 * steps + 0.001, color="#882255", linestyle="--", marker="s", markersize=3,
+            linewidth=0.75, label="APINCSE")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    problem = _one(check_figure(fig), "drawn along")
+    assert problem == ("the series 'APINCSE' of panel 'loss parts' is drawn along 'APINCSE-AP' all its length and its "
+                       "label does not say so: write 'APINCSE (≈ APINCSE-AP)', or '(= …)' where the two are equal")
+    assert "cannot be seen" not in " ".join(check_figure(fig))             # visible: not the covered rule's case
+    ax.lines[1].set_label("APINCSE (≈ APINCSE-AP)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    assert check_figure(fig) == []
+    fig, (ax,) = titled("loss parts")                                       # half a unit apart: two lines
+    ax.plot(steps, 3 - 0.02 * steps, color="#E69F00", label="APINCSE-AP")
+    ax.plot(steps, 3.5 - 0.02 * steps, color="#882255", linestyle="--", label="APINCSE")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    assert check_figure(fig) == []
+
+
+def test_separate_coincident_names_close_series_with_approx_and_equal_ones_with_equals():
+    from cselab.workbench.plots.style import separate_coincident
+
+    steps = np.arange(0, 40, 4)
+    fig, (ax,) = titled("mixed negatives")
+    ax.plot(steps, 0.5 - 0.005 * steps, label="forward")
+    ax.plot(steps, 0.5 - 0.005 * steps + 0.0005, label="reverse")          # 0.0005 on a span of 0.18: 0.3 %
+    ax.plot(steps, 0.9 - 0.01 * steps, label="apart")
+    assert separate_coincident([ax]) == [("reverse", "forward")]
+    assert [line.get_label() for line in ax.lines] == ["forward", "reverse (= forward)", "apart"]
+    fig, (ax,) = titled("mixed negatives")
+    ax.plot(steps, 0.5 - 0.005 * steps, label="forward")
+    ax.plot(steps, 0.5 - 0.005 * steps + 0.004, label="reverse")           # 0.004 on 0.18: 2 %, drawn on it all the same
+    ax.set_ylim(-10, 10)
+    separate_coincident([ax])
+    assert ax.lines[1].get_label() == "reverse (≈ forward)"
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    assert check_figure(fig) == []
 
 
 def test_save_figure_records_the_new_rules(tmp_path):

@@ -163,7 +163,8 @@ def _figure(study, spec: dict, records: list[dict], frame: pd.DataFrame):
         for hue, mapping in series.items():
             for x, variant in mapping.items():
                 for _, r in frame[frame["variant"] == variant].iterrows():
-                    rows.append({"x": float(x), "avg": r["avg"], spec.get("hue") or "series": hue})
+                    rows.append({"x": float(x), "avg": r["avg"], spec.get("hue") or "series": hue,
+                                 "variant": variant, "seed": r["seed"]})   # colours by method; lines over one seed set
         data = pd.DataFrame(rows)
         return plot_seed_points(data, "x", hue=spec.get("hue") if spec.get("series") else None,
                                 xlabel=spec.get("x"), title=spec.get("title"), method=spec.get("method"))
@@ -172,7 +173,7 @@ def _figure(study, spec: dict, records: list[dict], frame: pd.DataFrame):
         for name, variant in spec["variants"].items():
             group, _, x = name.partition(" · ")
             for _, r in frame[frame["variant"] == variant].iterrows():
-                rows.append({"x": float(x), "avg": r["avg"], "hue": group})
+                rows.append({"x": float(x), "avg": r["avg"], "hue": group, "variant": variant, "seed": r["seed"]})
         return plot_seed_points(pd.DataFrame(rows).rename(columns={"hue": spec.get("hue", "method")}), "x",
                                 hue=spec.get("hue", "method"), xlabel=spec.get("x"), title=spec.get("title"))
     if kind == "plane":

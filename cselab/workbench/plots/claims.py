@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 
 from ..results import mean_ci
 from .core import COLUMN_WIDTH, TooFewPoints, add_note, new_figure, styled
-from .style import place_legend, series_styles
+from .style import place_legend, point_markers, separate_coincident, series_styles
 
 FAMILY_TITLES = {"paper": "the paper's claims", "check": "the workbench's checks (not the paper's)"}
 LINE_FROM = 4           # a line through fewer measured settings implies a trend nobody measured
@@ -154,56 +154,107 @@ def plot_seed_points(frame: pd.DataFrame, x: str, y: str = "avg", hue: str | Non
                      numeric_x: bool = True, method: str | None = None, title: str | None = None) -> Figure:
     """``y`` per ``x`` (a swept setting, or a variant name when ``numeric_x`` is false) and ``hue``:
     each seed's run as a small dot, the mean over seeds with its 95 % t-interval as a bar. A line
-    joins the means only where a series has at least :data:`LINE_FROM` settings."""
+    joins the means only where a series has at least :data:`LINE_FROM` settings, all run on the
+    same seeds (``seed`` column; without it, the same number of seeds): a line through means over
+    different seeds draws which seeds were averaged as a trend. Where the points' seed counts
+    differ, each tick says its n. With a ``variant`` column (run labels) each point is drawn in its
+    variant's method's colour and marker (SimCSE at M = 0 of a GS-InfoNCE sweep in SimCSE's), a
+    series of another variant of the same method in a shade of it; ``method`` is the fallback."""
+    from .style import method_style
+    from ..labels import display_name, method_key
+
     if frame.empty or frame[x].nunique() < 2:
         raise TooFewPoints(f"plot_seed_points: need at least 2 values of {x!r}")
     fig, (ax,) = new_figure(panel_size=(COLUMN_WIDTH + (0.6 if hue else 0), 2.6))
     groups = list(frame.groupby(hue, sort=False)) if hue else [("", frame)]
     names = [str(name) for name, _ in groups]
-    styles = series_styles(names, None if hue else {"": method})
+
+    def method_of(part: pd.DataFrame) -> str | None:   # the method most of a part's runs are
+        if "variant" not in part:
+            return method
+        keys = part["variant"].map(method_key).dropna()
+        return keys.mode().iloc[0] if len(keys) else method
+
+    series_methods = {name: method_of(group) for name, (_, group) in zip(names, groups)}
+    styles = series_styles(names, series_methods)
+    markers = point_markers(names, series_methods)
     categories = list(dict.fromkeys(frame[x]))
     offsets = np.linspace(-0.12, 0.12, len(groups)) if len(groups) > 1 else [0.0]
-    counts = set()
+    counts: dict = {}      # category -> [n of each series there]
+    lines, apart = 0, 0    # series joined by a line; series left as points because their seeds differ
+    labelled: set = set()
     for offset, name, (_, group) in zip(offsets, names, groups):
         style = styles[name]
-        xs, means = [], []
+        xs, means, seed_sets = [], [], []
         for position, value in enumerate(categories):
-            values = group.loc[group[x] == value, y].astype(float).tolist()
-            values = [v for v in values if math.isfinite(v)]
+            part = group[group[x] == value]
+            values = part[y].astype(float).tolist()
+            kept = [math.isfinite(v) for v in values]
+            values = [v for v, k in zip(values, kept) if k]
             if not values:
                 continue
             at = (float(value) if numeric_x else position)
             spread = offset * (np.ptp([float(c) for c in categories]) if numeric_x else 1.0) / 2 if numeric_x \
                 else offset
             mean, low, high, n = _interval(values)
-            counts.add(n)
+            counts.setdefault(value, []).append(n)
+            seed_sets.append(frozenset(part["seed"][kept]) if "seed" in part else n)
+            # the point's own method: a sweep's M = 0 is SimCSE, not the swept method
+            own = method_of(part)
+            if own is not None and own != series_methods[name]:
+                colour, marker = method_style(own)["color"], method_style(own)["marker"]
+                label = display_name(own)
+            else:
+                colour, marker = style["color"], markers[name]
+                label = name or (display_name(own) if own else None)
             ax.scatter(np.full(len(values), at + spread) + _jitter(len(values)) * (0.05 if numeric_x else 0.3),
-                       values, s=6, color=style["color"], alpha=0.4, linewidths=0, zorder=2)
+                       values, s=6, color=colour, alpha=0.4, linewidths=0, zorder=2)
             if n >= 2 and math.isfinite(low):
-                ax.vlines(at + spread, low, high, color=style["color"], linewidth=1.4, zorder=3)
-            ax.scatter([at + spread], [mean], s=20, color=style["color"], marker=style.get("marker") or "o",
-                       zorder=4, label=name or None if not xs else None)
+                ax.vlines(at + spread, low, high, color=colour, linewidth=1.4, zorder=3)
+            ax.scatter([at + spread], [mean], s=20, color=colour, marker=marker, zorder=4,
+                       label=label if label and label not in labelled else None)
+            labelled.add(label)
             xs.append(at + spread)
             means.append(mean)
         if len(xs) >= LINE_FROM:
-            ax.plot(xs, means, color=style["color"], linestyle=style.get("linestyle", "-"), linewidth=1, zorder=1)
+            if len(set(seed_sets)) == 1:
+                ax.plot(xs, means, color=style["color"], linestyle=style.get("linestyle", "-"), linewidth=1, zorder=1)
+                lines += 1
+            else:
+                apart += 1
+    mixed = len({n for ns in counts.values() for n in ns}) > 1
+    ticks = [f"{c:g}" if isinstance(c, float) else str(c) for c in categories]
+    if not numeric_x:
+        ticks = [textwrap.fill(t, 12) for t in ticks]
+    if mixed:   # n per point: "n = 3–10" hides which means rest on three seeds
+        ticks = [f"{t}\n{' · '.join(str(n) for n in counts.get(c, []))}" for t, c in zip(ticks, categories)]
     if numeric_x:
-        ax.set_xticks([float(c) for c in categories], [f"{c:g}" if isinstance(c, float) else str(c)
-                                                      for c in categories])
+        ax.set_xticks([float(c) for c in categories], ticks)
     else:
-        ax.set_xticks(range(len(categories)), [textwrap.fill(str(c), 12) for c in categories], fontsize=7)
+        ax.set_xticks(range(len(categories)), ticks, fontsize=7)
         ax.set_xlim(-0.5, len(categories) - 0.5)
     ax.set_xlabel(xlabel or x)
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
-    if hue:
+    if hue or len(labelled - {None, ""}) > 1:
         place_legend(ax, title=hue)
-    n = sorted(counts)
-    seeds = f"{n[0]} seeds" if len(n) == 1 else f"{n[0]}–{n[-1]} seeds"
-    add_note(fig, f"Small dots: one seed's run each ({seeds} a point); large dot and bar: the mean over seeds and its "
+    n = sorted({n for ns in counts.values() for n in ns})
+    if not mixed:
+        seeds = f"{n[0]} seeds a point"
+    elif len(groups) > 1:
+        seeds = f"the number under each setting: its seeds, {' · '.join(names)}"
+    else:
+        seeds = "the number under each setting: its seeds"
+    line = ""
+    if numeric_x and apart:
+        line = ("; no line: the settings were run on different seeds, and a line through their means would "
+                "draw which seeds were averaged as a trend")
+    elif numeric_x:
+        line = "; a line joins the means only over 4 or more settings run on the same seeds"
+    add_note(fig, f"Small dots: one seed's run each ({seeds}); large marker and bar: the mean over seeds and its "
                   "95 % t-interval (per point, not paired: the claims figure tests the paired differences)"
-                  + ("; a line joins the means only over 4 or more settings" if numeric_x else "") + ".")
+                  + line + ".")
     return fig
 
 
@@ -221,9 +272,13 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
     if not panels:
         raise TooFewPoints("plot_seed_curves: no logged values to draw")
     fig, axes = new_figure(len(panels), panel_size=(COLUMN_WIDTH + 0.4, 2.5), ncols=2)
-    styles = series_styles(list(dict.fromkeys(n for p in panels.values() for n in p)))
+    names = list(dict.fromkeys(n for p in panels.values() for n in p))
+    styles = series_styles(names)
+    markers = point_markers(names)   # each method's own marker (MixCSE ■ in every figure)
     counts = set()
+    merged: list[str] = []   # where lines end on each other (every seed clustering: a share of 1)
     for ax, (panel, drawn) in zip(axes, panels.items()):
+        curves = {}
         steps_seen: set = set()
         for name, frame in drawn.items():
             rows = []
@@ -235,10 +290,12 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
             steps_seen.update(steps.tolist())
             style = styles[name]
             ax.plot(steps, means, color=style["color"], linestyle=style.get("linestyle", "-"),
-                    marker=style.get("marker") or "o", markersize=3, linewidth=1.2, label=name)
+                    marker=style.get("marker") or markers[name], markersize=3, linewidth=1.2, label=name)
+            curves[name] = dict(zip(steps.tolist(), means.tolist()))
             ok = np.isfinite(lows)
             if ok.any():
                 ax.fill_between(steps[ok], lows[ok], highs[ok], color=style["color"], alpha=0.18, linewidth=0)
+        merged += _merged_tails(curves, panel)
         ticks = sorted(steps_seen)
         if len(ticks) <= 10:
             ax.set_xticks(ticks)
@@ -248,13 +305,50 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
         ax.set_ylabel(ylabel if len(panels) == 1 else panel)
     if title:
         fig.suptitle(title)
+    separate_coincident(list(axes))   # two σ at a share of 1.0 all along: both shown, and said
     place_legend(axes[0], min_entries=2)
     n = sorted(counts)
     seeds = f"n = {n[0]} seeds" if len(n) == 1 else f"n = {n[0]}–{n[-1]} seeds"
     mean = "geometric mean" if logy else "share" if share else "mean"
     band = "95 % Wilson interval" if share else "95 % t-interval" + (" (both on the log scale)" if logy else "")
-    add_note(fig, f"Line: the {mean} over seeds at each logged step ({seeds}); band: its {band}.")
+    add_note(fig, f"Line: the {mean} over seeds at each logged step ({seeds}); band: its {band}."
+                  + "".join(f" {words}" for words in merged))
     return fig
+
+
+def _merged_tails(curves: Mapping[str, Mapping[float, float]], panel: str) -> list[str]:
+    """Sentences naming the lines that lie on each other from some step to the end (the same mean at
+    every step from there: clustering_start's σ at a share of 1.0): drawn on top of each other, the
+    lines below would read as missing there."""
+    names = list(curves)
+    if len(names) < 2:
+        return []
+    steps = sorted(set.intersection(*(set(c) for c in curves.values())))
+    last = steps[-1] if steps else None
+    groups: dict = {}
+    for name in names:
+        if last is None:
+            break
+        start = last
+        for step in reversed(steps):
+            same = [n for n in names if math.isclose(curves[n][step], curves[name][step], rel_tol=0, abs_tol=1e-9)]
+            if len(same) < 2:
+                break
+            start = step
+        together = tuple(n for n in names if all(math.isclose(curves[n][s], curves[name][s], abs_tol=1e-9)
+                                                 for s in steps if s >= start))
+        if len(together) > 1 and start < last:
+            groups.setdefault(together, start)
+    if not groups:
+        return []
+    where = f" in '{panel}'" if panel else ""
+    parts = [f"{'all ' + str(len(g)) if len(g) == len(names) else _and(list(g))} from step {start:g}"
+             for g, start in sorted(groups.items(), key=lambda item: item[1])]
+    return [f"Lines on each other{where} (the same value at every step to the end): {_and(parts)}."]
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 @styled
@@ -264,6 +358,7 @@ def plot_layer_profile_seeds(profiles: Mapping[str, Sequence[Sequence[float]]], 
     the mean over seeds per layer with its 95 % t-interval; the last layer (1 by definition) left out."""
     fig, (ax,) = new_figure(panel_size=(COLUMN_WIDTH + 0.4, 2.5))
     styles = series_styles(list(profiles))
+    markers = point_markers(list(profiles))
     counts = set()
     for name, seeds in profiles.items():
         matrix = np.asarray([list(s)[:-1] for s in seeds], dtype=float)
@@ -277,7 +372,7 @@ def plot_layer_profile_seeds(profiles: Mapping[str, Sequence[Sequence[float]]], 
         counts.add(matrix.shape[0])
         style = styles[name]
         ax.errorbar(layers, means, yerr=[means - lows, highs - means] if np.isfinite(lows).all() else None,
-                    color=style["color"], marker=style.get("marker") or "o", markersize=3, capsize=2,
+                    color=style["color"], marker=style.get("marker") or markers[name], markersize=3, capsize=2,
                     linewidth=1.2, label=name)
     ax.set_xticks(range(len(layers)), ["emb."] + [str(i) for i in range(1, len(layers))])
     ax.set_xlabel("layer (0 = embeddings)")
@@ -287,7 +382,8 @@ def plot_layer_profile_seeds(profiles: Mapping[str, Sequence[Sequence[float]]], 
     place_legend(ax)
     n = sorted(counts)
     most = "; ".join(f"{name}: {most_similar_words(seeds)}" for name, seeds in profiles.items() if len(seeds))
-    add_note(fig, f"Each point: the mean over seeds (n = {n[0] if len(n) == 1 else f'{n[0]}–{n[-1]}'}) of the probe "
+    each = ", ".join(f"{len(seeds)} ({name})" for name, seeds in profiles.items() if len(seeds))
+    add_note(fig, f"Each point: the mean over seeds (n = {n[0] if len(n) == 1 else each}) of the probe "
                   "set's mean cosine at the last probe (256 STS-B dev sentences); bars: 95 % t-interval. The layer "
                   f"most similar to the last (of layers 1 to L − 1), seed by seed: {most}.")
     return fig

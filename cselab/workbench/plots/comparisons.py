@@ -393,6 +393,9 @@ def plot_top4_curve(curves: pd.DataFrame | Mapping[str, pd.DataFrame], title: st
     return fig
 
 
+BERT_BASE_D = 768   # the embedding width of BERT-base, where the spherical-cap argument is made
+
+
 @styled
 def plot_cap_geometry(table: pd.DataFrame, title: str | None = None) -> Figure:
     """Two panels against the dimension d, one line per cap radius ω: mean and variance of cos θ
@@ -417,7 +420,8 @@ def plot_cap_geometry(table: pd.DataFrame, title: str | None = None) -> Figure:
     axes[1].set_ylabel("variance of cos θ")
     axes[1].set_yscale("log")
     for ax in axes:
-        log2_ticks(ax, table["d"])
+        # d = 768 (BERT-base's width) is the dimension the paper's argument is about: its tick stays
+        log2_ticks(ax, table["d"], keep=[BERT_BASE_D] if BERT_BASE_D in set(table["d"]) else [])
         ax.set_xlabel("dimension d")
     _label_equal_radii(axes)
     handles, labels = axes[0].get_legend_handles_labels()
@@ -431,20 +435,39 @@ def plot_cap_geometry(table: pd.DataFrame, title: str | None = None) -> Figure:
 def _label_equal_radii(axes) -> None:
     """Say in each radius's label which smaller radius it equals (within the checker's 1 % of the
     span, :func:`~.check.equal_series`) and in which panel: "ω = 180° (= ω = 120°)", "(= ω = 90° in
-    'variance of cos θ')"; the checker reads and verifies these claims."""
+    'variance of cos θ')"; the checker reads and verifies these claims. A radius drawn on a smaller
+    one (every point within :data:`NEAR_PT`) without being equal is named too: "(≈ ω = 90° in …)"."""
     from .check import equal_series
 
     lines = [list(ax.get_lines()) for ax in axes]
+    names = [line.get_label() for line in lines[0]]   # before any claim is added to them
     for j in range(len(lines[0])):
-        for i in range(j):
-            same = [k for k, ax in enumerate(axes) if equal_series(lines[k][j], lines[k][i])[0]]
-            if not same:
-                continue
-            other = lines[0][i].get_label()
-            where = "" if len(same) == len(axes) else f" in '{axes[same[0]].get_ylabel()}'"
-            for panel in lines:
-                panel[j].set_label(f"{panel[j].get_label()} (= {other}{where})")
-            break
+        # an equal radius first; else one it is drawn on without being equal, said "(≈ …)"
+        for sign, test in (("=", lambda a, b: equal_series(a, b)[0]),
+                           ("≈", lambda a, b: _drawn_apart_pt(a, b) <= NEAR_PT)):
+            found = next(((i, same) for i in range(j)
+                          if (same := [k for k in range(len(axes)) if test(lines[k][j], lines[k][i])])), None)
+            if found:
+                i, same = found
+                where = "" if len(same) == len(axes) else f" in '{axes[same[0]].get_ylabel()}'"
+                for panel in lines:
+                    panel[j].set_label(f"{panel[j].get_label()} ({sign} {names[i]}{where})")
+                break
+
+
+NEAR_PT = 3.0   # radii whose points all lie this close (typographic points, as drawn) read as one line
+
+
+def _drawn_apart_pt(a, b) -> float:
+    """The largest distance, in points as drawn, between two lines' vertices at the same x."""
+    ax = a.axes
+    ax.get_xlim(), ax.get_ylim()   # settles autoscaled limits, so transData is the drawn one
+    xa, xb = np.asarray(a.get_xdata(), float), np.asarray(b.get_xdata(), float)
+    if xa.shape != xb.shape or not np.allclose(xa, xb):
+        return float("inf")
+    pa = ax.transData.transform(np.column_stack([xa, np.asarray(a.get_ydata(), float)]))
+    pb = ax.transData.transform(np.column_stack([xb, np.asarray(b.get_ydata(), float)]))
+    return float(np.sqrt(((pa - pb) ** 2).sum(axis=1)).max() * 72.0 / ax.figure.dpi)
 
 
 @styled

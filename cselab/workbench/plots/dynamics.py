@@ -104,7 +104,7 @@ def _curves(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[str, str],
         names = list(groups)
         styles = series_styles([display_name(n) for n in names],
                                {display_name(n): g["method"] for n, g in groups.items()})
-        markers = point_markers([display_name(n) for n in names])
+        markers = point_markers([display_name(n) for n in names], {display_name(n): g["method"] for n, g in groups.items()})
     else:
         # a statistic keeps its colour in every figure (cselab.workbench.plots.palettes); other keys take the
         # colours of no method, statistic or step
@@ -671,7 +671,7 @@ def plot_layer_profile(profiles: Mapping[str, Sequence[float]] | Runs, title: st
     panels = [untuned, trained] if split else [names]
     fig, axes = new_figure(len(panels), panel_size=(2.6 if split else COLUMN_WIDTH, 2.5))
     styles = series_styles(names, methods)
-    markers = point_markers(names)
+    markers = point_markers(names, methods)
     for ax, members in zip(axes, panels):
         for shown in members:
             style = {"marker": markers[shown], "markersize": 3, **styles[shown]}

@@ -7,7 +7,9 @@ every other:
   :func:`cselab.workbench.plots.style.method_color`): Okabe & Ito's colour-blind-safe colours, then Tol's wine,
   green and indigo; the untrained backbone is grey (:data:`NON_METHOD_COLORS`). Methods without a
   slot, and series that are neither a method nor a statistic (ω, loss parts), take
-  :data:`OTHER_COLORS` (the rest of Tol's muted scheme).
+  :data:`OTHER_COLORS` (the rest of Tol's muted scheme). The same slot gives each method its
+  marker (:data:`METHOD_MARKERS`, :func:`cselab.workbench.plots.style.method_marker`), and a variant of
+  a method (another σ, k, M) a shade of its colour (:func:`shade`): the variant's family decides the hue.
 * **training statistics** — :func:`statistic_colour`: one colour per *kind* of pair or quantity
   (positive, in-batch negative, hard negative, false negative, nearest centroid, mixed negative,
   noise negative, …), whatever method logged it and whatever figure draws it
@@ -58,9 +60,37 @@ METHOD_PALETTE = ("#0072B2",   # 0 blue (SimCSE)
 # control): olive, its own colour, because SimCSE's blue would make it read as a second SimCSE and
 # its family's as the method it controls for.
 NON_METHOD_COLORS = {"bert": "#555555", "pooler_only": "#999933"}
+# A marker per colour slot, so that a method's points keep one shape in every figure (ClusterNS was
+# ◆ in one figure, ▽ in another, ■ in a third: a marker by position in the figure's list); the
+# untrained backbone and the pooler-only control have their own.
+METHOD_MARKERS = ("o",   # 0 SimCSE
+                  "s",   # 1
+                  "^",   # 2
+                  "D",   # 3
+                  "v",   # 4
+                  "P",   # 5
+                  "X",   # 6
+                  "p",   # 7
+                  "h")   # 8
+NON_METHOD_MARKERS = {"bert": "x", "pooler_only": "d"}
+# A variant of a method (another σ, k, batch size, an ablation that keeps the method's name) is drawn
+# in a shade of its method's colour, never in another method's: the method itself in its colour, the
+# others mixed with white (positive) or black (negative) by these shares, in order.
+VARIANT_SHADES = (0.0, 0.45, -0.35, 0.7, -0.55)
 # Methods without a slot, and series that are neither a method nor a statistic: the rest of Tol's
 # muted scheme (colour-blind safe).
 OTHER_COLORS = ("#44AA99", "#AA4499", "#88CCEE", "#CC6677", "#DDCC77")
+
+
+
+def shade(colour: str, k: int) -> str:
+    """The ``k``-th shade of a method's colour (:data:`VARIANT_SHADES`; ``k = 0`` the colour itself):
+    mixed with white, then with black, then further; past the list, the list again."""
+    share = VARIANT_SHADES[k % len(VARIANT_SHADES)]
+    rgb = np.asarray(to_rgb(colour), float)
+    target = np.ones(3) if share > 0 else np.zeros(3)
+    return to_hex(rgb + abs(share) * (target - rgb))
+
 
 # ------------------------------------------------------------------ training statistics
 # One colour per kind of statistic (what the number is about), the same in every figure.

@@ -140,7 +140,7 @@ def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str =
               else frame_groups(runs))
     shown = {name: display_name(name) for name in groups}
     styles = series_styles(list(shown.values()), {shown[n]: g["method"] for n, g in groups.items()})
-    markers = point_markers(list(shown.values()))
+    markers = point_markers(list(shown.values()), {shown[n]: g["method"] for n, g in groups.items()})
     fig, axes = new_figure(len(keys), panel_size=(panel_width, 1.9), ncols=min(ncols, len(keys)))
     logged = set(keys) if logy is True else set(logy or ())
     for ax, key in zip(axes, keys):

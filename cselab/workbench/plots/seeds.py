@@ -38,7 +38,7 @@ from .check import MIN_LINE_POINTS, mark_intervals
 from .core import COLUMN_WIDTH, new_figure, styled
 from ..labels import display_name, method_key, readable, task_name
 from .rc import PAGE_WIDTH
-from .style import place_legend, series_styles
+from .style import place_legend, point_markers, series_styles
 
 CONFIDENCE = 0.95
 
@@ -64,8 +64,8 @@ def _whisker_entry(counts, what: str = "95 % t-interval over seeds"):
 
     several = [c for c in counts if c >= 2]
     handle = Line2D([], [], color="grey", marker="|", markersize=8, linestyle="none")
-    if not several:
-        return handle, f"one seed ({_n_words(counts)}): no interval"
+    if not several:   # no whisker drawn: no whisker's glyph in the legend either, only the words
+        return Line2D([], [], linestyle="none", marker="none"), f"one seed ({_n_words(counts)}): no interval"
     text = f"{what} ({_n_words(several)})"
     if len(several) < len(counts):
         text += "; n = 1: no interval"
@@ -123,7 +123,9 @@ def plot_seed_means(frame: pd.DataFrame, x: str, y: str, hue: str | None = None,
         # fewer than MIN_LINE_POINTS values: points with their intervals, no line implying a trend between them
         joined = {} if data[x].nunique() >= MIN_LINE_POINTS else {"linestyle": "none"}
         # a marker shape per series too: variants of one method share its colour
-        shapes = {"style": hue, "markers": True, "dashes": False} if hue and len(names) > 1 else {"marker": "o"}
+        # (each method's own marker, cselab.workbench.plots.style.method_marker: seaborn's by order drifted)
+        shapes = {"style": hue, "markers": point_markers(names, methods), "dashes": False} \
+            if hue and len(names) > 1 else {"marker": "o"}
         sns.lineplot(data=data, x=x, y=y, hue=hue, palette=palette, color=colour, errorbar=t_errorbar,
                      err_style="bars", markersize=5 if "style" in shapes else 4,
                      err_kws={"capsize": 2, "elinewidth": 1}, ax=ax,

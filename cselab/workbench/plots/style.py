@@ -4,6 +4,7 @@ method, legends off the data, integer ticks for integer quantities.
 * :func:`method_color` — a colour-blind-safe colour (Okabe & Ito, 2008; Tol's muted scheme for the
   rest) keyed by **method**, the same in every figure of a study, whatever else the figure shows
   (statistics, steps and categories have palettes of their own: :mod:`cselab.workbench.plots.palettes`);
+  :func:`method_marker` — its marker, from the same slot; :func:`method_style` both;
 * :func:`measured` — the look of a series drawn through few measurements: points alone below 3,
   a marker at each below 6 (what the figure checker asks);
 * :func:`series_styles` — colours (and, where two series would share one, dashes and markers) for
@@ -32,7 +33,8 @@ from ...model.methods import color_slots
 from ..labels import is_pooler_only, method_key
 # The palettes (methods, statistics, steps, categories) live in palettes.py; METHOD_PALETTE is read
 # here by method_color (and named cselab.workbench.plots.style.METHOD_PALETTE where a method declares its slot).
-from .palettes import METHOD_PALETTE, NON_METHOD_COLORS, OTHER_COLORS, is_statistic, statistic_colour
+from .palettes import (METHOD_MARKERS, METHOD_PALETTE, NON_METHOD_COLORS, NON_METHOD_MARKERS, OTHER_COLORS, is_statistic,
+                       shade, statistic_colour)
 
 DASHES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
@@ -59,6 +61,30 @@ def method_color(name: str | Sequence[str]) -> str:
     return OTHER_COLORS[zlib.crc32(text.encode()) % len(OTHER_COLORS)]
 
 
+def method_marker(name: str | Sequence[str]) -> str | None:
+    """The marker of a method (anything :func:`method_color` reads), the same in every figure: its
+    colour slot's (:data:`~.palettes.METHOD_MARKERS`); the untrained backbone's and the pooler-only
+    control's their own; ``None`` for a name that is no method (the figure chooses)."""
+    if is_untuned(name):
+        return NON_METHOD_MARKERS["bert"]
+    if is_pooler_only(name):
+        return NON_METHOD_MARKERS["pooler_only"]
+    key = method_key(name)
+    slots = color_slots()
+    if key in slots:
+        return METHOD_MARKERS[slots[key] % len(METHOD_MARKERS)]
+    if key:   # a method without a slot: a marker by its colour's hash, stable across figures
+        return METHOD_MARKERS[zlib.crc32(key.encode()) % len(METHOD_MARKERS)]
+    return None
+
+
+def method_style(name: str | Sequence[str], variant: int = 0) -> dict:
+    """Colour and marker of a method (the one place both come from): ``variant`` > 0, the
+    ``variant``-th other variant of the method in one figure (another σ, k, M: the same method), is
+    a shade of the method's colour (:func:`~.palettes.shade`), never another method's colour."""
+    return {"color": shade(method_color(name), variant), "marker": method_marker(name) or "o"}
+
+
 UNTUNED_PREFIXES = ("untuned ", "before training")
 
 
@@ -70,8 +96,10 @@ def is_untuned(name) -> bool:
 def series_styles(names: Sequence[str], methods: Mapping[str, str | None] | None = None) -> dict[str, dict]:
     """Line styles for the series ``names`` of one figure: each method's colour (``methods`` gives
     each name's method, else it is read from the name) and, for the series that are no method
-    beside them, colours no method uses; the palette in order when no series is a method. A colour
-    that two series share is told apart by dashes and markers."""
+    beside them, colours no method uses; the palette in order when no series is a method. Several
+    series of one method (its variants: SimCSE and SimCSE both ways, ClusterNS at three σ) take
+    shades of its colour, dashes and its own marker (the variant's family decides the hue and the
+    shape); other series that share a colour are told apart by dashes and markers."""
     from .core import color
 
     methods = {n: (methods or {}).get(n) or method_key(n) for n in names}
@@ -82,12 +110,14 @@ def series_styles(names: Sequence[str], methods: Mapping[str, str | None] | None
         # a series that is no method (the untrained backbone, a statistic) beside methods takes a
         # colour no method uses, so it never reads as one of them; the untuned backbone is grey and
         # a statistic has its own colour (the same in every figure)
+        method = None
         if is_untuned(name):
             c = NON_METHOD_COLORS["bert"]
         elif is_pooler_only(name):
             c = method_color(name)
         elif methods[name]:
-            c = method_color(methods[name])
+            method = methods[name]
+            c = method_color(method)
         elif is_statistic(name):
             c = statistic_colour(name)
         else:
@@ -96,9 +126,12 @@ def series_styles(names: Sequence[str], methods: Mapping[str, str | None] | None
         used[c] = n + 1
         # a control (a family's pooler alone) is dashed: lines it lies on stay visible between its dashes
         dash = DASHES[(n + 1) % len(DASHES)] if is_pooler_only(name) else DASHES[n % len(DASHES)]
-        styles[name] = {"color": c, "linestyle": dash}
+        styles[name] = {"color": shade(c, n) if method and n else c, "linestyle": dash}
         if n:   # squares, triangles...: a plain dot is what every short line shows (measured)
-            styles[name]["marker"] = MARKERS[n % len(MARKERS)]
+            # a method's variants keep its marker while their dashes tell them apart; past the
+            # dashes (five runs of one method drawn one by one: seeds, not variants) shapes do
+            own = method_marker(method) if method and n < len(DASHES) else None
+            styles[name]["marker"] = own or MARKERS[n % len(MARKERS)]
             styles[name]["markersize"] = 3
     return styles
 
@@ -127,11 +160,19 @@ def measured(style: Mapping, n_points: int, marker: str = "o", markersize: float
     return style
 
 
-def point_markers(names: Sequence[str]) -> dict[str, str]:
-    """A marker shape per series of one figure (dots for a single one): where short lines coincide
-    for a few steps (two runs identical until a method's term starts), both shapes stay visible,
-    and the series differ by more than colour."""
-    return {name: MARKERS[i % len(MARKERS)] if len(names) > 1 else "o" for i, name in enumerate(names)}
+def point_markers(names: Sequence[str], methods: Mapping[str, str | None] | None = None) -> dict[str, str]:
+    """A marker shape per series of one figure: a method's series its method's marker
+    (:func:`method_marker`, ``methods`` giving each name's method where the name does not say it),
+    whatever else the figure draws; the other series the shapes no method of the figure uses, in
+    order (a dot for a single one). Where short lines of two methods coincide for a few steps, both
+    shapes stay visible, and the series differ by more than colour."""
+    methods = methods or {}
+    own = {name: method_marker(name) if is_untuned(name) or is_pooler_only(name)
+           else method_marker(methods.get(name) or name) for name in names}
+    if len(names) == 1 and own[names[0]] is None:
+        return {names[0]: "o"}
+    free = iter([m for m in MARKERS if m not in own.values()] * (1 + len(names)))
+    return {name: own[name] or next(free) for name in names}
 
 
 def group_label(name: str, n: int) -> str:
@@ -154,10 +195,11 @@ def dashed_controls_note(names: Sequence[str]) -> str:
 # ------------------------------------------------------------------ coincident series
 def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None = None) -> list[tuple[str, str]]:
     """Give each labelled line that lies on an earlier one (same x, y within a line's width as drawn)
-    its own dashes and markers — in every panel, so that a series keeps one look — and, where the
-    two series are equal in their data (:func:`cselab.workbench.plots.check.equal_series`: within 1 % of their
-    span, not merely close at this scale), say so in its label (``X (= Y)``, or ``X (= Y in 'panel')``
-    when they are equal in some panels only); returns the (restyled, visible) pairs of labels."""
+    its own dashes and markers — in every panel, so that a series keeps one look — and names the
+    coincidence in its label: ``X (= Y)`` where the two series are equal in their data
+    (:func:`cselab.workbench.plots.check.equal_series`: within 1 % of their span, not merely close at
+    this scale; ``X (= Y in 'panel')`` when they are equal in some panels only), else ``X (≈ Y)``
+    (the checker's ``unnamed_coincidences``); returns the (restyled, visible) pairs of labels."""
     from .check import equal_series
 
     names = names or {}
@@ -184,8 +226,8 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
                 both.append(ax)
                 if equal_series(mine[0], theirs[0])[0]:
                     equal.append(ax)
-        if not equal:
-            claim = ""
+        if not equal:   # drawn on each other but not equal in the data: close, and said so
+            claim = " (≈ {})"
         elif len(equal) == len(both):
             claim = " (= {})"
         elif len(equal) == 1:
@@ -200,7 +242,18 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
         shown = re.sub(r" \(mean, \d+ seeds\)$", "", visible)
         under = [line for ax in axes for line in ax.lines if line.get_label() == visible]
         below = {line.get_marker() for line in under}
-        marker = next(m for m in MARKERS[n % len(MARKERS):] + MARKERS if m not in below)
+        # its own shape (its method's: markers do not drift) where no other line has it, else a shape
+        # no line of the panels has: one a later line shares would hide it again
+        others = {line.get_marker() for ax in axes for line in ax.lines if line.get_label() != hidden}
+        own = [line.get_marker() for ax in axes for line in ax.lines if line.get_label() == hidden]
+        own = [m for m in own[:1] if m not in (None, "", "None", "none") and m not in below | others]
+        marker = (own or [None])[0] or next((m for m in MARKERS[n % len(MARKERS):] + MARKERS if m not in below | others),
+                                            next(m for m in MARKERS[n % len(MARKERS):] + MARKERS if m not in below))
+        # and dashes no other line of that shape has (a solid one of the same shape hides any)
+        same_shape = {line.get_linestyle() for ax in axes for line in ax.lines
+                      if line.get_marker() == marker and line.get_label() != hidden}
+        dashes = DASHES[1 + n % (len(DASHES) - 1):] + DASHES[1:]
+        dash = next((d for d in dashes if d not in same_shape), dashes[0])
         # drawn on top, thinner than the line below and with smaller markers: the one below shows on
         # both sides of it (at the same width, its dashes covered the other's colour all along)
         width = min([line.get_linewidth() for line in under] or [rcParams["lines.linewidth"]])
@@ -210,7 +263,7 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
             for line in ax.lines:
                 if line.get_label() == hidden:
                     if line.get_linestyle() not in ("None", "none", "", " "):   # points alone stay points
-                        line.set_linestyle(DASHES[1 + n % (len(DASHES) - 1)])
+                        line.set_linestyle(dash)
                         line.set_linewidth(min(line.get_linewidth(), TOP_WIDTH * width))
                     line.set_marker(marker)
                     line.set_markersize(min(MARKER_ON_TOP, TOP_WIDTH * size))
@@ -359,17 +412,26 @@ def integer_ticks(axis) -> None:
 MIN_TICK_OCTAVES = 0.5
 
 
-def log2_ticks(ax: Axes, values: Sequence[float], axis: str = "x") -> None:
+def log2_ticks(ax: Axes, values: Sequence[float], axis: str = "x", keep: Sequence[float] = ()) -> None:
     """A log₂ axis with ticks at ``values`` written as whole numbers (batch sizes 32 64 128 …);
     a value less than half an octave above the last ticked one gets no tick of its own (768 and
     1024 would print on top of each other), its point is drawn all the same — except the largest,
-    which takes the tick of the one below it: the axis's end is always ticked (1024, not 768)."""
+    which takes the tick of the one below it: the axis's end is always ticked (1024, not 768),
+    unless the one below is in ``keep`` (the value the figure is about: BERT-base's d = 768),
+    whose tick stays and whose close neighbours give theirs up."""
     ticked: list[float] = []
+    kept = {float(k) for k in keep}
     ordered = sorted({float(v) for v in values})
     for v in ordered:
-        if not ticked or np.log2(v / ticked[-1]) >= MIN_TICK_OCTAVES:
-            ticked.append(v)
-        elif v == ordered[-1] and len(ticked) > 1:
+        near = [k for k in kept if k != v and abs(np.log2(v / k)) < MIN_TICK_OCTAVES]
+        if near and v not in kept:
+            continue   # a kept value's tick wins over its close neighbour's
+        if not ticked or np.log2(v / ticked[-1]) >= MIN_TICK_OCTAVES or v in kept:
+            if ticked and v in kept and np.log2(v / ticked[-1]) < MIN_TICK_OCTAVES and ticked[-1] not in kept:
+                ticked[-1] = v
+            else:
+                ticked.append(v)
+        elif v == ordered[-1] and len(ticked) > 1 and ticked[-1] not in kept:
             ticked[-1] = v
     values = ticked
     target = ax.xaxis if axis == "x" else ax.yaxis

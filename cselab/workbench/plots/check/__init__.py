@@ -24,9 +24,12 @@ figures built without pyplot (:func:`cselab.workbench.plots.core.new_figure`).
   (error bars from one value), ``sparse_lines`` (a line through fewer than
   :data:`~.rules.MIN_LINE_POINTS` (4) points — so few measurements joined imply a trend nobody
   measured: points with intervals — or through fewer than :data:`~.rules.MARKED_BELOW` (6) without a
-  marker at each), ``ticks_off_grid`` (where a line's x values are a sparse regular grid — the
-  logged steps — most major x ticks over it fall on it), ``covered_series`` (a
-  labelled series wholly under another line, whatever the colours, unless a label says "X (= Y)"),
+  marker at each), ``ticks_off_grid`` (where a line without markers joins a few regularly spaced x
+  values — the logged steps — most major x ticks over it fall on them; marked points and dense
+  curves take any ticks), ``covered_series`` (a
+  labelled series wholly under another line, whatever the colours, unless a label says "X (= Y)"
+  or "X (≈ Y)"), ``unnamed_coincidences`` (a labelled line drawn along another all its length,
+  restyled so that it shows, whose label does not say "(= Y)" or "(≈ Y)"),
   ``flat_bars`` (bars from zero whose heights in a group differ by less than
   :data:`~.rules.BAR_MIN_SPREAD`, 5 %, of the tallest: they look equal);
 * ``false_equalities`` — a label "X (= Y)" (or "(= Y in 'panel')", "(= Y in 3 panels)") where the

@@ -36,7 +36,8 @@ from ..rc import MIN_TEXT_PT, PAGE_WIDTH
 from .drawn import (DrawnFigure, all_marked, artist_label, axes_name, boxes_overlap, covering_line, data_axes,
                     data_series, display_xy, draw, drawn_as_line, drawn_ticks, finite, has_markers, is_colorbar,
                     is_reference,
-                    marker_positions, named_lines, path_hits, px, quote, segments_hit, series_label)
+                    marker_positions, named_lines, path_hits, px, quote, segments_hit, series_label, within)
+from .drawn import COINCIDE_PX
 
 OVERLAP_PX = 1.0      # texts whose boxes overlap by more than this (both ways, at 100 dpi) collide
 CANVAS_PX = 1.0       # a text further than this outside the canvas is cut off
@@ -49,7 +50,10 @@ PAGE_SLACK = 0.05     # inches a figure may exceed PAGE_WIDTH by (rounding of co
 EQUAL_RELATIVE = 0.01  # "(= X)": every value within this share of the larger series span of X's
 BAR_MIN_SPREAD = 0.05  # bars from zero whose heights differ by less than this share of the tallest look equal
 MIN_COLOUR_VALUES = 4  # a colour bar over fewer distinct values carries nothing a legend would not
-GRID_MAX_POINTS = 20   # x values on a regular grid of at most this many points are a sparse grid (logged steps)
+# A line without markers through a regular grid of at most this many x values (the logged steps) is
+# read vertex by vertex, so its ticks must fall on them; above it is a curve, and round-number ticks
+# over it are what papers print. A line with a marker at each value shows its steps whatever the ticks.
+GRID_MAX_POINTS = 10
 GRID_TICK_SHARE = 0.5  # more than this share of the major ticks over a sparse grid's span fall on it
 
 
@@ -404,16 +408,25 @@ def sparse_lines(ax: Axes, drawn: DrawnFigure) -> list[str]:
 
 
 def _sparse_grids(ax: Axes) -> list[np.ndarray]:
-    """The x values of each data line of ``ax`` that form a sparse regular grid: at least 3 and at
-    most ``GRID_MAX_POINTS`` distinct values, equally spaced (the logged steps of a sparse record)."""
+    """The x values of each unmarked data line of ``ax`` that form a sparse regular grid: at least 3
+    and at most ``GRID_MAX_POINTS`` distinct values, equally spaced (the logged steps of a sparse
+    record), drawn as a line without a marker at each value. Only there could a reader take the
+    ticks for the measured steps: markers show the measurements, and a denser line is a curve."""
     grids: list[np.ndarray] = []
+    markers = None
     for line, _ in named_lines(ax):
+        if not drawn_as_line(line) or has_markers(line):
+            continue   # points, or a line with its own markers: every measurement is seen
         x = np.unique(finite(np.asarray(line.get_xdata(orig=False), float).reshape(-1, 1)).ravel())
         if not 3 <= len(x) <= GRID_MAX_POINTS:
             continue
         gaps = np.diff(x)
-        if np.allclose(gaps, gaps[0], rtol=1e-6, atol=0) and not any(np.array_equal(x, g) for g in grids):
-            grids.append(x)
+        if not np.allclose(gaps, gaps[0], rtol=1e-6, atol=0) or any(np.array_equal(x, g) for g in grids):
+            continue
+        markers = marker_positions(ax) if markers is None else markers
+        if all_marked(finite(display_xy(line)), markers, px(ax.get_figure(), MARKER_PX)):
+            continue   # another artist (a scatter, error bars) marks each measurement
+        grids.append(x)
     return grids
 
 
@@ -460,8 +473,9 @@ def ticks_off_grid_of(ax: Axes) -> tuple[float, np.ndarray, np.ndarray] | None:
 
 @panel_rule
 def ticks_off_grid(ax: Axes, drawn: DrawnFigure) -> list[str]:
-    """x ticks off the grid of the logged steps: where a line's x values are a sparse regular grid, most
-    major ticks over its span (more than ``GRID_TICK_SHARE``, a half) fall on it."""
+    """x ticks off the grid of the logged steps: where a line without markers joins a few (3 to
+    ``GRID_MAX_POINTS``) regularly spaced x values, most major ticks over its span (more than
+    ``GRID_TICK_SHARE``, a half) fall on them; marked points and dense curves take any ticks."""
     found = ticks_off_grid_of(ax)
     if found is None:
         return []
@@ -470,7 +484,8 @@ def ticks_off_grid(ax: Axes, drawn: DrawnFigure) -> list[str]:
     off = ", ".join(f"{t:g}" for t in inside[~_on_grid(inside, grid)][:6])
     return [f"{axes_name(ax)}: the data are measured at x = {shown} (every {grid[1] - grid[0]:g}) but "
             f"{int(round((1 - share) * len(inside)))} of the {len(inside)} x ticks over them fall between "
-            f"measurements ({off}); put the ticks on the measured values (a multiple of {grid[1] - grid[0]:g})"]
+            f"measurements ({off}) and the line shows no marker at them; put the ticks on the measured values "
+            f"(a multiple of {grid[1] - grid[0]:g}) or a marker at each measurement"]
 
 
 @panel_rule
@@ -490,6 +505,32 @@ def covered_series(ax: Axes, drawn: DrawnFigure) -> list[str]:
         problems.append(f"the series {quote(label)} of {axes_name(ax)} lies under "
                         f"{quote(cover_label or 'another line')} and cannot be seen (whatever the colours); "
                         "give it its own dashes and markers, or label it '(= …)' where the two are equal")
+    return problems
+
+
+@panel_rule
+def unnamed_coincidences(ax: Axes, drawn: DrawnFigure) -> list[str]:
+    """A labelled line drawn along another labelled line all its length (within ``COINCIDE_PX`` of its
+    path, as drawn: on top of it) whose label does not name it, "X (= Y)" or "X (≈ Y)": dashes and markers keep it
+    visible, but a reader takes the line below for missing unless the legend says where it is."""
+    lines = [(line, label) for line, label in named_lines(ax) if label and drawn_as_line(line)]
+    problems = []
+    fig = ax.get_figure()
+    for (first, first_label), (later, later_label) in itertools.combinations(lines, 2):
+        if first_label == later_label or coincidence_claim(first_label) or coincidence_claim(later_label):
+            continue   # either says what it lies on (one claim is enough: the reader finds both)
+        if covering_line(first, ax) is later or covering_line(later, ax) is first:
+            continue   # a line wholly hidden is covered_series' problem
+        a, b = finite(display_xy(first)), finite(display_xy(later))
+        # on the other's path within the drawing's slack: no stricter than what
+        # cselab.workbench.plots.style.separate_coincident names, so that its figures pass
+        reach = px(fig, COINCIDE_PX)
+        for label, other_label, xy, along in ((later_label, first_label, b, a), (first_label, later_label, a, b)):
+            if len(xy) > 1 and within(xy, along, reach):
+                problems.append(f"the series {quote(label)} of {axes_name(ax)} is drawn along {quote(other_label)} "
+                                f"all its length and its label does not say so: write '{_base(label)} (≈ "
+                                f"{_base(other_label)})', or '(= …)' where the two are equal")
+                break
     return problems
 
 
@@ -596,17 +637,37 @@ def equality_claim(label: str | None) -> tuple[str, str, str | int | None] | Non
     return own, claim, None
 
 
+_NEAR = re.compile(r"\s*\(≈ (?P<other>[^()]*(?:\([^()]*\)[^()]*)*)\)$")
+
+
+def coincidence_claim(label: str | None) -> tuple[str, str] | None:
+    """``(own name, the other's name)`` of a label that names a coincidence: ``X (= Y …)`` (equal in
+    the data: :func:`equality_claim`) or ``X (≈ Y)`` (drawn on each other, close but not equal: no
+    tolerance to check); ``None`` without either."""
+    claim = equality_claim(label)
+    if claim:
+        return claim[0], claim[1]
+    text = " ".join(str(label or "").split())
+    match = _NEAR.search(text)
+    if not match:
+        return None
+    other = match["other"].strip()
+    where = _IN_PANELS.match(other) or _IN_PANEL.match(other)   # "(≈ Y in 'panel')": Y
+    return text[:match.start()].strip(), (where["other"].strip() if where else other)
+
+
 def _base(label: str | None) -> str:
-    """A label without its equality claim and its "(mean, n seeds)"."""
+    """A label without its equality or coincidence claim and its "(mean, n seeds)"."""
     if not label:
         return ""
-    claim = equality_claim(label)
+    claim = coincidence_claim(label)
     text = claim[0] if claim else " ".join(str(label).split())
     return _SEEDS.sub("", text)
 
 
 def _claims_equal(label: str | None, other: str | None) -> bool:
-    claim = equality_claim(label)
+    """Whether ``label`` names its coincidence with ``other``: "(= other)" or "(≈ other)"."""
+    claim = coincidence_claim(label)
     return bool(claim and other and _base(claim[1]) == _base(other))
 
 

@@ -1,0 +1,208 @@
+"""One encoding per method across every figure: colour and marker come from one place (the method's
+colour slot), a variant of a method takes a shade of its method's colour and keeps its marker, and a
+record sweep draws each point in its own variant's method; a line joins seed means only over one
+set of seeds, and where seed counts differ each point says its n."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.collections import PathCollection
+from matplotlib.colors import to_hex
+
+from cselab.model.methods import color_slots
+from cselab.workbench.labels import display_name, method_key
+from cselab.workbench.plots import check_figure
+from cselab.workbench.plots.claims import plot_seed_points
+from cselab.workbench.plots.palettes import METHOD_MARKERS, METHOD_PALETTE, NON_METHOD_MARKERS, shade
+from cselab.workbench.plots.style import method_color, method_marker, method_style, point_markers, series_styles
+
+
+def test_every_method_has_one_colour_and_one_marker_whatever_names_it():
+    seen_colours, seen_markers = {}, {}
+    for key, slot in color_slots().items():
+        spellings = [key, display_name(key), f"{key}-s1"]
+        assert {method_color(s) for s in spellings} == {METHOD_PALETTE[slot]}, spellings
+        assert {method_marker(s) for s in spellings} == {METHOD_MARKERS[slot]}, spellings
+        seen_colours[key], seen_markers[key] = METHOD_PALETTE[slot], METHOD_MARKERS[slot]
+    # no two methods share a colour or a marker
+    assert len(set(seen_colours.values())) == len(seen_colours)
+    assert len(set(seen_markers.values())) == len(seen_markers)
+    # the families' variants the issue names: APINCSE is never in APINCSE-IN's colour
+    assert method_color("APINCSE") != method_color("APINCSE-IN") == method_color("apincse-no_in")
+    assert method_color("apincse-k8") == method_color("apincse-layer-interlayer=2") == method_color("APINCSE")
+    assert method_color("simcse") != method_color("gs_infonce")
+    assert method_marker("APINCSE pooler only") == NON_METHOD_MARKERS["pooler_only"]
+    assert method_marker("untuned all-MiniLM-L6-v2") == NON_METHOD_MARKERS["bert"]
+    assert method_marker("σ = 0.2") is None                     # no method: the figure chooses
+
+
+def test_a_marker_does_not_drift_with_a_methods_place_in_the_figure():
+    """ClusterNS was ◆, ▽ or ■ and MixCSE ■ or × by their place in each figure's list."""
+    for names in (["SimCSE", "ClusterNS", "MixCSE"], ["MixCSE", "ClusterNS"], ["ClusterNS"],
+                  ["untuned all-MiniLM-L6-v2", "SimCSE", "GS-InfoNCE", "MixCSE", "ClusterNS"]):
+        markers = point_markers(names)
+        for name in names:
+            if method_key(name):
+                assert markers[name] == method_marker(name), (names, name)
+    assert point_markers(["ClusterNS"])["ClusterNS"] == "D" and point_markers(["MixCSE"])["MixCSE"] == "s"
+    # series that are no method take shapes no method of the figure has
+    markers = point_markers(["SimCSE", "ClusterNS", "ω = 90°", "ω = 120°"])
+    assert markers["ω = 90°"] not in {"o", "D"} and markers["ω = 120°"] not in {"o", "D", markers["ω = 90°"]}
+    assert point_markers(["positive pairs"]) == {"positive pairs": "o"}
+
+
+def test_variants_of_one_method_take_shades_of_its_colour_and_its_marker():
+    names = ["σ = 0.2", "σ = 0.4", "σ = 0.6"]
+    styles = series_styles(names, {n: "clusterns" for n in names})
+    purple = method_color("clusterns")                         # #CC79A7
+    assert [s["color"] for s in styles.values()] == [purple, shade(purple, 1), shade(purple, 2)]
+    # the shades by hand: 45 % towards white, then 35 % towards black
+    assert shade("#CC79A7", 1) == to_hex([(204 + 0.45 * 51) / 255, (121 + 0.45 * 134) / 255, (167 + 0.45 * 88) / 255])
+    assert shade("#CC79A7", 2) == to_hex([0.65 * 204 / 255, 0.65 * 121 / 255, 0.65 * 167 / 255])
+    assert [s["linestyle"] for s in styles.values()] == ["-", "--", ":"]
+    assert {s.get("marker", "D") for s in styles.values()} == {"D"}
+    # a shade is never another method's colour
+    for colour in (shade(c, k) for c, k in itertools.product(METHOD_PALETTE, range(1, 5))):
+        assert colour not in METHOD_PALETTE
+    # two methods keep their own colours (no shade): SimCSE and SimCSE both ways share SimCSE's hue
+    styles = series_styles(["SimCSE", "SimCSE, both directions", "MixCSE"])
+    assert styles["SimCSE"]["color"] == method_color("simcse") and styles["MixCSE"]["color"] == method_color("mixcse")
+    assert styles["SimCSE, both directions"]["color"] == shade(method_color("simcse"), 1)
+    assert method_style("gs_infonce", 1) == {"color": shade(method_color("gs_infonce"), 1), "marker": "^"}
+
+
+def _sweep(seeds: dict[float, list[int]], variants: dict[float, str]) -> pd.DataFrame:
+    rows = []
+    for x, ss in seeds.items():
+        for s in ss:
+            rows.append({"x": x, "avg": 75.0 + 0.1 * x + 0.01 * s, "variant": variants[x], "seed": s})
+    return pd.DataFrame(rows)
+
+
+def _means(ax):
+    """The markers of the means: one point each (the seeds' dots are several)."""
+    return [c for c in ax.collections if isinstance(c, PathCollection) and len(c.get_offsets()) == 1]
+
+
+def _lines(ax):
+    return [line for line in ax.lines if len(line.get_xdata()) > 1]
+
+
+def test_a_sweep_joins_means_only_over_the_same_seeds_and_says_n_per_point():
+    """table5_interlayer: M = 1 and 5 over seeds 1-6, M = 2-4 over seeds 1-3; a line through those
+    means draws which seeds were averaged as a trend. Points, and each tick its n."""
+    variants = {1.0: "apincse-layer1", 2.0: "apincse-layer-interlayer=2", 3.0: "apincse-layer-interlayer=3",
+                4.0: "apincse-layer-interlayer=4", 5.0: "apincse"}
+    fig = plot_seed_points(_sweep({1.0: [1, 2, 3, 4, 5, 6], 2.0: [1, 2, 3], 3.0: [1, 2, 3], 4.0: [1, 2, 3],
+                                   5.0: [1, 2, 3, 4, 5, 6]}, variants), "x", method="augmented_positive")
+    ax = fig.axes[0]
+    assert _lines(ax) == []
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1\n6", "2\n3", "3\n3", "4\n3", "5\n6"]
+    note = fig._cselab_note.get_text().replace("\n", " ")
+    assert "the number under each setting: its seeds" in note and "no line" in note
+    # every point in APINCSE's colour (the variants say APINCSE, whatever the study file's hint)
+    means = _means(ax)
+    assert {to_hex(c.get_facecolor()[0]) for c in means} == {method_color("apincse").lower()}
+    assert check_figure(fig) == []
+    # the same seeds at every setting: a line through the means, one n in the note, none under the ticks
+    fig = plot_seed_points(_sweep({x: [1, 2, 3] for x in variants}, variants), "x")
+    ax = fig.axes[0]
+    (line,) = _lines(ax)
+    # means by hand: 75 + 0.1 x + 0.01 × mean(1, 2, 3)
+    assert np.allclose(line.get_ydata(), [75.12, 75.22, 75.32, 75.42, 75.52])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "3", "4", "5"]
+    assert "(3 seeds a point)" in fig._cselab_note.get_text().replace("\n", " ")
+    # the same number of seeds but other seeds: no line either
+    fig = plot_seed_points(_sweep({1.0: [1, 2, 3], 2.0: [4, 5, 6], 3.0: [1, 2, 3], 4.0: [1, 2, 3], 5.0: [1, 2, 3]},
+                                  variants), "x")
+    assert _lines(fig.axes[0]) == []
+
+
+def test_simcse_at_m_0_of_a_gs_infonce_sweep_is_drawn_as_simcse():
+    variants = {0.0: "simcse", 1.0: "gs_infonce-m1", 3.0: "gs_infonce", 8.0: "gs_infonce-m8"}
+    fig = plot_seed_points(_sweep({0.0: [1, 2, 3, 4, 5], 1.0: [1, 2, 3], 3.0: [1, 2, 3], 8.0: [1, 2, 3]}, variants),
+                           "x", method="gs_infonce")
+    ax = fig.axes[0]
+    means = {float(c.get_offsets()[0][0]): c for c in _means(ax)}
+    assert to_hex(means[0.0].get_facecolor()[0]) == method_color("simcse").lower()
+    assert {to_hex(means[x].get_facecolor()[0]) for x in (1.0, 3.0, 8.0)} == {method_color("gs_infonce").lower()}
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["SimCSE", "GS-InfoNCE"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0\n5", "1\n3", "3\n3", "8\n3"]
+
+
+def test_two_series_of_one_method_are_its_colour_and_a_shade_with_n_per_series():
+    """table3_sigma: with and without BML are both ClusterNS (teal and purple there meant σ elsewhere)."""
+    rows = []
+    for hue, label, seeds in (("with BML", "clusterns", [1, 2, 3, 4]), ("without BML", "clusterns-no_fn", [1, 2, 3])):
+        for x in (0.2, 0.4, 0.6):
+            rows += [{"x": x, "avg": 76.0 + s / 10, "bml": hue, "variant": label, "seed": s} for s in seeds]
+    fig = plot_seed_points(pd.DataFrame(rows), "x", hue="bml")
+    ax = fig.axes[0]
+    legend = ax.get_legend() or fig.legends[0]   # inside the panel, or beside it
+    handles = dict(zip([t.get_text() for t in legend.get_texts()], legend.legend_handles))
+    purple = method_color("clusterns").lower()
+    assert to_hex(handles["with BML"].get_facecolor()[0]) == purple
+    assert to_hex(handles["without BML"].get_facecolor()[0]) == shade(purple, 1)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0.2\n4 · 3", "0.4\n4 · 3", "0.6\n4 · 3"]
+
+
+@pytest.mark.parametrize("study", ["paper-apincse", "paper-clusterns", "paper-gs-infonce", "paper-mixcse"])
+def test_a_record_sweeps_method_is_the_method_of_its_variants(study):
+    """paper-apincse's sweeps said ``method: augmented_positive`` (APINCSE-IN's colour) over APINCSE's runs."""
+    from cselab.workbench.studies.spec import load_study
+
+    spec = load_study(study, "cpu", notebooks=False)
+    sweeps = [f.spec for f in spec.claims.figures if f.kind == "sweep" and f.spec.get("method")]
+    for sweep in sweeps:
+        keys = pd.Series([method_key(v) for v in sweep["points"].values()])
+        assert sweep["method"] == keys.mode().iloc[0], sweep["name"]
+
+
+def test_the_log2_axis_keeps_a_tick_at_the_value_the_figure_is_about():
+    """spherical_cap: d = 768 (BERT-base) lost its tick to 1024, half an octave above it."""
+    from cselab.workbench.plots import new_figure
+    from cselab.workbench.plots.style import log2_ticks
+
+    dims = [16, 64, 256, 768, 1024]
+    for keep, ticks in (((), [16, 64, 256, 1024]), ((768,), [16, 64, 256, 768])):
+        fig, (ax,) = new_figure()
+        ax.plot(dims, [0.1, 0.05, 0.02, 0.01, 0.008])
+        log2_ticks(ax, dims, keep=keep)
+        assert list(ax.get_xticks()) == ticks
+
+
+def test_seed_means_keep_each_methods_marker_and_draw_no_glyph_for_an_interval_not_drawn():
+    """paper_mixcse largest_angle: MixCSE as × (seaborn's second marker) and a '|' glyph beside
+    'one seed: no interval'."""
+    from cselab.workbench.plots import plot_seed_means
+
+    frame = pd.DataFrame([{"variant": v, "step": s, "seed": 1, "angle": 74 + s / 2 + (0.3 if v == "simcse" else 0)}
+                          for v in ("simcse", "mixcse") for s in (0, 4, 8, 12, 16)])
+    fig = plot_seed_means(frame, x="step", y="angle", hue="variant")
+    legend = fig.axes[0].get_legend() or fig.legends[0]
+    glyphs = dict(zip([t.get_text() for t in legend.get_texts()], legend.legend_handles))
+    assert glyphs["MixCSE"].get_marker() == method_marker("mixcse") == "s"
+    assert glyphs["SimCSE"].get_marker() == "o"
+    assert glyphs["one seed (n = 1): no interval"].get_marker() in ("None", "none", None, "")
+
+
+def test_record_curves_name_lines_that_end_on_each_other_and_keep_method_markers():
+    """clustering_start: σ = 0.4 and 0.6 at a share of 1.0 from step 10, all three from step 20: the
+    lines below read as missing unless the figure says so."""
+    from cselab.workbench.plots.claims import plot_seed_curves
+
+    def starts(first: dict[int, int]) -> pd.DataFrame:   # seed -> the step it starts clustering at
+        return pd.DataFrame([{"seed": s, "step": step, "value": float(step >= at)}
+                             for s, at in first.items() for step in (1, 10, 20, 30, 40)])
+
+    fig = plot_seed_curves({"σ = 0.2": starts({1: 20, 2: 20, 3: 20}), "σ = 0.4": starts({1: 10, 2: 10, 3: 10}),
+                            "σ = 0.6": starts({1: 1, 2: 10, 3: 10})}, "share of seeds clustering", share=True)
+    note = " ".join(fig._cselab_note.get_text().split())
+    assert note.endswith("Lines on each other (the same value at every step to the end): σ = 0.4 and σ = 0.6 "
+                         "from step 10 and all 3 from step 20.")
+    fig = plot_seed_curves({"SimCSE": starts({1: 1, 2: 20}), "MixCSE": starts({1: 30, 2: 40})}, "share", share=True)
+    assert "Lines on each other" not in fig._cselab_note.get_text()
+    assert {line.get_label(): line.get_marker() for line in fig.axes[0].lines} == {"SimCSE": "o", "MixCSE": "s"}
