@@ -424,3 +424,23 @@ def test_a_study_whose_claims_are_all_untestable_still_has_its_table():
     table = claims_table(FRAME, claims)
     assert table.attrs["families"]["paper"] == "Holm over the paper's claims (0, α = 0.05)"
     assert tally(table)[NOT_TESTABLE] == 2 and len(format_claims(table)) == 2
+
+
+def test_a_study_file_names_an_optimums_neighbours_and_a_mechanism_with_file_and_line(tmp_path):
+    from conftest import REPO
+
+    from cselab.workbench.studies import StudyError, load_study
+
+    source = (REPO / "cselab" / "workbench" / "studies" / "paper-apincse.yaml").read_text(encoding="utf-8")
+    spec = load_study(REPO / "cselab" / "workbench" / "studies" / "paper-apincse.yaml", "cpu", notebooks=False)
+    optimum = next(c for c in spec.claims.claims if c.test == "optimum")
+    assert optimum.neighbours == ("apincse-k8", "apincse-k32") and optimum.sweep[1] == "apincse"
+    line = source.splitlines().index('  - claim: "k = 16 neighbours is best: it beats both k = 8 and k = 32"') + 1
+    bad = tmp_path / "paper-apincse.yaml"
+    bad.write_text(source.replace("neighbours: [apincse-k8, apincse-k32]", "neighbours: [apincse-k8, apincse-k64]"),
+                   encoding="utf-8")
+    with pytest.raises(StudyError, match=rf"paper-apincse\.yaml:{line}: neighbour 'apincse-k64' is not a run group"):
+        load_study(bad, "cpu", notebooks=False)
+    bad.write_text(source.replace("neighbours: [apincse-k8, apincse-k32]", "neighbours: [apincse-k8]"), encoding="utf-8")
+    with pytest.raises(StudyError, match=rf"paper-apincse\.yaml:{line}: claim .* names its two neighbours"):
+        load_study(bad, "cpu", notebooks=False)
