@@ -444,3 +444,14 @@ def test_a_study_file_names_an_optimums_neighbours_and_a_mechanism_with_file_and
     bad.write_text(source.replace("neighbours: [apincse-k8, apincse-k32]", "neighbours: [apincse-k8]"), encoding="utf-8")
     with pytest.raises(StudyError, match=rf"paper-apincse\.yaml:{line}: claim .* names its two neighbours"):
         load_study(bad, "cpu", notebooks=False)
+
+
+def test_the_claims_figure_gives_n_per_row_where_the_seed_counts_differ():
+    from cselab.workbench.plots.claims import plot_claims
+
+    claims = [Claim("MixCSE beats SimCSE", "MixCSE", "SimCSE"), Claim("single is worse", "single", "MixCSE", direction=-1)]
+    table = claims_table(FRAME, claims)
+    (ax,) = plot_claims(table, {"MixCSE beats SimCSE": [0.5, 0.6, 0.5], "single is worse": [0.4, 0.5]}).axes
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["MixCSE beats SimCSE (n 3)", "single is worse (n 2)"]
+    (ax,) = plot_claims(table, {"MixCSE beats SimCSE": [0.5, 0.6, 0.5], "single is worse": [0.4, 0.5, 0.4]}).axes
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["MixCSE beats SimCSE", "single is worse"]

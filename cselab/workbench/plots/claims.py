@@ -86,6 +86,9 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
     styles = series_styles(["Δ"])
     colour = styles["Δ"]["color"]
     counts = set()
+    # n per row where the rows' seed counts differ (one n in the note where they do not)
+    sizes = {c: len([d for d in differences.get(c, []) if math.isfinite(d)]) for c in rows["claim"]}
+    per_row = len(set(sizes.values())) > 1
     for i, (kind, metric) in enumerate(panels):
         ax = fig.add_subplot(grid[i])
         part = rows[(rows["kind"] == kind) & (rows["metric"] == metric)].reset_index(drop=True)
@@ -130,14 +133,15 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
                             textcoords="offset points", ha="right" if right else "left", va="bottom", fontsize=6)
         pad = 0.08 * ((high - low) or 1.0)
         ax.set_xlim(low - pad, high + pad)
-        ax.set_yticks(positions, [textwrap.fill(str(c), 44) for c in part["claim"]], fontsize=7)
+        ax.set_yticks(positions, [textwrap.fill(f"{c} (n {sizes[c]})" if per_row else str(c), 44)
+                                  for c in part["claim"]], fontsize=7)
         ax.set_ylim(-0.6, len(part) - 0.4)
         # a check has no paper direction: its rows are variant − reference, as its claim names them
         reading = "variant − reference" if (part["direction"] == 0).all() else "right = as the paper says"
         ax.set_xlabel(f"{METRIC_WORDS.get(metric, f'Δ of {metric}')}; {reading}", fontsize=8)
         ax.grid(axis="y", visible=False)
     n = sorted(counts)
-    seeds = f"n = {n[0]} seeds" if len(n) == 1 else f"n = {n[0]}–{n[-1]} seeds by claim"
+    seeds = f"n = {n[0]} seeds" if len(n) == 1 else "n seeds per row"
     add_note(fig, f"Every row in the paper's direction: the variant the paper favours − the other (an ablation "
                   f"row: the full method − the ablation; an optimum: against its binding neighbour). Small dots: "
                   f"one seed's difference ({seeds}, pairs of one computation); dot and bar: their mean and 95 % "
