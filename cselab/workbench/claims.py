@@ -424,7 +424,8 @@ def _test_row(c: Claim, frame: pd.DataFrame, group: str, pair_on: str) -> dict:
            "metric": c.metric, "test": c.test, "direction": c.direction, "n": 0, "seeds": "", "diff": math.nan,
            "ci_low": math.nan, "ci_high": math.nan, "p": math.nan, "sd": math.nan, "problem": "", "shared": 0,
            "left_out": "", "unverified": 0, "against": c.reference, "trend": "", "note": c.note}
-    if not c.testable or c.untested or c.decided_in:
+    # a claim another study decides keeps its numbers here (the same runs): only its verdict is read there
+    if not c.testable or c.untested:
         row["problem"] = c.reason or c.untested
         return row
     if c.metric not in frame:
