@@ -455,3 +455,19 @@ def test_the_claims_figure_gives_n_per_row_where_the_seed_counts_differ():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["MixCSE beats SimCSE (n 3)", "single is worse (n 2)"]
     (ax,) = plot_claims(table, {"MixCSE beats SimCSE": [0.5, 0.6, 0.5], "single is worse": [0.4, 0.5, 0.4]}).axes
     assert [t.get_text() for t in ax.get_yticklabels()] == ["MixCSE beats SimCSE", "single is worse"]
+
+
+def test_mechanism_readings_take_each_runs_late_mean_from_its_record_line():
+    from cselab.workbench.claims import mechanism_readings
+
+    bml = Claim("without BML it is worse", "no_fn", "full", direction=-1,
+                mechanism={"statistic": "train:loss/bml", "variant": "full", "at_least": 0.005, "words": "BML"})
+    lines = [{"variant": "full", "train": {"step": [10, 20, 30, 40], "loss/bml": [0.9, 0.9, 0.0002, 0.0004]}},
+             {"variant": "full", "train": {"step": [10, 20, 30, 40], "loss/bml": [0.9, None, 0.0001, 0.0003]}},
+             {"variant": "no_fn", "train": {"step": [10, 20], "loss/bml": [1.0, 1.0]}}]
+    # late means 0.0003 and 0.0002 (the second half of each run's logged values; None is not a value)
+    assert mechanism_readings([bml], lines) == {
+        bml.claim: "BML: 0.00025 over 2 seeds of full, below the 0.005 the mechanism needs"}
+    lines[0]["train"]["loss/bml"] = [0.0, 0.0, 0.02, 0.02]
+    lines[1]["train"]["loss/bml"] = [0.0, 0.0, 0.02, 0.02]
+    assert mechanism_readings([bml], lines) == {}

@@ -527,6 +527,29 @@ def mechanism_reading(claim: Claim, values: Sequence[float]) -> str:
             f"{'below' if at_least else 'above'} the {_number(bound)} the mechanism needs")
 
 
+def mechanism_readings(claims: Sequence[Claim], records: Iterable[Mapping]) -> dict[str, str]:
+    """``{claim: measurement}`` for each claim whose mechanism check finds the mechanism inert: the
+    study file's ``statistic`` (``part:key`` of a record line, e.g. ``train:loss/clusterns.bml``), its
+    mean over each run's second half of logged steps (what the mechanism did once it had started),
+    over the runs of the check's variant (:func:`mechanism_reading`)."""
+    records = list(records)
+    out = {}
+    for claim in claims:
+        if not claim.mechanism:
+            continue
+        variant = claim.mechanism.get("variant") or claim.variant
+        part, _, key = claim.mechanism["statistic"].partition(":")
+        values = []
+        for r in records:
+            column = [v for v in ((r.get(part) or {}).get(key) or []) if isinstance(v, (int, float))]
+            if r.get("variant") == variant and column:
+                values.append(float(np.mean(column[len(column) // 2:])))
+        reading = mechanism_reading(claim, values)
+        if reading:
+            out[claim.claim] = reading
+    return out
+
+
 def claims_table(frame: pd.DataFrame, claims: Sequence[Claim], rule: PowerRule | None = None,
                  group: str = "variant", pair_on: str = "seed", inert: Mapping[str, str] | None = None,
                  decided: Mapping[str, str] | None = None) -> pd.DataFrame:

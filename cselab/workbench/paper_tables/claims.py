@@ -18,7 +18,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from ..claims import HOLDS, REVERSED, Claim, PowerRule, claims_table, format_claims, tally, verdict, with_computation
+from ..claims import HOLDS, REVERSED, Claim, PowerRule, claims_table, format_claims, mechanism_readings, tally, verdict, with_computation
 from ...model.rundir import RunDir
 from ..studies.record import read_record, records_frame, run_record, variant_of_label
 from ..studies.spec import load_study
@@ -60,9 +60,8 @@ def study_claims_table(study: str, profile: str, runs: Mapping[str, str | os.Pat
         frame = pd.DataFrame(columns=["variant", "seed", "avg"])
     else:   # the pairing rule reads each run's computation (CPU kind, precision, code) from its line
         frame = with_computation(frame, records)
-    from .record_report import mechanism_readings
-
-    table = claims_table(frame, spec.claims.claims, spec.claims.rule, inert=mechanism_readings(spec, records))
+    table = claims_table(frame, spec.claims.claims, spec.claims.rule,
+                         inert=mechanism_readings(spec.claims.claims, records))
     table.attrs["source"] = f"{source} ({len(records)} runs)"
     return table
 

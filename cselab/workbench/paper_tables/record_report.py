@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..claims import claims_table, format_claims, format_plan, mechanism_reading, tally, with_computation
+from ..claims import claims_table, format_claims, format_plan, mechanism_readings, tally, with_computation
 from ..studies.record import read_record, record_path, records_frame, records_series
 from ..studies.spec import load_study
 
@@ -55,28 +55,6 @@ def study_frame(study, records: list[dict]) -> tuple[pd.DataFrame, list[dict]]:
     own = [r for r in records if r["label"] in labels]
     frame = records_frame(own)
     return (with_computation(frame, own) if not frame.empty else frame), own
-
-
-def mechanism_readings(study, records: list[dict]) -> dict[str, str]:
-    """``{claim: measurement}`` for each claim whose mechanism check (the study file's ``mechanism:``:
-    a logged training statistic, its late mean per seed, and a threshold) finds the mechanism inert."""
-    out = {}
-    for claim in study.claims.claims:
-        if not claim.mechanism:
-            continue
-        variant = claim.mechanism.get("variant") or claim.variant
-        part, _, key = claim.mechanism["statistic"].partition(":")
-        values = []
-        for r in records:
-            if r["variant"] != variant:
-                continue
-            series = records_series([r], part, key)["value"].to_numpy()
-            if len(series):   # the mean over the run's second half: what the mechanism did once it started
-                values.append(float(series[len(series) // 2:].mean()))
-        reading = mechanism_reading(claim, values)
-        if reading:
-            out[claim.claim] = reading
-    return out
 
 
 def decided_elsewhere(study, root: str | os.PathLike = ".") -> dict[str, str]:
@@ -112,7 +90,7 @@ def claims_of(study, frame: pd.DataFrame, records: list[dict] | None = None,
     """The study's claims table over the frame, and each claim's per-seed differences over the pairs
     the test kept, in the paper's direction (positive: as the paper says). ``records`` give the
     mechanism checks; ``root`` the committed records of the studies that decide shared comparisons."""
-    inert = mechanism_readings(study, records) if records else {}
+    inert = mechanism_readings(study.claims.claims, records) if records else {}
     decided = decided_elsewhere(study, root) if root is not None else {}
     table = claims_table(frame, study.claims.claims, study.claims.rule, inert=inert, decided=decided)
     differences = {}
