@@ -20,18 +20,30 @@ number) — and runs a claim that would need more than ``max_seeds`` at ``max_se
 *underpowered* with the seeds it would need.
 
 **After the runs: the verdicts** (:func:`claims_table`). For each claim over the seeds both
-variants have: the mean difference, its 95 % t-interval, the paired t-test's p and its Holm
-adjustment within the family, the MDE at α/k from the observed spread (with the χ² interval of that
-spread: three seeds estimate it poorly), whether the paper's scaled effect was detectable, and a
-verdict — *holds here* (adjusted p < α, the paper's sign), *reversed* (adjusted p < α, the other
-sign), *not detected (MDE x)*, *not detected, underpowered (MDE x > target y)* when the
-runs' MDE exceeds the claim's target (the runs could not have detected it), or *not testable at this scale* (a claim whose mechanism the study
-file says cannot act within the run; the reason is printed). A variance claim ("lower variance across
-runs") is tested with the Pitman–Morgan test of paired variances; its MDE column gives the spread
-ratio an F-test would detect (:func:`cselab.workbench.results.detectable_sd_ratio`).
+variants have **as one computation** (:func:`paired_seeds`: the same CPU kind, precisions and code
+identity, from each run's record line by :func:`computation`; a ``-dirty`` commit on both sides is
+kept and counted as code unverified, and the row says which seeds were left out and why): the mean
+difference, its 95 % t-interval, the paired t-test's p and its Holm adjustment within the family, the
+MDE at α/k from the observed spread (with the χ² interval of that spread: three seeds estimate it
+poorly), whether the paper's scaled effect was detectable, Δ again in the paper's direction
+(``paper_diff``: positive is what the paper says, ``sides`` names which minus which), and a verdict —
+*holds here* (adjusted p < α, the paper's sign), *reversed* (adjusted p < α, the other sign), and
+for a null one rule for every metric, against the claim's target in its own units
+(:func:`target_for`): *not detected, underpowered* where the MDE is above the target, *not detected,
+inconclusive* where the MDE at the upper end of the spread's interval is (or the claim has no
+target), *not detected (powered …)* only where both are within it. A claim the study file marks,
+or whose mechanism check (:func:`mechanism_reading`) measures inert, reads *not testable at this
+scale* with the reason; ``untested`` reads *not tested* with the runs it needs; ``decided_in`` takes
+the verdict another study's family gave a comparison both share. An **optimum** ("k = 16 is best")
+is an intersection–union test: one-sided paired t-tests against both neighbours, p the larger, Δ
+the binding comparison's, the sweep's trend (:func:`sweep_trend`) beside it. A variance claim
+("lower variance across runs") is tested with the Pitman–Morgan test of paired variances; its MDE
+column gives the spread ratio an F-test would detect (:func:`cselab.workbench.results.detectable_sd_ratio`),
+its target the paper's own ratio.
 
-Bad frames never crash the table: a claim whose variant has no runs, no shared seeds, duplicate seed
-rows or non-finite scores gets a row saying so in one line, and the other claims are tested.
+Bad frames never crash the table: a claim whose variant has no runs, no shared seeds, no pair of one
+computation, duplicate seed rows, non-finite or identical scores gets a "no test: <cause>" row, and the
+other claims are tested.
 """
 from __future__ import annotations
 
