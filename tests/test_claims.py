@@ -424,3 +424,50 @@ def test_a_study_whose_claims_are_all_untestable_still_has_its_table():
     table = claims_table(FRAME, claims)
     assert table.attrs["families"]["paper"] == "Holm over the paper's claims (0, α = 0.05)"
     assert tally(table)[NOT_TESTABLE] == 2 and len(format_claims(table)) == 2
+
+
+def test_a_study_file_names_an_optimums_neighbours_and_a_mechanism_with_file_and_line(tmp_path):
+    from conftest import REPO
+
+    from cselab.workbench.studies import StudyError, load_study
+
+    source = (REPO / "cselab" / "workbench" / "studies" / "paper-apincse.yaml").read_text(encoding="utf-8")
+    spec = load_study(REPO / "cselab" / "workbench" / "studies" / "paper-apincse.yaml", "cpu", notebooks=False)
+    optimum = next(c for c in spec.claims.claims if c.test == "optimum")
+    assert optimum.neighbours == ("apincse-k8", "apincse-k32") and optimum.sweep[1] == "apincse"
+    line = source.splitlines().index('  - claim: "k = 16 neighbours is best: it beats both k = 8 and k = 32"') + 1
+    bad = tmp_path / "paper-apincse.yaml"
+    bad.write_text(source.replace("neighbours: [apincse-k8, apincse-k32]", "neighbours: [apincse-k8, apincse-k64]"),
+                   encoding="utf-8")
+    with pytest.raises(StudyError, match=rf"paper-apincse\.yaml:{line}: neighbour 'apincse-k64' is not a run group"):
+        load_study(bad, "cpu", notebooks=False)
+    bad.write_text(source.replace("neighbours: [apincse-k8, apincse-k32]", "neighbours: [apincse-k8]"), encoding="utf-8")
+    with pytest.raises(StudyError, match=rf"paper-apincse\.yaml:{line}: claim .* names its two neighbours"):
+        load_study(bad, "cpu", notebooks=False)
+
+
+def test_the_claims_figure_gives_n_per_row_where_the_seed_counts_differ():
+    from cselab.workbench.plots.claims import plot_claims
+
+    claims = [Claim("MixCSE beats SimCSE", "MixCSE", "SimCSE"), Claim("single is worse", "single", "MixCSE", direction=-1)]
+    table = claims_table(FRAME, claims)
+    (ax,) = plot_claims(table, {"MixCSE beats SimCSE": [0.5, 0.6, 0.5], "single is worse": [0.4, 0.5]}).axes
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["MixCSE beats SimCSE (n 3)", "single is worse (n 2)"]
+    (ax,) = plot_claims(table, {"MixCSE beats SimCSE": [0.5, 0.6, 0.5], "single is worse": [0.4, 0.5, 0.4]}).axes
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["MixCSE beats SimCSE", "single is worse"]
+
+
+def test_mechanism_readings_take_each_runs_late_mean_from_its_record_line():
+    from cselab.workbench.claims import mechanism_readings
+
+    bml = Claim("without BML it is worse", "no_fn", "full", direction=-1,
+                mechanism={"statistic": "train:loss/bml", "variant": "full", "at_least": 0.005, "words": "BML"})
+    lines = [{"variant": "full", "train": {"step": [10, 20, 30, 40], "loss/bml": [0.9, 0.9, 0.0002, 0.0004]}},
+             {"variant": "full", "train": {"step": [10, 20, 30, 40], "loss/bml": [0.9, None, 0.0001, 0.0003]}},
+             {"variant": "no_fn", "train": {"step": [10, 20], "loss/bml": [1.0, 1.0]}}]
+    # late means 0.0003 and 0.0002 (the second half of each run's logged values; None is not a value)
+    assert mechanism_readings([bml], lines) == {
+        bml.claim: "BML: 0.00025 over 2 seeds of full, below the 0.005 the mechanism needs"}
+    lines[0]["train"]["loss/bml"] = [0.0, 0.0, 0.02, 0.02]
+    lines[1]["train"]["loss/bml"] = [0.0, 0.0, 0.02, 0.02]
+    assert mechanism_readings([bml], lines) == {}

@@ -133,3 +133,20 @@ def test_every_claim_pair_over_the_committed_records_is_one_computation(study):
             checked += 1
         assert row["n"] <= row["shared"]
     assert checked
+
+
+def test_a_study_whose_paper_claims_are_all_untestable_renders_its_blocks(monkeypatch):
+    """Issue 55: with every paper claim `testable: false`, `make findings` raised KeyError: 'paper'."""
+    from dataclasses import replace
+
+    from cselab.workbench.paper_tables import record_report
+
+    spec = record_report._study("paper-mixcse")
+    spec.claims.claims = [replace(c, testable=False, reason="planted: cannot act at this scale")
+                          if c.kind == "paper" else c for c in spec.claims.claims]
+    monkeypatch.setattr(record_report, "_study", lambda study, profile="cpu": spec)
+    claims = record_report.render_block("claims", "paper-mixcse", REPO)
+    assert "The paper's claims — Holm over the paper's claims (0, α = 0.05)" in claims
+    assert claims.count("not testable at this scale (planted: cannot act at this scale)") == 7
+    assert "7 not testable at this scale" in record_report.render_block("tally", "paper-mixcse", REPO)
+    assert record_report.render_block("example", "paper-mixcse", REPO).startswith("(no paper claim")

@@ -20,18 +20,30 @@ number) — and runs a claim that would need more than ``max_seeds`` at ``max_se
 *underpowered* with the seeds it would need.
 
 **After the runs: the verdicts** (:func:`claims_table`). For each claim over the seeds both
-variants have: the mean difference, its 95 % t-interval, the paired t-test's p and its Holm
-adjustment within the family, the MDE at α/k from the observed spread (with the χ² interval of that
-spread: three seeds estimate it poorly), whether the paper's scaled effect was detectable, and a
-verdict — *holds here* (adjusted p < α, the paper's sign), *reversed* (adjusted p < α, the other
-sign), *not detected (MDE x)*, *not detected, underpowered (MDE x > target y)* when the
-runs' MDE exceeds the claim's target (the runs could not have detected it), or *not testable at this scale* (a claim whose mechanism the study
-file says cannot act within the run; the reason is printed). A variance claim ("lower variance across
-runs") is tested with the Pitman–Morgan test of paired variances; its MDE column gives the spread
-ratio an F-test would detect (:func:`cselab.workbench.results.detectable_sd_ratio`).
+variants have **as one computation** (:func:`paired_seeds`: the same CPU kind, precisions and code
+identity, from each run's record line by :func:`computation`; a ``-dirty`` commit on both sides is
+kept and counted as code unverified, and the row says which seeds were left out and why): the mean
+difference, its 95 % t-interval, the paired t-test's p and its Holm adjustment within the family, the
+MDE at α/k from the observed spread (with the χ² interval of that spread: three seeds estimate it
+poorly), whether the paper's scaled effect was detectable, Δ again in the paper's direction
+(``paper_diff``: positive is what the paper says, ``sides`` names which minus which), and a verdict —
+*holds here* (adjusted p < α, the paper's sign), *reversed* (adjusted p < α, the other sign), and
+for a null one rule for every metric, against the claim's target in its own units
+(:func:`target_for`): *not detected, underpowered* where the MDE is above the target, *not detected,
+inconclusive* where the MDE at the upper end of the spread's interval is (or the claim has no
+target), *not detected (powered …)* only where both are within it. A claim the study file marks,
+or whose mechanism check (:func:`mechanism_reading`) measures inert, reads *not testable at this
+scale* with the reason; ``untested`` reads *not tested* with the runs it needs; ``decided_in`` takes
+the verdict another study's family gave a comparison both share. An **optimum** ("k = 16 is best")
+is an intersection–union test: one-sided paired t-tests against both neighbours, p the larger, Δ
+the binding comparison's, the sweep's trend (:func:`sweep_trend`) beside it. A variance claim
+("lower variance across runs") is tested with the Pitman–Morgan test of paired variances; its MDE
+column gives the spread ratio an F-test would detect (:func:`cselab.workbench.results.detectable_sd_ratio`),
+its target the paper's own ratio.
 
-Bad frames never crash the table: a claim whose variant has no runs, no shared seeds, duplicate seed
-rows or non-finite scores gets a row saying so in one line, and the other claims are tested.
+Bad frames never crash the table: a claim whose variant has no runs, no shared seeds, no pair of one
+computation, duplicate seed rows, non-finite or identical scores gets a "no test: <cause>" row, and the
+other claims are tested.
 """
 from __future__ import annotations
 
@@ -428,7 +440,8 @@ def _test_row(c: Claim, frame: pd.DataFrame, group: str, pair_on: str) -> dict:
            "metric": c.metric, "test": c.test, "direction": c.direction, "n": 0, "seeds": "", "diff": math.nan,
            "ci_low": math.nan, "ci_high": math.nan, "p": math.nan, "sd": math.nan, "problem": "", "shared": 0,
            "left_out": "", "unverified": 0, "against": c.reference, "trend": "", "note": c.note}
-    if not c.testable or c.untested or c.decided_in:
+    # a claim another study decides keeps its numbers here (the same runs): only its verdict is read there
+    if not c.testable or c.untested:
         row["problem"] = c.reason or c.untested
         return row
     if c.metric not in frame:
@@ -528,6 +541,29 @@ def mechanism_reading(claim: Claim, values: Sequence[float]) -> str:
     words = m.get("words") or m["statistic"]
     return (f"{words}: {_number(mean)} over {len(finite)} seeds of {m.get('variant') or claim.variant}, "
             f"{'below' if at_least else 'above'} the {_number(bound)} the mechanism needs")
+
+
+def mechanism_readings(claims: Sequence[Claim], records: Iterable[Mapping]) -> dict[str, str]:
+    """``{claim: measurement}`` for each claim whose mechanism check finds the mechanism inert: the
+    study file's ``statistic`` (``part:key`` of a record line, e.g. ``train:loss/clusterns.bml``), its
+    mean over each run's second half of logged steps (what the mechanism did once it had started),
+    over the runs of the check's variant (:func:`mechanism_reading`)."""
+    records = list(records)
+    out = {}
+    for claim in claims:
+        if not claim.mechanism:
+            continue
+        variant = claim.mechanism.get("variant") or claim.variant
+        part, _, key = claim.mechanism["statistic"].partition(":")
+        values = []
+        for r in records:
+            column = [v for v in ((r.get(part) or {}).get(key) or []) if isinstance(v, (int, float))]
+            if r.get("variant") == variant and column:
+                values.append(float(np.mean(column[len(column) // 2:])))
+        reading = mechanism_reading(claim, values)
+        if reading:
+            out[claim.claim] = reading
+    return out
 
 
 def claims_table(frame: pd.DataFrame, claims: Sequence[Claim], rule: PowerRule | None = None,

@@ -18,11 +18,10 @@ from typing import Mapping
 
 import pandas as pd
 
-from ..claims import (HOLDS, REVERSED, Claim, PowerRule, claims_table, format_claims, mechanism_reading, tally, verdict,
-                      with_computation)
+from ..claims import (HOLDS, REVERSED, Claim, PowerRule, claims_table, format_claims, mechanism_readings, tally,
+                      verdict, with_computation)
 from ...model.rundir import RunDir
-from ..studies.record import (computation_columns, read_record, records_frame, records_series, run_record,
-                              variant_of_label)
+from ..studies.record import computation_columns, read_record, records_frame, run_record, variant_of_label
 from ..studies.spec import load_study
 
 
@@ -62,32 +61,10 @@ def study_claims_table(study: str, profile: str, runs: Mapping[str, str | os.Pat
         frame = pd.DataFrame(columns=["variant", "seed", "avg"])
     else:   # the pairing rule reads each run's computation (CPU kind, precision, code) from its line
         frame = with_computation(frame, records, of=computation_columns)
-    table = claims_table(frame, spec.claims.claims, spec.claims.rule, inert=mechanism_readings(spec, records))
+    table = claims_table(frame, spec.claims.claims, spec.claims.rule,
+                         inert=mechanism_readings(spec.claims.claims, records))
     table.attrs["source"] = f"{source} ({len(records)} runs)"
     return table
-
-
-
-def mechanism_readings(study, records: list[dict]) -> dict[str, str]:
-    """``{claim: measurement}`` for each claim whose mechanism check (the study file's ``mechanism:``:
-    a logged training statistic, its late mean per seed, and a threshold) finds the mechanism inert."""
-    out = {}
-    for claim in study.claims.claims:
-        if not claim.mechanism:
-            continue
-        variant = claim.mechanism.get("variant") or claim.variant
-        part, _, key = claim.mechanism["statistic"].partition(":")
-        values = []
-        for r in records:
-            if r["variant"] != variant:
-                continue
-            series = records_series([r], part, key)["value"].to_numpy()
-            if len(series):   # the mean over the run's second half: what the mechanism did once it started
-                values.append(float(series[len(series) // 2:].mean()))
-        reading = mechanism_reading(claim, values)
-        if reading:
-            out[claim.claim] = reading
-    return out
 
 
 __all__ = ["Claim", "HOLDS", "NoClaims", "PowerRule", "REVERSED", "as_variants", "claims_table", "format_claims",

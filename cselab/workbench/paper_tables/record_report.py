@@ -34,11 +34,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..claims import claims_table, format_claims, format_plan, tally, with_computation
+from ..claims import claims_table, format_claims, format_plan, mechanism_readings, tally, with_computation
 from ..studies.record import (RecordError, computation_columns, read_study_record, record_path, records_frame,
                               records_series)
 from ..studies.spec import load_study, study_figures_dir
-from .claims import mechanism_readings
 
 STS_COLUMNS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "avg"]
 BLOCK = re.compile(r"(<!-- record: (?P<kind>[a-z_]+) (?P<study>[A-Za-z0-9_.+=-]+) -->\n)(?P<body>.*?)(<!-- /record -->)",
@@ -108,7 +107,7 @@ def claims_of(study, frame: pd.DataFrame, records: list[dict] | None = None,
     """The study's claims table over the frame, and each claim's per-seed differences over the pairs
     the test kept, in the paper's direction (positive: as the paper says). ``records`` give the
     mechanism checks; ``root`` the committed records of the studies that decide shared comparisons."""
-    inert = mechanism_readings(study, records) if records else {}
+    inert = mechanism_readings(study.claims.claims, records) if records else {}
     decided = decided_elsewhere(study, root) if root is not None else {}
     table = claims_table(frame, study.claims.claims, study.claims.rule, inert=inert, decided=decided)
     differences = {}

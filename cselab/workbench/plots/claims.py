@@ -34,7 +34,7 @@ LINE_FROM = 4           # a line through fewer measured settings implies a trend
 JITTER = 0.12
 METRIC_WORDS = {"avg": "Δ of the 7-task STS average (Spearman × 100)",
                 "largest_angle_final": "Δ of the largest angle at the last probe (°)",
-                "grad_norm_late": "Δ of ‖∂L/∂z‖ × 1000, mean over the second half of training",
+                "grad_norm_late": "Δ of ‖∂L/∂z‖ × 1000, late-training mean",
                 "clustering/DBpedia": "Δ of DBpedia AMI × 100",
                 "clustering/short_text_avg": "Δ of the short-text accuracy × 100 (8 sets)"}
 
@@ -80,12 +80,15 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
     panels = list(dict.fromkeys(zip(rows["kind"], rows["metric"])))
     heights = [len(rows[(rows["kind"] == k) & (rows["metric"] == m)]) for k, m in panels]
     width = 6.8
-    fig = Figure(figsize=(width, 1.0 + sum(0.3 * h + 0.85 for h in heights)))
+    fig = Figure(figsize=(width, 1.2 + sum(0.3 * h + 0.85 for h in heights)))
     grid = fig.add_gridspec(len(panels), 1, height_ratios=[h + 1.6 for h in heights], left=0.38, right=0.72,
-                            top=1 - 0.3 / fig.get_figheight(), bottom=0.85 / fig.get_figheight(), hspace=0.75)
+                            top=1 - 0.3 / fig.get_figheight(), bottom=1.05 / fig.get_figheight(), hspace=0.75)
     styles = series_styles(["Δ"])
     colour = styles["Δ"]["color"]
     counts = set()
+    # n per row where the rows' seed counts differ (one n in the note where they do not)
+    sizes = {c: len([d for d in differences.get(c, []) if math.isfinite(d)]) for c in rows["claim"]}
+    per_row = len(set(sizes.values())) > 1
     for i, (kind, metric) in enumerate(panels):
         ax = fig.add_subplot(grid[i])
         part = rows[(rows["kind"] == kind) & (rows["metric"] == metric)].reset_index(drop=True)
@@ -130,19 +133,20 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
                             textcoords="offset points", ha="right" if right else "left", va="bottom", fontsize=6)
         pad = 0.08 * ((high - low) or 1.0)
         ax.set_xlim(low - pad, high + pad)
-        ax.set_yticks(positions, [textwrap.fill(str(c), 44) for c in part["claim"]], fontsize=7)
+        ax.set_yticks(positions, [textwrap.fill(f"{c} (n {sizes[c]})" if per_row else str(c), 44)
+                                  for c in part["claim"]], fontsize=7)
         ax.set_ylim(-0.6, len(part) - 0.4)
-        ax.set_xlabel(f"{METRIC_WORDS.get(metric, f'Δ of {metric}')} in the paper's direction: right = as the "
-                      "paper says", fontsize=8)
+        # a check has no paper direction: its rows are variant − reference, as its claim names them
+        reading = "variant − reference" if (part["direction"] == 0).all() else "right = as the paper says"
+        ax.set_xlabel(f"{METRIC_WORDS.get(metric, f'Δ of {metric}')}; {reading}", fontsize=8)
         ax.grid(axis="y", visible=False)
     n = sorted(counts)
-    seeds = f"n = {n[0]} seeds" if len(n) == 1 else f"n = {n[0]}–{n[-1]} seeds by claim"
-    add_note(fig, f"Small dots: one seed's paired difference in the paper's direction (the variant the paper "
-                  f"favours − the other, so an ablation row is the full method − the ablation; an optimum's row is "
-                  f"against its binding neighbour; {seeds}, the pairs of one computation); large dot and bar: "
-                  "their mean and 95 % t-interval; ◇: the paper's effect scaled to this backbone (where it prints "
-                  "a number; \"◇ x →\": off the axis, at x); right: the verdict after Holm's correction within the claim's family (underpowered: "
-                  "not detected, and the MDE at these seeds is above the claim's target).")
+    seeds = f"n = {n[0]} seeds" if len(n) == 1 else "n seeds per row"
+    add_note(fig, f"Every row in the paper's direction: the variant the paper favours − the other (an ablation "
+                  f"row: the full method − the ablation; an optimum: against its binding neighbour). Small dots: "
+                  f"one seed's difference ({seeds}, pairs of one computation); dot and bar: their mean and 95 % "
+                  "t-interval; ◇: the paper's effect scaled to this backbone (\"◇ x →\": off the axis, at x); "
+                  "right: the verdict after Holm's correction within the claim's family.")
     if title:
         fig.suptitle(title)
     return fig
@@ -404,4 +408,10 @@ def most_similar_words(seeds: Sequence[Sequence[float]]) -> str:
 def _verdict_words(verdict) -> str:
     """The verdict short enough for the margin: an underpowered "not detected" keeps its MDE and target
     ("underpowered (MDE 2.54 > 0.30)"); the hollow dot already says it was not detected."""
-    return str(verdict).replace("not detected, underpowered", "underpowered").replace(" > target ", " > ")
+    import re
+
+    text = str(verdict).replace("not detected, underpowered", "underpowered").replace(" > target ", " > ")
+    text = re.sub(r"^not detected, inconclusive \(MDE ([0-9.]+)[^)]*\)", r"inconclusive (MDE \1)", text)
+    text = re.sub(r"^not detected \(powered: MDE ≤ ([0-9.]+) ≤ target ([0-9.]+)\)", r"not detected (MDE ≤ \1)", text)
+    # a row without a test keeps its first words: the table gives the seeds left out and why
+    return re.sub(r"^no test: (?:only )?(no pair|1 pair) of one computation.*", r"no test: \1 kept", text)
