@@ -81,11 +81,12 @@ reproduce: data
 	@if [ -z "$(STUDY)" ]; then echo "usage: make reproduce STUDY=name-or-file [PROFILE=cpu|gpu] [REPRODUCE_ARGS=...]"; exit 2; fi
 	$(BIN)/cselab reproduce "$(STUDY)" --profile "$(PROFILE)" --data-dir "$(CSELAB_DATA)" $(REPRODUCE_ARGS)
 
-# The findings pages' generated blocks (docs/cpu-papers.md, docs/cpu-compare.md, README.md) from the
+# The findings pages' generated blocks (docs/cpu-papers.md, docs/findings-methods.md, docs/cpu-compare.md,
+# README.md) and the overview figure (figures/cpu-papers/overview.png) from the
 # committed study records (figures/*/record.jsonl): after a study adds runs to its record
 # (tests/test_findings.py fails until this is run and the pages committed)
 findings: $(VENV)/.installed-dev
-	$(BIN)/python -m cselab.workbench.paper_tables.record_report docs/cpu-papers.md docs/cpu-compare.md README.md
+	$(BIN)/python -m cselab.workbench.paper_tables.record_report docs/cpu-papers.md docs/findings-methods.md docs/cpu-compare.md README.md
 
 # The documentation site (mkdocs.yml): README.md as the home page, docs/, the API reference from the
 # docstrings and the notebooks as pages, into site/ (open site/index.html). --strict: a broken link, a

@@ -29,7 +29,7 @@ def _hooks():
 # ----------------------------------------------------------------------------- the site
 # The pages that report what the workbench found (the claims tables, the comparison, the paper-vs-code
 # differences): a reader reaches each from the navigation's first level, its Findings section.
-FINDINGS = ("cpu-compare.md", "cpu-papers.md", "differences.md")
+FINDINGS = ("cpu-compare.md", "cpu-papers.md", "findings-methods.md", "differences.md")
 # A Sphinx role written in a docstring, as it would reach a page unconverted (``:func:`x```).
 RAW_ROLE = re.compile(r":(?:py:)?(?:mod|func|class|meth|attr|data|obj|exc|const):(?:<code>|`)")
 

@@ -14,7 +14,8 @@ from conftest import REPO
 from cselab.workbench.paper_tables.record_report import BLOCK, committed_record, rebuild_from_record, update_docs
 from cselab.workbench.studies.record import read_record, write_record
 
-PAGES = [REPO / "docs" / "cpu-papers.md", REPO / "docs" / "cpu-compare.md", REPO / "README.md"]
+PAGES = [REPO / "docs" / "cpu-papers.md", REPO / "docs" / "findings-methods.md", REPO / "docs" / "cpu-compare.md",
+         REPO / "README.md"]
 STUDIES = ["cpu-compare", "paper-mixcse", "paper-gs-infonce", "paper-clusterns", "paper-apincse"]
 
 
@@ -76,13 +77,13 @@ def test_every_study_rebuilds_from_its_committed_record_alone(study, tmp_path):
 
 
 def test_the_paired_spread_quoted_in_prose_is_what_the_cpu_compare_record_gives():
-    """cpu-papers.md explains from the committed record why paired differences can be far tighter than
-    each variant's spread; its numbers are recomputed here."""
+    """The methods page (findings-methods.md) explains from the committed record why paired differences can
+    be far tighter than each variant's spread; its numbers are recomputed here."""
     from cselab.workbench.studies.record import records_frame
 
     frame = records_frame(read_record(committed_record("cpu-compare", REPO)))
     scores = frame.pivot_table(index="seed", columns="variant", values="avg")
-    text = " ".join((REPO / "docs" / "cpu-papers.md").read_text(encoding="utf-8").split())
+    text = " ".join((REPO / "docs" / "findings-methods.md").read_text(encoding="utf-8").split())
 
     def quoted(variant):
         both = scores[["simcse", variant]].dropna()
@@ -98,14 +99,14 @@ def test_the_paired_spread_quoted_in_prose_is_what_the_cpu_compare_record_gives(
 
 
 def test_the_k16_k32_differences_quoted_in_prose_are_what_the_apincse_record_gives():
-    """cpu-papers.md answers the issue's k = 16 − k = 32 question from the committed paper-apincse record:
+    """The methods page answers the issue's k = 16 − k = 32 question from the committed paper-apincse record:
     the per-seed differences, their sd, each variant's seed sd and their correlation are recomputed here."""
     from cselab.workbench.studies.record import records_frame
 
     frame = records_frame(read_record(committed_record("paper-apincse", REPO)))
     scores = frame.pivot_table(index="seed", columns="variant", values="avg")[["apincse", "apincse-k32"]].dropna()
     diff = scores["apincse"] - scores["apincse-k32"]
-    text = " ".join((REPO / "docs" / "cpu-papers.md").read_text(encoding="utf-8").split())
+    text = " ".join((REPO / "docs" / "findings-methods.md").read_text(encoding="utf-8").split())
     shown = ", ".join(f"{d:.3f}" for d in diff)
     assert (f"over the {len(scores)} seeds both variants share, k = 16 − k = 32 is {shown} (an sd of differences of "
             f"{diff.std():.3f})") in text

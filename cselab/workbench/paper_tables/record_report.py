@@ -203,13 +203,14 @@ def _figure(study, spec: dict, records: list[dict], frame: pd.DataFrame):
 
 
 def tally_words(counts: dict[str, int]) -> str:
-    """A family's tally in words (:func:`cselab.workbench.claims.tally`)."""
-    elsewhere = f", {counts['elsewhere']} decided in another study" if counts["elsewhere"] else ""
-    return (f"{counts['claims']} claims: {counts['holds here']} hold here, {counts['reversed']} reversed, "
-            f"{counts['not detected']} not detected ({counts['underpowered']} underpowered: MDE above the target; "
-            f"{counts['inconclusive']} inconclusive: above it at the spread's upper 95 % bound), "
-            f"{counts['not testable at this scale']} not testable at this scale, {counts['no test']} without a test"
-            f"{elsewhere}")
+    """A family's tally in words (:func:`cselab.workbench.claims.tally`): holds and reversed always, the
+    other groups where they count (what each means: docs/findings-methods.md)."""
+    powered = counts["not detected"] - counts["underpowered"] - counts["inconclusive"]
+    groups = [(powered, "not detected (powered)"), (counts["underpowered"], "underpowered"),
+              (counts["inconclusive"], "inconclusive"), (counts["not testable at this scale"], "not testable here"),
+              (counts["no test"], "without a test"), (counts["elsewhere"], "decided in another study")]
+    rest = "".join(f", {n} {words}" for n, words in groups if n)
+    return f"{counts['claims']} claims: {counts['holds here']} hold here, {counts['reversed']} reversed{rest}"
 
 
 def tally_name(study: str) -> str:
@@ -380,8 +381,7 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
         hours = sum(r.get("train_seconds") or 0 for r in records) / 3600
         name = tally_name(study)
         planned = len({r.run_dir.name for r in spec.runs})
-        return (f"{name}: {tally_words(counts)} ({runs} of the {planned} planned runs in the record, {hours:.1f} h "
-                "of training)\n")
+        return f"{name}: {tally_words(counts)} ({runs} of {planned} planned runs, {hours:.1f} h of training)\n"
     raise ValueError(f"unknown generated block kind {kind!r} (claims, plan, scores, tally, example, overview)")
 
 
