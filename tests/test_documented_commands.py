@@ -132,8 +132,11 @@ def test_a_documented_command_runs_as_printed_on_a_fresh_clone(command, fresh_cl
         statuses = re.findall(r"^\| \S+ +\| .*\| (new|partial|finished|recorded) +\|", out, re.M)
         assert statuses, out[-2000:]
         if study.startswith("paper-") and profile == "cpu":
-            # the committed record is found where the study file says: nothing of it is trained again
-            assert set(statuses) == {"recorded"}, f"{command}: {sorted(set(statuses))}"
+            # the committed record is found where the study file says: nothing of it is trained again (a
+            # study file may plan more seeds than its record holds yet: those, and only those, are new)
+            lines = (fresh_clone / study_figures_dir(study) / study / "record.jsonl").read_text().splitlines()
+            assert statuses.count("recorded") == len(lines), f"{command}: {sorted(set(statuses))}"
+            assert set(statuses) <= {"recorded", "new"}, f"{command}: {sorted(set(statuses))}"
     else:
         assert f"{study}: " in out and "runs in the record" in out, out[-2000:]
         # rebuilt beside its record, where the study file says (figures/cpu-papers/ for a paper study)
