@@ -12,7 +12,7 @@ import pytest
 from conftest import REPO
 
 from cselab.workbench.paper_tables.record_report import BLOCK, committed_record, rebuild_from_record, update_docs
-from cselab.workbench.studies.record import read_record, write_record
+from cselab.workbench.studies.record import changed_lines, read_record, write_record
 
 PAGES = [REPO / "docs" / "cpu-papers.md", REPO / "docs" / "findings-methods.md", REPO / "docs" / "cpu-compare.md",
          REPO / "README.md"]
@@ -51,11 +51,20 @@ def test_a_planted_change_of_one_per_seed_score_is_caught(tmp_path):
     # APINCSE rows of cpu-compare take their verdicts from the papers' studies); every task moves, so avg
     # stays their mean (the reader refuses an avg that is not)
     planted = next(r for r in records if r["variant"] == "simcse_pp")
+    before = tmp_path / "before.jsonl"
+    shutil.copy(committed_record(study, tmp_path), before)
     for task in planted["sts"]:
         planted["sts"][task] += 0.5
     write_record(committed_record(study, tmp_path), records)
     changed = update_docs(pages, root=tmp_path, write=False)
     assert any(f"claims {study}" in names for names in changed.values()), changed
+    # and the check names the run, its seed and its record line, with the score that moved
+    number = 1 + next(i for i, r in enumerate(records) if r is planted)
+    (named,) = changed_lines(before, committed_record(study, tmp_path))
+    assert named.startswith(f"{committed_record(study, tmp_path)}:{number}: {planted['label']} (seed {planted['seed']}): ")
+    old_avg = next(r for r in read_record(before) if r["label"] == planted["label"])["sts"]["avg"]
+    new_avg = read_record(committed_record(study, tmp_path))[number - 1]["sts"]["avg"]
+    assert f"sts.avg {old_avg} → {new_avg}" in named, named
 
 
 @pytest.mark.parametrize("study", STUDIES)

@@ -37,7 +37,7 @@ import pandas as pd
 from ..claims import claims_table, format_claims, format_plan, mechanism_readings, tally, with_computation
 from ..studies.record import (RecordError, computation_columns, read_study_record, record_path, records_frame,
                               records_series)
-from ..studies.spec import load_study, study_figures_dir
+from ..studies.spec import available_studies, load_study, study_figures_dir
 
 STS_COLUMNS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "avg"]
 BLOCK = re.compile(r"(<!-- record: (?P<kind>[a-z_]+) (?P<study>[A-Za-z0-9_.+=-]+) -->\n)(?P<body>.*?)(<!-- /record -->)",
@@ -454,6 +454,28 @@ def write_overview_figure(root: str | os.PathLike = ".", rows: pd.DataFrame | No
     return save_figure(plot_claims_overview(rows), Path(root) / OVERVIEW_FIGURE, formats=("png",))
 
 
+def _changed_since_commit(studies) -> list[str]:
+    """The lines of the studies' records that differ from git's HEAD (:func:`changed_lines`), or a
+    line saying why they cannot be compared."""
+    import subprocess
+    import tempfile
+
+    from ..studies.record import changed_lines
+
+    out = []
+    for study in sorted(s for s in studies if s in available_studies()):
+        path = committed_record(study)
+        shown = subprocess.run(["git", "show", f"HEAD:{path.as_posix()}"], capture_output=True, text=True)
+        if shown.returncode != 0:
+            out.append(f"{path}: not compared with the last commit ({shown.stderr.strip() or 'git failed'})")
+            continue
+        with tempfile.TemporaryDirectory() as folder:
+            before = Path(folder) / "record.jsonl"
+            before.write_text(shown.stdout, encoding="utf-8")
+            out += changed_lines(before, path)
+    return out
+
+
 def main(argv=None) -> int:
     """``python -m cselab.workbench.paper_tables.record_report [--check] FILE...``: rewrite (or check) the
     generated blocks of the docs from the committed records."""
@@ -472,6 +494,9 @@ def main(argv=None) -> int:
         return 1
     for path, names in changed.items():
         print(f"{path}: {'differs' if args.check else 'rewritten'}: {', '.join(names)}")
+    if changed and args.check:   # which record lines moved since the last commit: the run, seed and line
+        for line in _changed_since_commit({name.split()[1] for names in changed.values() for name in names}):
+            print(line)
     if not args.check:   # the overview figure cpu-papers.md opens with, from the same records
         print(f"overview figure: {', '.join(map(str, write_overview_figure()))}")
     return 1 if changed and args.check else 0

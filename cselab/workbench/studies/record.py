@@ -389,6 +389,38 @@ class StudyRecord(NamedTuple):
     records: list[dict]
 
 
+def _leaves(value, prefix: str = "") -> dict[str, object]:
+    """``{"sts.avg": 76.2, "probe.alignment.3": 0.12, ...}``: every leaf of a record line by its path."""
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() for k, v in _leaves(item, f"{prefix}{key}.").items()}
+    if isinstance(value, list):
+        return {k: v for i, item in enumerate(value) for k, v in _leaves(item, f"{prefix}{i}.").items()}
+    return {prefix.rstrip("."): value}
+
+
+def changed_lines(before: str | os.PathLike, after: str | os.PathLike, shown: int = 3) -> list[str]:
+    """What changed from the record ``before`` to ``after``, a line each: ``file:line: label (seed s):
+    key old → new`` (the first ``shown`` keys that differ; the STS average, then the scores, first), a new line, a label
+    gone. What a failing findings check names: the run, its seed and its line, not only the block."""
+    old = {r["label"]: r for _, r in _parse_lines(Path(before))}
+    out, seen = [], set()
+    for number, record in _parse_lines(Path(after)):
+        label = record["label"]
+        seen.add(label)
+        where = f"{after}:{number}: {label} (seed {record.get('seed')})"
+        if label not in old:
+            out.append(f"{where}: a new line")
+            continue
+        a, b = _leaves(old[label]), _leaves(record)
+        keys = sorted((k for k in a.keys() | b.keys() if a.get(k) != b.get(k)),
+                      key=lambda k: (k != "sts.avg", not k.startswith("sts."), k))   # the average first
+        if keys:
+            more = f" (and {len(keys) - shown} more)" if len(keys) > shown else ""
+            out.append(f"{where}: " + "; ".join(f"{k} {a.get(k)} → {b.get(k)}" for k in keys[:shown]) + more)
+    out += [f"{after}: {label}: its line is gone" for label in old if label not in seen]
+    return out
+
+
 def read_study_record(path: str | os.PathLike, study) -> StudyRecord:
     """A loaded study's record (:func:`cselab.workbench.studies.spec.load_study`), every line checked
     for the study's name and profile (:func:`read_record`), split into current and stale lines. A line
@@ -526,7 +558,7 @@ def record_fields() -> list[str]:
             "extras"]
 
 
-__all__ = ["DERIVED", "FORMAT", "READ_FORMATS", "RECORD_FILE", "Computation", "RecordError", "computation_columns", "StaleLine", "StudyRecord",
+__all__ = ["DERIVED", "FORMAT", "READ_FORMATS", "RECORD_FILE", "Computation", "RecordError", "changed_lines", "computation_columns", "StaleLine", "StudyRecord",
            "check_config_hash", "computation", "config_difference", "put_records", "read_record", "read_study_record",
            "record_fields", "record_lock", "record_path", "recorded_config", "records_frame", "records_series",
            "recorded", "run_record", "variant_of_label", "write_record"]
