@@ -400,8 +400,8 @@ def _leaves(value, prefix: str = "") -> dict[str, object]:
 
 def changed_lines(before: str | os.PathLike, after: str | os.PathLike, shown: int = 3) -> list[str]:
     """What changed from the record ``before`` to ``after``, a line each: ``file:line: label (seed s):
-    key old → new`` (the first ``shown`` keys that differ; the STS average, then the scores, first), a new line, a label
-    gone. What a failing findings check names: the run, its seed and its line, not only the block."""
+    key old → new`` (the first ``shown`` keys that differ: the STS average, then the scores, first), a
+    new line, a label gone. What a failing findings check names: the run, its seed and its line, not only the block."""
     old = {r["label"]: r for _, r in _parse_lines(Path(before))}
     out, seen = [], set()
     for number, record in _parse_lines(Path(after)):
