@@ -361,3 +361,20 @@ def test_a_cell_says_what_scoring_will_cost_before_it_starts(data_dir, tmp_path,
         "1 run × 7 STS tasks to score: about 10 min 39 s on 2 CPU cores (the study cost model; cached in each run "
         "directory, so once); sts_tasks = ['STSBenchmark'] is the demo's smaller set")
     assert sts_cost_note({"done": runs["done"]}, ["STSBenchmark"], data_dir) is None      # nothing to score
+
+
+def test_the_baseline_table_on_runs_of_one_seed_has_no_empty_columns():
+    """One seed a group (the cpu-demo's runs): no interval, no test, no Holm family, so no column of
+    "–" and "[–, –]" for them; with a second seed the columns are back (d = +1, +3: mean +2)."""
+    import pandas as pd
+
+    from cselab.workbench.comparisons import baseline_table
+
+    one = pd.DataFrame({"group": ["SimCSE", "MixCSE"], "seed": [1, 1], "avg": [70.0, 71.0]})
+    table = baseline_table(one, "avg", "SimCSE")
+    assert list(table.columns) == ["seeds", "mean ± std", "Δ vs baseline", "reading"]
+    assert table.loc["MixCSE"].tolist() == [1, "71.00 ± –", "+1.00", "no test (n 1)"]
+    two = pd.DataFrame({"group": ["SimCSE", "SimCSE", "MixCSE", "MixCSE"], "seed": [1, 2, 1, 2],
+                        "avg": [70.0, 70.0, 71.0, 73.0]})
+    table = baseline_table(two, "avg", "SimCSE")
+    assert "p (Holm)" in table and "Holm family" in table and table.loc["MixCSE", "Δ vs baseline"] == "+2.00"

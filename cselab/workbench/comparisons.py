@@ -256,14 +256,14 @@ def baseline_table(frame: pd.DataFrame, metric: str, baseline: str, group: str =
                    bootstrap: pd.DataFrame | None = None) -> pd.DataFrame:
     """The text table of each group of ``frame`` (one row per run) against ``baseline`` on
     ``metric``: seeds, ``mean ± std``, 95 % CI, the paired difference over the seeds both have with
-    its interval, raw and Holm-adjusted p, the reading and the Holm family (left out when no group is
-    in one: runs of one seed) (:func:`cselab.workbench.results.compare_to_baseline`, :func:`cselab.workbench.results.format_comparison`). With
+    its interval, raw and Holm-adjusted p, the reading and the Holm family (a column with nothing in it
+    left out: on runs of one seed the intervals, p-values and family) (:func:`cselab.workbench.results.compare_to_baseline`, :func:`cselab.workbench.results.format_comparison`). With
     ``bootstrap`` (:func:`cselab.workbench.results.single_seed_bootstrap` on ``metric``), the groups sharing a
     single seed with the baseline get the column :data:`BOOTSTRAP_COLUMN`."""
     table = format_comparison(compare_to_baseline(frame, metric, group=group, baseline=baseline), group=group,
                               decimals=decimals)
-    if "Holm family" in table and not table["Holm family"].astype(bool).any():   # one seed each: no test
-        table = table.drop(columns="Holm family")
+    # runs of one seed (the cpu-demo's): no interval, no test, no family; columns of nothing but "–" go
+    table = table.drop(columns=[c for c in table.columns if table[c].isin(["", "–", "[–, –]"]).all()])
     if bootstrap is not None:
         boot = bootstrap.set_index(group)
         table[BOOTSTRAP_COLUMN] = [

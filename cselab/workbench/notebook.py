@@ -454,7 +454,7 @@ def sts_cost_note(runs: Mapping[str, Path], tasks: Sequence[str] | None, data_di
     import torch
 
     kind = "cuda" if torch.cuda.is_available() else "cpu"
-    seconds = sum(encode_seconds(len(sentences), backbone_shape(str(read_config(path)["model"]))[0], kind)
+    seconds = sum(encode_seconds(len(sentences), backbone_shape(str(read_config(path).get("model")))[0], kind)
                   for path in to_score)
     if seconds < SAY_COST_SECONDS:
         return None
