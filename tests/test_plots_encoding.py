@@ -206,3 +206,24 @@ def test_record_curves_name_lines_that_end_on_each_other_and_keep_method_markers
     fig = plot_seed_curves({"SimCSE": starts({1: 1, 2: 20}), "MixCSE": starts({1: 30, 2: 40})}, "share", share=True)
     assert "Lines on each other" not in fig._cselab_note.get_text()
     assert {line.get_label(): line.get_marker() for line in fig.axes[0].lines} == {"SimCSE": "o", "MixCSE": "s"}
+
+
+def test_metric_grid_axes_carry_no_corner_text_and_a_share_spans_0_to_1():
+    """method_statistics: "1e−7" over ClusterNS's BML panel; the false-negative share on 0.81–0.88
+    there but 0–1 in Fig. 7."""
+    from cselab.workbench.plots.panels import plot_metric_grid
+
+    steps = np.arange(0, 64, 4)
+    frame = pd.DataFrame({"run": "clusterns-s1", "step": steps,
+                          "sim/clusterns.false_neg_rate": 0.81 + 0.004 * (steps % 5),
+                          "loss/bml": 3e-7 * (1 + np.sin(steps)),
+                          "sim/clusterns.nonempty_clusters": 40.0 + steps % 3})
+    fig = plot_metric_grid(frame, ["sim/clusterns.false_neg_rate", "loss/bml", "sim/clusterns.nonempty_clusters"])
+    share, bml, clusters = fig.axes[:3]
+    assert share.get_ylim() == (0.0, 1.0)
+    assert bml.get_title().endswith("(× 10⁻⁷)")
+    fig.canvas.draw()
+    assert [ax.yaxis.get_offset_text().get_text() for ax in (share, bml, clusters)] == ["", "", ""]
+    # the scaled tick labels: 3e-7 reads 3 under "× 10⁻⁷"
+    assert bml.yaxis.get_major_formatter()(3e-7, 0) == "3"
+    assert check_figure(fig) == []
