@@ -227,3 +227,24 @@ def test_metric_grid_axes_carry_no_corner_text_and_a_share_spans_0_to_1():
     # the scaled tick labels: 3e-7 reads 3 under "× 10⁻⁷"
     assert bml.yaxis.get_major_formatter()(3e-7, 0) == "3"
     assert check_figure(fig) == []
+
+
+def test_one_variants_cosines_share_one_panel_in_their_statistics_colours():
+    """noise_similarity: three panels 7.85 in tall, no 'mean cosine', no method named, the noise
+    negatives' ±0.002 drawn as a zigzag on an axis of its own. One axis, the variant in the title."""
+    from cselab.workbench.paper_tables.record_report import _figure, committed_record, study_frame
+    from cselab.workbench.plots.palettes import STATISTIC_COLOURS
+    from cselab.workbench.studies.record import read_record
+    from cselab.workbench.studies.spec import load_study
+
+    spec = load_study("paper-gs-infonce", "cpu", notebooks=False)
+    frame, records = study_frame(spec, read_record(committed_record("paper-gs-infonce")))
+    (figure,) = [f for f in spec.claims.figures if f.name == "noise_similarity"]
+    fig = _figure(spec, figure.spec, records, frame)
+    (ax,) = fig.axes
+    assert fig._suptitle.get_text() == "GS-InfoNCE (M = 3×)" and ax.get_ylabel() == "mean cosine to the anchors"
+    colours = {line.get_label(): line.get_color() for line in ax.lines}
+    assert colours == {"positive": STATISTIC_COLOURS["positive"], "in-batch negative": STATISTIC_COLOURS["in-batch negative"],
+                       "noise negative": STATISTIC_COLOURS["noise negative"]}
+    assert fig.get_figheight() < 4
+    assert check_figure(fig) == []
