@@ -248,3 +248,16 @@ def test_one_variants_cosines_share_one_panel_in_their_statistics_colours():
                        "noise negative": STATISTIC_COLOURS["noise negative"]}
     assert fig.get_figheight() < 4
     assert check_figure(fig) == []
+
+
+def test_stacked_record_curves_share_one_step_range():
+    """centroid_movement: the movement from step 10 on, the cosine from step 1: two x ranges."""
+    from cselab.workbench.plots.claims import plot_seed_curves
+
+    def curve(steps):
+        return pd.DataFrame([{"seed": s, "step": t, "value": 0.1 * t + s} for s in (1, 2, 3) for t in steps])
+
+    fig = plot_seed_curves({}, "", panels={"movement": {"σ = 0.2": curve([10, 20, 30, 40])},
+                                           "cosine": {"σ = 0.2": curve([1, 10, 20, 30, 40])}})
+    top, bottom = fig.axes[:2]
+    assert top.get_xlim() == bottom.get_xlim() and list(top.get_xticks()) == list(bottom.get_xticks()) == [1, 10, 20, 30, 40]
