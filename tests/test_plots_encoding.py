@@ -206,3 +206,58 @@ def test_record_curves_name_lines_that_end_on_each_other_and_keep_method_markers
     fig = plot_seed_curves({"SimCSE": starts({1: 1, 2: 20}), "MixCSE": starts({1: 30, 2: 40})}, "share", share=True)
     assert "Lines on each other" not in fig._cselab_note.get_text()
     assert {line.get_label(): line.get_marker() for line in fig.axes[0].lines} == {"SimCSE": "o", "MixCSE": "s"}
+
+
+def test_metric_grid_axes_carry_no_corner_text_and_a_share_spans_0_to_1():
+    """method_statistics: "1e−7" over ClusterNS's BML panel; the false-negative share on 0.81–0.88
+    there but 0–1 in Fig. 7."""
+    from cselab.workbench.plots.panels import plot_metric_grid
+
+    steps = np.arange(0, 64, 4)
+    frame = pd.DataFrame({"run": "clusterns-s1", "step": steps,
+                          "sim/clusterns.false_neg_rate": 0.81 + 0.004 * (steps % 5),
+                          "loss/bml": 3e-7 * (1 + np.sin(steps)),
+                          "sim/clusterns.nonempty_clusters": 40.0 + steps % 3})
+    fig = plot_metric_grid(frame, ["sim/clusterns.false_neg_rate", "loss/bml", "sim/clusterns.nonempty_clusters"])
+    share, bml, clusters = fig.axes[:3]
+    assert share.get_ylim() == (0.0, 1.0)
+    assert bml.get_title().endswith("(× 10⁻⁷)")
+    fig.canvas.draw()
+    assert [ax.yaxis.get_offset_text().get_text() for ax in (share, bml, clusters)] == ["", "", ""]
+    # the scaled tick labels: 3e-7 reads 3 under "× 10⁻⁷"
+    assert bml.yaxis.get_major_formatter()(3e-7, 0) == "3"
+    assert check_figure(fig) == []
+
+
+def test_one_variants_cosines_share_one_panel_in_their_statistics_colours():
+    """noise_similarity: three panels 7.85 in tall, no 'mean cosine', no method named, the noise
+    negatives' ±0.002 drawn as a zigzag on an axis of its own. One axis, the variant in the title."""
+    from cselab.workbench.paper_tables.record_report import _figure, committed_record, study_frame
+    from cselab.workbench.plots.palettes import STATISTIC_COLOURS
+    from cselab.workbench.studies.record import read_record
+    from cselab.workbench.studies.spec import load_study
+
+    spec = load_study("paper-gs-infonce", "cpu", notebooks=False)
+    frame, records = study_frame(spec, read_record(committed_record("paper-gs-infonce")))
+    (figure,) = [f for f in spec.claims.figures if f.name == "noise_similarity"]
+    fig = _figure(spec, figure.spec, records, frame)
+    (ax,) = fig.axes
+    assert fig._suptitle.get_text() == "GS-InfoNCE (M = 3×)" and ax.get_ylabel() == "mean cosine to the anchors"
+    colours = {line.get_label(): line.get_color() for line in ax.lines}
+    assert colours == {"positive": STATISTIC_COLOURS["positive"], "in-batch negative": STATISTIC_COLOURS["in-batch negative"],
+                       "noise negative": STATISTIC_COLOURS["noise negative"]}
+    assert fig.get_figheight() < 4
+    assert check_figure(fig) == []
+
+
+def test_stacked_record_curves_share_one_step_range():
+    """centroid_movement: the movement from step 10 on, the cosine from step 1: two x ranges."""
+    from cselab.workbench.plots.claims import plot_seed_curves
+
+    def curve(steps):
+        return pd.DataFrame([{"seed": s, "step": t, "value": 0.1 * t + s} for s in (1, 2, 3) for t in steps])
+
+    fig = plot_seed_curves({}, "", panels={"movement": {"σ = 0.2": curve([10, 20, 30, 40])},
+                                           "cosine": {"σ = 0.2": curve([1, 10, 20, 30, 40])}})
+    top, bottom = fig.axes[:2]
+    assert top.get_xlim() == bottom.get_xlim() and list(top.get_xticks()) == list(bottom.get_xticks()) == [1, 10, 20, 30, 40]

@@ -187,6 +187,17 @@ def _figure(study, spec: dict, records: list[dict], frame: pd.DataFrame):
             profiles[name] = [r["probe"]["layer_cls_sim"][-1] for r in records
                               if r["variant"] == variant and (r.get("probe") or {}).get("layer_cls_sim")]
         return plot_layer_profile_seeds(profiles, title=spec.get("title"), **({"ylabel": spec["y"]} if "y" in spec else {}))
+    if len(keys) > 1 and not words and len(spec["variants"]) == 1:
+        # one variant's statistics of one unit (noise_similarity's cosines): one panel, a line per
+        # statistic in its statistic's colour, the variant named in the title
+        from ..plots.palettes import statistic_kind
+
+        (name, variant), = spec["variants"].items()
+        mine = [r for r in records if r["variant"] == variant]
+        series = {statistic_kind(key) or _key_words(key): records_series(mine, spec.get("part", "train"), key)
+                  for key in keys}
+        return plot_seed_curves(series, spec.get("y", keys[0]), title=spec.get("title") or name,
+                                logy=spec.get("scale") == "log", share=spec.get("scale") == "share")
     panels: dict[str, dict] = {}
     if spec.get("together"):   # one variant, its statistics as the lines of one panel (the papers' similarity figures)
         (variant,) = spec["variants"].values()

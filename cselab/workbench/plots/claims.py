@@ -281,6 +281,7 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
     markers = point_markers(names)   # each method's own marker (MixCSE ■ in every figure)
     counts = set()
     merged: list[str] = []   # where lines end on each other (every seed clustering: a share of 1)
+    every_step: set = set()
     for ax, (panel, drawn) in zip(axes, panels.items()):
         curves = {}
         steps_seen: set = set()
@@ -307,6 +308,14 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
             ax.set_yscale("log")
         ax.set_xlabel("training step")
         ax.set_ylabel(ylabel if len(panels) == 1 else panel)
+        every_step.update(steps_seen)
+    if len(panels) > 1:   # one x range and one set of ticks in every panel: stacked panels compare by step
+        ordered = sorted(every_step)
+        pad = 0.04 * ((ordered[-1] - ordered[0]) or 1)
+        for ax in axes[:len(panels)]:
+            ax.set_xlim(ordered[0] - pad, ordered[-1] + pad)
+            if len(ordered) <= 10:
+                ax.set_xticks(ordered)
     if title:
         fig.suptitle(title)
     separate_coincident(list(axes))   # two σ at a share of 1.0 all along: both shown, and said

@@ -105,6 +105,34 @@ def _log_scale(ax, values) -> bool:
     return False
 
 
+SHARE_WORDS = ("share of", "fraction of")   # a statistic in [0, 1] by definition, whatever its values
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _plain_y_axis(ax, values, title: str) -> str:
+    """A linear y axis a reader reads without matplotlib's corner texts: a share on its whole 0–1
+    range (ClusterNS's false-negative share on 0.81–0.88 here and 0–1 in Fig. 7 read as different
+    quantities), no offset ("+0.8"), and values of another order of magnitude scaled in the title
+    ("(× 10⁻⁷)") instead of a "1e−7" over the axis. Returns the panel's title."""
+    import math
+
+    from matplotlib.ticker import FuncFormatter
+
+    if title.lower().startswith(SHARE_WORDS):
+        ax.set_ylim(0, 1)
+        return title
+    finite = pd.to_numeric(pd.Series(values), errors="coerce").dropna().abs()
+    largest = float(finite.max()) if len(finite) else 0.0
+    if largest and not 1e-2 <= largest < 1e4:
+        exponent = math.floor(math.log10(largest))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 10 ** exponent:.3g}".replace("-", "\u2212")))
+        return f"{title} (× 10{str(exponent).translate(SUPERSCRIPT)})"
+    formatter = ax.yaxis.get_major_formatter()
+    if hasattr(formatter, "set_useOffset"):
+        formatter.set_useOffset(False)
+    return title
+
+
 @styled
 def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str = "train", ncols: int = 3,
                      labels: Mapping[str, str] | None = None, title: str | None = None,
@@ -147,11 +175,14 @@ def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str =
         for name, group in groups.items():
             _group_line(ax, frame, key, group["runs"], group_label(shown[name], len(group["runs"])), styles[shown[name]],
                         markers[shown[name]])
-        ax.set_title(textwrap.fill(words[key], TITLE_WIDTH))
-        ax.set_xlabel("training step")
-        integer_ticks(ax.xaxis)
+        title = words[key]
         if key in logged:
             _log_scale(ax, frame[key])   # its ticks (10⁻², 10⁻¹) say so
+        else:
+            title = _plain_y_axis(ax, frame[key], title)
+        ax.set_title(textwrap.fill(title, TITLE_WIDTH))
+        ax.set_xlabel("training step")
+        integer_ticks(ax.xaxis)
     separate_coincident(axes, {ax: words[key] for ax, key in zip(axes, keys)})
     handles = {}
     for ax in axes:
