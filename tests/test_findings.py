@@ -158,5 +158,5 @@ def test_a_study_whose_paper_claims_are_all_untestable_renders_its_blocks(monkey
     claims = record_report.render_block("claims", "paper-mixcse", REPO)
     assert "The paper's claims — Holm over the paper's claims (0, α = 0.05)" in claims
     assert claims.count("not testable at this scale (planted: cannot act at this scale)") == 7
-    assert "7 not testable at this scale" in record_report.render_block("tally", "paper-mixcse", REPO)
+    assert "7 not testable here" in record_report.render_block("tally", "paper-mixcse", REPO)
     assert record_report.render_block("example", "paper-mixcse", REPO).startswith("(no paper claim")

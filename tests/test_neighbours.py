@@ -134,7 +134,7 @@ def test_widget_callbacks_headless(tiny_runs, data_dir):
 
     sentences, labels = labelled_sample("DBpedia", 28, data_dir=data_dir)
     slider = SnapshotExplorer(runs, sentences, labels, sample="DBpedia texts")
-    assert list(slider.step.options) == [("step 0 (before training)", "step 0"), ("step 3", "step 3"),
+    assert list(slider.step.options) == [("step 0 (untrained)", "step 0"), ("step 3", "step 3"),
                                          ("step 6", "step 6")] and slider.step.value == "step 6"
     slider.step.value = "step 0"
     assert slider.last_figure.axes[0].get_title() == "step 0 (before training)"

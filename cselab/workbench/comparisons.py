@@ -40,6 +40,7 @@ import pandas as pd
 
 from .analysis import compare as run_scores   # each run's scores (read at call time)
 from .analysis.logged import configured_method
+from ..model.config import DEFAULT_METHOD
 from ..model.evaluate.sts import STS_TASKS
 from ..model.methods import display_names
 from .results import (ALPHA, VariantSpec, assign_variants, compare_to_baseline, format_comparison, paired_tests,
@@ -123,7 +124,7 @@ def label_group(label: str, swept: str | None = None) -> str:
     return label
 
 
-def ablation_in_labels(runs: Runs, baseline: str = "simcse") -> tuple[dict[str, str], str | None]:
+def ablation_in_labels(runs: Runs, baseline: str = DEFAULT_METHOD) -> tuple[dict[str, str], str | None]:
     """``(variants, control)``: the ablation the run labels hold, for a notebook's defaults. A family
     (APINCSE) with at least one ablation label beside it (``apincse-no_ap``, ``apincse-no_in``, its
     pooler alone ``apincse-pooler``) gives ``{display name: label}`` for the ``baseline`` label (when

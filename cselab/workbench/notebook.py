@@ -427,22 +427,14 @@ def sts_cost_note(runs: Mapping[str, Path], tasks: Sequence[str] | None, data_di
     model (:func:`cselab.workbench.studies.cost.encode_seconds`: the distinct sentences of the tasks'
     test pairs, each run's backbone) puts it over :data:`SAY_COST_SECONDS`:
     ``8 runs × 7 STS tasks to score: about 11 min on 2 CPU cores (...)``. None otherwise."""
+    from .analysis.compare import runs_without_sts
     from .studies.cost import backbone_shape, encode_seconds, format_seconds
     from ..model.data.sts import STS_TASKS, load_sts_task
-    from ..model.evaluate.cache import final_result, is_evaluated
     from ..model.evaluate.sts import EVAL_SPLIT
-    from ..model.rundir import labelled_runs, read_config
+    from ..model.rundir import read_config
 
-    options = {} if tasks is None else {"tasks": list(tasks)}   # as sts_results asks for them
+    to_score = runs_without_sts(runs, tasks, data_dir)
     tasks = list(STS_TASKS if tasks is None else tasks)
-    to_score = []
-    for path in labelled_runs(runs).values():
-        final = final_result(path, "sts")
-        if final is not None and set(tasks) <= set(final["scores"]):
-            continue
-        whole = tasks == list(STS_TASKS) and is_evaluated(path, "sts", data_dir=data_dir)   # the 7 asked for as {}
-        if not whole and not is_evaluated(path, "sts", data_dir=data_dir, **options):
-            to_score.append(path)
     if not to_score:
         return None
     sentences = set()

@@ -13,6 +13,7 @@ clustering metrics. The comparison itself — groups, per-seed frames, paired te
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -24,6 +25,25 @@ from ...model.rundir import BEST, Runs, labelled_runs
 
 
 # ------------------------------------------------------------------- STS per run
+def runs_without_sts(runs: Runs, tasks: Sequence[str] | None = None,
+                     data_dir: str | os.PathLike | None = None) -> list[Path]:
+    """The run folders :func:`sts_results` would have to score (no final table with those tasks, no
+    cached entry): what a cell's cost line counts before it starts."""
+    from ...model.evaluate.cache import is_evaluated
+
+    options = {} if tasks is None else {"tasks": list(tasks)}   # as sts_results asks for them
+    tasks = list(STS_TASKS if tasks is None else tasks)
+    out = []
+    for path in labelled_runs(runs).values():
+        final = final_result(path, "sts")
+        if final is not None and set(tasks) <= set(final["scores"]):
+            continue
+        whole = tasks == list(STS_TASKS) and is_evaluated(path, "sts", data_dir=data_dir)   # the 7 asked for as {}
+        if not whole and not is_evaluated(path, "sts", data_dir=data_dir, **options):
+            out.append(Path(path))
+    return out
+
+
 def sts_results(runs: Runs, tasks: Sequence[str] | None = None, data_dir: str | os.PathLike | None = None,
                 model: str = BEST) -> dict[str, dict]:
     """``{label: {"scores": {task: score}, "avg": ..., "source": ...}}`` for every run.

@@ -15,9 +15,16 @@ from pathlib import Path
 
 import pandas as pd
 
-PAPER_STUDIES = ("paper-mixcse", "paper-gs-infonce", "paper-clusterns", "paper-apincse")
 OVERVIEW_FIGURE = Path("figures/cpu-papers/overview")     # + .png; written by make findings
+PAPER_STUDY = "paper-"   # a paper's study is named after its method (paper-<method>)
 UNITS = {"avg": "STS points"}
+
+
+def paper_studies() -> list[str]:
+    """The shipped paper studies, by name."""
+    from ..studies.spec import available_studies
+
+    return [s for s in available_studies() if s.startswith(PAPER_STUDY)]
 
 
 def verdict_class(verdict: str) -> str:
@@ -66,4 +73,4 @@ def overview_markdown(rows: pd.DataFrame) -> str:
             "computation the test kept.\n\n" + "\n".join(lines) + "\n")
 
 
-__all__ = ["OVERVIEW_FIGURE", "PAPER_STUDIES", "overview_markdown", "verdict_class"]
+__all__ = ["OVERVIEW_FIGURE", "overview_markdown", "paper_studies", "verdict_class"]

@@ -38,11 +38,11 @@ from ..claims import claims_table, format_claims, format_plan, mechanism_reading
 from ..studies.record import (RecordError, computation_columns, read_study_record, record_path, records_frame,
                               records_series)
 from ..studies.spec import available_studies, load_study, study_figures_dir
+from .overview import PAPER_STUDY
 
 STS_COLUMNS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "avg"]
 BLOCK = re.compile(r"(<!-- record: (?P<kind>[a-z_]+) (?P<study>[A-Za-z0-9_.+=-]+) -->\n)(?P<body>.*?)(<!-- /record -->)",
                    re.S)
-PAPER_STUDY = "paper-"   # a paper's study is named after its method (paper-mixcse): its tally says the method
 DOCS_ROOT = "."   # where --from-record finds the committed records of the studies that decide shared claims
 
 
@@ -436,10 +436,10 @@ def update_docs(paths, root: str | os.PathLike = ".", write: bool = True) -> dic
 # ------------------------------------------------------------------- every paper claim at a glance
 def overview_rows(root: str | os.PathLike = ".", studies=None) -> pd.DataFrame:
     """One row per paper claim of ``studies`` (their committed records under ``root``)."""
-    from .overview import PAPER_STUDIES, verdict_class
+    from .overview import paper_studies, verdict_class
 
     rows = []
-    for study in studies or PAPER_STUDIES:
+    for study in studies or paper_studies():
         spec = _study(study)
         frame, records = study_frame(spec, current_records(spec, committed_record(study, root)))
         table, _ = claims_of(spec, frame, records, root)
