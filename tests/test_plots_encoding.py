@@ -9,6 +9,8 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+
+from conftest import REPO
 from matplotlib.collections import PathCollection
 from matplotlib.colors import to_hex
 
@@ -238,7 +240,7 @@ def test_one_variants_cosines_share_one_panel_in_their_statistics_colours():
     from cselab.workbench.studies.spec import load_study
 
     spec = load_study("paper-gs-infonce", "cpu", notebooks=False)
-    frame, records = study_frame(spec, read_record(committed_record("paper-gs-infonce")))
+    frame, records = study_frame(spec, read_record(committed_record("paper-gs-infonce", REPO)))
     (figure,) = [f for f in spec.claims.figures if f.name == "noise_similarity"]
     fig = _figure(spec, figure.spec, records, frame)
     (ax,) = fig.axes
