@@ -25,8 +25,6 @@ ALLOWED = {
     "RECORD_FILES": (("cselab/model/data/clustering.py", "cselab/model/data/sample.py", "cselab/model/data/sts.py",
                       "cselab/model/data/transfer.py"),
                      "same meaning: a loader's one-record-a-line files; sample.py's is the union of the loaders'"),
-    "CONFIDENCE": (("cselab/workbench/plots/seeds.py", "cselab/workbench/results.py"),
-                   "same meaning (0.95, a copy): plots/seeds.py should read results.CONFIDENCE (plots: FIGURES)"),
     # two meanings, left for the owner of one of the modules
     "FAMILIES": (("cselab/model/methods/registry.py", "cselab/workbench/results.py"),
                  "two meanings: method families vs Holm families (results.py: CLAIMS)"),

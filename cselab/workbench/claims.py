@@ -686,6 +686,18 @@ def tally(table: pd.DataFrame, kind: str = "paper") -> dict[str, int]:
             "elsewhere": int(rows.str.startswith(DECIDED_IN).sum())}
 
 
+def verdict_class(verdict: str) -> str:
+    """One verdict's group, as :func:`tally` counts them: holds, reversed, powered null, underpowered,
+    inconclusive, not testable, no test (no runs, no pairs, not tested; decided elsewhere too)."""
+    for prefix, name in ((UNDERPOWERED, "underpowered"), (INCONCLUSIVE, "inconclusive"), (HOLDS, "holds"),
+                         (REVERSED, "reversed"), (NOT_TESTABLE, "not testable")):
+        if verdict.startswith(prefix):
+            return name
+    if verdict.startswith("not detected"):
+        return "powered null"
+    return "no test"
+
+
 def format_claims(table: pd.DataFrame, decimals: int = 2) -> pd.DataFrame:
     """Text cells for a :func:`claims_table` (one family's rows or all), verdict first: the verdict,
     Δ in the paper's direction (positive: as the paper says; which variant minus which is said) with

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..claims import verdict_class
+
 OVERVIEW_FIGURE = Path("figures/cpu-papers/overview")     # + .png; written by make findings
 PAPER_STUDY = "paper-"   # a paper's study is named after its method (paper-<method>)
 UNITS = {"avg": "STS points"}
@@ -25,19 +27,6 @@ def paper_studies() -> list[str]:
     from ..studies.spec import available_studies
 
     return [s for s in available_studies() if s.startswith(PAPER_STUDY)]
-
-
-def verdict_class(verdict: str) -> str:
-    """The verdict's word group: holds, reversed, powered null, underpowered, inconclusive, no test."""
-    from ..claims import HOLDS, INCONCLUSIVE, NOT_TESTABLE, REVERSED, UNDERPOWERED
-
-    for prefix, name in ((UNDERPOWERED, "underpowered"), (INCONCLUSIVE, "inconclusive"), (HOLDS, "holds"),
-                         (REVERSED, "reversed"), (NOT_TESTABLE, "not testable")):
-        if verdict.startswith(prefix):
-            return name
-    if verdict.startswith("not detected"):
-        return "powered null"
-    return "no test"
 
 
 def _number(x: float, signed: bool = False) -> str:

@@ -436,7 +436,8 @@ def update_docs(paths, root: str | os.PathLike = ".", write: bool = True) -> dic
 # ------------------------------------------------------------------- every paper claim at a glance
 def overview_rows(root: str | os.PathLike = ".", studies=None) -> pd.DataFrame:
     """One row per paper claim of ``studies`` (their committed records under ``root``)."""
-    from .overview import paper_studies, verdict_class
+    from ..claims import verdict_class
+    from .overview import paper_studies
 
     rows = []
     for study in studies or paper_studies():

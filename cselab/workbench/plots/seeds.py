@@ -33,14 +33,13 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ...model.config import DEFAULT_METHOD
-from ..results import mean_ci
+from ..results import CONFIDENCE, mean_ci
 from .check import MIN_LINE_POINTS, mark_intervals
 from .core import COLUMN_WIDTH, new_figure, styled
 from ..labels import display_name, method_key, readable, task_name
 from .rc import PAGE_WIDTH
 from .style import place_legend, point_markers, series_styles
 
-CONFIDENCE = 0.95
 
 
 def t_errorbar(values) -> tuple[float, float]:
