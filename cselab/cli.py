@@ -94,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--runs-only", action="store_true", help="train (and record) the runs, execute no notebook")
     rep.add_argument("--replan", action="store_true", help="re-estimate the power plan from the spreads the "
                      "study's record shows (seeds up to the plan's cap where the pilot's spread was too small)")
+    rep.add_argument("--only", nargs="+", default=[], metavar="LABEL",
+                     help="train only the runs whose labels match these patterns (fnmatch, e.g. 'simcse-s1?'), "
+                     "in the study's order; needs --runs-only")
     rep.add_argument("--from-record", action="store_true", help="train nothing: rebuild the claims table, the "
                      "study's tables and its seed-level figures from the committed record "
                      "(<figures-dir>/<study>/record.jsonl) alone, in seconds")
@@ -277,7 +280,7 @@ def cmd_reproduce(args) -> int:
     return reproduce(args.study, profile=args.profile, jobs=args.jobs, dry_run=args.dry_run, launcher=args.launcher,
                      runs_dir=args.runs_dir, data_dir=args.data_dir, reports_dir=args.reports_dir,
                      figures_dir=figures_dir, slurm=parse_key_values(args.slurm, "--slurm"),
-                     notebooks=not args.runs_only, replan=args.replan)
+                     notebooks=not args.runs_only, replan=args.replan, only=args.only)
 def cmd_export(args) -> int:
     from .model.encoder.backbone import read_model_config
     from .model.encoder.export import RECIPE_KEY

@@ -217,7 +217,10 @@ def test_a_replanned_study_takes_the_spread_its_runs_showed_and_never_plans_fewe
     first = power_plan(claims, rule).set_index("claim")
     again = power_plan(claims, rule, spreads).set_index("claim")
     assert first.loc["A beats ref", "seeds"] == 5 and again.loc["A beats ref", "seeds"] == 10   # the pilot was lucky
-    assert again.loc["A beats ref", "sd_source"] == "observed, 5 seeds"
+    # sized on the spread's one-sided 80 % upper limit (Browne 1995): sd × √(4 / χ²₀.₂(4 df) = 1.6488)
+    observed = np.std([0.4, -0.3, 0.5, -0.2, 0.1], ddof=1)
+    assert again.loc["A beats ref", "sd"] == pytest.approx(observed * np.sqrt(4 / 1.6487), rel=1e-3)
+    assert again.loc["A beats ref", "sd_source"] == f"80% upper limit of {observed:.3f} observed over 5 seeds"
     # B's runs spread less than its pilot said: the re-plan keeps the first plan's seeds, never fewer
     assert again.loc["B beats ref", "seeds"] == first.loc["B beats ref", "seeds"] == 10
 

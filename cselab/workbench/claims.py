@@ -55,7 +55,8 @@ import numpy as np
 import pandas as pd
 
 from .results import (ALPHA, POWER, detectable_sd_ratio, holm, mean_ci, minimum_detectable_difference,
-                      paired_test, paired_variance_test, sd_interval, seeds_for)
+                      paired_test, paired_variance_test, sd_interval, sd_upper_limit, seeds_for,
+                      PLANNING_CONFIDENCE)
 
 HOLDS, REVERSED, NOT_TESTABLE = "holds here", "reversed", "not testable at this scale"
 UNDERPOWERED = "not detected, underpowered"   # a "not detected" whose MDE is above the claim's target
@@ -245,9 +246,10 @@ def power_plan(claims: Sequence[Claim], rule: PowerRule,
         else:
             sd = c.pilot_sd if c.pilot_sd is not None else rule.prior_sd
             row.update(sd=sd, sd_source=c.pilot or ("pilot" if c.pilot_sd is not None else "prior"))
-            if observed and c.claim in observed:
-                sd, n = observed[c.claim]
-                row.update(sd=sd, sd_source=f"observed, {n} seeds")
+            if observed and c.claim in observed:   # sized on the spread's upper limit, not its point estimate
+                seen, n = observed[c.claim]
+                sd = sd_upper_limit(seen, n)
+                row.update(sd=sd, sd_source=f"{PLANNING_CONFIDENCE:.0%} upper limit of {seen:.3f} observed over {n} seeds")
             least = rule.min_seeds if c.kind == "paper" else rule.check_seeds
             if first is not None:
                 least = max(least, int(first[c.claim]))

@@ -302,6 +302,19 @@ def sd_interval(sd: float, n: int, confidence: float = CONFIDENCE) -> tuple[floa
     return float(low), float(high)
 
 
+PLANNING_CONFIDENCE = 0.8   # Browne (1995): plan on a pilot sd's one-sided 80 % upper limit
+
+
+def sd_upper_limit(sd: float, n: int, confidence: float = PLANNING_CONFIDENCE) -> float:
+    """The one-sided ``confidence`` upper limit of a standard deviation estimated from ``n`` values
+    (χ² with n − 1 degrees of freedom, ``scipy.stats.chi2``): the spread a re-plan sizes its seeds on,
+    so that a spread a few seeds under-estimated does not plan too few again (Browne, "On the use of a
+    pilot sample for sample size determination", Stat. Med. 1995, recommends 80 %)."""
+    if n < 2 or not math.isfinite(sd):
+        return math.nan
+    return float(sd * math.sqrt((n - 1) / scipy_stats.chi2.ppf(1 - confidence, n - 1)))
+
+
 def paired_variance_test(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
     """Whether two variants' scores over the same seeds differ in spread: the Pitman–Morgan test
     (the variances of paired values are equal exactly when their sums and differences are

@@ -24,7 +24,10 @@ One line holds, for one run (``FORMAT`` 2):
   geometry (alignment, uniformity, largest angle, each layer's [CLS] similarity to the last) at every
   probe step — columns of equal length, keyed by name, numbers to 4 significant digits;
 * ``extras``: evaluations the study asks for at record time (``record_extras:`` in the study file,
-  e.g. the clustering suite), computed by functions the caller passes in.
+  e.g. the clustering suite), computed by functions the caller passes in;
+* ``plan``: which power plan asked for the run — ``{"name": "first"}`` or ``{"name": "re-plan",
+  "made": <date>}`` (``cselab reproduce --replan`` re-estimates the seeds from the record's spreads;
+  a line written before this key existed was the first plan's).
 
 ``FORMAT`` 1 lines (the records committed before) are still read, as *legacy*: their ``config`` holds
 only the keys that differed from the defaults of their day and their code is known only by ``commit``.
@@ -74,6 +77,8 @@ MAX_DEPTH = 6
 MAX_INT_DIGITS = 20          # a seed, a step, a count: a 5,000-digit "integer" is not a record's
 MAX_STS = 100.0              # Spearman × 100
 AVG_TOLERANCE = 1e-6         # avg is the mean of the tasks' unrounded scores (record lines keep them whole)
+FIRST_PLAN = {"name": "first"}   # the plan a study file gives before any record exists
+PLAN_NAMES = ("first", "re-plan")
 LOCK_SUFFIX = ".lock"        # the lock beside a record (record.jsonl.lock; ignored by git)
 
 Extras = Mapping[str, Callable[[Path, "str | None"], dict]]
@@ -148,8 +153,9 @@ def check_config_hash(record: Mapping) -> bool:
 
 
 def run_record(run_dir: str | os.PathLike, label: str, study: str, profile: str,
-               extras: Mapping[str, dict] | None = None) -> dict:
-    """The record of one finished run (see the module docstring)."""
+               extras: Mapping[str, dict] | None = None, plan: Mapping[str, str] | None = None) -> dict:
+    """The record of one finished run (see the module docstring); ``plan``: which power plan asked
+    for it (:data:`FIRST_PLAN` when not said)."""
     run = RunDir(Path(run_dir))
     results = run.results()
     if results is None:
@@ -176,6 +182,7 @@ def run_record(run_dir: str | os.PathLike, label: str, study: str, profile: str,
         "train": _columns(train, lambda k: k.startswith(TRAIN_PREFIXES)),
         "probe": _columns(probes, lambda k: k in PROBE_KEYS),
         "extras": dict(extras or {}),
+        "plan": dict(plan or FIRST_PLAN),
     }
 
 
@@ -186,7 +193,7 @@ class RecordError(ValueError):
 
 _TOP_KEYS = frozenset(["format", "study", "profile", "label", "variant", "seed", "run", "config_hash", "config",
                        "code", "commit", "versions", "cpu", "execution", "train_seconds", "select_by", "best", FINAL,
-                       "dev", "train", "probe", "extras"])
+                       "dev", "train", "probe", "extras", "plan"])
 
 
 def _refuse_constant(name: str):
@@ -255,6 +262,11 @@ def _line_problem(record: dict, study: str | None, profile: str | None) -> str |
     seconds = record.get("train_seconds")
     if seconds is not None and (not _number(seconds) or seconds < 0):
         return f"train_seconds = {seconds!r}: not a finite number ≥ 0"
+    plan = record.get("plan", FIRST_PLAN)
+    if (not isinstance(plan, dict) or plan.get("name") not in PLAN_NAMES
+            or not all(isinstance(v, str) for v in plan.values())
+            or (plan["name"] == "re-plan" and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", plan.get("made", "")))):
+        return (f"plan = {plan!r}: expected {{'name': 'first'}} or {{'name': 're-plan', 'made': 'YYYY-MM-DD'}}")
     extras = record.get("extras") or {}
     if not isinstance(extras, dict):
         return "'extras' is not an object"
@@ -555,10 +567,10 @@ def record_fields() -> list[str]:
     """The top-level keys of a record (for the docs and a test)."""
     return ["format", "study", "profile", "label", "variant", "seed", "run", "config_hash", "config", "code", "commit",
             "versions", "cpu", "execution", "train_seconds", "select_by", "best", FINAL, "dev", "train", "probe",
-            "extras"]
+            "extras", "plan"]
 
 
-__all__ = ["DERIVED", "FORMAT", "READ_FORMATS", "RECORD_FILE", "Computation", "RecordError", "changed_lines", "computation_columns", "StaleLine", "StudyRecord",
+__all__ = ["DERIVED", "FIRST_PLAN", "FORMAT", "READ_FORMATS", "RECORD_FILE", "Computation", "RecordError", "changed_lines", "computation_columns", "StaleLine", "StudyRecord",
            "check_config_hash", "computation", "config_difference", "put_records", "read_record", "read_study_record",
            "record_fields", "record_lock", "record_path", "recorded_config", "records_frame", "records_series",
            "recorded", "run_record", "variant_of_label", "write_record"]

@@ -9,13 +9,16 @@ anything else is trained. So an interrupted study resumes by running the same co
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import os
 import signal
 import sys
 import threading
 import time
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Sequence
 
 from .cost import estimate_run, format_seconds
 from ...model.io import check_folder_location, check_not_link, check_writable, first_line
@@ -25,7 +28,7 @@ from .launchers import make_launcher, signal_workers
 from .schedule import NotebookSchedule
 from .report import (NotebookResult, PlannedRun, Progress, StudyReport, format_plan, interrupted_state, run_line,
                      write_report)
-from .record import (RECORD_FILE, RecordError, put_records, read_study_record, record_path, recorded, run_record,
+from .record import (FIRST_PLAN, RECORD_FILE, RecordError, put_records, read_study_record, record_path, recorded, run_record,
                      variant_of_label)
 from .record_extras import compute_extras
 from .smoke import SMOKE, build_stand_ins, smoke_data, stand_in_shape
@@ -309,13 +312,16 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
               launcher: str = "local", runs_dir: str | os.PathLike = "runs", data_dir: str | None = None,
               reports_dir: str | os.PathLike = "reports", figures_dir: str | os.PathLike = "figures",
               slurm: dict | None = None, stream=None, progress: str = "auto", notebooks: bool = True,
-              replan: bool = False) -> int:
+              replan: bool = False, only: Sequence[str] = ()) -> int:
     """Run a study; returns the exit status: 0 when every run and notebook succeeded, 1 when something
     failed (the rest still ran), 130 when interrupted. Invalid studies raise StudyError first. Every
     run that finishes or is reused is added to the study's record (:mod:`.record`) at once;
     ``notebooks=False`` trains and records the runs and executes no notebook; ``replan=True``
     re-estimates the power plan from the spreads the study's record shows (more seeds where the
-    pilot's spread was too small, up to the rule's cap; never fewer than the first plan)."""
+    pilot's spread was too small, up to the rule's cap; never fewer than the first plan); each line
+    it records then says so (``plan``). ``only``: label patterns (fnmatch, e.g. ``simcse-s1?``) — the
+    runs to train now, in the study's order (a continuation spent where a seed buys most); it needs
+    ``notebooks=False``, since a notebook reads every run of its study."""
     out = stream or sys.stdout
     require_notebook_tools()
     for option, folder in (("--runs-dir", runs_dir), ("--reports-dir", reports_dir), ("--figures-dir", figures_dir)):
@@ -326,6 +332,15 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
 
         kept = recorded(record_path(figures_dir, spec.name))
         spec = load_study(study, profile, runs_dir, observed=records_frame(kept.values()))
+    if only:
+        if notebooks:
+            raise ValueError("--only trains part of a study: add --runs-only (a notebook reads every run)")
+        chosen = [r for r in spec.runs if any(fnmatch.fnmatchcase(r.label, pattern) for pattern in only)]
+        if not chosen:
+            raise ValueError(f"--only {' '.join(only)}: no run of study {spec.name} (profile {profile}) has such "
+                             f"a label (e.g. {', '.join(r.label for r in spec.runs[:3])})")
+        spec.runs = chosen
+    plan_tag = {"name": "re-plan", "made": datetime.now(timezone.utc).date().isoformat()} if replan else FIRST_PLAN
     if not notebooks:
         spec.notebooks = []
     if jobs < 1:
@@ -401,7 +416,7 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
         try:
             extras = compute_extras(spec.claims.extras, variant_of_label(outcome.label)[0], Path(outcome.run_dir),
                                     data_dir)
-            put_records(record_file, [run_record(outcome.run_dir, label, spec.name, spec.profile, extras)
+            put_records(record_file, [run_record(outcome.run_dir, label, spec.name, spec.profile, extras, plan_tag)
                                       for label in labels])
         except Exception as e:   # the run stays; the record says nothing false, the line says why and the
             # study does not end "all succeeded" (exit status 1)
