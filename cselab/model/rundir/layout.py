@@ -63,12 +63,15 @@ def package_versions() -> dict[str, str | None]:
 
 
 def git_commit() -> str | None:
-    """Commit of the cselab source tree, with ``-dirty`` when it has uncommitted changes."""
+    """Commit of the cselab source tree, with ``-dirty`` when its source (the package, setup.py,
+    pyproject.toml) has uncommitted changes — a study's record or figures written in the checkout since
+    are outputs, not what trained the run, and do not make it dirty."""
     src = Path(__file__).resolve().parents[3]   # cselab/model/rundir/layout.py → the checkout
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=src, capture_output=True, text=True,
                                 timeout=5, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=src,
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "cselab", "setup.py",
+                                "pyproject.toml"], cwd=src,
                                capture_output=True, text=True, timeout=5).stdout.strip()
         return commit + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
