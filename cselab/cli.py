@@ -155,6 +155,11 @@ EXPECTED_ERRORS = (ValueError, OSError, FloatingPointError, ImportError)
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose, args.quiet)
+    # the figures a study's notebooks save name this command as what drew them (their kernels inherit it)
+    import os
+    import shlex
+
+    os.environ.setdefault("CSELAB_COMMAND", shlex.join(["cselab", *(sys.argv[1:] if argv is None else argv)]))
     try:
         return COMMANDS[args.command](args)
     except KeyboardInterrupt:

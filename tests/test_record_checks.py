@@ -70,6 +70,9 @@ BAD_VALUES = {
     "an unknown key": ({"scores": {}}, "unknown key(s) 'scores'"),
     "nesting 7 deep": ({"extras": {"a": {"b": {"c": {"d": {"e": {"f": 1}}}}}}}, "nested deeper than 6 levels"),
     "an old format": ({"format": 0}, "record format 0, this cselab reads 1 and 2"),
+    "an unknown plan": ({"plan": {"name": "second"}}, "plan = {'name': 'second'}: expected"),
+    "a re-plan without its date": ({"plan": {"name": "re-plan"}}, "plan = {'name': 're-plan'}: expected"),
+    "a plan that is a string": ({"plan": "re-plan"}, "plan = 're-plan': expected"),
 }
 
 

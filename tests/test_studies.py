@@ -179,6 +179,42 @@ def test_the_engine_records_each_run_it_trains_or_reuses(two_runs, tiny_model, d
         assert record["config"] == {k: v for k, v in saved["config"].items() if k != "output_dir"}
 
 
+def test_a_continuation_trains_only_what_it_names_and_never_replaces_a_recorded_line(two_runs, data_dir, tmp_path):
+    """--only picks runs by label (with --runs-only); a line the record holds for a config is kept even
+    where a folder of that config exists here (it may be another computation: its pairs rest on it);
+    a line a re-plan records says so, with the date."""
+    from datetime import datetime, timezone
+
+    from cselab.workbench.studies.record import read_record, record_path, write_record
+
+    root, study, *_ = two_runs
+    source = read_record(record_path(root / "figures", "two-runs"))
+    other = {**source[0], "code": {**source[0]["code"], "sha256": "f" * 64}, "train_seconds": 1.0}
+    figures = tmp_path / "figures"
+    write_record(record_path(figures, "two-runs"), [other])
+
+    def again(**kwargs):
+        stream = io.StringIO()
+        with working_dir(root):
+            code = reproduce(study, runs_dir=root / "runs", reports_dir=tmp_path / "reports", figures_dir=figures,
+                             data_dir=str(data_dir), stream=stream, progress="lines", notebooks=False, **kwargs)
+        return code, stream.getvalue()
+
+    with pytest.raises(ValueError, match="--only .*add --runs-only"):
+        reproduce(study, runs_dir=root / "runs", figures_dir=figures, data_dir=str(data_dir), only=["simcse-s1"])
+    with pytest.raises(ValueError, match="no run of study two-runs .* has such a label"):
+        again(only=["mixcse-s*"])
+    code, text = again(only=["simcse-s1"])
+    assert code == 0, text
+    assert "1 runs, 0 to train" in text and "simcse-s2" not in text
+    assert read_record(record_path(figures, "two-runs")) == [other]   # kept, not replaced by the folder here
+    code, text = again(only=["simcse-s2"], replan=True)
+    lines = {r["label"]: r for r in read_record(record_path(figures, "two-runs"))}
+    assert code == 0 and lines["simcse-s1"] == other
+    assert lines["simcse-s2"]["plan"] == {"name": "re-plan", "made": datetime.now(timezone.utc).date().isoformat()}
+    assert lines["simcse-s2"]["code"] == source[1]["code"]
+
+
 def test_failing_run_and_notebook_are_reported_and_the_rest_completes(two_runs, tiny_model, data_dir):
     root, *_ = two_runs
     study = write_study(root / "failures.yaml", tiny_model, runs=[

@@ -210,15 +210,18 @@ def problems_path(path: str | os.PathLike) -> Path:
 
 
 def save_figure(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = FORMATS, dpi: int = 200,
-                check: bool = True) -> list[Path]:
+                check: bool = True, source: str | None = None) -> list[Path]:
     """Save ``fig`` as ``path`` with each suffix in ``formats`` (``path``'s own suffix is replaced);
-    returns the files written. Same figure → same bytes (no dates, no software versions).
+    returns the files written. Same figure → same bytes (no dates, no software versions): where it
+    came from — commit, command, ``source`` (what it is drawn from), CPU kind, date, drawing code —
+    goes into the folder's ``provenance.json`` (:mod:`cselab.workbench.plots.provenance`).
 
     With ``check`` the figure checker (:func:`cselab.workbench.plots.check.check_figure`) runs first: each
     problem is logged as a warning and all are recorded in ``<path>.problems.json`` next to the
     figure (a study's index lists them beside it); a sound figure leaves no such file (an earlier
     one, about the figure this one replaces, is removed)."""
     from ...model.io import atomic_write_with
+    from .provenance import record_provenance
 
     path = Path(path)
     formats = list(formats)
@@ -237,6 +240,7 @@ def save_figure(fig: Figure, path: str | os.PathLike, formats: Iterable[str] = F
             # and a link left in its place is replaced, never written through
             atomic_write_with(target, lambda tmp: fig.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata))
             written.append(target)
+    record_provenance(written, source)
     return written
 
 

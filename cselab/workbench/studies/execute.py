@@ -17,6 +17,7 @@ import time
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 from ...model.io import check_not_link, read_json
 from ...model.rundir.layout import RunDir
@@ -87,6 +88,21 @@ def _kernel_manager_class(extra_env: dict[str, str] | None):
             return await super()._async_pre_start_kernel(**kw)
 
     return KernelManagerWithEnv
+
+
+def figure_source(source: Path, parameters: Mapping) -> dict[str, str]:
+    """The kernel's environment that makes its saved figures name the notebook and the runs they are
+    drawn from (:mod:`cselab.workbench.plots.provenance`)."""
+    from ..plots.provenance import checkout_root, source_environment
+
+    try:
+        notebook, code = source.resolve().relative_to(checkout_root()).as_posix(), True
+    except ValueError:   # a study's own notebook outside the checkout: its name is what is known
+        notebook, code = source.name, False
+    runs = parameters.get("runs")
+    folders = sorted(Path(str(r)).name for r in (runs.values() if isinstance(runs, Mapping) else []))
+    drawn_from = f"{notebook} on {len(folders)} run(s): {', '.join(folders)}" if folders else notebook
+    return source_environment(drawn_from, [notebook] if code else [])
 
 
 @dataclass
@@ -252,7 +268,8 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cselab-timing-") as tmp:
         timings = Path(tmp, "timings.json")
-        manager = _kernel_manager_class({ENV: str(timings), **thread_env(threads)})
+        manager = _kernel_manager_class({ENV: str(timings), **thread_env(threads),
+                                         **figure_source(Path(source), parameters)})
         try:
             papermill.execute_notebook(unpaired(read_notebook(Path(source))), str(partial), parameters=parameters,
                                        kernel_name=KERNEL, progress_bar=False, cwd=str(cwd) if cwd else None,

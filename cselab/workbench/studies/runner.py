@@ -354,7 +354,8 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
     record_file = record_path(figures_dir, spec.name)
     if not spec.smoke:   # the record is never read or written through a link (another file would take its lines)
         check_not_link(record_file, "the study's record")
-    plan = make_plan(spec, data_dir, threads, launcher, recorded(record_file))
+    already = recorded(record_file)
+    plan = make_plan(spec, data_dir, threads, launcher, already)
     if dry_run:
         print(format_plan(spec, plan), file=out)
         power = format_power_plan(spec)
@@ -412,6 +413,12 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
     def keep(outcome: RunOutcome, labels: list[str]) -> None:
         """The study's record gets the run's line (under each label it has here) as soon as it is done."""
         if outcome.status not in ("trained", "resumed", "reused") or spec.smoke:
+            return
+        # a line the record holds for this config is the evidence its pairs rest on: a folder of the same
+        # config here (trained for another study, or by other code) never replaces it
+        labels = [label for label in labels
+                  if (already.get(label) or {}).get("config_hash") != spec.run(label).config.config_hash()]
+        if not labels:
             return
         try:
             extras = compute_extras(spec.claims.extras, variant_of_label(outcome.label)[0], Path(outcome.run_dir),
