@@ -768,6 +768,8 @@ def format_claims(table: pd.DataFrame, decimals: int = 2) -> pd.DataFrame:
         "seeds for the target MDE": [seeds_text(r) for _, r in rows],
         "seeds left out": [r["left_out"] or "–" for _, r in rows],
         "note": [note(r) for _, r in rows]})
+    if (out["paper's effect detectable (scaled)"] == "–").all():   # no scale (the cpu studies dropped theirs)
+        out = out.drop(columns="paper's effect detectable (scaled)")
     out.attrs = dict(table.attrs)
     return out.set_index("claim")
 
