@@ -323,7 +323,8 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
     runs to train now, in the study's order (a continuation spent where a seed buys most); it needs
     ``notebooks=False``, since a notebook reads every run of its study."""
     out = stream or sys.stdout
-    require_notebook_tools()
+    if notebooks:   # --runs-only trains and records without them (a lent GPU machine may lack them)
+        require_notebook_tools()
     for option, folder in (("--runs-dir", runs_dir), ("--reports-dir", reports_dir), ("--figures-dir", figures_dir)):
         check_folder_location(folder, option)
     spec = load_study(study, profile, runs_dir)
