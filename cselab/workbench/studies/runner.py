@@ -327,12 +327,12 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
         require_notebook_tools()
     for option, folder in (("--runs-dir", runs_dir), ("--reports-dir", reports_dir), ("--figures-dir", figures_dir)):
         check_folder_location(folder, option)
-    spec = load_study(study, profile, runs_dir)
+    spec = load_study(study, profile, runs_dir, notebooks=notebooks)
     if replan:
         from .record import records_frame
 
         kept = recorded(record_path(figures_dir, spec.name))
-        spec = load_study(study, profile, runs_dir, observed=records_frame(kept.values()))
+        spec = load_study(study, profile, runs_dir, notebooks=notebooks, observed=records_frame(kept.values()))
     if only:
         if notebooks:
             raise ValueError("--only trains part of a study: add --runs-only (a notebook reads every run)")
