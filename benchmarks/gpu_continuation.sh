@@ -35,8 +35,10 @@ export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 log "data root: $DATA; $("$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())')"
 
 # the headline comparisons: each method that needs at most 20 seeds against SimCSE (docs/cpu-papers.md)
+# (GROUPS_SPEC="study:group group;study:group ..." names others: their pairs need their partners' seeds here too)
 STUDIES=("paper-mixcse:simcse mixcse" "paper-apincse:simcse apincse" "paper-gs-infonce:simcse gs_infonce"
          "cpu-compare:simcse mixcse gs_infonce apincse")
+[ -n "${GROUPS_SPEC:-}" ] && IFS=';' read -r -a STUDIES <<< "$GROUPS_SPEC"
 for spec in "${STUDIES[@]}"; do
     study=${spec%%:*}
     labels=()
