@@ -191,3 +191,34 @@ def test_a_log_axis_curve_takes_the_geometric_mean_and_a_positive_interval():
     assert (low, high) == pytest.approx((1e-3 * np.exp(-half), 1e-3 * np.exp(half)))
     assert low > 0
     assert _interval([1e-4, 1e-3, 1e-2])[1] < 0          # the raw interval: what the log axis could not draw
+
+
+def test_a_replans_runs_beyond_the_first_plan_are_current_within_the_cap(tmp_path):
+    """A re-plan asks for seeds the first plan did not (up to the rule's cap): such a line is current
+    (and its claims use it) when its group is planned and its config is the group's at that seed; the
+    same line without the re-plan's mark, or past the cap, is stale."""
+    import dataclasses
+
+    from cselab.workbench.paper_tables.record_report import study_frame
+    from cselab.workbench.studies.record import planned_hash, read_study_record, write_record
+    from cselab.workbench.studies.spec import load_study
+
+    study = load_study("paper-mixcse", "cpu", notebooks=False)
+    base = study.run("mixcse-s1").config
+    cap = study.claims.rule.max_seeds
+
+    def line(seed: int, plan: dict) -> dict:
+        r = synthetic_record(f"mixcse-s{seed}", "paper-mixcse", 76.0, seed)
+        cfg = dataclasses.replace(base, seed=seed)
+        return {**r, "config": {**r["config"], "seed": seed}, "config_hash": cfg.config_hash(), "plan": plan}
+
+    replan = {"name": "re-plan", "made": "2026-12-04"}
+    records = [line(cap, replan), line(cap + 1, replan), line(cap, {"name": "first"})]
+    assert planned_hash(study, records[0]) == records[0]["config_hash"]
+    assert planned_hash(study, records[1]) is None and planned_hash(study, records[2]) is None
+    for i, r in enumerate(records):
+        write_record(tmp_path / f"{i}.jsonl", [r])
+    assert [len(read_study_record(tmp_path / f"{i}.jsonl", study).current) for i in range(3)] == [1, 0, 0]
+    assert "not a run of the study's plan" in str(read_study_record(tmp_path / "1.jsonl", study).stale[0])
+    frame, own = study_frame(study, records[:1])
+    assert list(frame["seed"]) == [cap] and own == records[:1]

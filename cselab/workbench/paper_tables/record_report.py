@@ -35,8 +35,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..claims import claims_table, format_claims, format_plan, mechanism_readings, tally, with_computation
-from ..studies.record import (RecordError, computation_columns, read_study_record, record_path, records_frame,
-                              records_series)
+from ..studies.record import (RecordError, computation_columns, planned_hash, read_study_record, record_path,
+                              records_frame, records_series)
 from ..studies.spec import available_studies, load_study, study_figures_dir
 from .overview import PAPER_STUDY
 
@@ -68,8 +68,7 @@ def current_records(study, source: Path) -> list[dict]:
 def study_frame(study, records: list[dict]) -> tuple[pd.DataFrame, list[dict]]:
     """The records of the study's own runs (its labels) and their one-row-per-run frame, with the
     computation each ran (CPU kind, precision, code: what the pairing rule compares)."""
-    labels = {r.label for r in study.runs}
-    own = [r for r in records if r["label"] in labels]
+    own = [r for r in records if planned_hash(study, r) is not None]   # the plan's labels and a re-plan's seeds
     frame = records_frame(own)
     return (with_computation(frame, own, of=computation_columns) if not frame.empty else frame), own
 

@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Mapping
 
 PROVENANCE_FILE = "provenance.json"
-FORMAT = 1
+PROVENANCE_FORMAT = 1
 # Set by a study for the kernels of its notebooks (cselab.workbench.studies.execute): JSON with
 # "source" (what the figures are drawn from) and "code" (the notebook file, relative to the checkout).
 SOURCE_ENV = "CSELAB_FIGURE_SOURCE"
 COMMAND_ENV = "CSELAB_COMMAND"    # the command a study's kernels were started by (cselab.cli sets it)
 PLOTS_PACKAGE = "cselab/workbench/plots"   # every figure's style, checker and most of its drawing
 STACK_PREFIX = "cselab/workbench/"          # the modules on the stack that count as drawing code
-log = logging.getLogger(__name__)
+_log = logging.getLogger(__name__)
 
 
 def checkout_root() -> Path:
@@ -102,8 +102,8 @@ def read_provenance(folder: str | os.PathLike) -> dict[str, dict]:
     if not path.is_file():
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("figures"), dict):
-        raise ValueError(f"{path}: not a provenance file of format {FORMAT}")
+    if not isinstance(data, dict) or data.get("format") != PROVENANCE_FORMAT or not isinstance(data.get("figures"), dict):
+        raise ValueError(f"{path}: not a provenance file of format {PROVENANCE_FORMAT}")
     return data["figures"]
 
 
@@ -122,10 +122,10 @@ def record_provenance(files: list[Path], source: str | None = None, code: tuple[
         try:
             figures = read_provenance(folder)
         except ValueError as e:   # a broken file is replaced, and said: it is regenerated, never edited
-            log.warning("%s; writing a new one", e)
+            _log.warning("%s; writing a new one", e)
             figures = {}
         figures.update({name: entry for name in names})
-        text = json.dumps({"format": FORMAT, "figures": dict(sorted(figures.items()))}, indent=1, ensure_ascii=False)
+        text = json.dumps({"format": PROVENANCE_FORMAT, "figures": dict(sorted(figures.items()))}, indent=1, ensure_ascii=False)
         atomic_write_text(Path(folder) / PROVENANCE_FILE, text + "\n")
     return entry
 

@@ -436,23 +436,49 @@ def changed_lines(before: str | os.PathLike, after: str | os.PathLike, shown: in
 def read_study_record(path: str | os.PathLike, study) -> StudyRecord:
     """A loaded study's record (:func:`cselab.workbench.studies.spec.load_study`), every line checked
     for the study's name and profile (:func:`read_record`), split into current and stale lines. A line
-    is stale when its label is not in the plan or its ``config_hash`` is not the plan's for that label
-    (a changed study file, or a changed default the line's config did not name)."""
+    is stale when its label is not in the plan (nor a re-plan's run of a planned group within the seed
+    cap) or its ``config_hash`` is not the plan's for that label (a changed study file, or a changed
+    default the line's config did not name)."""
     path = Path(path)
-    planned = {run.label: run.config.config_hash() for run in study.runs}
     current, stale, records = [], [], []
     for number, record in _parse_lines(path, study.name, study.profile):
         records.append(record)
-        want = planned.get(record["label"])
+        config = planned_config(study, record)
+        want = config.config_hash() if config is not None else None
         if want is None:
             stale.append(StaleLine(str(path), number, record["label"], "not a run of the study's plan"))
         elif want != record["config_hash"]:
             why = f"config {record['config_hash']}, the study file now plans {want}"
-            changed = _changed_keys(record, study.run(record["label"]).config)
+            changed = _changed_keys(record, config)
             stale.append(StaleLine(str(path), number, record["label"], why + (f" ({changed})" if changed else "")))
         else:
             current.append(record)
     return StudyRecord(current, stale, records)
+
+
+def planned_config(study, record: Mapping) -> TrainConfig | None:
+    """The config the study plans for a record line's run: its label's in the study's plan, or, for a
+    line a re-plan recorded beyond the first plan's seeds, its group's at that seed — where the group is
+    one the power plan sizes and the seed within the rule's cap (a re-plan's seed count moves with the
+    record's spreads; the runs it asked for stay the study's). None: no run of the study."""
+    import dataclasses
+
+    planned = next((r.config for r in study.runs if r.label == record["label"]), None)
+    if planned is not None:
+        return planned
+    if (record.get("plan") or {}).get("name") != "re-plan" or study.claims.rule is None:
+        return None
+    variant, seed = record["variant"], record["seed"]
+    if variant not in study.claims.planned_seeds() or not 1 <= seed <= study.claims.rule.max_seeds:
+        return None
+    base = next((r for r in study.runs if variant_of_label(r.label)[0] == variant), None)
+    return dataclasses.replace(base.config, seed=seed) if base is not None else None
+
+
+def planned_hash(study, record: Mapping) -> str | None:
+    """The hash of :func:`planned_config` (None: the line is no run of the study)."""
+    config = planned_config(study, record)
+    return config.config_hash() if config is not None else None
 
 
 def _changed_keys(record: Mapping, config: TrainConfig) -> str:
@@ -571,6 +597,6 @@ def record_fields() -> list[str]:
 
 
 __all__ = ["DERIVED", "FIRST_PLAN", "FORMAT", "READ_FORMATS", "RECORD_FILE", "Computation", "RecordError", "changed_lines", "computation_columns", "StaleLine", "StudyRecord",
-           "check_config_hash", "computation", "config_difference", "put_records", "read_record", "read_study_record",
+           "check_config_hash", "computation", "config_difference", "planned_config", "planned_hash", "put_records", "read_record", "read_study_record",
            "record_fields", "record_lock", "record_path", "recorded_config", "records_frame", "records_series",
            "recorded", "run_record", "variant_of_label", "write_record"]
