@@ -387,12 +387,25 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
                 f"{r['p_holm']:.3g}): *{r['verdict']}*.{paper}\n")
     if kind == "tally":
         counts = tally(table)
-        runs = len(records)
-        hours = sum(r.get("train_seconds") or 0 for r in records) / 3600
-        name = tally_name(study)
-        planned = len({r.run_dir.name for r in spec.runs})
-        return f"{name}: {tally_words(counts)} ({runs} of {planned} planned runs, {hours:.1f} h of training)\n"
+        return f"{tally_name(study)}: {tally_words(counts)} ({runs_words(records, spec)})\n"
     raise ValueError(f"unknown generated block kind {kind!r} (claims, plan, scores, tally, example, overview)")
+
+
+def runs_words(records: list[dict], spec) -> str:
+    """How many runs a record holds, by the plan that asked for them, and their training time by where
+    they ran: "55 runs: 34 of the first plan's 34, 21 of the re-plan of 2026-12-04; 1.5 h of training
+    on CPUs, 6 min on a GPU"."""
+    plans = [(r.get("plan") or {"name": "first"}) for r in records]
+    first = sum(p["name"] == "first" for p in plans)
+    made = sorted({p.get("made", "") for p in plans if p["name"] == "re-plan"})
+    planned = len({r.run_dir.name for r in spec.runs})
+    words = f"{len(records)} runs: {first} of the first plan's {planned}"
+    if made:
+        words += f", {len(records) - first} of the re-plan of {', '.join(made)}"
+    on_gpu = [(r.get("execution") or {}).get("device") == "cuda" for r in records]
+    cpu_hours = sum(r.get("train_seconds") or 0 for r, g in zip(records, on_gpu) if not g) / 3600
+    gpu_minutes = sum(r.get("train_seconds") or 0 for r, g in zip(records, on_gpu) if g) / 60
+    return words + f"; {cpu_hours:.1f} h of training on CPUs" + (f", {gpu_minutes:.0f} min on a GPU" if any(on_gpu) else "")
 
 
 def _link_decided(verdict: str) -> str:
