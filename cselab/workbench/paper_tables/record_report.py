@@ -387,19 +387,18 @@ def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
                 f"{r['p_holm']:.3g}): *{r['verdict']}*.{paper}\n")
     if kind == "tally":
         counts = tally(table)
-        return f"{tally_name(study)}: {tally_words(counts)} ({runs_words(records, spec)})\n"
+        return f"{tally_name(study)}: {tally_words(counts)} ({runs_words(records)})\n"
     raise ValueError(f"unknown generated block kind {kind!r} (claims, plan, scores, tally, example, overview)")
 
 
-def runs_words(records: list[dict], spec) -> str:
+def runs_words(records: list[dict]) -> str:
     """How many runs a record holds, by the plan that asked for them, and their training time by where
-    they ran: "55 runs: 34 of the first plan's 34, 21 of the re-plan of 2026-12-04; 1.5 h of training
-    on CPUs, 6 min on a GPU"."""
+    they ran: "55 runs: 34 of the first plan, 21 of the re-plan of 2026-12-04; 1.5 h of training on
+    CPUs, 6 min on a GPU"."""
     plans = [(r.get("plan") or {"name": "first"}) for r in records]
     first = sum(p["name"] == "first" for p in plans)
     made = sorted({p.get("made", "") for p in plans if p["name"] == "re-plan"})
-    planned = len({r.run_dir.name for r in spec.runs})
-    words = f"{len(records)} runs: {first} of the first plan's {planned}"
+    words = f"{len(records)} runs: {first} of the first plan"
     if made:
         words += f", {len(records) - first} of the re-plan of {', '.join(made)}"
     on_gpu = [(r.get("execution") or {}).get("device") == "cuda" for r in records]
