@@ -242,7 +242,9 @@ if every_seed:
                           ylabel="largest angle (degrees)")
     config = read_config(next(iter(probed.values())))
     seeds = angles.groupby("variant")["seed"].nunique()
-    add_note(fig, f"Each point: the mean over seeds of the largest angle between two of the probe set's "
+    add_note(fig, ("Each point: one run's largest angle" if seeds.max() == 1 else
+                   "Each point: the mean over seeds of the largest angle")
+                  + " between two of the probe set's "
                   f"{config['probe_sentences']} STS-B dev sentence embeddings (the first distinct ones), every "
                   f"{config['probe_every']} steps from step 0 (before training: the same backbone for every variant, "
                   "so their points lie on each other); n = "
