@@ -185,7 +185,20 @@ def test_untuned_points_are_hollow_in_shapes_no_method_has():
     assert len(untuned) == 2 and len(trained) == 4
     assert not {v[0] for v in untuned.values()} & {v[0] for v in trained.values()}   # no shared shape
     assert all(len(face) == 0 or face[0][3] == 0 for _, face in untuned.values())   # hollow
-    assert UNTUNED_MARKERS[0] == "D"
+    # ClusterNS keeps its own ◆ beside an untuned backbone (it became a square: "D" was the first
+    # untuned shape), as every method keeps the marker of the one-place encoding
+    from cselab.workbench.plots.palettes import METHOD_MARKERS, NON_METHOD_MARKERS
+    from cselab.workbench.plots.style import method_marker
+
+    def shape_of(marker: str) -> tuple:
+        _, (reference,) = new_figure()
+        drawn = reference.scatter([0], [0], marker=marker)
+        return tuple(np.round(drawn.get_paths()[0].vertices.ravel(), 3))
+
+    for name in ("SimCSE", "MixCSE", "GS-InfoNCE", "ClusterNS"):
+        assert shapes[name][0] == shape_of(method_marker(name)), name
+    assert method_marker("ClusterNS") == "D"
+    assert not set(UNTUNED_MARKERS) & (set(METHOD_MARKERS) | set(NON_METHOD_MARKERS.values()))
 
 
 # ------------------------------------------------------------------ layer profiles
