@@ -71,7 +71,7 @@ from collections import Counter
 from IPython.display import Markdown, display
 
 from cselab import workbench
-from cselab.workbench.analysis.compare import describe_sts_average, sts_results
+from cselab.workbench.analysis.compare import SPEARMAN_UNIT, describe_sts_average, sts_results, sts_score_words
 from cselab.workbench.comparisons import (ablation_in_labels, baseline_table, difference_panels, group_runs, grouped_table,
                                 per_task_comparison, per_task_tests, resolve_baseline, sweep_frame, with_groups)
 from cselab.model.evaluate.cache import evaluate_runs, evaluation_frame
@@ -192,7 +192,11 @@ if baseline_group is not None:
     panels = difference_panels(tests, bootstrap, names)
     # every score here is on the tasks' test sets (STS-B's test split): the panel titles say so
     differences = {f"{names[t]}, test": panels[names[t]] for t in (["avg", *tasks] if len(tasks) > 1 else tasks)}
-    workbench.show(plot_paired_differences(differences, baseline=baseline_group), f"{figures_dir}/sts_vs_baseline");
+    # the x axis names what the differences are of: the one task, its split and unit, or the unit
+    # where each panel's title names its task
+    metric = sts_score_words(tasks) if len(tasks) == 1 else SPEARMAN_UNIT
+    workbench.show(plot_paired_differences(differences, baseline=baseline_group, metric=metric),
+                   f"{figures_dir}/sts_vs_baseline");
 
 # %% [markdown]
 # ## Your own pairs (Spearman × 100 of cosines, the STS protocol; outside the STS average)
@@ -293,16 +297,18 @@ if variants:
                                                             family=holm_family, sts_tasks=sts_tasks, data_dir=data_dir,
                                                             bootstrap_resamples=bootstrap_resamples, seed=bootstrap_seed)
         ablation_panels = difference_panels(ablation_tests, ablation_bootstrap, names)
-        fig = plot_paired_differences({names[t]: ablation_panels[names[t]] for t in (["avg", *tasks] if len(tasks) > 1
-                                                                                     else tasks)},
-                                      baseline=ablation_control)
+        # on the tasks' test sets, as sts_vs_baseline: the titles say so and the x axis names the score
+        fig = plot_paired_differences({f"{names[t]}, test": ablation_panels[names[t]]
+                                       for t in (["avg", *tasks] if len(tasks) > 1 else tasks)},
+                                      baseline=ablation_control,
+                                      metric=sts_score_words(tasks) if len(tasks) == 1 else SPEARMAN_UNIT)
     else:
         if ablation_control is not None:
             print(f"ablation_control {ablation_control!r} is none of the variants {sorted(set(ablation['group']))}: "
                   "the variants' scores are drawn instead")
         try:
             fig = plot_score_points(ablation.rename(columns=names)[["group", *columns]], columns, variant="group",
-                                    xlabel="Spearman ×100")
+                                    xlabel=f"{SPEARMAN_UNIT}, test")
         except TooFewPoints as error:   # one variant: nothing to compare
             fig = None
             print(error)

@@ -40,7 +40,7 @@ figures_dir = "figures/dynamics"  # where figures are written (PNG + PDF)
 tables_dir = "reports/dynamics/tables"  # where tables are written (Markdown + CSV)
 data_dir = None  # data root; None: $CSELAB_DATA, else ./data
 score_methods = ["simcse", "mixcse"]  # methods whose snapshots get MixCSE's score analysis ([] skips it)
-score_sentences = 128  # distinct STS-B dev sentences scored per snapshot
+score_sentences = None  # distinct STS-B dev sentences scored per snapshot (None: SCORE_SENTENCES of cselab.workbench.analysis.mixcse, 256, as paper_mixcse)
 score_batch_size = 64  # batch of the score analysis (each anchor has batch − 1 negatives)
 top4_methods = ["simcse", "gs_infonce"]  # methods whose trained model gets GS-InfoNCE's Fig. 1 ([] skips it)
 top4_batch_sizes = [16, 32, 64, 128, 256]  # batch sizes on the x-axis
@@ -55,7 +55,7 @@ from IPython.display import display
 
 from cselab import workbench
 from cselab.workbench.analysis.gs_infonce import top4_curve
-from cselab.workbench.analysis.mixcse import mixcse_score_series
+from cselab.workbench.analysis.mixcse import SCORE_SENTENCES, mixcse_score_series
 from cselab.workbench.analysis.logged import (base_encoders, logged_keys, logged_statistics, method_statistic_words,
                                     pick_runs, runs_logging, same_start, shared_beginnings, training_facts)
 from cselab.model.data import load_corpus, load_stsb
@@ -69,6 +69,7 @@ from cselab.workbench.labels import display_name
 from cselab.model.rundir import RunDir, read_metrics
 
 workbench.setup()
+score_sentences = SCORE_SENTENCES if score_sentences is None else score_sentences   # paper_mixcse's number too
 runs = workbench.load_runs(runs, need_best=True)   # their models: one line if a run has none
 statistics = logged_statistics(runs)
 facts = training_facts(runs)   # batch size, seeds, STS-B dev sample: what a point of these curves is

@@ -53,7 +53,7 @@ from cselab.workbench.analysis.apincse import layer_cls_similarity
 from cselab.workbench.analysis.compare import describe_sts_average, sts_results
 from cselab.workbench.comparisons import group_runs, with_groups
 from cselab.workbench.analysis.logged import (base_groups, runs_logging, start_probe_records,
-                                    training_facts, untuned_name, untuned_starts)
+                                    best_checkpoint_words, training_facts, untuned_name, untuned_starts)
 from cselab.model.data import load_stsb
 from cselab.model.evaluate.cache import evaluate_runs, evaluation_frame
 from cselab.model.evaluate.geometry import describe_geometry
@@ -181,8 +181,8 @@ split = len(fig.axes) > 1 and fig.axes[1].get_visible()
 if not split:
     fig = legend_outside(fig)
 add_note(fig, f"Each point: the mean over {len(sentences)} STS-B {layer_split} sentences of the cosine between a "
-              f"layer's [CLS] and the last layer's (which is 1 by definition, not drawn); trained models: best/, "
-              f"{training_facts(runs).runs}."
+              f"layer's [CLS] and the last layer's (which is 1 by definition, not drawn); trained models: "
+              f"{training_facts(runs).runs}; {best_checkpoint_words(runs)}."
               + (" The two panels share one scale (the same span of the y axis), not one offset: every trained "
                  "profile lies below the untuned one." if split else ""))
 workbench.show(fig, f"{figures_dir}/layer_cls_similarity");

@@ -65,8 +65,8 @@ from cselab.workbench.analysis.apincse import layer_cls_similarity
 from cselab.model.data import load_stsb
 from cselab.model.evaluate.cache import evaluate_runs
 from cselab.model.evaluate.sts import TASK_LABELS
-from cselab.workbench.analysis.logged import base_encoder
-from cselab.workbench.plots import add_note, plot_layer_profile, plot_score_points, plot_sweep
+from cselab.workbench.analysis.logged import base_encoder, best_checkpoint_words
+from cselab.workbench.plots import add_note, add_warning, plot_layer_profile, plot_score_points, plot_sweep
 from cselab.workbench.published import APINCSE_CLAIMS, BACKBONES
 from cselab.workbench.tables import summarise
 
@@ -184,9 +184,13 @@ for name, path in pt.representatives(groups, ["APINCSE", "SimCSE"]).items():
     profiles[name] = layer_cls_similarity(path / "best", profile_text)
 if profiles:
     fig = plot_layer_profile({name: p.mean for name, p in profiles.items()})
+    drawn = pt.representatives(groups, ["APINCSE", "SimCSE"])
+    # one run per variant: its face says so (the demo's one seed put APINCSE above SimCSE at every layer,
+    # the record's 5–6 seeds below), and which step each best/ is from
+    add_warning(fig, pt.one_run_warning(groups, ["APINCSE", "SimCSE"]))
     add_note(fig, f"Each point: the mean over the first {len(profile_text)} distinct STS-B test sentences of the "
                   "cosine between a layer's [CLS] and the last layer's (1 by definition, not drawn); one model each "
-                  "(the trained ones: best/ of the first run of each variant).")
+                  f"(the trained ones: best/ of the first run of each variant; {best_checkpoint_words(drawn)}).")
     workbench.show(fig, f"{figures_dir}/figure3_layer_profile")
     layers = pd.concat({name: pd.DataFrame(p.rows()).set_index("layer") for name, p in profiles.items()},
                        names=["model"]).round(4)   # cosines to 4 places: a spread of 1e-7 reads as 0

@@ -85,7 +85,7 @@ from cselab.model.evaluate.clustering import CLUSTERING_TASKS
 from cselab.model.evaluate.cache import evaluate_runs, evaluation_frame
 from cselab.workbench.analysis.logged import training_facts
 from cselab.model.evaluate.geometry import describe_geometry
-from cselab.model.evaluate.sts import TASK_LABELS
+from cselab.workbench.analysis.compare import sts_score_words
 from cselab.workbench.plots import add_note, plot_alignment_uniformity, plot_similarity_dynamics, plot_sweep
 from cselab.model.rundir import read_config, read_metrics
 from cselab.workbench.tables import summarise
@@ -311,7 +311,7 @@ else:
     print("transfer_tasks is empty: Table 8 skipped")
 
 # %% [markdown]
-# ## Figure 6: alignment and uniformity on STS-B (lower is better), coloured by the STS average
+# ## Figure 6: alignment and uniformity on STS-B (lower is better), coloured by the STS average (or the one STS task scored)
 #
 # **The paper's Fig. 6** places each model (untuned BERT/RoBERTa, SimCSE, ClusterNS, their prompt
 # versions) at (ℓ_uniform, ℓ_align) on STS-B (pairs scored above 4 are the positives), coloured by
@@ -336,7 +336,8 @@ for name, members in untuned.items():
     key = next(iter(members))
     points.loc[len(points)] = {"run": name, "model": name, "alignment": geometry_before[key]["alignment"],
                                "uniformity": geometry_before[key]["uniformity"], f"STS {average}": sts_before[key]["avg"]}
-colour = f"STS {average}" if len(sts_tasks) > 1 else f"{TASK_LABELS[sts_tasks[0]]} test (Spearman ×100)"
+# what the number beside (or the colour of) each point is: the STS average, or the one task it is
+colour = f"STS {average}" if len(sts_tasks) > 1 else sts_score_words(sts_tasks)
 fig = plot_alignment_uniformity(points.rename(columns={f"STS {average}": colour}), label="model", color_by=colour,
                                 quantity="STS-B pairs")
 counts = points["model"].value_counts()
@@ -344,8 +345,8 @@ add_note(fig, f"{describe_geometry(next(iter(geometry.values())))}. One point pe
               + "; ".join(f"{name}: {n} seed{'s' if n > 1 else ''}" for name, n in counts.items() if name in shown)
               + "; " + ("untuned: the backbone before training (its step-0 snapshot, or the backbone the runs name)."
                         if untuned else "no untuned point: no run names a backbone without a pooler's weights.")
-              + (" Colour: the STS average." if points[f"STS {average}"].nunique() >= 4 else
-                 " Beside each point: its STS average (too few values for a colour scale)."))
+              + (f" Colour: {colour}." if points[f"STS {average}"].nunique() >= 4 else
+                 f" Beside each point: its {colour} (too few values for a colour scale)."))
 workbench.show(fig, f"{figures_dir}/figure6_alignment_uniformity")
 points = points.set_index("run")[["model", "alignment", "uniformity", f"STS {average}"]]
 workbench.save_table(points, "figure6_alignment_uniformity", tables_dir)

@@ -56,7 +56,7 @@ profile = "cpu"  # sizes for the parameters left None: cpu (minutes on 2 cores) 
 transfer_tasks = None  # transfer tasks of the transfer table and the Ablation Study (None: gpu all 7, cpu none); [] skips them
 transfer_fast = True  # 5-fold cross-validation (SimCSE's fasttest) instead of SentEval's 10
 transfer_probe = "pytorch"  # SentEval's PyTorch classifier, as the published tables ran it; or "sklearn"
-score_sentences = None  # STS-B dev sentences for the score and λ-bound analyses (None: gpu 1024, cpu 256)
+score_sentences = None  # STS-B dev sentences for the score and λ-bound analyses (None: gpu 1024, cpu SCORE_SENTENCES of cselab.workbench.analysis.mixcse, 256, as the dynamics notebook)
 score_batch_size = 64  # batch size of those analyses (the paper's training batch)
 lambdas = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]  # λ values of the λ-bound curve (section MixCSE)
 cap_dims = [16, 64, 256, 768, 1024]  # dimensions d of the spherical-cap simulation (section Distribution of BERT Embeddings)
@@ -75,7 +75,8 @@ from IPython.display import Markdown, display
 
 from cselab.workbench import paper_tables as pt
 from cselab import workbench
-from cselab.workbench.analysis.mixcse import cap_geometry_table, lambda_bound_curve, largest_angle_series, mixcse_scores
+from cselab.workbench.analysis.mixcse import (SCORE_SENTENCES, cap_geometry_table, lambda_bound_curve, largest_angle_series,
+                                              mixcse_scores)
 from cselab.model.data import load_stsb
 from cselab.model.data.transfer import TRANSFER_TASKS
 from cselab.model.evaluate.cache import evaluate_runs, evaluation_frame
@@ -89,7 +90,7 @@ from cselab.workbench.tables import summarise
 
 workbench.setup()
 transfer_tasks = pt.by_profile(profile, transfer_tasks, cpu=[], gpu=list(TRANSFER_TASKS))
-score_sentences = pt.by_profile(profile, score_sentences, cpu=256, gpu=1024)
+score_sentences = pt.by_profile(profile, score_sentences, cpu=SCORE_SENTENCES, gpu=1024)
 cap_pairs = pt.by_profile(profile, cap_pairs, cpu=20000, gpu=200000)
 geometry_split = pt.by_profile(profile, geometry_split, cpu="dev", gpu="all")
 runs = workbench.load_runs(runs)
@@ -242,7 +243,9 @@ if every_seed:
                           ylabel="largest angle (degrees)")
     config = read_config(next(iter(probed.values())))
     seeds = angles.groupby("variant")["seed"].nunique()
-    add_note(fig, f"Each point: the mean over seeds of the largest angle between two of the probe set's "
+    add_note(fig, ("Each point: one run's largest angle" if seeds.max() == 1 else
+                   "Each point: the mean over seeds of the largest angle")
+                  + " between two of the probe set's "
                   f"{config['probe_sentences']} STS-B dev sentence embeddings (the first distinct ones), every "
                   f"{config['probe_every']} steps from step 0 (before training: the same backbone for every variant, "
                   "so their points lie on each other); n = "

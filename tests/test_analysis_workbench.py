@@ -605,6 +605,27 @@ def test_paired_differences_show_interval_and_p(tmp_path):
         plot_paired_differences({"x": pd.DataFrame({"group": ["a"]})})
 
 
+def test_paired_differences_name_their_metric_and_unit_on_an_axis_of_three_ticks_or_more():
+    """The compare notebook's sts_vs_baseline and ablation read "difference from SimCSE" alone: the
+    axis names the score (task, split, unit) and never has only two ticks."""
+    from cselab.workbench.analysis.compare import sts_score_words
+
+    assert sts_score_words(["STSBenchmark"]) == "STS-B test, Spearman ×100"
+    assert sts_score_words(["SICKRelatedness"]) == "SICK-R test, Spearman ×100"
+    assert sts_score_words(["STS16"]) == "STS16, Spearman ×100"                 # every pair of a year: no split
+    assert sts_score_words(None) == "STS avg. (7 tasks), Spearman ×100"
+    bootstrap = pd.DataFrame({"group": ["MixCSE", "APINCSE"], "diff": [0.08, 1.87], "diff_ci_low": [-0.02, 1.30],
+                              "diff_ci_high": [0.17, 2.43], "p": [float("nan")] * 2, "paired_n": [1, 1],
+                              "interval": ["bootstrap over test pairs"] * 2})
+    fig = plot_paired_differences({"STS-B, test": bootstrap}, baseline="SimCSE",
+                                  metric=sts_score_words(["STSBenchmark"]))
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "difference from SimCSE\n(STS-B test, Spearman ×100)"
+    low, high = ax.get_xlim()
+    assert len([t for t in ax.get_xticks() if low <= t <= high]) >= 3
+    assert check_figure(fig) == []
+
+
 def test_fourteen_classes_get_fourteen_colours():
     colours = distinct_colors(14)
     assert len({to_rgb(c) for c in colours}) == 14

@@ -460,6 +460,54 @@ def test_the_claims_figure_gives_n_per_row_where_the_seed_counts_differ():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["MixCSE beats SimCSE", "single is worse"]
 
 
+def test_claim_labels_wrap_at_words_and_keep_their_n_whole():
+    """ClusterNS's claims figure broke "(n 3)" over two lines ("σ = 0.2 (n" / "3)"): the label wraps
+    at words and "(n k)" goes on the last line where it fits, else on a line of its own."""
+    from cselab.workbench.plots.claims import LABEL_WIDTH, claim_label
+
+    label = claim_label("without BML, σ = 0.4 differs from σ = 0.2", 3)
+    assert label == "without BML, σ = 0.4 differs from σ = 0.2\n(n 3)"      # 41 characters: "(n 3)" would make 47
+    assert claim_label("MixCSE beats SimCSE", 3) == "MixCSE beats SimCSE (n 3)"
+    long = claim_label("ClusterNS clusters the 8 short-text sets better than SimCSE (mean accuracy)", 7)
+    assert long == "ClusterNS clusters the 8 short-text sets\nbetter than SimCSE (mean accuracy) (n 7)"
+    assert all(len(line) <= LABEL_WIDTH for line in long.split("\n"))
+
+
+def test_the_claims_figure_colours_each_row_by_its_verdict_as_the_overview_does_and_its_labels_never_meet():
+    """Every row was drawn in one teal whatever its verdict, while the overview of every claim colours
+    the verdict: each row's dots, bar and verdict words now take VERDICT_COLOURS of the verdict's group
+    (the overview's own dictionary), and wrapped labels get the height they need."""
+    from matplotlib.colors import to_hex
+
+    from cselab.workbench.claims import verdict_class
+    from cselab.workbench.plots.claims import plot_claims
+    from cselab.workbench.plots.check import draw
+    from cselab.workbench.plots.overview import VERDICT_COLOURS
+
+    long = "single mixing beats MixCSE's mixing of a hard negative with the positive (reversed in FRAME)"
+    claims = [Claim("MixCSE beats SimCSE", "MixCSE", "SimCSE"), Claim(long, "single", "MixCSE")]
+    table = claims_table(FRAME, claims)
+    verdicts = dict(zip(table["claim"], table["verdict"]))
+    assert [verdict_class(v) for v in verdicts.values()] == ["holds", "reversed"]   # two colours to tell apart
+    fig = plot_claims(table, {"MixCSE beats SimCSE": [0.5, 0.6, 0.5], long: [0.4, 0.5]})
+    (ax,) = fig.axes
+    expected = {claim: VERDICT_COLOURS[verdict_class(verdict)] for claim, verdict in verdicts.items()}
+    rows = {" ".join(t.get_text().split()): y for t, y in zip(ax.get_yticklabels(), ax.get_yticks())}
+    assert list(rows) == ["MixCSE beats SimCSE (n 3)", f"{long} (n 2)"]
+    from matplotlib.collections import LineCollection, PathCollection
+
+    means = [c for c in ax.collections if isinstance(c, PathCollection) and len(c.get_offsets()) == 1]
+    for claim, mean in zip(verdicts, means):
+        assert to_hex(mean.get_facecolor()[0]).upper() == expected[claim].upper()
+    bars = [to_hex(c.get_color()[0]).upper() for c in ax.collections if isinstance(c, LineCollection)]
+    assert bars == [expected[c].upper() for c in verdicts]
+    words = {t.get_text(): to_hex(t.get_color()).upper() for t in ax.texts}
+    assert set(words.values()) == {c.upper() for c in expected.values()}
+    renderer = draw(fig)
+    boxes = [t.get_window_extent(renderer) for t in ax.get_yticklabels()]
+    assert not boxes[0].overlaps(boxes[1]) and min(b.x0 for b in boxes) >= 0   # apart, and inside the figure
+
+
 def test_mechanism_readings_take_each_runs_late_mean_from_its_record_line():
     from cselab.workbench.claims import mechanism_readings
 

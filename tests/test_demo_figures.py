@@ -185,7 +185,20 @@ def test_untuned_points_are_hollow_in_shapes_no_method_has():
     assert len(untuned) == 2 and len(trained) == 4
     assert not {v[0] for v in untuned.values()} & {v[0] for v in trained.values()}   # no shared shape
     assert all(len(face) == 0 or face[0][3] == 0 for _, face in untuned.values())   # hollow
-    assert UNTUNED_MARKERS[0] == "D"
+    # ClusterNS keeps its own ◆ beside an untuned backbone (it became a square: "D" was the first
+    # untuned shape), as every method keeps the marker of the one-place encoding
+    from cselab.workbench.plots.palettes import METHOD_MARKERS, NON_METHOD_MARKERS
+    from cselab.workbench.plots.style import method_marker
+
+    def shape_of(marker: str) -> tuple:
+        _, (reference,) = new_figure()
+        drawn = reference.scatter([0], [0], marker=marker)
+        return tuple(np.round(drawn.get_paths()[0].vertices.ravel(), 3))
+
+    for name in ("SimCSE", "MixCSE", "GS-InfoNCE", "ClusterNS"):
+        assert shapes[name][0] == shape_of(method_marker(name)), name
+    assert method_marker("ClusterNS") == "D"
+    assert not set(UNTUNED_MARKERS) & (set(METHOD_MARKERS) | set(NON_METHOD_MARKERS.values()))
 
 
 # ------------------------------------------------------------------ layer profiles
@@ -199,6 +212,43 @@ def test_profiles_far_from_the_untuned_one_get_their_own_panel_at_one_scale():
     assert right.get_ylim()[1] < 0.6 < left.get_ylim()[0]   # no empty gap in either
     together = plot_layer_profile({"simcse": [0.53, 0.56, 1.0], "mixcse": [0.54, 0.57, 1.0]})
     assert len([ax for ax in together.axes if ax.get_visible()]) == 1
+
+
+def test_layer_profiles_of_best_checkpoints_say_the_step_of_each(tmp_path):
+    """geometry's layer_cls_similarity put the best/ models of runs side by side whose best/ came from
+    steps 8, 12 and 16 without saying so: the words name each run's step, grouped."""
+    from cselab.workbench.analysis.logged import best_checkpoint_words
+
+    def run(label: str, best: int, steps: int = 16, method: str = "simcse"):
+        return write_run(tmp_path / label, {"method": method, "seed": 42}, [],
+                         results={"steps": steps, "best_step": best, "select_by": "stsb_dev"})
+
+    runs = {"simcse": run("simcse", 16), "mixcse": run("mixcse", 16, method="mixcse"),
+            "apincse": run("apincse", 8), "apincse-no_in": run("apincse-no_in", 8), "clusterns": run("clusterns", 12)}
+    assert best_checkpoint_words(runs) == ("best/ (each run's best STS-B dev) from different steps: step 16 of 16 "
+                                           "(SimCSE, MixCSE), step 8 (APINCSE, APINCSE-IN), step 12 (ClusterNS)")
+    assert best_checkpoint_words({k: runs[k] for k in ("simcse", "mixcse")}) == "best/ of every run: step 16 of 16"
+
+
+def test_a_figure_of_one_run_per_variant_warns_on_its_face():
+    """paper_apincse's Fig. 3 on the demo drew one seed, APINCSE above SimCSE at every layer, while the
+    record's 5–6 seeds put it below: the figure says it is one seed above its panels, not in a note."""
+    from cselab.workbench.paper_tables import one_run_warning
+    from cselab.workbench.plots import add_warning
+    from cselab.workbench.plots.core import figure_warning
+
+    one = {"SimCSE": {"simcse": "a"}, "APINCSE": {"apincse": "b"}, "ClusterNS": {"c1": "c", "c2": "d"}}
+    words = one_run_warning(one, ["APINCSE", "SimCSE"])
+    assert words == ("One seed: each trained line is one run. Another seed may order them otherwise; the reading "
+                     "over seeds is the record's (docs/cpu-papers.md).")
+    several = {"SimCSE": {f"s{i}": "x" for i in range(5)}, "APINCSE": {f"a{i}": "x" for i in range(6)}}
+    assert "each trained line is the first of its 5–6 seeds' runs." in one_run_warning(several)
+    fig = plot_layer_profile({"untuned all-MiniLM-L6-v2": [0.62, 0.65, 0.66, 1.0],
+                              "simcse": [0.53, 0.56, 0.57, 1.0], "apincse": [0.54, 0.57, 0.58, 1.0]})
+    add_warning(fig, words)
+    assert figure_warning(fig) == words
+    assert " ".join(fig.get_suptitle().split()) == words and fig._suptitle.get_fontweight() == "bold"
+    assert check_figure(fig) == []
 
 
 # ------------------------------------------------------------------ heat-map labels

@@ -141,6 +141,29 @@ def test_paper_notebooks_declare_their_parameters():
         "labelled_size", "projection", "align", "grid_columns", "interactive", "data_dir", "figures_dir", "tables_dir"}
 
 
+def test_the_demos_two_mixcse_snapshot_score_figures_score_one_number_of_sentences():
+    """dynamics' mixcse_scores_snapshots was drawn over 96 sentences and paper_mixcse's copy over 128, with
+    different numbers: both take SCORE_SENTENCES (cselab.workbench.analysis.mixcse), the demo overrides
+    neither, and each figure's note says the n it scored."""
+    import re
+
+    from cselab.workbench.analysis.mixcse import SCORE_SENTENCES
+    from cselab.workbench.studies.spec import load_study
+
+    study = load_study("cpu-demo", "cpu", runs_root=REPO / "runs")
+    given = {nb.name: nb.parameters for nb in study.notebooks}
+    assert "score_sentences" not in given["dynamics"] and "score_sentences" not in given["paper_mixcse"]
+    dynamics = (REPO / "notebooks" / "dynamics.py").read_text(encoding="utf-8")
+    paper = (REPO / "notebooks" / "paper_mixcse.py").read_text(encoding="utf-8")
+    assert re.search(r"^score_sentences = None ", dynamics, re.M) and re.search(r"^score_sentences = None ", paper, re.M)
+    assert "score_sentences = SCORE_SENTENCES if score_sentences is None else score_sentences" in dynamics
+    assert "pt.by_profile(profile, score_sentences, cpu=SCORE_SENTENCES," in paper
+    # the n on each figure is the number of sentences scored, not a number typed beside it
+    assert "over the {len(sentences)} first distinct STS-B dev sentences" in dynamics
+    assert "over the first {len(score_text)} distinct STS-B dev sentences" in paper
+    assert SCORE_SENTENCES == 256
+
+
 @pytest.mark.slow   # default run: paper-mixcse's smoke study executes this notebook (tests/test_smoke_profile.py)
 def test_paper_mixcse(runs, tiny_model, small_data, tmp_path, monkeypatch):
     untuned = f"untuned {Path(tiny_model).name}"

@@ -178,7 +178,8 @@ def test_the_log2_axis_keeps_a_tick_at_the_value_the_figure_is_about():
 
 def test_seed_means_keep_each_methods_marker_and_draw_no_glyph_for_an_interval_not_drawn():
     """paper_mixcse largest_angle: MixCSE as × (seaborn's second marker) and a '|' glyph beside
-    'one seed: no interval'."""
+    'one seed: no interval'; then a blank row for it (issue 54, round 4): a legend row is for
+    something drawn, so with one seed the words are the legend's title and every row has a glyph."""
     from cselab.workbench.plots import plot_seed_means
 
     frame = pd.DataFrame([{"variant": v, "step": s, "seed": 1, "angle": 74 + s / 2 + (0.3 if v == "simcse" else 0)}
@@ -188,7 +189,10 @@ def test_seed_means_keep_each_methods_marker_and_draw_no_glyph_for_an_interval_n
     glyphs = dict(zip([t.get_text() for t in legend.get_texts()], legend.legend_handles))
     assert glyphs["MixCSE"].get_marker() == method_marker("mixcse") == "s"
     assert glyphs["SimCSE"].get_marker() == "o"
-    assert glyphs["one seed (n = 1): no interval"].get_marker() in ("None", "none", None, "")
+    assert list(glyphs) == ["SimCSE", "MixCSE"]                     # no row for the interval not drawn
+    assert legend.get_title().get_text() == "one seed (n = 1): no interval"
+    assert all(h.get_marker() not in ("None", "none", None, "") for h in legend.legend_handles)
+    assert not [line for line in fig.axes[0].lines if line.get_gid() == "interval" and len(line.get_xdata())]
 
 
 def test_record_curves_name_lines_that_end_on_each_other_and_keep_method_markers():

@@ -37,6 +37,19 @@ def test_the_plane_draws_each_variant_at_its_mean_over_seeds():
     assert check_figure(fig) == []
 
 
+def test_the_plane_draws_each_method_in_its_own_marker():
+    """ClusterNS was a circle in the record's Fig. 6 and ◆ in every other figure: each point takes its
+    method's marker from the one-place encoding, the untuned backbone its own."""
+    from cselab.workbench.plots.style import method_marker
+
+    points = {"untuned MiniLM": [(0.0856, -1.85)] * 3, "SimCSE": [(0.12, -2.5), (0.14, -2.6)],
+              "ClusterNS": [(0.125, -2.52), (0.126, -2.51)]}
+    ax = plot_seed_plane(points, "alignment", "uniformity", hollow=["untuned MiniLM"]).axes[0]
+    markers = {ln.get_label().split(" (")[0]: ln.get_marker() for ln in ax.get_lines() if ln.get_label()[0] != "_"}
+    assert markers == {"untuned MiniLM": method_marker("untuned MiniLM"), "SimCSE": "o", "ClusterNS": "D"}
+    assert markers["ClusterNS"] == method_marker("clusterns") and markers["untuned MiniLM"] == "x"
+
+
 def test_a_record_draws_the_plane_with_the_sts_average_in_each_label():
     records = []
     for seed, (align, uniform) in enumerate([(0.12, -2.5), (0.14, -2.6)], start=1):

@@ -13,6 +13,7 @@ from scipy import stats
 from cselab.workbench.plots import (baseline_differences, check_figure, method_color, plot_baseline_differences,
                           plot_seed_means, t_errorbar)
 from cselab.workbench.plots.check import INTERVAL_GID
+from cselab.workbench.plots.core import figure_note
 from cselab.workbench.results import paired_test
 
 # three seeds of three methods on two tasks (Spearman × 100), written out so that every interval
@@ -89,7 +90,8 @@ def test_seed_means_along_a_numeric_setting_and_with_one_seed():
     assert ax.get_xlabel() == "batch size" and ax.get_ylabel() == "STS average (Spearman ×100)"
     assert check_figure(fig) == []
     one = plot_seed_means(sweep[sweep["seed"] == 1], x="batch_size", y="sts_avg")
-    assert legend_texts(one) == ["one seed (n = 1): no interval"]
+    # one seed, one series: no legend (nothing to name), the words under the panel, no blank legend row
+    assert legend_texts(one) == [] and "One seed (n = 1): no interval." in figure_note(one)
     with pytest.raises(ValueError, match="one row per seed"):
         plot_seed_means(pd.concat([sweep, sweep]), x="batch_size", y="sts_avg")
 

@@ -133,6 +133,24 @@ def clustering_detail_frame(results: Mapping[str, dict],
     return frame[ordered].reset_index()
 
 
+# the STS tasks scored on a test split of their own (STS12–16 are every pair of a year)
+TEST_SPLIT_TASKS = ("STSBenchmark", "SICKRelatedness")
+SPEARMAN_UNIT = "Spearman ×100"
+
+
+def sts_score_words(tasks: Sequence[str] | None) -> str:
+    """What an STS score over ``tasks`` is, with its split and unit, for an axis or a label: "STS-B test,
+    Spearman ×100" for the demo's one task (a figure said "STS average" of STS-B test alone, or
+    "STS-B" where the README said test), "STS avg. (7 tasks), Spearman ×100" for the suite."""
+    from ...model.evaluate.sts import TASK_LABELS
+
+    if tasks is not None and len(tasks) == 1:
+        task = tasks[0]
+        split = " test" if task in TEST_SPLIT_TASKS else ""
+        return f"{TASK_LABELS.get(task, task)}{split}, {SPEARMAN_UNIT}"
+    return f"{describe_sts_average(tasks)}, {SPEARMAN_UNIT}"
+
+
 def describe_sts_average(tasks: Sequence[str] | None) -> str:
     """Words for the average of an STS table over ``tasks`` (None: the seven tasks)."""
     from ...model.evaluate.sts import TASK_LABELS

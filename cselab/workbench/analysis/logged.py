@@ -384,6 +384,32 @@ class TrainingFacts:
         return f"a fixed sample of {shown} of STS-B dev's 1,500 pairs"
 
 
+def best_checkpoint_words(runs: Runs) -> str:
+    """Which training step each run's ``best/`` is from, in words for a figure drawn from ``best/``
+    (the checkpoint of the best STS-B dev score, ``results.json``'s ``best_step``): runs of one step
+    together, e.g. "best/: step 16 of 16 (SimCSE, MixCSE), step 8 (APINCSE, APINCSE-IN), step 12
+    (ClusterNS)"; "best/ of every run: step 16 of 16" where they agree. A figure that puts the
+    ``best/`` models of several runs side by side compares models of different training lengths
+    where the steps differ, and says so with this."""
+    by_step: dict = {}
+    total, chosen_by = set(), set()
+    for label, path in labelled_runs(runs).items():
+        results = RunDir(Path(path)).results() or {}
+        chosen_by.add(results.get("select_by", "stsb_dev"))
+        step = results.get("best_step")
+        by_step.setdefault(step if step is not None else "?", []).append(display_name(label))
+        if results.get("steps") is not None:
+            total.add(int(results["steps"]))
+    of = f" of {total.pop()}" if len(total) == 1 else ""
+    if len(by_step) == 1:
+        (step,) = by_step
+        return f"best/ of every run: step {step}{of}"
+    order = sorted(by_step, key=lambda s: (-len(by_step[s]), str(s)))   # the most runs' step first
+    parts = [f"step {step}{of if i == 0 else ''} ({', '.join(by_step[step])})" for i, step in enumerate(order)]
+    by = "STS-B dev" if chosen_by == {"stsb_dev"} else " / ".join(sorted(map(str, chosen_by)))
+    return f"best/ (each run's best {by}) from different steps: " + ", ".join(parts)
+
+
 def training_facts(runs: Runs) -> TrainingFacts:
     return TrainingFacts(runs)
 

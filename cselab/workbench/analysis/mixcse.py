@@ -121,6 +121,13 @@ def mixcse_pair_scores(z1: torch.Tensor, z2: torch.Tensor, mix_lambda: float = 0
             "mixed_negative": mixed}
 
 
+# How many distinct STS-B dev sentences MixCSE's scores are recomputed over at every snapshot on a CPU
+# profile: the one number the dynamics notebook's mixcse_scores_snapshots and paper_mixcse's
+# scores_snapshots_mixcse both default to (the cpu-demo drew them over 96 and 128 sentences, so its two
+# figures of the same scores said different numbers), and both say on their face.
+SCORE_SENTENCES = 256
+
+
 def mixcse_scores(encoder, sentences: list[str], mix_lambda: float = 0.2, temperature: float = 0.05,
                   batch_size: int = 64, max_length: int | None = 32, variant: str = "paper",
                   seed: int = 0) -> dict[str, float]:

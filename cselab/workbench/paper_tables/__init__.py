@@ -32,7 +32,7 @@ from .summaries import (average_label, averages_summary, comparison_table, seeds
                         sts_options, sts_selected, suite_columns, suite_summary, untuned)
 from .claims import Claim, as_variants, claims_table, format_claims, study_claims_table
 from .sweeps import COMPARISON_MIN_VALUES, TREND_MIN_VALUES, enough_values, last_values, sweep_results, sweep_runs
-from .variants import (groups_table, identity_without_seed, representatives,
+from .variants import (groups_table, identity_without_seed, one_run_warning, representatives,
                        runs_with, select_variants, split_by_backbone, unmatched, used_runs, variant_of,
                        variant_runs)
 
@@ -54,6 +54,6 @@ __all__ = [
     # sweeps and curves
     "COMPARISON_MIN_VALUES", "TREND_MIN_VALUES", "enough_values", "last_values", "sweep_results", "sweep_runs",
     # runs → the paper's variants
-    "groups_table", "identity_without_seed", "representatives", "runs_with",
+    "groups_table", "identity_without_seed", "one_run_warning", "representatives", "runs_with",
     "select_variants", "split_by_backbone", "unmatched", "used_runs", "variant_of", "variant_runs",
 ]

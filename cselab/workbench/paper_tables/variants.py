@@ -111,6 +111,20 @@ def representatives(groups: Mapping[str, Mapping[str, Path]], names: Sequence[st
     chosen = [n for n in groups if names is None or variant_of(n) in names]
     return {name: next(iter(groups[name].values())) for name in chosen}
 
+def one_run_warning(groups: Mapping[str, Mapping[str, Path]], names: Sequence[str] | None = None,
+                    record: str = "docs/cpu-papers.md") -> str:
+    """What a figure of :func:`representatives` (one run per variant) must say on its face: it is one
+    seed, whose order of the variants another seed may reverse (the demo's APINCSE layer profile sat
+    above SimCSE's at every layer, the record's 5–6 seeds put it below), and where the reading over
+    seeds is."""
+    counts = [len(groups[n]) for n in groups if names is None or variant_of(n) in names]
+    most, least = max(counts, default=1), min(counts, default=1)
+    line = "one run" if most == 1 else (f"the first of its {least} seeds' runs" if least == most
+                                        else f"the first of its {least}–{most} seeds' runs")
+    return (f"One seed: each trained line is {line}. Another seed may order them otherwise; "
+            f"the reading over seeds is the record's ({record}).")
+
+
 def used_runs(*groupings: Mapping[str, Mapping[str, Path]]) -> dict[str, Path]:
     """Every run of the given groups, each once, in order."""
     out: dict[str, Path] = {}

@@ -4,7 +4,7 @@ writes PNG and PDF with reproducible bytes. Which function draws which paper fig
 from .check import check_figure
 from .comparisons import (plot_ablation_bars, plot_cap_geometry, plot_lambda_bound, plot_score_points, plot_sweep,
                           plot_top4_curve, plot_umap_panels)
-from .core import TooFewPoints, add_note, new_figure, save_figure
+from .core import TooFewPoints, add_note, add_warning, new_figure, save_figure
 from .dynamics import (plot_alignment_trajectories, plot_alignment_uniformity, plot_grad_norm, plot_largest_angle,
                        plot_layer_profile, plot_similarity_dynamics, plot_statistic_families, plot_training_curves,
                        statistic_family_note)
@@ -15,7 +15,7 @@ from .seeds import baseline_differences, plot_baseline_differences, plot_seed_me
 from .style import method_color
 
 __all__ = [
-    "TooFewPoints", "add_note", "baseline_differences", "categorical_colours", "check_figure", "key_words",
+    "TooFewPoints", "add_note", "add_warning", "baseline_differences", "categorical_colours", "check_figure", "key_words",
     "legend_outside", "method_color", "new_figure", "plot_ablation_bars", "plot_alignment_trajectories",
     "plot_alignment_uniformity", "plot_baseline_differences", "plot_cap_geometry", "plot_grad_norm",
     "plot_lambda_bound", "plot_largest_angle", "plot_layer_profile", "plot_metric_grid",

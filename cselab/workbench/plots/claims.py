@@ -26,7 +26,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ..results import mean_ci
+from ..claims import verdict_class
 from .core import COLUMN_WIDTH, TooFewPoints, add_note, new_figure, styled
+from .palettes import VERDICT_COLOUR_NAMES, VERDICT_COLOURS
 from .style import place_legend, point_markers, separate_coincident, series_styles
 
 FAMILY_TITLES = {"paper": "the paper's claims", "check": "the workbench's checks (not the paper's)"}
@@ -37,6 +39,31 @@ METRIC_WORDS = {"avg": "Δ of the 7-task STS average (Spearman × 100)",
                 "grad_norm_late": "Δ of ‖∂L/∂z‖ × 1000, late-training mean",
                 "clustering/DBpedia": "Δ of DBpedia AMI × 100",
                 "clustering/short_text_avg": "Δ of the short-text accuracy × 100 (8 sets)"}
+
+
+ROW_IN = 0.3           # inches per claim row
+ROW_LINE_IN = 0.13     # inches per line of a 7-pt row label
+LABEL_WIDTH = 44       # characters per line of a row label (the left 38 % of the figure at 7 pt)
+
+
+def claim_label(claim: str, n: int | None = None, width: int = LABEL_WIDTH) -> str:
+    """A claim row's label wrapped at word boundaries to ``width`` characters a line, with "(n k)" kept
+    whole: on the last line where it fits, else on a line of its own (it was broken as "(n" / "3)")."""
+    lines = textwrap.wrap(str(claim), width) or [""]
+    if n is not None:
+        tail = f"(n {n})"
+        if len(lines[-1]) + 1 + len(tail) <= width:
+            lines[-1] = f"{lines[-1]} {tail}"
+        else:
+            lines.append(tail)
+    return "\n".join(lines)
+
+
+def verdict_colour_words(verdicts) -> str:
+    """The colours of the verdict groups among ``verdicts``, in words for a note ("orange: underpowered")."""
+    groups = list(dict.fromkeys(verdict_class(str(v)) for v in verdicts))
+    return ", ".join(f"{VERDICT_COLOUR_NAMES[VERDICT_COLOURS[g]]}: {'not detected' if g == 'powered null' else g}"
+                     for g in groups)
 
 
 def _interval(values: Sequence[float], log: bool = False, share: bool = False) -> tuple[float, float, float, int]:
@@ -78,25 +105,30 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
     if rows.empty:
         raise TooFewPoints("plot_claims: no claim with a paired difference to draw")
     panels = list(dict.fromkeys(zip(rows["kind"], rows["metric"])))
-    heights = [len(rows[(rows["kind"] == k) & (rows["metric"] == m)]) for k, m in panels]
-    width = 6.8
-    fig = Figure(figsize=(width, 1.2 + sum(0.3 * h + 0.85 for h in heights)))
-    grid = fig.add_gridspec(len(panels), 1, height_ratios=[h + 1.6 for h in heights], left=0.38, right=0.72,
-                            top=1 - 0.3 / fig.get_figheight(), bottom=1.05 / fig.get_figheight(), hspace=0.75)
-    styles = series_styles(["Δ"])
-    colour = styles["Δ"]["color"]
-    counts = set()
     # n per row where the rows' seed counts differ (one n in the note where they do not)
     sizes = {c: len([d for d in differences.get(c, []) if math.isfinite(d)]) for c in rows["claim"]}
     per_row = len(set(sizes.values())) > 1
+    row_labels = {c: claim_label(c, sizes[c] if per_row else None) for c in rows["claim"]}
+    # a row is as tall as its label's lines need (7-pt lines 0.13 in apart), so that two wrapped labels never meet
+    spans = {c: max(1.0, (label.count("\n") + 1) * ROW_LINE_IN / ROW_IN) for c, label in row_labels.items()}
+    heights = [sum(spans[c] for c in rows[(rows["kind"] == k) & (rows["metric"] == m)]["claim"]) for k, m in panels]
+    width = 6.8
+    fig = Figure(figsize=(width, 1.2 + sum(ROW_IN * h + 0.85 for h in heights)))
+    grid = fig.add_gridspec(len(panels), 1, height_ratios=[h + 1.6 for h in heights], left=0.38, right=0.72,
+                            top=1 - 0.3 / fig.get_figheight(), bottom=1.05 / fig.get_figheight(), hspace=0.75)
+    counts = set()
     for i, (kind, metric) in enumerate(panels):
         ax = fig.add_subplot(grid[i])
         part = rows[(rows["kind"] == kind) & (rows["metric"] == metric)].reset_index(drop=True)
         ax.set_title(FAMILY_TITLES.get(kind, kind), fontsize=8, loc="left")
-        positions = list(range(len(part)))[::-1]
+        # first claim on top, each row centred in the span its label needs
+        tops = np.cumsum([0.0] + [spans[c] for c in part["claim"]])
+        total = tops[-1]
+        positions = [total - (tops[j] + tops[j + 1]) / 2 - 0.5 for j in range(len(part))]   # rows of 1: n − 1 … 0
         ends = [0.0]
         marks = []   # (x, y) of the paper's scaled effects, placed once the axis is known
         for y, (_, r) in zip(positions, part.iterrows()):
+            colour = VERDICT_COLOURS[verdict_class(str(r["verdict"]))]   # the verdict's colour, as in the overview
             seeds = [d for d in differences.get(r["claim"], []) if math.isfinite(d)]
             counts.add(len(seeds))
             ax.scatter(np.asarray(seeds), y + _jitter(len(seeds)), s=7, color=colour, alpha=0.45, linewidths=0,
@@ -111,7 +143,7 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
             ends += seeds
             ax.annotate(textwrap.shorten(_verdict_words(r["verdict"]), 34, placeholder="…"), (1.0, y),
                         xycoords=("axes fraction", "data"), xytext=(4, 0), textcoords="offset points",
-                        va="center", fontsize=7)
+                        va="center", fontsize=7, color=colour)
         ax.axvline(0.0, color="grey", linestyle=":", linewidth=1)
         low, high = min(ends), max(ends)
         span = (high - low) or 1.0
@@ -133,9 +165,8 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
                             textcoords="offset points", ha="right" if right else "left", va="bottom", fontsize=6)
         pad = 0.08 * ((high - low) or 1.0)
         ax.set_xlim(low - pad, high + pad)
-        ax.set_yticks(positions, [textwrap.fill(f"{c} (n {sizes[c]})" if per_row else str(c), 44)
-                                  for c in part["claim"]], fontsize=7)
-        ax.set_ylim(-0.6, len(part) - 0.4)
+        ax.set_yticks(positions, [row_labels[c] for c in part["claim"]], fontsize=7)
+        ax.set_ylim(-0.6, total - 0.4)
         # a check has no paper direction: its rows are variant − reference, as its claim names them
         reading = "variant − reference" if (part["direction"] == 0).all() else "right = as the paper says"
         ax.set_xlabel(f"{METRIC_WORDS.get(metric, f'Δ of {metric}')}; {reading}", fontsize=8)
@@ -146,7 +177,8 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
                   f"row: the full method − the ablation; an optimum: against its binding neighbour). Small dots: "
                   f"one seed's difference ({seeds}, pairs of one computation); dot and bar: their mean and 95 % "
                   "t-interval; ◇: the paper's effect scaled to this backbone (\"◇ x →\": off the axis, at x); "
-                  "right: the verdict after Holm's correction within the claim's family.")
+                  "right: the verdict after Holm's correction within the claim's family, its colour the verdict's "
+                  f"({verdict_colour_words(rows['verdict'])}), as in the overview of every claim.")
     if title:
         fig.suptitle(title)
     return fig

@@ -178,6 +178,26 @@ def add_note(fig: Figure, text: str) -> None:
     fig._cselab_note_strip = strip
 
 
+WARNING_WIDTH = 14.5   # characters an inch of a figure's warning (8 pt, bold)
+
+
+def add_warning(fig: Figure, text: str) -> None:
+    """A warning on the figure's face, above its panels in bold (not in the note under them, which a
+    reader may skip): e.g. that every line is one seed's run while the record over seeds reads
+    otherwise. :func:`figure_warning` reads it back."""
+    import textwrap
+
+    wrapped = textwrap.fill(str(text), max(20, int(fig.get_figwidth() * WARNING_WIDTH)))
+    with style():
+        fig.suptitle(wrapped, fontsize=8, fontweight="bold", color="0.1")
+    fig._cselab_warning = str(text)
+
+
+def figure_warning(fig: Figure) -> str:
+    """The text of the warning :func:`add_warning` put over ``fig`` ("" without one)."""
+    return getattr(fig, "_cselab_warning", "")
+
+
 def figure_note(fig: Figure) -> str:
     """The text of the note :func:`add_note` put under ``fig`` ("" without one)."""
     note = getattr(fig, "_cselab_note", None)

@@ -28,7 +28,7 @@ from ...model.rundir import Runs, labelled_runs, read_config, read_metrics
 from .check import MIN_COLOUR_VALUES
 from .core import TooFewPoints, COLUMN_WIDTH, color, new_figure, styled
 from ..labels import display_name, frame_groups, run_groups, readable
-from .palettes import STEP_CMAP, is_statistic, statistic_colour
+from .palettes import METHOD_MARKERS, NON_METHOD_MARKERS, STEP_CMAP, is_statistic, statistic_colour
 from .rc import PAGE_WIDTH
 from .style import (MARKERS, SEED_ALPHA, SEEDS_NOTE, group_label, integer_ticks, is_untuned, legend_below,
                    legend_beside, measured, method_color, method_key, place_legend, point_markers,
@@ -462,8 +462,7 @@ def _shapes_by_model(ax, points: pd.DataFrame, label: str, **colouring) -> None:
     names = list(dict.fromkeys(shown))
     marks = _distinct_marks(names)
     styles = {name: {"color": marks[name][0]} for name in names}
-    markers = {name: marks[name][1] for name in names} if not colouring else \
-        {name: MARKERS[i % len(MARKERS)] for i, name in enumerate(names)}
+    markers = {name: marks[name][1] for name in names}   # each method's own shape, coloured or not
     for name in names:
         chosen = (shown == name).to_numpy()
         n = int(chosen.sum())
@@ -532,7 +531,10 @@ def plot_alignment_trajectories(probes: pd.DataFrame, panels: Mapping[str, Seque
     return fig
 
 
-UNTUNED_MARKERS = ("D", "p", "h", "8")   # hollow, for untuned backbones: shapes no method point takes
+# hollow, for untuned backbones: shapes no method's point takes (METHOD_MARKERS: ClusterNS's ◆ "D" was
+# the first of these, so its points became squares beside an untuned backbone, ◆ everywhere else)
+UNTUNED_MARKERS = tuple(m for m in ("*", "8", ">", "<", "H")
+                        if m not in METHOD_MARKERS and m not in NON_METHOD_MARKERS.values())
 
 
 def point_markers_apart(names: Sequence[str]) -> dict[str, str]:

@@ -13,12 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from .core import PAGE_WIDTH, TooFewPoints, styled
-
-# one colour per verdict group (Okabe–Ito); "no test" and "not testable" are the same grey: neither says
-# anything about the claim
-VERDICT_COLOURS = {"holds": "#009E73", "reversed": "#D55E00", "powered null": "#0072B2",
-                   "underpowered": "#E69F00", "inconclusive": "#CC79A7", "not testable": "#999999",
-                   "no test": "#999999"}
+from .palettes import VERDICT_COLOURS   # one colour per verdict group, as every claims figure draws it
 LIMIT = 3.0   # Δ / target beyond ±3 is drawn at the edge with an arrow
 
 

@@ -67,7 +67,8 @@ def _is_bootstrap(row: pd.Series) -> bool:
 @styled
 def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str = "group",
                             baseline: str | None = None, xlabel: str | None = None, ncols: int = 4,
-                            title: str | None = None, p_beside: bool | None = None) -> Figure:
+                            title: str | None = None, p_beside: bool | None = None,
+                            metric: str | None = None) -> Figure:
     """One panel per metric (``{metric words: compare_to_baseline(...) frame}``), one row per group
     other than the baseline: the mean difference (dot) with its 95 % interval (bar: the t-interval over
     seeds, or for a single shared seed the paired bootstrap over test pairs of
@@ -76,8 +77,9 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
     no test). ``p_beside=False`` (the default above two panels) writes no words beside the rows: a
     filled dot is an adjusted p below α, a hollow one is not, and the note says over how many seeds;
     the p values themselves are in the table the frames came from.
-    A vertical line marks no difference; the x-axis reads "difference from <baseline>". Panels
-    wrap after ``ncols``."""
+    A vertical line marks no difference; the x-axis reads "difference from <baseline>" and, with
+    ``metric`` (what the differences are differences of, with its unit: "STS-B test, Spearman ×100"),
+    names it on a second line. Panels wrap after ``ncols``."""
     if not comparisons:
         raise ValueError("plot_paired_differences: no comparison to draw")
     tables = {}
@@ -103,6 +105,8 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
     # four "difference from SimCSE" side by side nearly touch: the short form under narrow panels
     x_words = xlabel or (f"difference from {baseline or 'the baseline'}" if p_beside
                          else f"Δ from {baseline or 'baseline'}")
+    if metric and not xlabel:   # the axis names its metric and unit, not only "difference"
+        x_words = f"{x_words}\n({textwrap.fill(metric, TITLE_WIDTH + 6) if p_beside else metric})"
     for ax, (name, table) in zip(axes, tables.items()):
         positions = list(range(len(table)))[::-1]             # first group on top
         for y, (_, r) in zip(positions, table.iterrows()):

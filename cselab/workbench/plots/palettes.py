@@ -73,6 +73,14 @@ METHOD_MARKERS = ("o",   # 0 SimCSE
                   "p",   # 7
                   "h")   # 8
 NON_METHOD_MARKERS = {"bert": "x", "pooler_only": "d"}
+# A claim's verdict group (cselab.workbench.claims.verdict_class) as colour (Okabe–Ito), the same in the
+# overview of every claim (plots/overview.py) and in each study's claims figure (plots/claims.py); "no
+# test" and "not testable" are the same grey: neither says anything about the claim.
+VERDICT_COLOURS = {"holds": "#009E73", "reversed": "#D55E00", "powered null": "#0072B2",
+                   "underpowered": "#E69F00", "inconclusive": "#CC79A7", "not testable": "#999999",
+                   "no test": "#999999"}
+VERDICT_COLOUR_NAMES = {"#009E73": "green", "#D55E00": "vermilion", "#0072B2": "blue", "#E69F00": "orange",
+                        "#CC79A7": "pink", "#999999": "grey"}   # the same colours in a note's words
 # A variant of a method (another σ, k, batch size, an ablation that keeps the method's name) is drawn
 # in a shade of its method's colour, never in another method's: the method itself in its colour, the
 # others mixed with white (positive) or black (negative) by these shares, in order.

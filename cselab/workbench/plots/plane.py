@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from ..results import mean_ci
 from .core import COLUMN_WIDTH, TooFewPoints, add_note, new_figure, styled
-from .style import place_legend, series_styles
+from .style import place_legend, point_markers, series_styles
 
 ALIKE = 1e-3   # seeds closer than this on both axes are drawn as one point
 
@@ -33,6 +33,7 @@ def plot_seed_plane(points: Mapping[str, Sequence[tuple[float, float]]], xlabel:
         raise TooFewPoints("plot_seed_plane: no probe values to draw")
     fig, (ax,) = new_figure(panel_size=(COLUMN_WIDTH + 0.4, 2.8))
     styles = series_styles(list(points))
+    markers = point_markers(list(points))   # each method's own marker (ClusterNS's ◆), as in every figure
     counts, alike = set(), []
     for name, xy in points.items():
         style = styles[name]
@@ -49,7 +50,7 @@ def plot_seed_plane(points: Mapping[str, Sequence[tuple[float, float]]], xlabel:
                         yerr=[[y["mean"] - y["ci_low"]], [y["ci_high"] - y["mean"]]], fmt="none",
                         ecolor=style["color"], elinewidth=1.0, capsize=2, zorder=2)
             ax.scatter(xy[:, 0], xy[:, 1], s=6, color=style["color"], alpha=0.35, linewidths=0, zorder=1)
-        ax.plot([x["mean"]], [y["mean"]], linestyle="none", marker=style.get("marker") or "o", markersize=6,
+        ax.plot([x["mean"]], [y["mean"]], linestyle="none", marker=style.get("marker") or markers[name], markersize=6,
                 color=style["color"], markerfacecolor="none" if open_marker else style["color"], label=label,
                 zorder=3)
     ax.set_xlabel(xlabel)

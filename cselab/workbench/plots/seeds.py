@@ -35,7 +35,7 @@ from matplotlib.figure import Figure
 from ...model.config import DEFAULT_METHOD
 from ..results import CONFIDENCE, mean_ci
 from .check import MIN_LINE_POINTS, mark_intervals
-from .core import COLUMN_WIDTH, new_figure, styled
+from .core import COLUMN_WIDTH, add_note, new_figure, styled
 from ..labels import display_name, method_key, readable, task_name
 from .rc import PAGE_WIDTH
 from .style import place_legend, point_markers, series_styles
@@ -59,16 +59,32 @@ def _n_words(counts) -> str:
 
 
 def _whisker_entry(counts, what: str = "95 % t-interval over seeds"):
+    """The legend's entry for the whiskers, ``(handle, words)``; ``(None, words)`` where no whisker
+    is drawn (one seed everywhere): a legend row is for something drawn, so the words go to the
+    legend's title (or, without a legend, under the panel) and no row stands for an interval that
+    is not there, not even a blank one."""
     from matplotlib.lines import Line2D
 
     several = [c for c in counts if c >= 2]
+    if not several:
+        return None, f"one seed ({_n_words(counts)}): no interval"
     handle = Line2D([], [], color="grey", marker="|", markersize=8, linestyle="none")
-    if not several:   # no whisker drawn: no whisker's glyph in the legend either, only the words
-        return Line2D([], [], linestyle="none", marker="none"), f"one seed ({_n_words(counts)}): no interval"
     text = f"{what} ({_n_words(several)})"
     if len(several) < len(counts):
         text += "; n = 1: no interval"
     return handle, text
+
+
+def _legend_with_whiskers(ax, handles, labels, counts, what: str = "95 % t-interval over seeds") -> None:
+    """The series' legend and the whiskers' entry (:func:`_whisker_entry`): with no whisker drawn, the
+    words are the legend's title, or the panel's note when there is no series to name."""
+    handle, text = _whisker_entry(counts, what)
+    if handle is not None:
+        place_legend(ax, handles + [handle], labels + [text], min_entries=1)
+    elif handles:   # one seed everywhere: the series in the legend, what is not drawn in its title
+        place_legend(ax, handles, labels, title=text, min_entries=1)
+    else:
+        add_note(ax.get_figure(), f"{text[0].upper()}{text[1:]}.")
 
 
 def _palette(names: Sequence[str], methods: dict[str, str | None]) -> dict[str, str]:
@@ -140,8 +156,7 @@ def plot_seed_means(frame: pd.DataFrame, x: str, y: str, hue: str | None = None,
     handles, labels = ax.get_legend_handles_labels()
     if ax.get_legend() is not None:
         ax.get_legend().remove()
-    handle, text = _whisker_entry(counts)
-    place_legend(ax, handles + [handle], labels + [text], min_entries=1)
+    _legend_with_whiskers(ax, handles, labels, counts)
     if title:
         ax.set_title(title)
     return fig
@@ -214,8 +229,7 @@ def plot_baseline_differences(frame: pd.DataFrame, tasks: Sequence[str], baselin
     handles, labels = ax.get_legend_handles_labels()
     if ax.get_legend() is not None:
         ax.get_legend().remove()
-    handle, text = _whisker_entry(summary["n"], "95 % paired t-interval over seeds")
-    place_legend(ax, handles + [handle], labels + [text], min_entries=1)
+    _legend_with_whiskers(ax, handles, labels, summary["n"], "95 % paired t-interval over seeds")
     if title:
         ax.set_title(title)
     return fig
