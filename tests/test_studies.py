@@ -109,7 +109,10 @@ def test_two_run_study_runs_end_to_end_then_reuses_its_runs(two_runs, tiny_model
     report = root / "reports" / "two-runs"
     images = image_outputs(report / "summary.ipynb")
     assert [png_size(i) for i in images] == [(330, 250)] * 3
-    assert sorted(p.name for p in (root / "figures" / "two-runs" / "summary").iterdir()) == ["loss.pdf", "loss.png"]
+    folder = root / "figures" / "two-runs" / "summary"
+    assert sorted(p.name for p in folder.iterdir()) == ["loss.pdf", "loss.png", "provenance.json"]
+    drawn = json.loads((folder / "provenance.json").read_text())["figures"]["loss.png"]   # the notebook and its runs
+    assert "summary.py on 2 run(s): " in drawn["source"] and drawn["command"]
     devs = [r["best_stsb_dev"] for r in summary["runs"]]
     csv_lines = (report / "tables" / "best_dev.csv").read_text().splitlines()
     assert csv_lines[0] == "run,best STS-B dev"
