@@ -115,7 +115,7 @@ def record_provenance(files: list[Path], source: str | None = None, code: tuple[
     from ...model.rundir.layout import git_commit
 
     env_source, env_code = _environment_source()
-    entry = {"commit": git_commit(), "command": command(), "source": source or env_source or command(),
+    entry = {"commit": _drawing_commit(git_commit()), "command": command(), "source": source or env_source or command(),
              "cpu": cpu_kind(), "date": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
              "drawn_by": drawing_code((*code, *env_code))}
     for folder, names in _by_folder(files).items():
@@ -128,6 +128,21 @@ def record_provenance(files: list[Path], source: str | None = None, code: tuple[
         text = json.dumps({"format": PROVENANCE_FORMAT, "figures": dict(sorted(figures.items()))}, indent=1, ensure_ascii=False)
         atomic_write_text(Path(folder) / PROVENANCE_FILE, text + "\n")
     return entry
+
+
+def _drawing_commit(commit: str | None) -> str | None:
+    """The checkout's commit, ``-dirty`` also when a notebook (which draws figures too) has uncommitted
+    changes: git_commit() looks at the package's source only."""
+    import subprocess
+
+    if not commit or commit.endswith("-dirty"):
+        return commit
+    try:
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "notebooks"],
+                                 cwd=checkout_root(), capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return commit
+    return commit + "-dirty" if changed else commit
 
 
 def _by_folder(files: list[Path]) -> Mapping[Path, list[str]]:
