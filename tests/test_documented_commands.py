@@ -34,7 +34,6 @@ TEMPLATES = {
     "cselab reproduce STUDY --replan",
     "cselab reproduce STUDY --from-record",
     "cselab reproduce <study> --profile cpu",
-    "cselab reproduce <study> --profile cpu --figures-dir figures/cpu-papers",
     "cselab reproduce <study> --profile gpu --dry-run",
     "cselab reproduce my-study.yaml --dry-run",
     "cselab reproduce my-study.yaml --jobs 2",

@@ -105,6 +105,23 @@ def make_plan(study: Study, data_dir: str | None = None, threads: int | None = N
     return plan
 
 
+def recorded_replans(study: Study, records, runs_root) -> list:
+    """The runs a re-plan asked for that the record holds beyond the study's plan (its seeds past the
+    first plan's: :func:`.record.planned_config`), so that a study continued without ``--replan``
+    still lists them — ``recorded``, never trained again — and its notebooks see them."""
+    from .record import planned_config
+    from .run_grid import RunSpec
+
+    have = {r.label for r in study.runs}
+    extra = []
+    for record in records:
+        config = planned_config(study, record) if record["label"] not in have else None
+        if config is not None:
+            group = next(r.group for r in study.runs if variant_of_label(r.label)[0] == record["variant"])
+            extra.append(RunSpec(record["label"], group, config, Path(runs_root) / config.default_run_name()))
+    return sorted(extra, key=lambda r: (r.group, r.seed))
+
+
 def resume_threads(run_dir: Path, threads: int) -> int:
     """A partial run resumes with the thread count its checkpoint was written with (the trainer
     refuses any other on a CPU: the resumed run stays one numeric history)."""
@@ -356,6 +373,8 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
     if not spec.smoke:   # the record is never read or written through a link (another file would take its lines)
         check_not_link(record_file, "the study's record")
     already = recorded(record_file)
+    if not spec.smoke and not only:
+        spec.runs = [*spec.runs, *recorded_replans(spec, already.values(), runs_dir)]
     plan = make_plan(spec, data_dir, threads, launcher, already)
     if dry_run:
         print(format_plan(spec, plan), file=out)
