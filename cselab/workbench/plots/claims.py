@@ -116,7 +116,7 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
     fig = Figure(figsize=(width, 1.2 + sum(ROW_IN * h + 0.85 for h in heights)))
     grid = fig.add_gridspec(len(panels), 1, height_ratios=[h + 1.6 for h in heights], left=0.38, right=0.72,
                             top=1 - 0.3 / fig.get_figheight(), bottom=1.05 / fig.get_figheight(), hspace=0.75)
-    counts = set()
+    counts, paper_marks = set(), False
     for i, (kind, metric) in enumerate(panels):
         ax = fig.add_subplot(grid[i])
         part = rows[(rows["kind"] == kind) & (rows["metric"] == metric)].reset_index(drop=True)
@@ -150,6 +150,7 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
         for x, _, _ in marks:   # a paper effect near the data widens the axis to show it
             if low - span <= x <= high + span:
                 low, high = min(low, x), max(high, x)
+        paper_marks |= bool(marks)
         for x, y, mean in marks:
             if low <= x <= high:
                 ax.scatter([x], [y], marker="D", s=18, facecolors="none", edgecolors="black", linewidths=0.8,
@@ -176,8 +177,8 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
     add_note(fig, f"Every row in the paper's direction: the variant the paper favours − the other (an ablation "
                   f"row: the full method − the ablation; an optimum: against its binding neighbour). Small dots: "
                   f"one seed's difference ({seeds}, pairs of one computation); dot and bar: their mean and 95 % "
-                  "t-interval; ◇: the paper's effect scaled to this backbone (\"◇ x →\": off the axis, at x); "
-                  "right: the verdict after Holm's correction within the claim's family, its colour the verdict's "
+                  "t-interval; " + ("◇: the paper's effect scaled to this backbone (\"◇ x →\": off the axis, at x); "
+                                    if paper_marks else "") + "right: the verdict after Holm's correction within the claim's family, its colour the verdict's "
                   f"({verdict_colour_words(rows['verdict'])}), as in the overview of every claim.")
     if title:
         fig.suptitle(title)
