@@ -147,11 +147,12 @@ def test_every_claim_pair_over_the_committed_records_is_one_computation(study):
 
 def test_a_study_whose_paper_claims_are_all_untestable_renders_its_blocks(monkeypatch):
     """Issue 55: with every paper claim `testable: false`, `make findings` raised KeyError: 'paper'."""
+    from copy import deepcopy
     from dataclasses import replace
 
     from cselab.workbench.paper_tables import record_report
 
-    spec = record_report._study("paper-mixcse")
+    spec = deepcopy(record_report._study("paper-mixcse"))   # a copy: the cached plan stays as the file says
     spec.claims.claims = [replace(c, testable=False, reason="planted: cannot act at this scale")
                           if c.kind == "paper" else c for c in spec.claims.claims]
     monkeypatch.setattr(record_report, "_study", lambda study, profile="cpu": spec)

@@ -19,10 +19,16 @@ each ``<!-- record: KIND STUDY -->`` … ``<!-- /record -->`` block in docs/cpu-
 docs/cpu-compare.md and README.md is rewritten from the records, and tests/test_findings.py fails
 when a committed block differs from what the records give.
 
+The study file is read by :func:`cselab.workbench.studies.spec.read_study_plan` (its claims, power plan,
+record figures and the labels and groups of its runs; no run config validated), once per version of
+the file (:func:`_study`); each record is read and each claims table computed once per run of
+:func:`update_docs` (its ``memo``), whatever number of blocks and pages ask for them.
+
 A record is read against the study file (:func:`cselab.workbench.studies.record.read_study_record`): a
 missing, linked or damaged record is one line and nothing is written (a published block is never
-replaced by "nothing recorded"); stale lines (a config the study file no longer plans) are named,
-file, line and label, and no verdict, table or block is made from a record that has them.
+replaced by "nothing recorded"); stale lines (a config the study file no longer plans: the one step
+that resolves the runs' configs, each run's once, to compare their hashes) are named, file, line and
+label, and no verdict, table or block is made from a record that has them.
 """
 from __future__ import annotations
 
@@ -35,12 +41,12 @@ from pathlib import Path
 import pandas as pd
 
 from ..claims import claims_table, format_claims, format_plan, mechanism_readings, tally, with_computation
-from ..studies.record import (RecordError, computation_columns, planned_hash, read_study_record, record_path,
+from ..results import mean_std_text
+from ..studies.record import (FINAL, RecordError, computation_columns, planned_hash, read_study_record, record_path,
                               records_frame, records_series)
-from ..studies.spec import available_studies, load_study, study_figures_dir
+from ..studies.spec import available_studies, read_study_plan, resolve_study_path
 from .overview import PAPER_STUDY
 
-STS_COLUMNS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "avg"]
 BLOCK = re.compile(r"(<!-- record: (?P<kind>[a-z_]+) (?P<study>[A-Za-z0-9_.+=-]+) -->\n)(?P<body>.*?)(<!-- /record -->)",
                    re.S)
 DOCS_ROOT = "."   # where --from-record finds the committed records of the studies that decide shared claims
@@ -48,7 +54,26 @@ DOCS_ROOT = "."   # where --from-record finds the committed records of the studi
 
 def committed_record(study: str, root: str | os.PathLike = ".") -> Path:
     """The committed record of a shipped cpu study: under the figures root its study file names."""
-    return record_path(Path(root) / study_figures_dir(study), study)
+    return record_path(Path(root) / _study(study).figures_dir, study)
+
+
+# ------------------------------------------------------------------- the study, read once
+def _version(path: Path) -> tuple[str, int, int]:
+    """A file's identity for the caches: its resolved path, modification time and size."""
+    stat = path.stat()
+    return str(path.resolve()), stat.st_mtime_ns, stat.st_size
+
+
+def _study(study: str, profile: str = "cpu"):
+    """The study's plan (:func:`cselab.workbench.studies.spec.read_study_plan`: claims, power plan,
+    record figures, run labels and groups; no run config validated), read once per version of its
+    file: every block of every page, the records' paths and the deciding studies take this one."""
+    return _plan(*_version(resolve_study_path(study)), profile)
+
+
+@functools.lru_cache(maxsize=32)
+def _plan(path: str, mtime_ns: int, size: int, profile: str):
+    return read_study_plan(path, profile)
 
 
 class StaleRecord(RecordError):
@@ -83,8 +108,7 @@ def decided_elsewhere(study, root: str | os.PathLike = ".") -> dict[str, str]:
         source = committed_record(claim.decided_in, root)
         if not source.is_file():
             continue
-        stat = source.stat()
-        table = _deciding_table(claim.decided_in, str(source), stat.st_mtime_ns, stat.st_size)
+        table = _deciding_table(claim.decided_in, _version(resolve_study_path(claim.decided_in)), *_version(source))
         same = table[(table["variant"] == claim.variant) & (table["reference"] == claim.reference)
                      & (table["metric"] == claim.metric)]
         if not same.empty:
@@ -93,9 +117,9 @@ def decided_elsewhere(study, root: str | os.PathLike = ".") -> dict[str, str]:
 
 
 @functools.lru_cache(maxsize=16)
-def _deciding_table(study: str, source: str, mtime_ns: int, size: int) -> pd.DataFrame:
-    """The claims table of a study that decides shared comparisons, once per version of its record
-    (the docs' blocks ask for it several times)."""
+def _deciding_table(study: str, study_file: tuple, source: str, mtime_ns: int, size: int) -> pd.DataFrame:
+    """The claims table of a study that decides shared comparisons, once per version of its study
+    file and its record (the docs' blocks ask for it several times)."""
     other = _study(study)
     frame, records = study_frame(other, current_records(other, Path(source)))
     return claims_of(other, frame, records)[0]
@@ -122,6 +146,14 @@ def claims_of(study, frame: pd.DataFrame, records: list[dict] | None = None,
     return table, differences
 
 
+def sts_columns() -> list[str]:
+    """The record's STS columns: the tasks of the suite training scores with (the suite registry's
+    order, :data:`cselab.workbench.studies.record.FINAL`), then its primary metric (the average)."""
+    from ...model.evaluate.suites import get_suite, task_labels
+
+    return [*task_labels(FINAL), get_suite(FINAL).primary]
+
+
 def scores_table(frame: pd.DataFrame, variants: list[str]) -> pd.DataFrame:
     """Mean ± sd over seeds (n) of every STS task and the average, one row per variant."""
     rows = []
@@ -130,10 +162,10 @@ def scores_table(frame: pd.DataFrame, variants: list[str]) -> pd.DataFrame:
         if part.empty:
             continue
         row = {"variant": variant, "seeds": ", ".join(str(s) for s in sorted(part["seed"]))}
-        for column in STS_COLUMNS:
+        for column in sts_columns():
             values = pd.to_numeric(part.get(column), errors="coerce").dropna() if column in part else pd.Series()
-            row[column] = (f"{values.mean():.2f} ± {values.std(ddof=1):.2f}" if len(values) > 1
-                           else f"{values.mean():.2f}" if len(values) else "–")
+            # one seed: its score alone; none: –
+            row[column] = mean_std_text(values.mean(), values.std(ddof=1), missing_std=None)
         rows.append(row)
     return pd.DataFrame(rows).set_index("variant") if rows else pd.DataFrame()
 
@@ -273,7 +305,7 @@ def rebuild_from_record(study: str, profile: str = "cpu", figures_dir: str | os.
     from ..plots.core import TooFewPoints, save_figure
 
     out = stream or sys.stdout
-    spec = load_study(study, profile, notebooks=False)
+    spec = _study(study, profile)   # claims, plan, labels; configs resolved only by the stale check
     figures_dir = spec.figures_dir if figures_dir is None else figures_dir   # the study file's, by default
     source = record_path(figures_dir, spec.name)
     try:
@@ -318,38 +350,45 @@ def plot_claims_figure(table, differences):
 
 
 # ------------------------------------------------------------------- the docs' generated blocks
-def _study(study: str, profile: str = "cpu"):
-    """The study for its blocks, loaded (and its every run config validated) once per version of its
-    file: a page asks for the same study in four blocks, cpu-compare in five."""
-    from ..studies.spec import resolve_study_path
-
-    path = resolve_study_path(study).resolve()
-    stat = path.stat()
-    return _loaded_study(str(path), profile, stat.st_mtime_ns, stat.st_size)
-
-
-@functools.lru_cache(maxsize=32)
-def _loaded_study(path: str, profile: str, mtime_ns: int, size: int):
-    return load_study(path, profile, notebooks=False)
+def _record_of(study: str, root, memo: dict) -> tuple[pd.DataFrame, list[dict]]:
+    """The study's frame and current records (:func:`study_frame`, :func:`current_records`: missing,
+    linked, damaged, stale: refused), read once per ``memo`` (one run of :func:`update_docs`)."""
+    key = ("record", study, str(root))
+    if key not in memo:
+        spec = _study(study)
+        memo[key] = study_frame(spec, current_records(spec, committed_record(study, root)))
+    return memo[key]
 
 
-def render_block(kind: str, study: str, root: str | os.PathLike = ".") -> str:
+def _claims_of(study: str, root, memo: dict) -> tuple[pd.DataFrame, dict[str, list[float]]]:
+    """:func:`claims_of` the study's record, once per ``memo``: a page's claims, example and tally
+    blocks, the README's tally and the overview share it."""
+    key = ("claims", study, str(root))
+    if key not in memo:
+        frame, records = _record_of(study, root, memo)
+        memo[key] = claims_of(_study(study), frame, records, root)
+    return memo[key]
+
+
+def render_block(kind: str, study: str, root: str | os.PathLike = ".", memo: dict | None = None) -> str:
     """The Markdown of one generated block: ``claims`` (the claims table, the paper's and the
-    checks'), ``plan`` (the power plan), ``scores`` (mean ± sd per variant), ``tally`` (one line)."""
+    checks'), ``plan`` (the power plan), ``scores`` (mean ± sd per variant), ``tally`` (one line).
+    ``memo``: what the blocks of one run share (each study's record and claims table, read and computed
+    once); the study itself is read once per version of its file (:func:`_study`)."""
+    memo = {} if memo is None else memo
     if kind == "overview":   # every paper study's claims in one table, the figure beside it (make findings draws it)
         from .overview import OVERVIEW_FIGURE, overview_markdown
 
         return (f"![Every paper claim: Δ in the paper's direction over its target, 95 % interval, verdict, n]"
-                f"(../{OVERVIEW_FIGURE}.png)\n\n" + overview_markdown(overview_rows(root)))
+                f"(../{OVERVIEW_FIGURE}.png)\n\n" + overview_markdown(overview_rows(root, memo=memo)))
     spec = _study(study)
     if kind == "plan":
         return _markdown(format_plan(spec.claims.plan())) + "\n"
-    source = committed_record(study, root)
-    frame, records = study_frame(spec, current_records(spec, source))   # missing, linked, damaged, stale: refused
+    frame, records = _record_of(study, root, memo)
     if kind == "scores":
         variants = list(dict.fromkeys(r.label.rsplit("-s", 1)[0] for r in spec.runs))
         return _markdown(scores_table(frame, variants)) + "\n"
-    table, _ = claims_of(spec, frame, records, root)
+    table, _ = _claims_of(study, root, memo)
     if kind == "claims":
         parts = []
         for family, words in (("paper", "The paper's claims"), ("check", "The workbench's checks (not counted as the paper's)")):
@@ -414,23 +453,26 @@ def _link_decided(verdict: str) -> str:
     if not verdict.startswith(DECIDED_IN + " "):
         return verdict
     study, _, rest = verdict[len(DECIDED_IN) + 1:].partition(":")
-    page = "cpu-compare.md" if study_figures_dir(study) == "figures" else "cpu-papers.md"
+    page = "cpu-compare.md" if _study(study).figures_dir == "figures" else "cpu-papers.md"
     return f"{DECIDED_IN} [{study}]({page}){':' + rest if rest else ''}"
 
 
-def update_docs(paths, root: str | os.PathLike = ".", write: bool = True) -> dict[str, list[str]]:
+def update_docs(paths, root: str | os.PathLike = ".", write: bool = True, memo: dict | None = None) -> dict[str, list[str]]:
     """Rewrite every generated block of the files; returns ``{file: [blocks that changed]}``.
     With ``write=False`` nothing is written (what the test uses). Every block of every file is
-    rendered before any file is written: a record refused for the last block leaves all files as they were."""
+    rendered before any file is written: a record refused for the last block leaves all files as they were.
+    Each study is read once (:func:`_study`), each record and claims table once (``memo``, shared by
+    every block; pass one to share it further, as :func:`main` does with the overview figure)."""
     from ...model.io import atomic_write_text
 
     changed, pending = {}, {}
+    memo = {} if memo is None else memo
     for path in map(Path, paths):
         text = path.read_text(encoding="utf-8")
         names = []
 
         def replace(match):
-            body = render_block(match["kind"], match["study"], root)
+            body = render_block(match["kind"], match["study"], root, memo)
             if body != match["body"]:
                 names.append(f"{match['kind']} {match['study']}")
             return match.group(1) + body + match.group(5)
@@ -445,16 +487,16 @@ def update_docs(paths, root: str | os.PathLike = ".", write: bool = True) -> dic
 
 
 # ------------------------------------------------------------------- every paper claim at a glance
-def overview_rows(root: str | os.PathLike = ".", studies=None) -> pd.DataFrame:
-    """One row per paper claim of ``studies`` (their committed records under ``root``)."""
+def overview_rows(root: str | os.PathLike = ".", studies=None, memo: dict | None = None) -> pd.DataFrame:
+    """One row per paper claim of ``studies`` (their committed records under ``root``; ``memo``: as
+    :func:`render_block`'s)."""
     from ..claims import verdict_class
     from .overview import paper_studies
 
     rows = []
     for study in studies or paper_studies():
         spec = _study(study)
-        frame, records = study_frame(spec, current_records(spec, committed_record(study, root)))
-        table, _ = claims_of(spec, frame, records, root)
+        table, _ = _claims_of(study, root, {} if memo is None else memo)
         claims = {c.claim: c for c in spec.claims.claims}
         for _, r in table[table["kind"] == "paper"].iterrows():
             claim = claims[r["claim"]]
@@ -510,8 +552,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     import sys
 
+    memo: dict = {}   # each study's record and claims table, shared by every block and the overview figure
     try:
-        changed = update_docs(args.files, write=not args.check)
+        changed = update_docs(args.files, write=not args.check, memo=memo)
     except (RecordError, FileNotFoundError) as e:   # nothing written: the published blocks stay
         print(f"record_report: {e}", file=sys.stderr)
         return 1
@@ -521,7 +564,7 @@ def main(argv=None) -> int:
         for line in _changed_since_commit({name.split()[1] for names in changed.values() for name in names}):
             print(line)
     if not args.check:   # the overview figure cpu-papers.md opens with, from the same records
-        print(f"overview figure: {', '.join(map(str, write_overview_figure()))}")
+        print(f"overview figure: {', '.join(map(str, write_overview_figure(rows=overview_rows(memo=memo))))}")
     return 1 if changed and args.check else 0
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from ..claims import Claim, PowerRule, power_plan, seeds_per_variant
-from .study_file import StudyError, as_list, check_keys, item_lines
+from .study_file import StudyError, as_list, check_keys, profile_entries
 
 CLAIM_KEYS = ("claim", "variant", "reference", "paper", "direction", "metric", "kind", "paper_effect", "pilot_sd",
               "pilot", "test", "testable", "reason", "profiles", "target", "target_rule", "neighbours", "sweep",
@@ -58,27 +58,12 @@ class ClaimsSpec:
         return seeds_per_variant(plan, self.rule) if plan is not None else {}
 
 
-def _belongs(where: str, entry: dict, profile: str, known: list[str]) -> bool:
-    chosen = entry.get("profiles")
-    if chosen is None:
-        return True
-    as_list(f"{where}: profiles", chosen, str, "profile names")
-    unknown = [p for p in chosen if p not in known]
-    if unknown:
-        raise StudyError(f"{where}: profiles: unknown profile {unknown[0]!r} (the study's profiles: {', '.join(known)})")
-    return profile in chosen
-
-
 def _items(path, text: str, data: dict, key: str, allowed: tuple, what: str, profile: str, known: list[str]):
     entries = data.get(key) or []
     if not isinstance(entries, list):
         raise StudyError(f"{path}: {key}: expected a list of {what}s")
-    lines = item_lines(text, key)
-    for i, entry in enumerate(entries):
-        where = f"{path}:{lines[i]}" if i < len(lines) else f"{path}: {key}[{i}]"
-        check_keys(where, entry, allowed, what)
-        if _belongs(where, entry, profile, known):
-            yield where, {k: v for k, v in entry.items() if k != "profiles"}
+    for where, entry in profile_entries(path, text, key, entries, allowed, what, profile, known):
+        yield where, {k: v for k, v in entry.items() if k != "profiles"}
 
 
 def _rule(path, data: dict, profile: str) -> PowerRule | None:

@@ -1,13 +1,14 @@
 """A study's run groups → runs: a group's config source, then the profile's settings, ``set``, one
-point of ``grid`` and one of ``seeds``, each combination a labelled, validated :class:`RunSpec`
-(``<label>[-<key>=<value>...][-s<seed>]``) placed in the runs root under its default run name.
+point of ``grid`` and one of ``seeds``, each combination a labelled :class:`LabelledRun`
+(``<label>[-<key>=<value>...][-s<seed>]``, :func:`plan_group`: no config resolved yet) and, validated,
+a :class:`RunSpec` placed in the runs root under its default run name (:func:`expand_group`).
 """
 from __future__ import annotations
 
 import itertools
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -88,13 +89,53 @@ def _config_source(where: str, value: Any, study_dir: Path) -> str | None:
 MAX_STUDY_RUNS = 5_000
 
 
-def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root: Path,
-                 smoke: bool = False, room: int = MAX_STUDY_RUNS,
-                 planned: dict[str, int] | None = None) -> list[RunSpec]:
-    """The runs of one group: its config source, then the profile's settings, then ``set``, then one
-    point of ``grid``, then one of ``seeds``; each config validated by :func:`load_config`. With
-    ``smoke`` the smoke settings (:mod:`.smoke`) come last. ``room``: how many runs the study may
-    still have (more is a :class:`StudyError` before anything is expanded)."""
+@dataclass
+class LabelledRun:
+    """One run as the study file plans it: its label and group, and what its config is made of (a
+    config source and overrides). The config is resolved (:func:`load_config`) on first use and then
+    kept: reading a record's claims and labels needs none, and :func:`expand_group` validates it."""
+    label: str
+    group: str
+    where: str                  # file:line: run 'group' (for errors)
+    source: str | None
+    overrides: dict
+    runs_root: Path
+    smoke: bool = False
+    _resolved: tuple | None = field(default=None, init=False, repr=False, compare=False)
+
+    def resolve(self) -> tuple[TrainConfig, str | None]:
+        """The run's config (and, with ``smoke``, the backbone its tiny model stands in for)."""
+        if self._resolved is None:
+            try:
+                cfg = load_config(self.source, self.overrides)
+                real = cfg.model
+                if self.smoke:
+                    cfg = load_config(self.source, {**self.overrides, **smoke_overrides(cfg)})
+            except ConfigError as e:
+                raise StudyError(f"{self.where} ({self.label}): {e}") from None
+            self._resolved = (cfg, real if self.smoke else None)
+        return self._resolved
+
+    @property
+    def config(self) -> TrainConfig:
+        return self.resolve()[0]
+
+    @property
+    def run_dir(self) -> Path:
+        return self.runs_root / self.config.default_run_name()
+
+    def spec(self) -> RunSpec:
+        cfg, stand_in_for = self.resolve()
+        return RunSpec(self.label, self.group, cfg, self.run_dir, stand_in_for)
+
+
+def plan_group(group: dict, where: str, base: dict, study_dir: Path, runs_root: Path,
+               smoke: bool = False, room: int = MAX_STUDY_RUNS,
+               planned: dict[str, int] | None = None) -> list[LabelledRun]:
+    """The runs of one group, labelled, their configs not yet resolved: its config source, then the
+    profile's settings, then ``set``, then one point of ``grid``, then one of ``seeds`` (every check
+    of the group's own keys made here). ``room``: how many runs the study may still have (more is a
+    :class:`StudyError` before anything is expanded)."""
     label = group.get("label")
     if not isinstance(label, str) or not NAME_PATTERN.match(label):
         raise StudyError(f"{where}: label: expected a name of letters, digits and ._+=- , got {shown(label)}")
@@ -134,15 +175,18 @@ def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root
                 run_label += f"-s{seed}"
                 overrides["seed"] = seed
             overrides.update(output_dir=str(runs_root), run_name=None)
-            check_file_name(f"{where} ({run_label[:60]}{'…' if len(run_label) > 60 else ''})", "the label", run_label,
-                            ".ipynb", runs_root)
-            try:
-                cfg = load_config(source, overrides)
-                real = cfg.model
-                if smoke:
-                    cfg = load_config(source, {**overrides, **smoke_overrides(cfg)})
-            except ConfigError as e:
-                raise StudyError(f"{where} ({run_label}): {e}") from None
-            runs.append(RunSpec(run_label, label, cfg, runs_root / cfg.default_run_name(),
-                                real if smoke else None))
+            runs.append(LabelledRun(run_label, label, where, source, overrides, runs_root, smoke))
+    return runs
+
+
+def expand_group(group: dict, where: str, base: dict, study_dir: Path, runs_root: Path,
+                 smoke: bool = False, room: int = MAX_STUDY_RUNS,
+                 planned: dict[str, int] | None = None) -> list[RunSpec]:
+    """The runs of one group (:func:`plan_group`), each label one the file system accepts and each
+    config validated by :func:`load_config`. With ``smoke`` the smoke settings (:mod:`.smoke`) come last."""
+    runs = []
+    for run in plan_group(group, where, base, study_dir, runs_root, smoke, room, planned):
+        check_file_name(f"{run.where} ({run.label[:60]}{'…' if len(run.label) > 60 else ''})", "the label",
+                        run.label, ".ipynb", runs_root)
+        runs.append(run.spec())
     return runs

@@ -5,10 +5,13 @@ A study names runs by label (``<label>[-<key>=<value>...][-s<seed>]``) and place
 runs root under the trainer's default run name (``<method>-<config hash>``), so the same config in
 any study is the same run. The schema is documented in docs/studies.md.
 
-This module holds :class:`Study` and :func:`load_study`, which reads the file top to bottom; the
-parts live beside it: :mod:`.study_file` (YAML with line numbers, key checks, :class:`StudyError`),
-:mod:`.run_grid` (run groups → :class:`RunSpec`), :mod:`.notebook_specs` (notebook entries →
-:class:`NotebookSpec`). The names other modules and tests take from here are re-exported.
+This module holds :class:`Study` and :func:`load_study`, which reads the file top to bottom, and
+:class:`StudyPlan` and :func:`read_study_plan`, which read the same steps without resolving one run
+config (what a record is read against: claims, power plan, labels, groups); the parts live beside
+it: :mod:`.study_file` (YAML with line numbers, key checks, which profile an entry belongs to,
+:class:`StudyError`), :mod:`.run_grid` (run groups → :class:`LabelledRun` → :class:`RunSpec`),
+:mod:`.notebook_specs` (notebook entries → :class:`NotebookSpec`). The names other modules and tests
+take from here are re-exported.
 """
 from __future__ import annotations
 
@@ -24,16 +27,16 @@ from .notebook_specs import (ENGINE_PARAMETERS, KERNELSPEC, NOTEBOOKS_DIR, Noteb
                              notebook_parameters, parse_notebook, read_notebook, resolve_notebook, select_runs)
 from .claims_spec import ClaimsSpec, read_claims_spec
 from .record import variant_of_label
-from .run_grid import ENGINE_KEYS, MAX_STUDY_RUNS, RunSpec, expand_group, flatten
+from .run_grid import ENGINE_KEYS, MAX_STUDY_RUNS, LabelledRun, RunSpec, expand_group, flatten, plan_group
 from .smoke import NOTEBOOK_PARAMETERS, SMOKE
-from .study_file import (DEFAULT_FIGURES_DIR, GROUP_KEYS, NAME_PATTERN, NOTEBOOK_KEYS, STUDY_KEYS, StudyError, as_list,
-                         check_file_name, check_keys, figures_dir_of, item_lines, read_yaml)
+from .study_file import (DEFAULT_FIGURES_DIR, GROUP_KEYS, NAME_PATTERN, NOTEBOOK_KEYS, STUDY_KEYS, StudyError,
+                         check_file_name, check_keys, figures_dir_of, profile_entries, read_yaml)
 
 __all__ = ["ENGINE_KEYS", "ENGINE_PARAMETERS", "GROUP_KEYS", "KERNELSPEC", "NAME_PATTERN", "NOTEBOOKS_DIR",
-           "NOTEBOOK_KEYS", "STUDY_DIR", "STUDY_KEYS", "NotebookSpec", "RunSpec", "Study",
-           "StudyError", "available_studies", "check_file_name", "expand_group", "flatten", "load_study",
-           "notebook_parameters", "parse_notebook", "read_notebook", "resolve_notebook", "resolve_study_path",
-           "select_runs", "study_figures_dir"]
+           "NOTEBOOK_KEYS", "STUDY_DIR", "STUDY_KEYS", "NotebookSpec", "LabelledRun", "RunSpec", "Study",
+           "StudyError", "StudyPlan", "available_studies", "check_file_name", "expand_group", "flatten", "load_study",
+           "notebook_parameters", "parse_notebook", "read_notebook", "read_study_plan", "resolve_notebook",
+           "resolve_study_path", "select_runs", "study_figures_dir"]
 
 STUDY_DIR = Path(__file__).parent                           # shipped studies: cselab/workbench/studies/<name>.yaml
 
@@ -53,6 +56,26 @@ class Study:
     figures_dir: str = DEFAULT_FIGURES_DIR   # its folder (record.jsonl, figures) is <figures_dir>/<name>/
 
     def run(self, label: str) -> RunSpec:
+        return next(r for r in self.runs if r.label == label)
+
+
+@dataclass
+class StudyPlan:
+    """A study as its record is read against it (:func:`read_study_plan`): its claims, power plan,
+    record figures and the labels and groups of its planned runs, without one run config resolved.
+    A run's ``config`` (and ``run_dir``) is resolved by :func:`load_config` when first asked for (the
+    stale-line check asks: :func:`cselab.workbench.studies.record.read_study_record`) and then kept."""
+    name: str
+    description: str
+    path: Path
+    profile: str
+    runs: list[LabelledRun]
+    claims: ClaimsSpec = field(default_factory=ClaimsSpec)
+    smoke: bool = False
+    profiles: list[str] = field(default_factory=list)
+    figures_dir: str = DEFAULT_FIGURES_DIR
+
+    def run(self, label: str) -> LabelledRun:
         return next(r for r in self.runs if r.label == label)
 
 
@@ -127,42 +150,20 @@ def _profile(path: Path, data: dict, profile: str) -> _Profile:
     return _Profile(list(profiles), applied, smoke, base)
 
 
-def _entries(path: Path, text: str, key: str, entries: list, allowed: tuple[str, ...], what: str,
-             profile: _Profile):
-    """``(where, entry)`` for each entry of the list ``key`` that belongs to the profile, ``where``
-    its file and line; each entry's keys checked, those of other profiles skipped."""
-    lines = item_lines(text, key)
-    for i, entry in enumerate(entries):
-        where = f"{path}:{lines[i]}" if i < len(lines) else f"{path}: {key}[{i}]"
-        check_keys(where, entry, allowed, what)
-        chosen = _profiles_of(where, entry, profile.names)
-        if chosen is None or profile.applied in chosen:
-            yield where, entry
-
-
-def _profiles_of(where: str, entry: dict, known: list[str]) -> list[str] | None:
-    chosen = entry.get("profiles")
-    if chosen is None:
-        return None
-    as_list(f"{where}: profiles", chosen, str, "profile names")
-    unknown = [p for p in chosen if p not in known]
-    if unknown:
-        raise StudyError(f"{where}: profiles: unknown profile {shown(unknown[0])} (the study's profiles: {', '.join(known)})")
-    return chosen
-
-
 def _runs(path: Path, data: dict, text: str, profile: _Profile, runs_root: Path, requested: str,
-          planned: dict[str, int] | None = None) -> list[RunSpec]:
-    """Every run of the profile's groups (:func:`expand_group`), each label once; ``planned``: the
-    power plan's seeds per group (None: one seed for a group whose seeds are planned)."""
+          planned: dict[str, int] | None = None, expand=expand_group) -> list:
+    """Every run of the profile's groups (``expand``: :func:`expand_group`, validated :class:`RunSpec`;
+    :func:`plan_group`, :class:`LabelledRun` with their configs unresolved), each label once; ``planned``:
+    the power plan's seeds per group (None: one seed for a group whose seeds are planned)."""
     groups = data.get("runs")
     if not isinstance(groups, list) or not groups:
         raise StudyError(f"{path}: runs: expected a non-empty list of run groups")
-    runs: list[RunSpec] = []
+    runs: list = []
     seen: dict[str, str] = {}
-    for where, group in _entries(path, text, "runs", groups, GROUP_KEYS, "a run group", profile):
-        for run in expand_group(group, where, profile.base, path.parent, runs_root, profile.smoke,
-                                MAX_STUDY_RUNS - len(runs), planned):
+    for where, group in profile_entries(path, text, "runs", groups, GROUP_KEYS, "a run group", profile.applied,
+                                        profile.names):
+        for run in expand(group, where, profile.base, path.parent, runs_root, profile.smoke,
+                          MAX_STUDY_RUNS - len(runs), planned):
             if run.label in seen:
                 raise StudyError(f"{where}: run {shown(run.label)}: the label is used twice (also at {seen[run.label]})")
             seen[run.label] = where
@@ -180,7 +181,8 @@ def _notebooks(path: Path, data: dict, text: str, profile: _Profile, labels: lis
         raise StudyError(f"{path}: notebooks: expected a list of notebooks")
     notebooks: list[NotebookSpec] = []
     cache: dict[Path, set[str]] = {}
-    for where, entry in _entries(path, text, "notebooks", entries, NOTEBOOK_KEYS, "a notebook", profile):
+    for where, entry in profile_entries(path, text, "notebooks", entries, NOTEBOOK_KEYS, "a notebook",
+                                        profile.applied, profile.names):
         spec = parse_notebook(entry, where, path.parent, labels, cache)
         if profile.smoke:
             spec.parameters.update({k: v for k, v in NOTEBOOK_PARAMETERS.items() if k in spec.parameters})
@@ -206,22 +208,15 @@ def study_figures_dir(source: str | os.PathLike) -> str:
 
 
 # ------------------------------------------------------------------- the study
-def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str | os.PathLike = "runs",
-               notebooks: bool = True, observed=None) -> Study:
-    """Load and validate a study for one profile: every run's config, every notebook and its
-    parameters. Raises :class:`StudyError` naming the file, line, run label and key. ``observed``:
-    a record's runs (:func:`cselab.workbench.studies.record.records_frame`); the power plan then takes each
-    claim's spread from them (the seeds a claim needs, re-estimated on the spread alone).
-
-    ``notebooks=False`` reads the runs only (no notebook is opened; ``Study.notebooks`` is empty):
-    what a notebook needs to find the study's run directories."""
+def _read(source: str | os.PathLike, profile: str, runs_root: str | os.PathLike, expand, observed=None):
+    """What :func:`load_study` and :func:`read_study_plan` share, top to bottom: the file, its name,
+    the profile, the runs (``expand``), the claims and the runs again with the power plan's seeds."""
     path = resolve_study_path(source)
     data, text = read_yaml(path)
     check_keys(str(path), data, STUDY_KEYS, "a study")
     name = _study_name(path, data, Path(runs_root))
-    description = data.get("description") or ""
     chosen = _profile(path, data, profile)
-    runs = _runs(path, data, text, chosen, Path(runs_root), profile)
+    runs = _runs(path, data, text, chosen, Path(runs_root), profile, expand=expand)
     # the claims name the run groups; their power plan gives the groups whose seeds are `plan`
     claims = read_claims_spec(path, data, text, chosen.applied, chosen.names,
                               {variant_of_label(r.label)[0] for r in runs})
@@ -230,8 +225,33 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
 
         claims.observed = observed_spreads(claims.claims, observed)
     if claims.claims and not chosen.smoke:
-        runs = _runs(path, data, text, chosen, Path(runs_root), profile, claims.planned_seeds())
+        runs = _runs(path, data, text, chosen, Path(runs_root), profile, claims.planned_seeds(), expand=expand)
+    return path, data, text, name, chosen, runs, claims
+
+
+def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str | os.PathLike = "runs",
+               notebooks: bool = True, observed=None) -> Study:
+    """Load and validate a study for one profile: every run's config, every notebook and its
+    parameters. Raises :class:`StudyError` naming the file, line, run label and key. ``observed``:
+    a record's runs (:func:`cselab.workbench.studies.record.records_frame`); the power plan then takes each
+    claim's spread from them (the seeds a claim needs, re-estimated on the spread alone).
+
+    ``notebooks=False`` reads the runs only (no notebook is opened; ``Study.notebooks`` is empty):
+    what a notebook needs to find the study's run directories. What reads a record needs less:
+    :func:`read_study_plan`."""
+    path, data, text, name, chosen, runs, claims = _read(source, profile, runs_root, expand_group, observed)
     specs = _notebooks(path, data, text, chosen, [r.label for r in runs]) if notebooks else []
     slurm = _slurm(path, data)
-    return Study(name, description, path, profile, runs, specs, slurm, claims, chosen.smoke, chosen.names,
-                 figures_dir_of(path, data, text))
+    return Study(name, data.get("description") or "", path, profile, runs, specs, slurm, claims, chosen.smoke,
+                 chosen.names, figures_dir_of(path, data, text))
+
+
+def read_study_plan(source: str | os.PathLike, profile: str = "cpu", runs_root: str | os.PathLike = "runs") -> StudyPlan:
+    """The study as a record is read against it: what :func:`load_study` reads and checks of the file,
+    its profile, its claims, power plan and record figures, and every planned run's label and group,
+    but no run config resolved (no :func:`load_config`) and no notebook or slurm setting read. What
+    the record-to-page path takes (cselab/workbench/paper_tables/record_report.py); a run's config is
+    resolved when asked for (:class:`LabelledRun`)."""
+    path, data, text, name, chosen, runs, claims = _read(source, profile, runs_root, plan_group)
+    return StudyPlan(name, data.get("description") or "", path, profile, runs, claims, chosen.smoke, chosen.names,
+                     figures_dir_of(path, data, text))

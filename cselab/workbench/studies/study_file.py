@@ -5,6 +5,7 @@ accepts). :class:`StudyError` is the one error all of a study's validation raise
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -30,16 +31,24 @@ class StudyError(ValueError):
 
 def item_lines(text: str, key: str) -> list[int]:
     """1-based line of each item of the top-level sequence ``key`` (for error messages)."""
+    return list(_sequence_lines(text).get(key, ()))
+
+
+@functools.lru_cache(maxsize=16)
+def _sequence_lines(text: str) -> dict[str, tuple[int, ...]]:
+    """``{key: lines of its items}`` for every top-level sequence: the file composed once, not once a key."""
     try:
         root = yaml.compose(text)
     except yaml.YAMLError:
-        return []
+        return {}
     if not isinstance(root, yaml.MappingNode):
-        return []
+        return {}
+    out: dict[str, tuple[int, ...]] = {}
     for k, v in root.value:
-        if getattr(k, "value", None) == key and isinstance(v, yaml.SequenceNode):
-            return [item.start_mark.line + 1 for item in v.value]
-    return []
+        key = getattr(k, "value", None)
+        if isinstance(key, str) and isinstance(v, yaml.SequenceNode) and key not in out:
+            out[key] = tuple(item.start_mark.line + 1 for item in v.value)
+    return out
 
 
 def read_yaml(path: Path) -> tuple[dict, str]:
@@ -92,6 +101,33 @@ def check_keys(where: str, mapping: Any, allowed: tuple[str, ...], what: str) ->
             hint = difflib.get_close_matches(str(key), allowed, n=1)
             suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
             raise StudyError(f"{where}: unknown key {shown(key)}{suggestion}; valid keys: {', '.join(allowed)}")
+
+
+def profile_entries(path, text: str, key: str, entries: list, allowed: tuple[str, ...], what: str, profile: str,
+                    known: list[str]):
+    """``(where, entry)`` for each entry of the top-level list ``key`` that belongs to ``profile``,
+    ``where`` its file and line; every entry's keys checked (:func:`check_keys`), those of other
+    profiles skipped (:func:`belongs`). The run groups, notebooks, claims, record extras and record
+    figures are all read through it."""
+    lines = item_lines(text, key)
+    for i, entry in enumerate(entries):
+        where = f"{path}:{lines[i]}" if i < len(lines) else f"{path}: {key}[{i}]"
+        check_keys(where, entry, allowed, what)
+        if belongs(where, entry, profile, known):
+            yield where, entry
+
+
+def belongs(where: str, entry: dict, profile: str, known: list[str]) -> bool:
+    """Whether a list entry belongs to ``profile``: it names no ``profiles``, or names it among them;
+    every profile it names must be one of the study's (``known``)."""
+    chosen = entry.get("profiles")
+    if chosen is None:
+        return True
+    as_list(f"{where}: profiles", chosen, str, "profile names")
+    unknown = [p for p in chosen if p not in known]
+    if unknown:
+        raise StudyError(f"{where}: profiles: unknown profile {shown(unknown[0])} (the study's profiles: {', '.join(known)})")
+    return profile in chosen
 
 
 def as_list(where: str, value: Any, item_type: type, what: str) -> list:
