@@ -22,20 +22,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Mapping
 
+# set by a study for its notebooks' kernels: the notebook and the runs their figures are drawn from
+from ..studies.figure_source import SOURCE_ENV, checkout_root, source_environment
+
 PROVENANCE_FILE = "provenance.json"
 PROVENANCE_FORMAT = 1
-# Set by a study for the kernels of its notebooks (cselab.workbench.studies.execute): JSON with
-# "source" (what the figures are drawn from) and "code" (the notebook file, relative to the checkout).
-SOURCE_ENV = "CSELAB_FIGURE_SOURCE"
 COMMAND_ENV = "CSELAB_COMMAND"    # the command a study's kernels were started by (cselab.cli sets it)
 PLOTS_PACKAGE = "cselab/workbench/plots"   # every figure's style, checker and most of its drawing
 STACK_PREFIX = "cselab/workbench/"          # the modules on the stack that count as drawing code
 _log = logging.getLogger(__name__)
-
-
-def checkout_root() -> Path:
-    """The folder that holds the ``cselab`` package (the checkout, for an editable install)."""
-    return Path(__file__).resolve().parents[3]
 
 
 def _relative(filename: str, root: Path) -> str | None:
@@ -89,11 +84,6 @@ def _environment_source() -> tuple[str | None, list[str]]:
         return str(data.get("source") or ""), [str(c) for c in data.get("code") or []]
     except (ValueError, AttributeError):
         return raw, []
-
-
-def source_environment(source: str, code: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
-    """The environment a notebook's kernel gets so that its figures name what they are drawn from."""
-    return {SOURCE_ENV: json.dumps({"source": source, "code": list(code)})}
 
 
 def read_provenance(folder: str | os.PathLike) -> dict[str, dict]:

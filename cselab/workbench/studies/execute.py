@@ -17,9 +17,9 @@ import time
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from ...model.io import check_not_link, read_json
+from .figure_source import figure_source
 from ...model.rundir.layout import RunDir
 from .status import checkpoint_step, run_status
 
@@ -88,21 +88,6 @@ def _kernel_manager_class(extra_env: dict[str, str] | None):
             return await super()._async_pre_start_kernel(**kw)
 
     return KernelManagerWithEnv
-
-
-def figure_source(source: Path, parameters: Mapping) -> dict[str, str]:
-    """The kernel's environment that makes its saved figures name the notebook and the runs they are
-    drawn from (:mod:`cselab.workbench.plots.provenance`)."""
-    from ..plots.provenance import checkout_root, source_environment
-
-    try:
-        notebook, code = source.resolve().relative_to(checkout_root()).as_posix(), True
-    except ValueError:   # a study's own notebook outside the checkout: its name is what is known
-        notebook, code = source.name, False
-    runs = parameters.get("runs")
-    folders = sorted(Path(str(r)).name for r in (runs.values() if isinstance(runs, Mapping) else []))
-    drawn_from = f"{notebook} on {len(folders)} run(s): {', '.join(folders)}" if folders else notebook
-    return source_environment(drawn_from, [notebook] if code else [])
 
 
 @dataclass
