@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     import os
     import shlex
 
-    os.environ.setdefault("CSELAB_COMMAND", shlex.join(["cselab", *(sys.argv[1:] if argv is None else argv)]))
+    os.environ.setdefault("CSELAB_COMMAND", shlex.join(["cselab", *map(_portable, sys.argv[1:] if argv is None else argv)]))
     try:
         return COMMANDS[args.command](args)
     except KeyboardInterrupt:
@@ -177,6 +177,20 @@ def main(argv: list[str] | None = None) -> int:
         hint = "" if expected or args.debug else " (rerun with --debug for the traceback)"
         print(f"cselab {args.command}: error: {what}{hint}", file=sys.stderr)
         return 2 if expected else 1
+
+
+def _portable(argument: str) -> str:
+    """A command-line argument as a figure's provenance may keep it: a path inside the working
+    directory relative to it (``/home/me/cselab/data`` → ``data``), so no path of this machine is
+    committed with the figures."""
+    import os
+
+    head, sep, value = argument.partition("=") if argument.startswith("--") else ("", "", argument)
+    if os.path.isabs(value):
+        cwd = os.path.abspath(os.getcwd())
+        if os.path.abspath(value) == cwd or os.path.abspath(value).startswith(cwd + os.sep):
+            value = os.path.relpath(os.path.abspath(value), cwd)
+    return f"{head}{sep}{value}" if sep else value
 
 
 def _close_progress_bars() -> None:

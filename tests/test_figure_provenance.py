@@ -108,3 +108,12 @@ def test_the_check_finds_a_figure_drawn_before_its_code_changed(tmp_path):
         "commit": first, "command": "x", "source": "x", "cpu": "x/x", "date": "x", "drawn_by": [PLOTS_PACKAGE]}}}))
     stale = stale_figures([fake], shown_from=tmp_path)
     assert len(stale) == 1 and stale[0].startswith("figures/old.png: drawn at " + first[:10])
+
+
+def test_the_command_a_figure_names_keeps_no_path_of_this_machine(tmp_path, monkeypatch):
+    from cselab.cli import _portable
+
+    monkeypatch.chdir(tmp_path)
+    assert _portable(str(tmp_path / "data")) == "data"
+    assert _portable(f"--data-dir={tmp_path / 'data'}") == "--data-dir=data"
+    assert _portable("figures") == "figures" and _portable(str(tmp_path)) == "."
