@@ -185,7 +185,7 @@ def _portable(argument: str) -> str:
     committed with the figures."""
     import os
 
-    head, sep, value = argument.partition("=") if argument.startswith("--") else ("", "", argument)
+    head, sep, value = argument.partition("=") if argument.startswith("--") and "=" in argument else ("", "", argument)
     if os.path.isabs(value):
         cwd = os.path.abspath(os.getcwd())
         if os.path.abspath(value) == cwd or os.path.abspath(value).startswith(cwd + os.sep):

@@ -117,3 +117,4 @@ def test_the_command_a_figure_names_keeps_no_path_of_this_machine(tmp_path, monk
     assert _portable(str(tmp_path / "data")) == "data"
     assert _portable(f"--data-dir={tmp_path / 'data'}") == "--data-dir=data"
     assert _portable("figures") == "figures" and _portable(str(tmp_path)) == "."
+    assert _portable("--profile") == "--profile" and _portable("2") == "2"
