@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--replan", action="store_true", help="re-estimate the power plan from the spreads the "
                      "study's record shows (seeds up to the plan's cap where the pilot's spread was too small)")
     rep.add_argument("--only", nargs="+", default=[], metavar="LABEL",
-                     help="train only the runs whose labels match these patterns (fnmatch, e.g. 'simcse-s1?'), "
+                     help="train only the runs whose labels match these patterns (fnmatch, e.g. 'mine-s1?'), "
                      "in the study's order; needs --runs-only")
     rep.add_argument("--from-record", action="store_true", help="train nothing: rebuild the claims table, the "
                      "study's tables and its seed-level figures from the committed record "

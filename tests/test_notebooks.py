@@ -23,7 +23,7 @@ def test_quickstart_notebook_executes(tiny_model, thin_data, tmp_path):
                     "data_dir": str(thin_data), "output_dir": str(tmp_path / "runs"), "figures_dir": str(figures)})
     written = {p.name for p in figures.iterdir()}
     assert written == {"loss.pdf", "loss.png", "similarity.pdf", "similarity.png", "stsb_dev.pdf", "stsb_dev.png",
-                       "sts_table.md"}
+                       "sts_table.md", "provenance.json"}
     # the three figures are shown inline as PNG (a Figure built without pyplot would print "<Figure size …>")
     cells = json.loads((tmp_path / "out.ipynb").read_text())["cells"]
     shown = [o for c in cells if c["cell_type"] == "code" for o in c.get("outputs", [])]

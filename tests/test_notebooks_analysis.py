@@ -57,7 +57,7 @@ def check_outputs(notebook: dict, figures: Path, expected_figures: set[str]) -> 
     """The figures written are exactly the expected ones, each as a non-empty PNG and PDF, and the
     executed notebook shows at least one image per figure and no error."""
     written = {p.name for p in figures.iterdir()}
-    assert written == {f"{n}.{ext}" for n in expected_figures for ext in ("png", "pdf")}
+    assert written == {f"{n}.{ext}" for n in expected_figures for ext in ("png", "pdf")} | {"provenance.json"}
     for name in expected_figures:
         assert (figures / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert (figures / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"

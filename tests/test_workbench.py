@@ -164,7 +164,7 @@ def test_an_executed_notebook_holds_its_figures_as_png(tmp_path):
     sources = ["".join(cells[i]["source"]).strip().splitlines()[-1] for i, _ in images]
     assert sources == ["fig", "display(fig)", 'print(sorted(p.name for p in written))']
     assert all(png_size(data) == (330, 250) for _, data in images)
-    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == ["loss.pdf", "loss.png"]
+    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == ["loss.pdf", "loss.png", "provenance.json"]
     # synthetic runs: best STS-B dev 80.0 + offset (0.1 for MixCSE)
     assert (tmp_path / "tables" / "best_dev.csv").read_text() == (
         "run,best STS-B dev\nsimcse-s1,80.0\nsimcse-s2,80.0\nmixcse-s1,80.1\nmixcse-s2,80.1\n")

@@ -49,7 +49,7 @@ def test_a_figure_replaces_a_link_in_its_place(tmp_path, outside):
     assert [p.name for p in written] == ["stsb_dev.png", "stsb_dev.pdf"]
     png = folder / "stsb_dev.png"
     assert not png.is_symlink() and png.read_bytes().startswith(b"\x89PNG")
-    assert sorted(p.name for p in folder.iterdir()) == ["stsb_dev.pdf", "stsb_dev.png"]   # no temporary file left
+    assert sorted(p.name for p in folder.iterdir()) == ["provenance.json", "stsb_dev.pdf", "stsb_dev.png"]   # no temporary file left
 
 
 def test_a_record_is_never_appended_through_a_link(tmp_path, outside):
