@@ -363,6 +363,26 @@ def test_x_ticks_off_the_logged_steps_are_found_and_ticks_on_them_pass():
     assert check_figure(fig) == []
 
 
+def test_plotting_code_ticks_a_marked_sparse_line_at_its_measured_steps():
+    """The checker accepts any ticks over marked points, but a figure the workbench draws puts them on
+    the measured steps: probes every 4 steps are ticked 0, 4, 8, 12, 16, not matplotlib's 0, 2.5, 5, ..."""
+    from cselab.workbench.plots.core import new_figure, styled
+
+    @styled
+    def draw(steps):
+        fig, (ax,) = new_figure(1)
+        ax.plot(steps, np.linspace(74.0, 82.0, len(steps)), marker="o", label="SimCSE")
+        return fig
+
+    fig = draw([0, 4, 8, 12, 16])
+    assert [float(t) for t in fig.axes[0].get_xticks()] == [0.0, 4.0, 8.0, 12.0, 16.0]
+    assert check_figure(fig) == []
+    fig = draw(list(range(0, 81, 10)))                 # nine probes: matplotlib's own ticks are on them
+    assert [float(t) for t in fig.axes[0].get_xticks() if 0 <= t <= 80] == [0.0, 20.0, 40.0, 60.0, 80.0]
+    fig = draw(list(range(0, 33, 4)))                  # nine probes every 4: every other one (at most 6)
+    assert [float(t) for t in fig.axes[0].get_xticks()] == [0.0, 8.0, 16.0, 24.0, 32.0]
+
+
 def test_round_ticks_over_marked_evaluations_or_a_dense_curve_pass():
     """Ticks at round numbers over a regular grid of steps are what papers print: four evaluations
     every 8 steps drawn with markers, or a full-width curve logged every 8 steps, show which steps

@@ -132,8 +132,9 @@ def plot_paired_differences(comparisons: Mapping[str, pd.DataFrame], group: str 
         ends = [0.0, *table["diff"], *table["diff_ci_low"].dropna(), *table["diff_ci_high"].dropna()]
         pad = 0.08 * ((max(ends) - min(ends)) or 1.0)
         ax.set_xlim(min(ends) - pad, max(ends) + pad)
-        # at least three ticks: "0" and "2" alone leave the reader to guess the scale between them
-        ax.xaxis.set_major_locator(MaxNLocator(nbins="auto", min_n_ticks=3))
+        # at least four ticks: "0", "1.5" and "3" leave the reader to count the scale between them
+        # (fit_tick_labels thins them again where their labels would collide)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins="auto", min_n_ticks=4))
         ax.set_yticks(positions, [str(g) for g in table[group]])
         ax.set_ylim(-0.6, max(len(table), 1) - 0.4)
         ax.set_title(textwrap.fill(str(name), TITLE_WIDTH))

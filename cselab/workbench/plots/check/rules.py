@@ -407,15 +407,16 @@ def sparse_lines(ax: Axes, drawn: DrawnFigure) -> list[str]:
     return problems
 
 
-def _sparse_grids(ax: Axes) -> list[np.ndarray]:
+def _sparse_grids(ax: Axes, marked: bool = False) -> list[np.ndarray]:
     """The x values of each unmarked data line of ``ax`` that form a sparse regular grid: at least 3
     and at most ``GRID_MAX_POINTS`` distinct values, equally spaced (the logged steps of a sparse
     record), drawn as a line without a marker at each value. Only there could a reader take the
-    ticks for the measured steps: markers show the measurements, and a denser line is a curve."""
+    ticks for the measured steps: markers show the measurements, and a denser line is a curve.
+    ``marked``: lines with markers too (where plotting code puts its ticks: papers tick measured steps)."""
     grids: list[np.ndarray] = []
     markers = None
     for line, _ in named_lines(ax):
-        if not drawn_as_line(line) or has_markers(line):
+        if not drawn_as_line(line) or (has_markers(line) and not marked):
             continue   # points, or a line with its own markers: every measurement is seen
         x = np.unique(finite(np.asarray(line.get_xdata(orig=False), float).reshape(-1, 1)).ravel())
         if not 3 <= len(x) <= GRID_MAX_POINTS:
@@ -423,8 +424,8 @@ def _sparse_grids(ax: Axes) -> list[np.ndarray]:
         gaps = np.diff(x)
         if not np.allclose(gaps, gaps[0], rtol=1e-6, atol=0) or any(np.array_equal(x, g) for g in grids):
             continue
-        markers = marker_positions(ax) if markers is None else markers
-        if all_marked(finite(display_xy(line)), markers, px(ax.get_figure(), MARKER_PX)):
+        markers = marker_positions(ax) if markers is None and not marked else markers
+        if not marked and all_marked(finite(display_xy(line)), markers, px(ax.get_figure(), MARKER_PX)):
             continue   # another artist (a scatter, error bars) marks each measurement
         grids.append(x)
     return grids
@@ -443,17 +444,18 @@ def _on_grid(ticks: np.ndarray, grid: np.ndarray) -> np.ndarray:
     return np.abs(position - np.round(position)) < 1e-6
 
 
-def ticks_off_grid_of(ax: Axes) -> tuple[float, np.ndarray, np.ndarray] | None:
+def ticks_off_grid_of(ax: Axes, marked: bool = False) -> tuple[float, np.ndarray, np.ndarray] | None:
     """Where ``ax``'s major x ticks miss the sparse regular grid of its data's x values (see
     :func:`ticks_off_grid`): (the share of ticks on it, the grid, the ticks over its span), or None
     when they fall on one of its grids or it has none (a log axis, a dense record); what plotting code
-    asks before it puts the ticks on the measured steps."""
+    asks before it puts the ticks on the measured steps (``marked=True``: over lines with markers too,
+    which the checker accepts with any ticks but a paper ticks at its measured steps)."""
     if ax.get_xscale() != "linear" or not ax.xaxis.get_visible():
         return None
     drawn = [t for t in drawn_ticks(ax.xaxis) if t.label1.get_visible() or t.label2.get_visible()]
     if any(not _is_number(t.label1.get_text()) for t in drawn):
         return None   # categories (method names, tasks): points dodged about them are not measured steps
-    grids = _sparse_grids(ax)
+    grids = _sparse_grids(ax, marked)
     if not grids:
         return None
     ticks = np.array([t.get_loc() for t in drawn], float)
