@@ -214,6 +214,23 @@ def test_record_curves_name_lines_that_end_on_each_other_and_keep_method_markers
     assert {line.get_label(): line.get_marker() for line in fig.axes[0].lines} == {"SimCSE": "o", "MixCSE": "s"}
 
 
+def test_record_curves_over_different_seed_counts_say_each_lines_n():
+    """largest_angle: SimCSE over 13 seeds, MixCSE without the stop-gradient over 5; "n = 5–13" under the
+    figure did not say which line rests on which."""
+    from cselab.workbench.plots.claims import plot_seed_curves
+
+    def curve(seeds: int, shift: float = 0.0) -> pd.DataFrame:
+        return pd.DataFrame([{"seed": s, "step": step, "value": 80.0 + shift + step / 10 + s / 100}
+                             for s in range(1, seeds + 1) for step in (0, 10, 20)])
+
+    fig = plot_seed_curves({"SimCSE": curve(13), "MixCSE w/o stop-gradient": curve(5, 2.0)}, "largest angle (°)")
+    assert [line.get_label() for line in fig.axes[0].lines] == ["SimCSE (n 13)", "MixCSE w/o stop-gradient (n 5)"]
+    assert "each line's in the legend" in " ".join(fig._cselab_note.get_text().split())
+    fig = plot_seed_curves({"SimCSE": curve(3), "MixCSE": curve(3, 2.0)}, "largest angle (°)")
+    assert [line.get_label() for line in fig.axes[0].lines] == ["SimCSE", "MixCSE"]
+    assert "n = 3 seeds" in fig._cselab_note.get_text()
+
+
 def test_metric_grid_axes_carry_no_corner_text_and_a_share_spans_0_to_1():
     """method_statistics: "1e−7" over ClusterNS's BML panel; the false-negative share on 0.81–0.88
     there but 0–1 in Fig. 7."""

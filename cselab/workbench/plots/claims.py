@@ -310,6 +310,17 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
         raise TooFewPoints("plot_seed_curves: no logged values to draw")
     fig, axes = new_figure(len(panels), panel_size=(COLUMN_WIDTH + 0.4, 2.5), ncols=2)
     names = list(dict.fromkeys(n for p in panels.values() for n in p))
+    # seeds per line (at its steps): said in the legend where the lines rest on different counts
+    line_counts = {name: {int(part["value"].notna().sum()) for p in panels.values() if name in p
+                          for _, part in p[name].groupby("step")} for name in names}
+    differ = len({frozenset(c) for c in line_counts.values()}) > 1
+
+    def with_n(name: str) -> str:
+        if not differ:
+            return name
+        c = sorted(line_counts[name])
+        return f"{name} (n {c[0]})" if len(c) == 1 else f"{name} (n {c[0]}–{c[-1]})"
+
     styles = series_styles(names)
     markers = point_markers(names)   # each method's own marker (MixCSE ■ in every figure)
     counts = set()
@@ -328,7 +339,7 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
             steps_seen.update(steps.tolist())
             style = styles[name]
             ax.plot(steps, means, color=style["color"], linestyle=style.get("linestyle", "-"),
-                    marker=style.get("marker") or markers[name], markersize=3, linewidth=1.2, label=name)
+                    marker=style.get("marker") or markers[name], markersize=3, linewidth=1.2, label=with_n(name))
             curves[name] = dict(zip(steps.tolist(), means.tolist()))
             ok = np.isfinite(lows)
             if ok.any():
@@ -354,7 +365,7 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
     separate_coincident(list(axes))   # two σ at a share of 1.0 all along: both shown, and said
     place_legend(axes[0], min_entries=2)
     n = sorted(counts)
-    seeds = f"n = {n[0]} seeds" if len(n) == 1 else f"n = {n[0]}–{n[-1]} seeds"
+    seeds = f"n = {n[0]} seeds" if len(n) == 1 else "n seeds: each line's in the legend"
     mean = "geometric mean" if logy else "share" if share else "mean"
     band = "95 % Wilson interval" if share else "95 % t-interval" + (" (both on the log scale)" if logy else "")
     add_note(fig, f"Line: the {mean} over seeds at each logged step ({seeds}); band: its {band}."
