@@ -161,9 +161,12 @@ def format_power_plan(study: Study) -> str:
     from ..claims import format_plan as claims_plan
 
     table = claims_plan(plan)
+    # a scale of 0 is a dropped one: "the paper's effect × 0 if larger" would read as a rule in force
+    target = (f"target {rule.target:g} STS points, no paper effect scaled" if not rule.scale else
+              f"target {rule.target:g} STS points or the paper's effect × {rule.scale:g} if larger")
     return "\n".join([
         "", f"power plan ({len(plan)} claims; cselab/claims.py): each claim's MDE at its Holm level α/k, power "
-        f"{rule.power:g}; target {rule.target:g} STS points or the paper's effect × {rule.scale:g} if larger "
+        f"{rule.power:g}; {target} "
         f"({rule.scale_rule}); {rule.min_seeds}-{rule.max_seeds} seeds a paper claim, {rule.check_seeds} a check; "
         f"spread without a pilot: {rule.prior_sd:g} ({rule.prior_rule})",
         tabulate(table, headers="keys", tablefmt="github"),
