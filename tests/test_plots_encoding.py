@@ -245,6 +245,7 @@ def test_metric_grid_axes_carry_no_corner_text_and_a_share_spans_0_to_1():
     share, bml, clusters = fig.axes[:3]
     assert share.get_ylim() == (0.0, 1.0)
     assert bml.get_title().endswith("(× 10⁻⁷)")
+    assert fig._suptitle is None   # the last panel's title was once the figure's too (a shadowed name)
     fig.canvas.draw()
     assert [ax.yaxis.get_offset_text().get_text() for ax in (share, bml, clusters)] == ["", "", ""]
     # the scaled tick labels: 3e-7 reads 3 under "× 10⁻⁷"

@@ -175,12 +175,12 @@ def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str =
         for name, group in groups.items():
             _group_line(ax, frame, key, group["runs"], group_label(shown[name], len(group["runs"])), styles[shown[name]],
                         markers[shown[name]])
-        title = words[key]
+        panel_title = words[key]   # not `title`: that is the figure's own (a suptitle when given)
         if key in logged:
             _log_scale(ax, frame[key])   # its ticks (10⁻², 10⁻¹) say so
         else:
-            title = _plain_y_axis(ax, frame[key], title)
-        ax.set_title(textwrap.fill(title, TITLE_WIDTH))
+            panel_title = _plain_y_axis(ax, frame[key], panel_title)
+        ax.set_title(textwrap.fill(panel_title, TITLE_WIDTH))
         ax.set_xlabel("training step")
         integer_ticks(ax.xaxis)
     separate_coincident(axes, {ax: words[key] for ax, key in zip(axes, keys)})
