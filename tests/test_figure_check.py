@@ -577,6 +577,27 @@ def test_separate_coincident_names_close_series_with_approx_and_equal_ones_with_
     assert check_figure(fig) == []
 
 
+def test_separate_coincident_names_marked_lines_half_a_marker_apart():
+    """layer_cls_similarity: APINCSE's ▼ line 1-3 pt under APINCSE-IN's + line (different markers, so
+    not hidden by the checker's test) read as one line; a line 20 pt away is left alone."""
+    from cselab.workbench.plots.style import separate_coincident
+
+    layers = np.arange(6)
+    fig, (ax,) = titled("layer profile")
+    ax.plot(layers, 0.53 + 0.01 * layers, marker="v", markersize=6, label="APINCSE")
+    ax.plot(layers, 0.53 + 0.01 * layers + 0.0005, marker="P", markersize=6, label="APINCSE-IN")
+    ax.plot(layers, 0.50 + 0.01 * layers, marker="o", markersize=6, label="SimCSE")
+    ax.set_ylim(0.45, 0.60)    # 0.0005 here: about 1 pt as drawn; 0.03: about 40 pt
+    assert separate_coincident([ax]) == [("APINCSE-IN", "APINCSE")]
+    assert [line.get_label() for line in ax.lines] == ["APINCSE", "APINCSE-IN (= APINCSE)", "SimCSE"]
+    fig, (ax,) = titled("layer profile")
+    ax.plot(layers, 0.53 + 0.01 * layers, marker="v", markersize=6, label="APINCSE")
+    ax.plot(layers, 0.53 + 0.01 * layers + 0.0015, marker="P", markersize=6, label="APINCSE-IN")
+    ax.set_ylim(0.45, 0.60)    # 0.0015: about 2.5 pt, within half a 6 pt marker; 4 % of the data's span
+    separate_coincident([ax])
+    assert ax.lines[1].get_label() == "APINCSE-IN (≈ APINCSE)"
+
+
 def test_save_figure_records_the_new_rules(tmp_path):
     import json
 

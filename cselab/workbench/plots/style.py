@@ -211,7 +211,7 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
             for earlier in lines[:i]:
                 if earlier.get_label() in found:
                     continue
-                same = _same_data(line, earlier)
+                same = _same_data(line, earlier) or _close_data(line, earlier)
                 if not same and earlier not in cover:
                     cover[earlier] = _covering(earlier)
                 if same or cover[earlier] is line:
@@ -290,6 +290,11 @@ MARKER_ON_TOP = 3.5
 # a line is 1.5 pt wide. The figure checker's "hidden under" test is stricter, so a pair it would
 # flag is always separated here.
 COINCIDENT_PT = 1.0
+# Lines whose every vertex lies within half a marker (or a line and a half without markers) of an
+# earlier line's read as "which is which?": drawn apart and named "(≈ Y)" too (APINCSE under
+# APINCSE-IN in a layer profile, 1-3 pt apart with different markers, was such a pair).
+CLOSE_MARKER_SHARE = 0.5
+CLOSE_LINE_WIDTHS = 1.5
 
 
 def _covering(line):
@@ -301,6 +306,24 @@ def _covering(line):
     ax = line.axes
     ax.get_xlim(), ax.get_ylim()   # settles autoscaled limits, so transData is the drawn one
     return covering_line(line, ax)
+
+
+def _close_data(a, b) -> bool:
+    """Every vertex of ``a`` within reach of ``b``'s at the same x, as drawn: half the larger marker,
+    or :data:`CLOSE_LINE_WIDTHS` line widths where neither line has markers (typographic points)."""
+    xa, ya = np.asarray(a.get_xdata(), float), np.asarray(a.get_ydata(), float)
+    xb, yb = np.asarray(b.get_xdata(), float), np.asarray(b.get_ydata(), float)
+    if xa.shape != xb.shape or not len(xa) or not np.allclose(xa, xb, equal_nan=True):
+        return False
+    marked = [line.get_markersize() for line in (a, b) if line.get_marker() not in (None, "", "None", "none")]
+    reach = max(COINCIDENT_PT, CLOSE_MARKER_SHARE * max(marked) if marked else
+                CLOSE_LINE_WIDTHS * max(a.get_linewidth(), b.get_linewidth()))
+    ax = a.axes
+    ax.get_xlim(), ax.get_ylim()
+    to_pt = 72.0 / ax.figure.dpi
+    pa = ax.transData.transform(np.column_stack([xa, ya])) * to_pt
+    pb = ax.transData.transform(np.column_stack([xb, yb])) * to_pt
+    return bool(np.allclose(pa, pb, atol=reach, rtol=0, equal_nan=True))
 
 
 def _same_data(a, b) -> bool:
