@@ -1,7 +1,7 @@
-"""One run's statistics in panels by what they are about (their kinds, as the methods declare them:
-:mod:`cselab.workbench.plots.palettes`): a method that logs many (ClusterNS) has curves within 0.02 of
-each other that hide one another in one panel. A statistic compared with a configured threshold gets
-it as a dotted line in its panel.
+"""One run's statistics in panels by what they are about (their kinds' families, as each method's view
+declares them: :mod:`cselab.workbench.method_views`): a method that logs many (ClusterNS) has curves
+within 0.02 of each other that hide one another in one panel. A statistic compared with a configured
+threshold (its method's view says which, and the config key) gets it as a dotted line in its panel.
 
 =============================  =======================================================================
 function                       paper figures
@@ -20,49 +20,39 @@ from matplotlib.figure import Figure
 
 from ...model.rundir import Runs, labelled_runs, read_config, read_metrics
 from ..labels import display_name
+from ..method_views import OTHER_FAMILY, kind_families, threshold
 from .core import require_columns, styled
 from .training_curves import curves_over_steps, stat_label_words
 
-# A run's statistics in panels by what they are about (their kinds, cselab.workbench.plots.palettes):
-# a method that logs many (ClusterNS) has curves within 0.02 of each other that hide one another
-# in one panel.
-STATISTIC_FAMILIES = {
-    "pairs the loss contrasts": ("positive", "augmented positive", "in-batch negative", "hard negative",
-                                 "mixed negative", "noise negative", "interlayer negative", "queue negative",
-                                 "off-dropout negative"),
-    "clusters": ("nearest centroid", "between centroids", "false negative"),
-    "all pairs of the batch": ("batch mean",),
-}
-OTHER_FAMILY = "other statistics"
-# Statistics compared with a configured threshold, its key in the method's section and its symbol:
-# the threshold is drawn as a dotted line in their panel.
-THRESHOLDS = {"batch_cos": ("start_threshold", "σ", "the method starts clustering once this mean falls below it")}
+# the colour of a configured threshold's dotted line and its words (cselab.workbench.method_views.threshold)
 THRESHOLD_COLOUR = "0.45"
 
 
 def statistic_families(stats: Sequence[str]) -> dict[str, list[str]]:
-    """``stats`` (``sim/`` keys without the prefix) grouped by :data:`STATISTIC_FAMILIES`, in its
-    order (a statistic of no known kind under "other statistics"); empty families left out."""
+    """``stats`` (``sim/`` keys without the prefix) grouped by the families of their kinds
+    (:func:`cselab.workbench.method_views.kind_families`, in its order; a statistic of no known kind
+    under "other statistics"); empty families left out."""
     from .palettes import statistic_kind
 
+    families = kind_families()
     out: dict[str, list[str]] = {}
     for stat in stats:
         kind = statistic_kind(stat)
-        family = next((name for name, kinds in STATISTIC_FAMILIES.items() if kind in kinds), OTHER_FAMILY)
+        family = next((name for name, kinds in families.items() if kind in kinds), OTHER_FAMILY)
         out.setdefault(family, []).append(stat)
-    return {name: out[name] for name in [*STATISTIC_FAMILIES, OTHER_FAMILY] if name in out}
+    return {name: out[name] for name in [*families, OTHER_FAMILY] if name in out}
 
 
 def _thresholds(runs: Mapping[str, object], stats: Sequence[str]) -> dict[str, tuple[str, float]]:
     """``{stat: (symbol, value)}`` for the statistics of ``stats`` a run's config sets a threshold for."""
     found = {}
     for stat in stats:
-        component, _, name = stat.rpartition(".")
-        if name in THRESHOLDS:
-            option, symbol, _ = THRESHOLDS[name]
-            values = {read_config(path).get(component, {}).get(option) for path in runs.values()} - {None}
+        line = threshold(stat)
+        if line is not None:
+            component = stat.rpartition(".")[0]
+            values = {read_config(path).get(component, {}).get(line.option) for path in runs.values()} - {None}
             if len(values) == 1:
-                found[stat] = (symbol, float(values.pop()))
+                found[stat] = (line.symbol, float(values.pop()))
     return found
 
 
@@ -105,4 +95,4 @@ def statistic_family_note(data: Runs, stats: Sequence[str]) -> str:
     lines = _thresholds(labelled_runs(data), stats)
     words = stat_label_words()
     return " ".join(f"Dotted, with the {words.get(stat, stat)}: {symbol} = {value:g}, the threshold "
-                    f"({THRESHOLDS[stat.rpartition('.')[2]][2]})." for stat, (symbol, value) in lines.items())
+                    f"({threshold(stat).words})." for stat, (symbol, value) in lines.items())
