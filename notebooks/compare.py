@@ -217,15 +217,7 @@ else:
 # %%
 if transfer_tasks:
     transfer = evaluate_runs(runs, "transfer", data_dir=data_dir, tasks=list(transfer_tasks), fast=transfer_fast)
-    transfer_frame = with_groups(evaluation_frame(transfer, config_keys=()), groups)
-    transfer_methods = grouped_table(transfer_frame, [*transfer_tasks, "avg"],
-                                     rename={**task_labels("transfer"), "avg": "Avg."})
-    workbench.save_table(transfer_methods, "transfer_methods", tables_dir)
-    display(transfer_methods)
-    if baseline_group is not None:
-        transfer_comparison = baseline_table(transfer_frame, "avg", baseline_group)
-        workbench.save_table(transfer_comparison, "transfer_vs_baseline", tables_dir)
-        display(transfer_comparison)
+    workbench.suite_comparison_cell(transfer, groups, "transfer", transfer_tasks, baseline_group, tables_dir)
 else:
     print("transfer_tasks is empty: no transfer evaluation")
 
@@ -236,16 +228,8 @@ else:
 if clustering_tasks:
     clustering = evaluate_runs(runs, "clustering", data_dir=data_dir, tasks=list(clustering_tasks),
                                seeds=list(clustering_seeds), max_texts=clustering_max_texts)
-    clustering_frame = with_groups(evaluation_frame(clustering, config_keys=()), groups)
-    clustering_frame["mean"] = clustering_frame[list(clustering_tasks)].mean(axis=1)
-    clustering_methods = grouped_table(clustering_frame, [*clustering_tasks, "mean"],
-                                       rename={**task_labels("clustering"), "mean": "Avg."})
-    workbench.save_table(clustering_methods, "clustering_methods", tables_dir)
-    display(clustering_methods)
-    if baseline_group is not None:
-        clustering_comparison = baseline_table(clustering_frame, "mean", baseline_group)
-        workbench.save_table(clustering_comparison, "clustering_vs_baseline", tables_dir)
-        display(clustering_comparison)
+    workbench.suite_comparison_cell(clustering, groups, "clustering", clustering_tasks, baseline_group, tables_dir,
+                                    average="mean", mean_of_tasks=True)
 else:
     print("clustering_tasks is empty: no clustering evaluation")
 

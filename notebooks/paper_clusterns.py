@@ -124,16 +124,8 @@ workbench.paired_comparison_cell(sts, groups, tables_dir, sts_tasks, data_dir)
 # %% [markdown]
 # ## The paper's claims, checked on these runs
 #
-# Read this first. Each row is one claim, fixed in the study file before any run
-# (cselab/workbench/studies/paper-clusterns.yaml, `claims:`), reduced to a paired difference over training seeds
-# (variant − reference, the seeds both have): the paper's number, ours with its 95 % t-interval, the
-# paired t-test's p and its Holm adjustment within the claim's family (the paper's claims; the
-# workbench's own checks apart), the minimum detectable difference (power 0.8) at the level α/k the
-# claim must clear, whether the paper's effect scaled to this backbone was detectable, and a verdict:
-# *holds here*, *reversed*, *not detected* or *not testable at this scale*. Inside its study the
-# numbers are the study's committed record; on other runs (the demo's) they come from the runs given,
-# and claims whose variants are missing say so. The verdicts are about the scale the runs were made
-# at, not the paper's.
+# Read this first: the claims of cselab/workbench/studies/paper-clusterns.yaml (`claims:`), fixed before any run; the
+# cell says how to read its table.
 
 # %%
 workbench.claims_cell("paper-clusterns", profile, runs, record, tables_dir)

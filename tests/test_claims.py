@@ -243,7 +243,11 @@ def test_the_claims_cell_on_one_seed_says_nothing_was_tested(tmp_path, capsys):
     full = tmp_path / "full.jsonl"
     write_record(full, records)
     shown = workbench.claims_cell("paper-mixcse", "cpu", None, full, tmp_path)
-    assert capsys.readouterr().out.startswith("Holm over the paper's claims (7, α = 0.05); Holm over the workbench's")
+    printed = capsys.readouterr().out
+    assert printed.startswith("Holm over the paper's claims (7, α = 0.05); Holm over the workbench's")
+    # how to read the table, said by the cell (the four paper notebooks' one copy), the study file named
+    assert "How to read the table: each row is one claim, fixed in the study file before any run " \
+           "(cselab/workbench/studies/paper-mixcse.yaml, `claims:`)" in printed
     assert (tmp_path / "claims.md").is_file() and shown.index[0] == "MixCSE beats SimCSE"
 
 

@@ -20,7 +20,8 @@ from cselab.workbench.plots import (check_figure, plot_alignment_uniformity, plo
 from cselab.workbench.plots.check import equality_claim
 from cselab.workbench.plots.comparisons import draw_label_maps
 from cselab.workbench.plots.core import figure_note, new_figure
-from cselab.workbench.plots.dynamics import UNTUNED_MARKERS, statistic_families
+from cselab.workbench.plots.alignment_uniformity import UNTUNED_MARKERS
+from cselab.workbench.plots.statistic_families import statistic_families
 from cselab.workbench.plots.rc import PAGE_WIDTH
 from cselab.workbench.plots.similarity import plot_similarity_heatmap, row_label
 from cselab.workbench.plots.style import dashed_controls_note, separate_coincident

@@ -98,8 +98,9 @@ def test_new_methods_are_in_cpu_compare_and_costed_by_hand(tmp_path, monkeypatch
 
 # ------------------------------------------------------------------ no method's name in shared modules
 PACKAGE = Path(__file__).resolve().parents[1] / "cselab"
-# Where a method's name may stand: the methods' own files (cselab/model/methods/, the presets), and, with
-# their reasons, these.
+# Where a method's name may stand: the methods' own files (cselab/model/methods/, the presets; on the
+# workbench side their presentation, cselab/workbench/method_views/), and, with their reasons, these.
+OWN_PLACES = ("model/methods/", "workbench/method_views/")
 NAMED_HERE = {
     "model/config.py": "DEFAULT_METHOD: the method of a config that names none (the core alone), every default of "
                  "TrainConfig being SimCSE's",
@@ -127,7 +128,7 @@ def method_names_in_shared_modules(root: Path = PACKAGE) -> list[str]:
     found = []
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
-        if rel.startswith("model/methods/") or rel in NAMED_HERE:
+        if rel.startswith(OWN_PLACES) or rel in NAMED_HERE:
             continue
         found += [f"{rel}:{line}: {text[:60]!r}" for line, text in _string_literals(path)
                   if "://" not in text and word.search(text)]
@@ -156,7 +157,8 @@ def test_the_default_method_is_the_registered_core():
 
 def test_what_shared_modules_ask_of_a_method_comes_from_its_class(monkeypatch):
     from cselab.model.config import load_config
-    from cselab.workbench.plots.palettes import STATISTIC_COLOURS, statistic_colour
+    from cselab.workbench.method_views import statistic_colours
+    from cselab.workbench.plots.palettes import statistic_colour
     from cselab.workbench.plots.panels import key_words
     from cselab.workbench.studies import smoke
     from cselab.model.train.ddp import Processes
@@ -174,17 +176,18 @@ def test_what_shared_modules_ask_of_a_method_comes_from_its_class(monkeypatch):
     # a loss term's panel title and a cosine's colour, as the methods declare them
     assert key_words("loss/clusterns.bml") == "ClusterNS BML (× λ)"
     assert key_words("loss/simcse_pp.dcl") == "SimCSE++: dimension-wise contrastive loss"
-    assert statistic_colour("esimcse.queue_cos") == STATISTIC_COLOURS["queue negative"]
+    assert statistic_colour("esimcse.queue_cos") == statistic_colours()["queue negative"]
     assert method_key(["simcse", "mlm"]) == "simcse"   # the auxiliary term names no method
 
 
 def test_a_registered_method_declares_its_statistics_kinds_and_terms(toy_method):
-    from cselab.workbench.plots.palettes import STATISTIC_COLOURS, statistic_colour
+    from cselab.workbench.method_views import statistic_colours
+    from cselab.workbench.plots.palettes import statistic_colour
     from cselab.workbench.plots.panels import key_words
 
     toy_method.stat_kinds = {"toy_cos": "hard negative"}
     toy_method.term_titles = {"l_toy": "Toy-CSE++ toy term"}
-    assert statistic_colour("sim/toy_cse.toy_cos") == STATISTIC_COLOURS["hard negative"]
+    assert statistic_colour("sim/toy_cse.toy_cos") == statistic_colours()["hard negative"]
     assert key_words("loss/toy_cse.l_toy") == "Toy-CSE++ toy term"
     toy_method.term_titles = {}
     assert key_words("loss/toy_cse.l_toy") == "Toy-CSE++: toy loss"   # the label, the method named

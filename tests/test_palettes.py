@@ -12,14 +12,15 @@ import pytest
 
 from cselab.workbench.plots import categorical_colours, plot_profile_grid, plot_similarity_dynamics, statistic_colour, step_colours
 from cselab.workbench.plots.palettes import (CATEGORICAL_COLOURS, METHOD_PALETTE, NON_METHOD_COLORS, OTHER_COLORS,
-                                   STATISTIC_COLOURS, STATISTIC_RESERVE, ciede2000, delta_e, lab, statistic_kind)
+                                   STATISTIC_RESERVE, ciede2000, delta_e, lab, statistic_kind)
+from cselab.workbench.method_views import statistic_colours
 from cselab.workbench.plots.style import method_color, method_colors
 
 DISTINCT = 15.0       # CIEDE2000: colours of different meanings are at least this far apart
 CATEGORICAL = 20.0    # categories a reader must tell apart at a glance (tab20's first 14 come within 12.1)
 
 METHOD_COLOURS = [*METHOD_PALETTE, *OTHER_COLORS]   # slots, and the colours of methods without a slot
-STATISTICS = [*STATISTIC_COLOURS.values(), *STATISTIC_RESERVE]
+STATISTICS = [*statistic_colours().values(), *STATISTIC_RESERVE]
 
 
 @pytest.mark.parametrize("pair, expected", [
@@ -48,14 +49,14 @@ def test_the_statistic_palette_and_the_method_palette_are_disjoint():
 
 
 def test_a_statistic_keeps_its_colour_whatever_names_it():
-    hard = STATISTIC_COLOURS["hard negative"]
+    hard = statistic_colours()["hard negative"]
     assert statistic_colour("clusterns.hard_neg_cos") == statistic_colour("sim/clusterns.hard_neg_cos") == \
         statistic_colour("hard_neg_cos") == statistic_colour("hard negative") == hard
     # MixCSE's random negatives are the batch's other sentences: in-batch negatives
-    assert statistic_colour("random_negative") == statistic_colour("neg_cos") == STATISTIC_COLOURS["in-batch negative"]
+    assert statistic_colour("random_negative") == statistic_colour("neg_cos") == statistic_colours()["in-batch negative"]
     assert statistic_colour("positive") == statistic_colour("pos_cos")
     assert statistic_colour("mixcse.mixed_cos") == statistic_colour("mixed_negative")
-    assert statistic_colour("gs_infonce.noise_cos") == STATISTIC_COLOURS["noise negative"]
+    assert statistic_colour("gs_infonce.noise_cos") == statistic_colours()["noise negative"]
     # the interlayer negative is APINCSE's own, not the batch's
     assert statistic_kind("interlayer_negative.neg_cos") == "interlayer negative"
     unknown = statistic_colour("my_method.odd_cos")
@@ -80,8 +81,8 @@ def test_clusterns_figures_3_and_4_draw_the_hard_negative_in_one_colour(tmp_path
     figure4 = plot_similarity_dynamics(frame, ("clusterns.hard_neg_cos", "clusterns.nearest_centroid_cos"),
                                        panels="run")
     colours = [{line.get_label(): line.get_color() for line in fig.axes[0].lines} for fig in (figure3, figure4)]
-    assert colours[0]["hard negative (2nd-nearest centroid)"] == colours[1]["hard negative (2nd-nearest centroid)"] == STATISTIC_COLOURS["hard negative"]
-    assert colours[0]["positive pairs"] == STATISTIC_COLOURS["positive"]
+    assert colours[0]["hard negative (2nd-nearest centroid)"] == colours[1]["hard negative (2nd-nearest centroid)"] == statistic_colours()["hard negative"]
+    assert colours[0]["positive pairs"] == statistic_colours()["positive"]
     assert not set(colours[0].values()) & set(METHOD_COLOURS)
 
 

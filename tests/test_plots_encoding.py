@@ -257,7 +257,7 @@ def test_one_variants_cosines_share_one_panel_in_their_statistics_colours():
     """noise_similarity: three panels 7.85 in tall, no 'mean cosine', no method named, the noise
     negatives' ±0.002 drawn as a zigzag on an axis of its own. One axis, the variant in the title."""
     from cselab.workbench.paper_tables.record_report import _figure, committed_record, study_frame
-    from cselab.workbench.plots.palettes import STATISTIC_COLOURS
+    from cselab.workbench.method_views import statistic_colours
     from cselab.workbench.studies.record import read_record
     from cselab.workbench.studies.spec import load_study
 
@@ -268,8 +268,8 @@ def test_one_variants_cosines_share_one_panel_in_their_statistics_colours():
     (ax,) = fig.axes
     assert fig._suptitle.get_text() == "GS-InfoNCE (M = 3×)" and ax.get_ylabel() == "mean cosine to the anchors"
     colours = {line.get_label(): line.get_color() for line in ax.lines}
-    assert colours == {"positive": STATISTIC_COLOURS["positive"], "in-batch negative": STATISTIC_COLOURS["in-batch negative"],
-                       "noise negative": STATISTIC_COLOURS["noise negative"]}
+    assert colours == {"positive": statistic_colours()["positive"], "in-batch negative": statistic_colours()["in-batch negative"],
+                       "noise negative": statistic_colours()["noise negative"]}
     assert fig.get_figheight() < 4
     assert check_figure(fig) == []
 

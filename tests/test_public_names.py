@@ -30,10 +30,10 @@ ALLOWED = {
                  "two meanings: method families vs Holm families (results.py: CLAIMS)"),
     "SHOWN_CHARS": (("cselab/model/options.py", "cselab/workbench/plots/check/drawn.py"),
                     "two meanings: an error message's value vs a figure problem's text (plots/check: FIGURES)"),
-    "LOG_SPAN": (("cselab/workbench/plots/dynamics.py", "cselab/workbench/plots/panels.py"),
+    "LOG_SPAN": (("cselab/workbench/plots/panels.py", "cselab/workbench/plots/training_curves.py"),
                  "plots' own constants (FIGURES)"),
-    "TITLE_WIDTH": (("cselab/workbench/plots/dynamics.py", "cselab/workbench/plots/paired.py",
-                     "cselab/workbench/plots/panels.py"), "plots' own constants (FIGURES)"),
+    "TITLE_WIDTH": (("cselab/workbench/plots/paired.py", "cselab/workbench/plots/panels.py",
+                     "cselab/workbench/plots/training_curves.py"), "plots' own constants (FIGURES)"),
     "config_difference": (("cselab/model/rundir/readers.py", "cselab/workbench/studies/record.py"),
                           "two meanings: words for two configs' difference vs a config's keys off the defaults "
                           "(record.py: RECORDS; renaming readers' touches comparisons.py and paper_tables: CLAIMS)"),

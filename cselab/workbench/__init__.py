@@ -12,8 +12,10 @@ notebook reads ``from cselab import workbench`` then ``workbench.setup()``, ``wo
 """
 from .notebook import (DEFAULT_STUDY, INLINE_DPI, ONE_LINE_ERRORS, BadParameter, NotebookError, RunsNotFound,
                        RunsParameter, claims_cell, comparison_groups, figure_png, load_runs, paired_comparison_cell, project_path,
-                       plain_number, project_root, save_table, setup, show, sts_cost_note, study_runs)
+                       plain_number, project_root, save_table, setup, show, sts_cost_note, study_runs,
+                       suite_comparison_cell)
 
 __all__ = ["DEFAULT_STUDY", "INLINE_DPI", "ONE_LINE_ERRORS", "BadParameter", "NotebookError", "RunsNotFound",
            "RunsParameter", "claims_cell", "comparison_groups", "figure_png", "load_runs", "paired_comparison_cell", "project_path",
-           "plain_number", "project_root", "save_table", "setup", "show", "sts_cost_note", "study_runs"]
+           "plain_number", "project_root", "save_table", "setup", "show", "sts_cost_note", "study_runs",
+           "suite_comparison_cell"]

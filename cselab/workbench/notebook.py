@@ -372,8 +372,65 @@ def paired_comparison_cell(results: Mapping[str, dict], groups: Mapping[str, Map
     return paired
 
 
+def _display(shown, markdown: bool = False) -> None:
+    """``shown`` as a cell output in IPython (a string as Markdown with ``markdown``), else printed."""
+    if _shell() is None:
+        print(shown)
+        return
+    from IPython.display import Markdown, display
+
+    display(Markdown(shown) if markdown else shown)
+
+
+def suite_comparison_cell(results: Mapping[str, dict], groups: pd.DataFrame, suite: str, tasks: Sequence[str],
+                          baseline: str | None, tables_dir: str | os.PathLike, average: str = "avg",
+                          mean_of_tasks: bool = False) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The compare notebook's cell for a suite scored per task (transfer, clustering): each group's
+    mean ± std over its seeds on every task and on ``average`` (``<suite>_methods``) and, with a
+    ``baseline`` group, each group against it on ``average``
+    (:func:`cselab.workbench.comparisons.baseline_table`, ``<suite>_vs_baseline``), saved (.md and .csv)
+    and displayed. ``results``: :func:`cselab.model.evaluate.cache.evaluate_runs` of the suite;
+    ``groups``: :func:`comparison_groups`' frame. ``mean_of_tasks``: ``average`` is the mean over
+    ``tasks``, added here (the clustering suite's results have no average over the tasks asked for)."""
+    from ..model.evaluate.cache import evaluation_frame
+    from ..model.evaluate.suites import task_labels
+    from .comparisons import baseline_table, grouped_table, with_groups
+
+    frame = with_groups(evaluation_frame(results, config_keys=()), groups)
+    if mean_of_tasks:
+        frame[average] = frame[list(tasks)].mean(axis=1)
+    methods = grouped_table(frame, [*tasks, average], rename={**task_labels(suite), average: "Avg."})
+    save_table(methods, f"{suite}_methods", tables_dir)
+    _display(methods)
+    versus = None
+    if baseline is not None:
+        versus = baseline_table(frame, average, baseline)
+        save_table(versus, f"{suite}_vs_baseline", tables_dir)
+        _display(versus)
+    return methods, versus
+
+
 # Where a reader finds the verdicts when the runs at hand test nothing (the cpu-demo's, one seed each).
 COMMITTED_VERDICTS = "docs/cpu-papers.md"
+# How to read a claims table: said under every one the paper notebooks show (claims_cell), the study
+# file's place filled in
+CLAIMS_EXPLANATION = (
+    "How to read the table: each row is one claim, fixed in the study file before any run ({study_file}, "
+    "`claims:`), reduced to a paired difference over training seeds (variant − reference, the seeds both have): "
+    "the paper's number, ours with its 95 % t-interval, the paired t-test's p and its Holm adjustment within the "
+    "claim's family (the paper's claims; the workbench's own checks apart), the minimum detectable difference "
+    "(power 0.8) at the level α/k the claim must clear, whether the paper's effect scaled to this backbone was "
+    "detectable, and a verdict: *holds here*, *reversed*, *not detected* or *not testable at this scale*. Inside "
+    "its study the numbers are the study's committed record; on other runs (the demo's) they come from the runs "
+    "given, and claims whose variants are missing say so. The verdicts are about the scale the runs were made at, "
+    "not the paper's.")
+
+
+def study_file_words(study: str) -> str:
+    """Where a study's file is, as a reader finds it: a shipped study's path in the checkout, else ``study``."""
+    from .studies.spec import available_studies
+
+    return f"cselab/workbench/studies/{study}.yaml" if study in available_studies() else str(study)
 
 
 def claims_cell(study: str, profile: str, runs: Mapping | None, record: str | os.PathLike | None,
@@ -381,7 +438,8 @@ def claims_cell(study: str, profile: str, runs: Mapping | None, record: str | os
     """The paper notebooks' claims cell: the study file's claims for ``profile``
     (:func:`cselab.workbench.paper_tables.study_claims_table`: over the study's record when the engine passes
     one, else over the runs given), formatted, saved as ``<name>`` (.md and .csv) with the families
-    and the source printed under it, and returned for display. When no claim could be tested (runs of
+    and the source printed under it, then how to read it (:data:`CLAIMS_EXPLANATION`, the one copy the
+    four paper notebooks share), and returned for display. When no claim could be tested (runs of
     one seed, as the cpu-demo's) one line says so and where the committed verdicts are, and nothing is
     shown: a table of claims without a number says nothing more."""
     from .paper_tables.claims import NoClaims, format_claims, study_claims_table
@@ -400,6 +458,7 @@ def claims_cell(study: str, profile: str, runs: Mapping | None, record: str | os
         print(f"{families}. Numbers from {table.attrs['source']}; Δ in the paper's direction over the seeds both "
               "have as one computation (CPU kind, precision, code), 95 % t-interval; MDE at the claim's Holm level α/k, power 0.8; at this profile's scale, not the "
               "paper's")
+        _display(CLAIMS_EXPLANATION.format(study_file=study_file_words(study)), markdown=True)
         return shown
     from .comparisons import label_group
 

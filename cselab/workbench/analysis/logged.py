@@ -24,18 +24,12 @@ from ...model.config import DEFAULT_METHOD
 from ...model.methods import stat_labels
 from ...model.rundir import RunDir, Runs, labelled_runs, read_config, read_metrics
 from ..labels import display_name
+from ..method_views import is_fill_ramp, out_of
 
 CORE_FIRST = ("pos_cos", "neg_cos")     # the core's statistics lead every list
 
 
 # ------------------------------------------------------------------- what the runs logged
-# Statistics that count out of a configured total, and that total's key in the method's section.
-OUT_OF = {"nonempty_clusters": ("num_clusters", "K")}
-# Statistics that are a fill ramp fixed by the configuration (queue size ÷ batch size), not a
-# measurement: a figure says when the queue is full instead of drawing the ramp.
-FILL_RAMPS = ("queue_fill",)
-
-
 def method_statistic_words(runs: Runs, stats: Iterable[str]) -> tuple[dict[str, str], list[str]]:
     """Titles for the methods' non-cosine statistics (``<component>.<stat>`` keys of
     :func:`logged_statistics`' "other") and sentences for a figure's note: a count says out of how
@@ -50,7 +44,7 @@ def method_statistic_words(runs: Runs, stats: Iterable[str]) -> tuple[dict[str, 
         key = f"sim/{stat}"
         logging = [label for label in labelled if key in frame and
                    frame.loc[frame["run"] == label, key].notna().any()]
-        if name in FILL_RAMPS:
+        if is_fill_ramp(stat):   # its method's view says so (cselab/workbench/method_views/)
             full = {}
             for label in logging:
                 part = frame.loc[(frame["run"] == label) & (frame[key] >= 1.0), "step"]
@@ -64,8 +58,9 @@ def method_statistic_words(runs: Runs, stats: Iterable[str]) -> tuple[dict[str, 
                             ", ".join(f"{when} in {display_name(label)}" for label, when in full.items()) + "."))
             continue
         title = labels.get(stat, name)
-        if name in OUT_OF:
-            option, symbol = OUT_OF[name]
+        total = out_of(stat)   # a count out of a configured total, as its method's view declares
+        if total is not None:
+            option, symbol = total.option, total.symbol
             totals = sorted({read_config(labelled[label]).get(component, {}).get(option) for label in logging} - {None})
             if totals:
                 # no-break spaces: the title wraps before "(of K = 16)", never inside it

@@ -22,7 +22,7 @@ from ..claims import (HOLDS, REVERSED, Claim, PowerRule, claims_table, format_cl
                       verdict, with_computation)
 from ...model.rundir import RunDir
 from ..studies.record import computation_columns, read_record, records_frame, run_record, variant_of_label
-from ..studies.spec import load_study
+from ..studies.spec import read_study_plan
 
 
 def as_variants(frame: pd.DataFrame, column: str, words: str) -> pd.DataFrame:
@@ -48,8 +48,10 @@ def study_claims_table(study: str, profile: str, runs: Mapping[str, str | os.Pat
                        record: str | os.PathLike | None = None) -> pd.DataFrame:
     """The study's claims table (:func:`cselab.workbench.claims.claims_table`) for ``profile``: over the
     record file ``record`` when given (and present), else over record lines built from ``runs``.
-    Its ``attrs`` say the families, where the numbers came from and how many runs."""
-    spec = load_study(study, profile, notebooks=False)
+    Its ``attrs`` say the families, where the numbers came from and how many runs. The study file
+    is read as a record is read against it (:func:`cselab.workbench.studies.spec.read_study_plan`: its
+    claims and power plan, no run config resolved)."""
+    spec = read_study_plan(study, profile)
     if not spec.claims.claims:
         raise NoClaims(f"study {study!r} declares no claims for profile {profile!r}")
     if record is not None and Path(record).is_file():

@@ -290,7 +290,7 @@ def _plane(spec: dict, records: list[dict], frame: pd.DataFrame):
 
 
 def _key_words(key: str) -> str:
-    from ..plots.dynamics import stat_label_words
+    from ..plots.training_curves import stat_label_words
 
     words = stat_label_words()
     name = key.split("/", 1)[-1]

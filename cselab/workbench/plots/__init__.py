@@ -5,9 +5,10 @@ from .check import check_figure
 from .comparisons import (plot_ablation_bars, plot_cap_geometry, plot_lambda_bound, plot_score_points, plot_sweep,
                           plot_top4_curve, plot_umap_panels)
 from .core import TooFewPoints, add_note, add_warning, new_figure, save_figure
-from .dynamics import (plot_alignment_trajectories, plot_alignment_uniformity, plot_grad_norm, plot_largest_angle,
-                       plot_layer_profile, plot_similarity_dynamics, plot_statistic_families, plot_training_curves,
-                       statistic_family_note)
+from .alignment_uniformity import plot_alignment_trajectories, plot_alignment_uniformity
+from .layer_profile import plot_layer_profile
+from .statistic_families import plot_statistic_families, statistic_family_note
+from .training_curves import plot_grad_norm, plot_largest_angle, plot_similarity_dynamics, plot_training_curves
 from .paired import plot_paired_differences
 from .palettes import categorical_colours, statistic_colour, step_colours
 from .panels import key_words, legend_outside, plot_metric_grid, plot_profile_grid

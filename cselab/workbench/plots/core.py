@@ -11,7 +11,7 @@ import functools
 import logging
 import os
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import matplotlib
 from matplotlib.figure import Figure
@@ -204,6 +204,15 @@ def figure_note(fig: Figure) -> str:
     """The text of the note :func:`add_note` put under ``fig`` ("" without one)."""
     note = getattr(fig, "_cselab_note", None)
     return note.get_text() if note is not None else ""
+
+
+def require_columns(frame, columns: Sequence[str], what: str) -> None:
+    """Refuse a frame that has no value for one of ``columns``, naming ``what`` drew it and the
+    columns it has (a figure of a run that logged other keys)."""
+    missing = [c for c in columns if c not in frame or frame[c].isna().all()]
+    if missing:
+        available = sorted(c for c in frame.columns if c not in ("run", "kind", "step"))
+        raise ValueError(f"{what}: no values for {missing}; available: {available}")
 
 
 def color(i: int) -> str:

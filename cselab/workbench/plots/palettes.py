@@ -13,8 +13,9 @@ every other:
 * **training statistics** — :func:`statistic_colour`: one colour per *kind* of pair or quantity
   (positive, in-batch negative, hard negative, false negative, nearest centroid, mixed negative,
   noise negative, …), whatever method logged it and whatever figure draws it
-  (:data:`STATISTIC_COLOURS`; each method declares the kind of each cosine it logs,
-  ``Component.stat_kinds``, so that nothing here names a method's statistics). None of them is a method colour, none is
+  (:func:`cselab.workbench.method_views.statistic_colours`; each method declares the kind of each
+  cosine it logs, ``Component.stat_kinds``, and its kinds' colours in its module of
+  cselab/workbench/method_views/, so that nothing here names a method's statistics). None of them is a method colour, none is
   within CIEDE2000 ΔE 15 of a method colour, of a step grey or of another statistic
   (``tests/test_palettes.py``). The colours were chosen farthest-first in CIEDE2000 away from the
   method colours, then named by meaning: what is pulled together is dark (positive black,
@@ -43,6 +44,8 @@ import zlib
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.colors import LinearSegmentedColormap, to_hex, to_rgb
+
+from ..method_views import statistic_colours
 
 # ------------------------------------------------------------------ methods
 # The colour slots a method may declare (``Component.color_slot``): Okabe–Ito's colour-blind-safe
@@ -101,23 +104,10 @@ def shade(colour: str, k: int) -> str:
 
 
 # ------------------------------------------------------------------ training statistics
-# One colour per kind of statistic (what the number is about), the same in every figure.
-STATISTIC_COLOURS = {
-    "positive": "#000000",              # the positive pair: black
-    "augmented positive": "#775500",    # APINCSE's augmented positive: dark brown
-    "in-batch negative": "#E41A1C",     # the other sentences of the batch (MixCSE's "random negative"): red
-    "hard negative": "#FF00FF",         # ClusterNS's hard negative (c_i2): magenta
-    "false negative": "#FFAA88",        # negatives that are in fact positives: salmon
-    "mixed negative": "#7570B3",        # MixCSE's mixture of positive and negative: violet-grey
-    "noise negative": "#66CC00",        # GS-InfoNCE's Gaussian-noise negatives: yellow green
-    "interlayer negative": "#006666",   # APINCSE's earlier-layer negative: dark teal
-    "queue negative": "#CCBBFF",        # ESimCSE's momentum-queue negatives: lavender
-    "off-dropout negative": "#7722FF",  # SimCSE++'s off-dropout negatives: violet
-    "nearest centroid": "#004422",      # ClusterNS's nearest centroid (c_i1): dark green, far from the negatives' reds
-    "between centroids": "#554466",     # ClusterNS's centroid-to-centroid cosine: dark slate
-    "batch mean": "#33DD99",            # the mean cosine over the whole batch: mint
-}
-# Statistics with no kind above get one of these (by a hash of the key): none is a method or a
+# One colour per kind of statistic (what the number is about), the same in every figure: each kind's
+# colour is declared beside its method's other presentation (cselab.workbench.method_views,
+# statistic_colours), the core's kinds with the core's.
+# Statistics of no declared kind get one of these (by a hash of the key): none is a method or a
 # statistic colour either.
 STATISTIC_RESERVE = ("#AA8866", "#445500", "#885544", "#778866")
 
@@ -138,14 +128,15 @@ def statistic_kinds() -> dict[str, str]:
 
 
 def statistic_kind(key: str) -> str | None:
-    """The kind (a key of :data:`STATISTIC_COLOURS`) of a statistic key, or ``None``:
+    """The kind (a key of :func:`~cselab.workbench.method_views.statistic_colours`) of a statistic key, or ``None``:
     ``sim/clusterns.hard_neg_cos`` and ``hard_neg_cos`` → "hard negative", ``random_negative`` →
     "in-batch negative", a kind's own name (or with underscores, ``mixed_negative``) → itself. A
     key without its ``<method>.`` prefix is read as the core's statistic of that name, else as the
     first method's that declares it."""
     key = str(key).removeprefix("sim/")
+    colours = statistic_colours()
     for spelling in (key, key.replace("_", " ")):
-        if spelling in STATISTIC_COLOURS:
+        if spelling in colours:
             return spelling
     kinds = statistic_kinds()
     if key in kinds:
@@ -166,7 +157,7 @@ def statistic_colour(key: str) -> str:
     of no known kind gets a stable colour of :data:`STATISTIC_RESERVE`."""
     kind = statistic_kind(key)
     if kind is not None:
-        return STATISTIC_COLOURS[kind]
+        return statistic_colours()[kind]
     return STATISTIC_RESERVE[zlib.crc32(str(key).encode()) % len(STATISTIC_RESERVE)]
 
 

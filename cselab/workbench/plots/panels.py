@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 
 from ...model.rundir import Runs, labelled_runs, read_metrics
 from .core import TooFewPoints, LEGEND_CHAR_WIDTH, color, new_figure, styled
-from .dynamics import _group_line, stat_label_words
+from .training_curves import group_line, stat_label_words
 from ..labels import display_name, frame_groups, run_groups
 from ...model.methods import term_titles
 from .palettes import looks_like_steps, step_colours
@@ -173,7 +173,7 @@ def plot_metric_grid(data: Runs | pd.DataFrame, keys: Sequence[str], kind: str =
     logged = set(keys) if logy is True else set(logy or ())
     for ax, key in zip(axes, keys):
         for name, group in groups.items():
-            _group_line(ax, frame, key, group["runs"], group_label(shown[name], len(group["runs"])), styles[shown[name]],
+            group_line(ax, frame, key, group["runs"], group_label(shown[name], len(group["runs"])), styles[shown[name]],
                         markers[shown[name]])
         panel_title = words[key]   # not `title`: that is the figure's own (a suptitle when given)
         if key in logged:
