@@ -1,5 +1,6 @@
 """The papers' figures a record can draw at the cpu scale (issue 53): the alignment–uniformity plane
-(``kind: plane``) and one variant's statistics in one panel (``together: true``)."""
+(``kind: plane``), one variant's statistics in one panel (``together: true``) and a per-layer probe
+statistic (``kind: profile``, issue 56)."""
 from __future__ import annotations
 
 import numpy as np
@@ -87,6 +88,15 @@ def test_together_draws_one_variants_statistics_as_the_lines_of_one_panel():
     assert np.asarray(lines["in-batch negatives"].get_ydata()) == pytest.approx(0.6 / np.sqrt(steps))
 
 
+def test_a_profile_draws_the_last_probe_steps_per_layer_statistic_over_seeds():
+    records = [record(f"{v}-s{s}", "paper-apincse", 76.0, s) for v in ("simcse", "apincse") for s in (1, 2, 3)]
+    spec = {"kind": "profile", "key": "layer_cls_sim", "variants": {"SimCSE": "simcse", "APINCSE": "apincse"}}
+    fig = record_report._figure(None, spec, records, record_report.records_frame(records))
+    (simcse,) = [c for c in fig.axes[0].containers if c.get_label() == "SimCSE"]
+    # every seed's last profile is the synthetic one; the last layer (1 by definition) is left out
+    assert np.asarray(simcse.lines[0].get_ydata()) == pytest.approx([0.6, 0.65, 0.66, 0.66, 0.67, 0.66])
+
+
 @pytest.mark.parametrize("old, new, message", [
     ("    y_key: uniformity\n", "", "a plane needs x_key and y_key"),
     ("variants: {MixCSE: mixcse}\n  - name: anisotropy", "variants: {MixCSE: mixcse, SimCSE: simcse}\n  - name: anisotropy",
@@ -98,4 +108,14 @@ def test_a_study_file_with_a_broken_record_figure_is_refused(tmp_path, old, new,
     study = tmp_path / "paper-mixcse.yaml"
     study.write_text(text.replace(old, new, 1))
     with pytest.raises(StudyError, match=message):
+        load_study(study, "cpu", notebooks=False)
+
+
+def test_a_profile_without_a_probe_key_is_refused(tmp_path):
+    text = resolve_study_path("paper-apincse").read_text()
+    old = "    kind: profile\n    key: layer_cls_sim\n"
+    assert old in text
+    study = tmp_path / "paper-apincse.yaml"
+    study.write_text(text.replace(old, "    kind: profile\n    part: train\n    key: layer_cls_sim\n", 1))
+    with pytest.raises(StudyError, match="a profile needs key"):
         load_study(study, "cpu", notebooks=False)

@@ -2,7 +2,7 @@
 
 **Scores.** :func:`mixcse_scores` gives the paper's positive / random-negative / mixed-negative
 scores (cos/τ) of a model on a sentence set (:func:`mixcse_pair_scores` for one batch of views);
-``SCORE_LABELS`` names them for figures.
+figures name them with the words MixCSE's view declares (:mod:`cselab.workbench.method_views.mixcse`).
 
 **Spherical cap (section Distribution of BERT Embeddings).** MixCSE argues that anisotropic sentence embeddings occupy a spherical
 cap of angular radius ω on the unit sphere S^{d−1}, and studies the cosine cos θ between two random
@@ -34,8 +34,6 @@ from scipy.stats import beta
 
 from ...model.losses.infonce import cosine_matrix
 from ...model.methods.mixcse import VARIANTS, MixCSE, mixed_negative_logits, official_mixed_logits
-
-SCORE_LABELS = {"positive": "positive", "random_negative": "random negative", "mixed_negative": "mixed negative"}
 
 
 def _check_cap(d: int, omega: float) -> None:

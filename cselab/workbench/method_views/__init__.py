@@ -15,7 +15,9 @@ shared plotting and analysis code through the functions below, which name no met
 * a count **out of** a configured total (:func:`out_of`: ClusterNS's non-empty clusters of
   ``num_clusters``), said in its title;
 * a **fill ramp** fixed by the configuration (:func:`is_fill_ramp`: a queue's fill), which a figure
-  says in words instead of drawing.
+  says in words instead of drawing;
+* the **words** of the columns a method's analysis computes (:func:`column_words`: MixCSE's positive /
+  random-negative / mixed-negative scores), which figures label them with.
 
 The core's kinds (the positive pair, the in-batch negatives) are declared in :mod:`.core`, the
 registry in :mod:`.registry`. Adding a method with a new statistic kind: its class declares the kind
@@ -27,10 +29,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .registry import (OTHER_FAMILY, VIEWS, MethodView, OutOf, StatisticKind, Threshold, is_fill_ramp, kind_families,
-                       out_of, register_view, statistic_colours, threshold)
+from .registry import (OTHER_FAMILY, VIEWS, MethodView, OutOf, StatisticKind, Threshold, column_words, is_fill_ramp,
+                       kind_families, out_of, register_view, statistic_colours, threshold)
 
-__all__ = ["OTHER_FAMILY", "VIEWS", "MethodView", "OutOf", "StatisticKind", "Threshold", "is_fill_ramp",
+__all__ = ["OTHER_FAMILY", "VIEWS", "MethodView", "OutOf", "StatisticKind", "Threshold", "column_words", "is_fill_ramp",
            "kind_families", "out_of", "register_view", "statistic_colours", "threshold"]
 
 # The views register themselves on import: the core's first, then every module of this folder in name

@@ -39,12 +39,15 @@ class MethodView:
     """One method's presentation (``method``: its registered name, the ``<method>.`` of its statistic
     keys; the core's view is :data:`CORE`'s). ``kinds``: the statistic kinds it brings (a kind its
     class names in ``stat_kinds``), ``{kind: StatisticKind}``; ``thresholds``, ``out_of`` and
-    ``fill_ramps``: its statistics by name (without the ``<method>.`` prefix)."""
+    ``fill_ramps``: its statistics by name (without the ``<method>.`` prefix); ``column_words``: the
+    words figures label the columns of its analyses with (``{column: words}``, the columns of
+    ``cselab.workbench.analysis.<method>``'s frames, which are not logged statistics)."""
     method: str
     kinds: Mapping[str, StatisticKind] = field(default_factory=dict)
     thresholds: Mapping[str, Threshold] = field(default_factory=dict)
     out_of: Mapping[str, OutOf] = field(default_factory=dict)
     fill_ramps: tuple[str, ...] = ()
+    column_words: Mapping[str, str] = field(default_factory=dict)
 
 
 VIEWS: dict[str, MethodView] = {}
@@ -84,6 +87,11 @@ def kind_families() -> dict[str, tuple[str, ...]]:
             if kind not in families.setdefault(drawn.family, []):
                 families[drawn.family].append(kind)
     return {family: tuple(kinds) for family, kinds in families.items()}
+
+
+def column_words() -> dict[str, str]:
+    """``{column: words}`` of the analyses' columns every view names, in registration order."""
+    return {column: words for view in VIEWS.values() for column, words in view.column_words.items()}
 
 
 def _declared(stat: str, part: str):

@@ -9,7 +9,7 @@ figures the study file declares for the profile (cselab/workbench/studies/claims
   (mean ± sd over its seeds, n);
 * ``<figures>/<study>/record/claims.png`` — the paired view of every claim
   (:func:`cselab.workbench.plots.claims.plot_claims`), and one PNG per ``record_figures:`` entry (sweeps,
-  curves over training, grouped scores).
+  curves over training, grouped scores, planes, per-layer profiles).
 
 No run folder is read: a fresh clone rebuilds all of it in seconds. The figures that need weights
 (UMAP maps, the explorer, recomputed similarity analyses) stay with the runs and the notebooks.
@@ -208,16 +208,16 @@ def _figure(study, spec: dict, records: list[dict], frame: pd.DataFrame):
                                 hue=spec.get("hue", "method"), xlabel=spec.get("x"), title=spec.get("title"))
     if kind == "plane":
         return _plane(spec, records, frame)
+    if kind == "profile":   # a per-layer probe statistic at the last probe step, one profile per seed
+        key, profiles = spec["key"], {}
+        for name, variant in spec["variants"].items():
+            profiles[name] = [r["probe"][key][-1] for r in records
+                              if r["variant"] == variant and (r.get("probe") or {}).get(key)]
+        return plot_layer_profile_seeds(profiles, title=spec.get("title"), **({"ylabel": spec["y"]} if "y" in spec else {}))
     # curves over training (one key, or one panel... one figure per key list: the keys share the axis)
     keys = spec.get("keys") or [spec["key"]]
     words = dict(keys) if isinstance(keys, dict) else {}      # keys: {logged key: its panel's words}
     keys = list(keys)
-    if keys == ["layer_cls_sim"]:
-        profiles = {}
-        for name, variant in spec["variants"].items():
-            profiles[name] = [r["probe"]["layer_cls_sim"][-1] for r in records
-                              if r["variant"] == variant and (r.get("probe") or {}).get("layer_cls_sim")]
-        return plot_layer_profile_seeds(profiles, title=spec.get("title"), **({"ylabel": spec["y"]} if "y" in spec else {}))
     if len(keys) > 1 and not words and len(spec["variants"]) == 1:
         # one variant's statistics of one unit (noise_similarity's cosines): one panel, a line per
         # statistic in its statistic's colour, the variant named in the title

@@ -24,11 +24,11 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
-from ..analysis.mixcse import SCORE_LABELS
 from ...model.methods import stat_labels
 from ...model.rundir import Runs, labelled_runs, read_config, read_metrics
 from .core import TooFewPoints, COLUMN_WIDTH, color, new_figure, require_columns, styled
 from ..labels import display_name, frame_groups, run_groups, readable
+from ..method_views import column_words
 from .palettes import is_statistic, statistic_colour
 from .rc import PAGE_WIDTH
 from .style import (SEED_ALPHA, SEEDS_NOTE, group_label, integer_ticks, legend_below, legend_beside, measured,
@@ -39,8 +39,9 @@ TITLE_WIDTH = 32   # characters per title line of a 3.3-inch panel (9-pt titles)
 
 def stat_label_words() -> dict[str, str]:
     """Words for the statistic keys: the core's and the methods' (:func:`cselab.model.methods.stat_labels`,
-    each method owns its labels) and the MixCSE score columns of :mod:`cselab.workbench.analysis.mixcse`."""
-    return {**stat_labels(), **SCORE_LABELS}
+    each method owns its labels) and the columns of the methods' analyses their views name
+    (:func:`cselab.workbench.method_views.column_words`: MixCSE's scores)."""
+    return {**stat_labels(), **column_words()}
 
 
 def _frame(data: Runs | pd.DataFrame, kind: str) -> pd.DataFrame:

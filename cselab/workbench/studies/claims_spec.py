@@ -21,7 +21,7 @@ POWER_KEYS = tuple(f.name for f in fields(PowerRule))
 EXTRA_KEYS = ("extra", "variants", "options", "profiles")
 FIGURE_KEYS = ("name", "kind", "title", "x", "y", "points", "series", "variants", "part", "key", "keys", "profiles",
                "hue", "method", "scale", "x_key", "y_key", "untuned", "note", "together")
-FIGURE_KINDS = ("sweep", "curves", "grouped", "plane")
+FIGURE_KINDS = ("sweep", "curves", "grouped", "plane", "profile")   # profile: a per-layer probe statistic
 PLAN = "plan"
 
 
@@ -138,6 +138,10 @@ def read_claims_spec(path, data: dict, text: str, profile: str, known: list[str]
             raise StudyError(f"{where}: together: draws one variant's statistics in one panel (kind: curves, one variant)")
         if kind == "plane" and not all(isinstance(entry.get(k), str) and entry.get(k) for k in ("x_key", "y_key")):
             raise StudyError(f"{where}: a plane needs x_key and y_key (probe statistics, e.g. alignment, uniformity)")
+        if kind == "profile" and not (isinstance(entry.get("key"), str) and entry.get("key")
+                                      and entry.get("part", "probe") == "probe"):
+            raise StudyError(f"{where}: a profile needs key: a probe statistic with one value per layer "
+                             "(e.g. layer_cls_sim), read at the last probe step")
         if kind == "sweep" and entry.get("series"):
             groups = entry["series"]
             if not isinstance(groups, dict) or not all(isinstance(g, dict) and g for g in groups.values()):
