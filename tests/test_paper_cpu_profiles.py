@@ -10,7 +10,11 @@ from collections import defaultdict
 
 import pytest
 
+from conftest import REPO
+
+from cselab.workbench.claims import computation_fields, same_computation
 from cselab.workbench.paper_tables import assign_variants, unmatched
+from cselab.workbench.studies.record import read_record, record_path
 from cselab.workbench.studies import load_study, reproduce
 from test_paper_studies import STUDIES, dry_run, notebook_defaults
 
@@ -26,6 +30,12 @@ ABLATIONS = {"paper-mixcse": ["mixcse-single", "mixcse-no_sg"],
              "paper-apincse": ["apincse-no_ap", "apincse-no_in", "apincse-bs64"]}
 
 
+# run groups at explicit seeds (not the power plan's 1 … n): the equal-data batch runs, at the seeds of
+# their reference's runs of one computation → that reference
+EXPLICIT_SEEDS = {"paper-gs-infonce": {"simcse-bs128-equal": "gs_infonce"},
+                  "paper-apincse": {"apincse-bs128-equal": "apincse"}}
+
+
 def _value(cfg, dotted: str):
     section, key = dotted.split(".")
     return getattr(cfg.method_params[section], key)
@@ -39,11 +49,26 @@ def test_cpu_profile_covers_the_papers_analyses_with_the_planned_seeds(study, tm
         groups[run.group].add(run.config.seed)
         assert run.config.model == "all-minilm-l6" and run.config.corpus == "wiki1m-head"
     planned = spec.claims.planned_seeds()
+    explicit = EXPLICIT_SEEDS.get(study, {})
     for group, seeds in groups.items():
+        if group in explicit:
+            continue
         n = max(seeds)
         assert n >= 3 and seeds == set(range(1, n + 1)), (group, seeds)
         if group in planned:
             assert n == planned[group], (group, n, planned[group])
+    # a group at explicit seeds is there to pair with its reference's runs of one computation: each of
+    # its seeds has the reference's line in the record, and where its own line is recorded, the two
+    # are one computation (the same code, CPU kind and precisions)
+    lines = {r["label"]: r for r in read_record(record_path(REPO / spec.figures_dir, spec.name))}
+    for group, reference in explicit.items():
+        assert groups[group], group
+        for seed in sorted(groups[group]):
+            partner = lines.get(f"{reference}-s{seed}")
+            assert partner is not None, (group, seed, f"no recorded {reference}-s{seed} to pair with")
+            own = lines.get(f"{group}-s{seed}")
+            if own is not None:
+                assert same_computation(computation_fields(own), computation_fields(partner)) == "", (group, seed)
     assert {"simcse", *ABLATIONS[study]} <= set(groups)
     notebook = STUDIES[study][0]
     given = load_study(study, "cpu", runs_root=tmp_path).notebooks[0].parameters   # the cpu notebook's own
