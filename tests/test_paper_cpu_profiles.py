@@ -12,9 +12,8 @@ import pytest
 
 from conftest import REPO
 
-from cselab.workbench.claims import computation_fields, same_computation
 from cselab.workbench.paper_tables import assign_variants, unmatched
-from cselab.workbench.studies.record import read_record, record_path
+from cselab.workbench.studies.record import computation, read_record, record_path
 from cselab.workbench.studies import load_study, reproduce
 from test_paper_studies import STUDIES, dry_run, notebook_defaults
 
@@ -68,7 +67,7 @@ def test_cpu_profile_covers_the_papers_analyses_with_the_planned_seeds(study, tm
             assert partner is not None, (group, seed, f"no recorded {reference}-s{seed} to pair with")
             own = lines.get(f"{group}-s{seed}")
             if own is not None:
-                assert same_computation(computation_fields(own), computation_fields(partner)) == "", (group, seed)
+                assert computation(own) == computation(partner), (group, seed)
     assert {"simcse", *ABLATIONS[study]} <= set(groups)
     notebook = STUDIES[study][0]
     given = load_study(study, "cpu", runs_root=tmp_path).notebooks[0].parameters   # the cpu notebook's own
