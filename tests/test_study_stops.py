@@ -84,6 +84,31 @@ def test_sigterm_stops_a_two_job_study_and_no_queued_run_starts(tiny_model, data
     assert {p.name for p in Path(tempfile.gettempdir()).glob("cselab-workers-*")} <= temp_before
 
 
+def test_a_stop_request_stops_the_run_after_the_step_even_when_no_signal_lands(tiny_model, data_dir, tmp_path):
+    """The check after every step (execute_run's ``stop_requested``): a worker's Ctrl-C raised from its
+    signal handler is lost when it lands in a finalizer, and a CI run saw such a run train to its end
+    ("trained" where the study said interrupted). Here no signal is sent at all: the request alone stops
+    the run after step 5, at its checkpoint of step 4, and the run resumes from there."""
+    from cselab.workbench.studies.execute import RunTask, execute_run
+
+    changes = {"max_steps": 20, "epochs": 100, "eval_every": 2}
+    cfg = load_config(None, {**base_profile(tiny_model), **changes, "seed": 1, "output_dir": str(tmp_path / "runs")})
+    folder = tmp_path / "runs" / cfg.default_run_name()
+    task = RunTask("long-s1", str(folder), cfg.to_dict(), False, str(tmp_path / "long-s1.log"), str(data_dir),
+                   str(tmp_path), threads=1)
+    asked = []
+
+    def after_five_steps() -> bool:
+        asked.append(1)
+        return len(asked) >= 5
+
+    outcome = execute_run(task, after_five_steps)
+    assert outcome.status == "interrupted" and len(asked) == 5, outcome
+    assert run_status(folder).kind == "partial" and checkpoint_step(folder) == 4
+    again = execute_run(task)
+    assert again.status == "resumed" and again.steps == 20
+
+
 def test_a_dead_worker_fails_its_own_run_only_and_names_the_log_that_exists(tiny_model, data_dir, tmp_path):
     """kill -9 of the worker training the long run: that run fails, naming its partial log (the only one
     there); the run the other worker trains and the queued one (a fresh worker's) still train. Before,

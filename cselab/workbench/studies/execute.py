@@ -17,6 +17,7 @@ import time
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ...model.io import check_not_link, read_json
 from .figure_source import figure_source
@@ -302,10 +303,14 @@ def wait_for_run_lock(lock_file: Path, log: Path | None = None) -> float | None:
         return time.perf_counter() - started
 
 
-def execute_run(task: RunTask) -> RunOutcome:
+def execute_run(task: RunTask, stop_requested: Callable[[], bool] = lambda: False) -> RunOutcome:
     """Train (or resume) one run by calling :func:`cselab.model.train.train` in this process; never raises
     for a failed run (a Ctrl-C that stops it comes back as an ``interrupted`` outcome: the run stays at
-    its last checkpoint and resumes next time). A run another process holds (a concurrent study or
+    its last checkpoint and resumes next time). ``stop_requested`` is asked after every step: when it
+    says yes the run stops there as at a Ctrl-C. The worker's own Ctrl-C raises at once, but an
+    exception raised from a signal handler is lost when it lands in a finalizer (Python prints
+    "Exception ignored" and goes on), and the run then trained to its end (a CI run saw it); the
+    check after each step cannot be lost. A run another process holds (a concurrent study or
     ``cselab train``) is waited for, then reused when that process finished it, resumed when it
     left it partial."""
     from ...model.rundir.layout import RunLockedError
@@ -337,7 +342,7 @@ def execute_run(task: RunTask) -> RunOutcome:
         resumed_from = checkpoint_step(run_dir) if resume else 0
         split = TimeSplit(0.0)
         try:
-            results = train_logged(task, resume, split)
+            results = train_logged(task, resume, split, stop_requested)
         except RunLockedError as e:
             if task.lock_file is not None and attempt < LOCK_RETRIES:
                 continue   # taken by another process just before this run started: wait for it again
@@ -354,7 +359,17 @@ def execute_run(task: RunTask) -> RunOutcome:
                    steps=results.get("steps"), train_seconds=results.get("train_seconds"), split=split)
 
 
-def train_logged(task: RunTask, resume: bool, split: TimeSplit) -> dict:
+def stop_when(stop_requested: Callable[[], bool]) -> Callable:
+    """A training callback that raises KeyboardInterrupt after the step at which ``stop_requested()``
+    first says yes (the run then stays at its last checkpoint, as after a Ctrl-C)."""
+    def check(state, record) -> None:
+        if stop_requested():
+            raise KeyboardInterrupt(f"stop requested after step {state.step}")
+    return check
+
+
+def train_logged(task: RunTask, resume: bool, split: TimeSplit,
+                 stop_requested: Callable[[], bool] = lambda: False) -> dict:
     """One run's training, as the train notebook does it, written to the run's log (its directory,
     the config, what the ``cselab`` loggers say, the results or the traceback): in ``task.cwd``
     with ``task.threads`` torch threads (both restored after), the output directory taken from
@@ -394,7 +409,8 @@ def train_logged(task: RunTask, resume: bool, split: TimeSplit) -> dict:
             print(json.dumps(cfg.to_dict(), indent=1), file=out, flush=True)
             cells = time.perf_counter()
             try:
-                run = train(cfg, resume=resume, data_dir=task.data_dir, progress=False)
+                run = train(cfg, resume=resume, data_dir=task.data_dir, progress=False,
+                            callbacks=[stop_when(stop_requested)])
             finally:
                 split.cells = time.perf_counter() - cells
             results = read_json(RunDir(run).results_file)

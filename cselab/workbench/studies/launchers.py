@@ -65,8 +65,9 @@ def _worker_main(conn, parent_pid: int) -> None:
     """A worker: runs from ``conn`` one at a time, each outcome sent back, until the study sends None
     or goes away. It runs in a session of its own, so that a terminal's Ctrl-C reaches the study alone,
     which interrupts the runs itself (once, :func:`signal_workers`). A SIGINT while a run trains raises
-    KeyboardInterrupt in it (the run stops at its last checkpoint); one while it waits for a run only
-    marks it stopped: the run it is then given is not started."""
+    KeyboardInterrupt in it (the run stops at its last checkpoint), and the run also asks the mark after
+    every step, so a KeyboardInterrupt lost in a finalizer still stops it; one while it waits for a run
+    only marks it stopped: the run it is then given is not started."""
     os.setsid()
     _exit_with_parent(parent_pid)
     state = {"running": False, "stopped": False}
@@ -87,7 +88,7 @@ def _worker_main(conn, parent_pid: int) -> None:
             _exit_now()
         try:
             state["running"] = True
-            outcome = not_started(task) if state["stopped"] else execute_run(task)
+            outcome = not_started(task) if state["stopped"] else execute_run(task, lambda: state["stopped"])
         except KeyboardInterrupt:     # before or after the training call, which catches its own
             outcome = interrupted(task)
         finally:
