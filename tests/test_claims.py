@@ -526,3 +526,25 @@ def test_mechanism_readings_take_each_runs_late_mean_from_its_record_line():
     lines[0]["train"]["loss/bml"] = [0.0, 0.0, 0.02, 0.02]
     lines[1]["train"]["loss/bml"] = [0.0, 0.0, 0.02, 0.02]
     assert mechanism_readings([bml], lines) == {}
+
+
+def test_the_claims_figure_names_the_claims_it_cannot_draw():
+    """A claim counted in the tally but without a paired difference (a spread claim, a claim without a
+    test) was missing from the claims figure without a word (MixCSE's variance claim): the note names
+    each paper claim left out with its verdict, and counts the checks left out."""
+    from cselab.workbench.plots.claims import plot_claims
+    from cselab.workbench.plots.core import figure_note as note_text
+
+    claims = [Claim("MixCSE beats SimCSE", "MixCSE", "SimCSE")]
+    table = claims_table(FRAME, claims)
+    extra = pd.DataFrame([{**{c: None for c in table.columns}, "claim": "MixCSE varies less than SimCSE",
+                           "kind": "paper", "test": "variance", "diff": float("nan"),
+                           "verdict": "not detected (powered: MDE ≤ 0.34 ≤ target 0.50)"},
+                          {**{c: None for c in table.columns}, "claim": "λ 0.5 is worse than λ 0.2",
+                           "kind": "check", "test": "paired_t", "diff": float("nan"), "verdict": "no test: no runs"}])
+    fig = plot_claims(pd.concat([table, extra], ignore_index=True), {"MixCSE beats SimCSE": [0.5, 0.6, 0.5]})
+    note = " ".join(note_text(fig).split())
+    assert ("Not drawn, having no paired difference: MixCSE varies less than SimCSE (not detected (MDE ≤ 0.34)); "
+            "1 of the workbench's checks (the study's claims table names them).") in note
+    assert len(fig.axes) == 1   # the left-out rows are words, not empty panels
+    assert "Not drawn" not in " ".join(note_text(plot_claims(table, {"MixCSE beats SimCSE": [0.5, 0.6, 0.5]})).split())

@@ -382,6 +382,15 @@ def test_plotting_code_ticks_a_marked_sparse_line_at_its_measured_steps():
     fig = draw(list(range(0, 33, 4)))                  # nine probes every 4: every other one (at most 6)
     assert [float(t) for t in fig.axes[0].get_xticks()] == [0.0, 8.0, 16.0, 24.0, 32.0]
 
+    @styled
+    def wide(steps):   # the demo's probe_geometry: a 2.2 in panel where matplotlib ticks every 2 steps
+        fig, (ax,) = new_figure(1, panel_size=(4.0, 2.0))
+        ax.plot(steps, np.linspace(74.0, 82.0, len(steps)), marker="o", label="SimCSE")
+        return fig
+
+    fig = wide([0, 4, 8, 12, 16])                      # 0, 2, ..., 16: five of nine on the probes, now all
+    assert [float(t) for t in fig.axes[0].get_xticks()] == [0.0, 4.0, 8.0, 12.0, 16.0]
+
 
 def test_round_ticks_over_marked_evaluations_or_a_dense_curve_pass():
     """Ticks at round numbers over a regular grid of steps are what papers print: four evaluations
@@ -575,6 +584,26 @@ def test_separate_coincident_names_close_series_with_approx_and_equal_ones_with_
     assert ax.lines[1].get_label() == "reverse (≈ forward)"
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     assert check_figure(fig) == []
+
+
+def test_a_coincidence_names_the_other_series_without_its_seed_count():
+    """largest_angle read "SimCSE, both directions (n 11) (= SimCSE (n 13))": the other's n is in its own
+    label, so the claim names the series alone, and the checker still finds that series by its name."""
+    from cselab.workbench.plots.check.rules import equality_claim
+    from cselab.workbench.plots.style import separate_coincident
+
+    steps = np.arange(0, 40, 4)
+    fig, (ax,) = titled("largest angle")
+    ax.plot(steps, 0.5 - 0.005 * steps, label="SimCSE (n 13)")
+    ax.plot(steps, 0.5 - 0.005 * steps + 0.0005, label="SimCSE, both directions (n 11)")
+    separate_coincident([ax])
+    assert ax.lines[1].get_label() == "SimCSE, both directions (n 11) (= SimCSE)"
+    assert equality_claim(ax.lines[1].get_label()) == ("SimCSE, both directions (n 11)", "SimCSE", None)
+    ax.set_ylim(0.0, 0.8)
+    ax.legend(loc="upper right", fontsize=6, frameon=False)
+    assert check_figure(fig) == []
+    ax.lines[1].set_ydata(0.5 - 0.005 * steps + 0.05)   # planted: now far from SimCSE, still claimed equal
+    assert any("says it equals 'SimCSE'" in p for p in check_figure(fig))
 
 
 def test_separate_coincident_names_marked_lines_half_a_marker_apart():

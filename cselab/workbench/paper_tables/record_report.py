@@ -230,6 +230,8 @@ def _figure(study, spec: dict, records: list[dict], frame: pd.DataFrame):
         return plot_seed_curves(series, spec.get("y", keys[0]), title=spec.get("title") or name,
                                 logy=spec.get("scale") == "log", share=spec.get("scale") == "share")
     panels: dict[str, dict] = {}
+    # one variant's panels draw no legend: the title names it (APINCSE's loss parts were drawn unnamed)
+    only = next(iter(spec["variants"])) if len(spec["variants"]) == 1 else None
     if spec.get("together"):   # one variant, its statistics as the lines of one panel (the papers' similarity figures)
         (variant,) = spec["variants"].values()
         own = [r for r in records if r["variant"] == variant]
@@ -240,8 +242,8 @@ def _figure(study, spec: dict, records: list[dict], frame: pd.DataFrame):
         panel = panels.setdefault((words.get(key) or _key_words(key)) if len(keys) > 1 else "", {})
         for name, variant in spec["variants"].items():
             panel[name] = records_series([r for r in records if r["variant"] == variant], spec.get("part", "train"), key)
-    return plot_seed_curves({}, spec.get("y", keys[0]), title=spec.get("title"), logy=spec.get("scale") == "log",
-                            share=spec.get("scale") == "share", panels=panels)
+    return plot_seed_curves({}, spec.get("y", keys[0]), title=spec.get("title") or only,
+                            logy=spec.get("scale") == "log", share=spec.get("scale") == "share", panels=panels)
 
 
 def tally_words(counts: dict[str, int]) -> str:

@@ -99,7 +99,8 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
     0 is the paper's direction (the ablation rows too: the full method − the ablation). A row's verdict
     is written at its right; ◇ marks the paper's effect on this backbone where the paper gives a
     number, and "◇ = mean" says so where it sits on the mean and would hide it."""
-    rows = table[table["test"].isin(["paired_t", "optimum"]) & table["diff"].notna()]
+    drawn = table["test"].isin(["paired_t", "optimum"]) & table["diff"].notna()
+    rows, left_out = table[drawn], table[~drawn]
     if "paper_diff" in rows:   # a claims table: draw it in the paper's direction
         rows = rows.assign(diff=rows["paper_diff"], ci_low=rows["paper_ci_low"], ci_high=rows["paper_ci_high"])
     if rows.empty:
@@ -179,7 +180,8 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
                   f"one seed's difference ({seeds}, pairs of one computation); dot and bar: their mean and 95 % "
                   "t-interval; " + ("◇: the paper's effect scaled to this backbone (\"◇ x →\": off the axis, at x); "
                                     if paper_marks else "") + "right: the verdict after Holm's correction within the claim's family, its colour the verdict's "
-                  f"({verdict_colour_words(rows['verdict'])}), as in the overview of every claim.")
+                  f"({verdict_colour_words(rows['verdict'])}), as in the overview of every claim."
+                  + _not_drawn(left_out))
     if title:
         fig.suptitle(title)
     return fig
@@ -456,6 +458,19 @@ def most_similar_words(seeds: Sequence[Sequence[float]]) -> str:
     first, count = ordered[0]
     rest = ", ".join(f"layer {layer} in {c}" for layer, c in ordered[1:])
     return f"layer {first} in {count} of {len(seeds)} seeds" + (f", {rest}" if rest else "")
+
+
+def _not_drawn(rows: pd.DataFrame) -> str:
+    """The note's last sentence: the claims the table holds that have no paired difference to draw (a
+    spread claim, a claim without a test), each with its verdict, so that a tally counting them is
+    not contradicted by rows missing without a word."""
+    papers = rows[rows["kind"] == "paper"] if "kind" in rows else rows
+    checks = len(rows) - len(papers)
+    items = [f"{textwrap.shorten(str(r['claim']), 70, placeholder='…')} ({_verdict_words(r['verdict'])})"
+             for _, r in papers.iterrows()]
+    if checks:   # the checks are exploratory: counted, the tables name them
+        items.append(f"{checks} of the workbench's checks (the study's claims table names them)")
+    return " Not drawn, having no paired difference: " + "; ".join(items) + "." if items else ""
 
 
 def _verdict_words(verdict) -> str:

@@ -201,6 +201,7 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
     this scale; ``X (= Y in 'panel')`` when they are equal in some panels only), else ``X (≈ Y)``
     (the checker's ``unnamed_coincidences``); returns the (restyled, visible) pairs of labels."""
     from .check import equal_series
+    from .check.rules import SEED_COUNT
 
     names = names or {}
     found: dict[str, tuple[str, list[Axes]]] = {}
@@ -239,7 +240,7 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
             claim = f" (= {{}} in {_braces(', '.join(panels[:-1]))} and {_braces(panels[-1])})"
         else:
             claim = f" (= {{}} in {len(equal)} panels)"
-        shown = re.sub(r" \(mean, \d+ seeds\)$", "", visible)
+        shown = SEED_COUNT.sub("", visible)   # the other's seed count is in its own label
         under = [line for ax in axes for line in ax.lines if line.get_label() == visible]
         below = {line.get_marker() for line in under}
         # its own shape (its method's: markers do not drift) where no other line has it, else a shape
@@ -308,37 +309,39 @@ def _covering(line):
     return covering_line(line, ax)
 
 
+def _drawn_points(a, b) -> tuple[np.ndarray, np.ndarray] | None:
+    """Both lines' vertices as drawn, in typographic points (the axes' limits settled first, so that
+    transData is the drawn one), or None where they do not have the same number of vertices."""
+    xa, ya = np.asarray(a.get_xdata(), float), np.asarray(a.get_ydata(), float)
+    xb, yb = np.asarray(b.get_xdata(), float), np.asarray(b.get_ydata(), float)
+    if xa.shape != xb.shape or ya.shape != yb.shape or not len(xa):
+        return None
+    ax = a.axes
+    ax.get_xlim(), ax.get_ylim()
+    to_pt = 72.0 / ax.figure.dpi
+    return (ax.transData.transform(np.column_stack([xa, ya])) * to_pt,
+            ax.transData.transform(np.column_stack([xb, yb])) * to_pt)
+
+
 def _close_data(a, b) -> bool:
     """Every vertex of ``a`` within reach of ``b``'s at the same x, as drawn: half the larger marker,
     or :data:`CLOSE_LINE_WIDTHS` line widths where neither line has markers (typographic points)."""
-    xa, ya = np.asarray(a.get_xdata(), float), np.asarray(a.get_ydata(), float)
-    xb, yb = np.asarray(b.get_xdata(), float), np.asarray(b.get_ydata(), float)
-    if xa.shape != xb.shape or not len(xa) or not np.allclose(xa, xb, equal_nan=True):
+    points = _drawn_points(a, b)
+    if points is None or not np.allclose(np.asarray(a.get_xdata(), float), np.asarray(b.get_xdata(), float),
+                                         equal_nan=True):
         return False
     marked = [line.get_markersize() for line in (a, b) if line.get_marker() not in (None, "", "None", "none")]
     reach = max(COINCIDENT_PT, CLOSE_MARKER_SHARE * max(marked) if marked else
                 CLOSE_LINE_WIDTHS * max(a.get_linewidth(), b.get_linewidth()))
-    ax = a.axes
-    ax.get_xlim(), ax.get_ylim()
-    to_pt = 72.0 / ax.figure.dpi
-    pa = ax.transData.transform(np.column_stack([xa, ya])) * to_pt
-    pb = ax.transData.transform(np.column_stack([xb, yb])) * to_pt
-    return bool(np.allclose(pa, pb, atol=reach, rtol=0, equal_nan=True))
+    return bool(np.allclose(*points, atol=reach, rtol=0, equal_nan=True))
 
 
 def _same_data(a, b) -> bool:
-    xa, ya = np.asarray(a.get_xdata(), float), np.asarray(a.get_ydata(), float)
-    xb, yb = np.asarray(b.get_xdata(), float), np.asarray(b.get_ydata(), float)
-    if xa.shape != xb.shape or ya.shape != yb.shape or not len(xa):
-        return False
-    # as drawn, not as data: a trajectory's x is a measurement too (ℓ_uniform), and two runs' paths
-    # that differ in the fourth decimal lie on each other all the same
-    ax = a.axes
-    ax.get_xlim(), ax.get_ylim()   # settles autoscaled limits, so transData is the drawn one
-    to_pt = 72.0 / ax.figure.dpi
-    pa = ax.transData.transform(np.column_stack([xa, ya])) * to_pt
-    pb = ax.transData.transform(np.column_stack([xb, yb])) * to_pt
-    return bool(np.allclose(pa, pb, atol=COINCIDENT_PT, rtol=0, equal_nan=True))
+    """Every vertex of ``a`` on ``b``'s as drawn (within :data:`COINCIDENT_PT`): as drawn, not as data,
+    since a trajectory's x is a measurement too (ℓ_uniform), and two runs' paths that differ in the
+    fourth decimal lie on each other all the same."""
+    points = _drawn_points(a, b)
+    return points is not None and bool(np.allclose(*points, atol=COINCIDENT_PT, rtol=0, equal_nan=True))
 
 
 # ------------------------------------------------------------------ legends
