@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "study's record shows (seeds up to the plan's cap where the pilot's spread was too small)")
     rep.add_argument("--only", nargs="+", default=[], metavar="LABEL",
                      help="train only the runs whose labels match these patterns (fnmatch, e.g. 'mine-s1?'), "
-                     "in the study's order; needs --runs-only; with --replan, any seed up to the plan's cap of a group the "
+                     "in the study's order; needs --runs-only; with --replan, any seed up to twice the plan's cap of a group the "
                      "power plan sizes (a continuation pairs seeds within one computation)")
     rep.add_argument("--from-record", action="store_true", help="train nothing: rebuild the claims table, the "
                      "study's tables and its seed-level figures from the committed record "

@@ -276,30 +276,48 @@ def test_a_planted_mixed_kind_pair_is_left_out_and_the_row_says_why():
 
     frame = _computed(pd.DataFrame({"variant": ["A"] * 5 + ["B"] * 5, "seed": [1, 2, 3, 4, 5] * 2,
                                     "avg": [76.5, 76.8, 76.4, 76.7, 80.0, 76.0, 76.2, 75.9, 76.1, 76.0]}))
-    # seed 5 of B ran on another CPU kind (its +4.0 would dominate the mean); seed 4 of A in fp32; the
-    # others share a -dirty commit: kept, counted as code unverified
+    # seed 5 of B ran on another CPU kind (its +4.0 would dominate the mean); seed 4 of A in fp32
     frame.loc[9, "cpu"] = "AVX512/avx512_bf16"
     frame.loc[3, "precision"] = "fp32/fp32"
-    frame["code"] = "f458b21" + "0" * 33 + "-dirty"
+    frame["code"] = "f458b21" + "0" * 33
     assert same_computation(frame.loc[4], frame.loc[9]) == "CPU kinds differ (AVX512/amx vs AVX512/avx512_bf16)"
-    kept, left_out, unverified = paired_seeds(frame[frame.variant == "A"].set_index("seed"),
-                                              frame[frame.variant == "B"].set_index("seed"))
-    assert kept == [1, 2, 3] and unverified == 3
+    kept, left_out = paired_seeds(frame[frame.variant == "A"].set_index("seed"),
+                                  frame[frame.variant == "B"].set_index("seed"))
+    assert kept == [1, 2, 3]
     assert left_out == {"precisions differ (fp32/fp32 vs bf16/bf16)": [4],
                         "CPU kinds differ (AVX512/amx vs AVX512/avx512_bf16)": [5]}
     row = claims_table(frame, [Claim("A beats B", "A", "B")]).iloc[0]
-    assert (row["n"], row["shared"], row["unverified"]) == (3, 5, 3)
+    assert (row["n"], row["shared"]) == (3, 5)
     assert row["diff"] == pytest.approx(np.mean([0.5, 0.6, 0.5]))
     assert row["p"] == pytest.approx(stats.ttest_rel([76.5, 76.8, 76.4], [76.0, 76.2, 75.9]).pvalue)
     assert row["left_out"] == ("seed 4: precisions differ (fp32/fp32 vs bf16/bf16); "
                                "seed 5: CPU kinds differ (AVX512/amx vs AVX512/avx512_bf16)")
     text = format_claims(claims_table(frame, [Claim("A beats B", "A", "B")])).iloc[0]
-    assert text["n (pairs kept)"] == "3 of 5 (3 code unverified)"
+    assert text["n (pairs kept)"] == "3 of 5"
     # another commit on one side: no pair left, and the verdict says why instead of "no runs"
-    frame.loc[frame.variant == "B", "code"] = "9f0f0ed" + "0" * 33
+    frame.loc[frame.variant == "B", "code"] = "9f0f0ed" + "1" * 33
     row = claims_table(frame, [Claim("A beats B", "A", "B")]).iloc[0]
     assert row["n"] == 0 and row["verdict"].startswith(
-        "no test: no pair of one computation (seeds 1, 2, 3: code identities differ (f458b21-dirty vs 9f0f0ed)")
+        "no test: no pair of one computation (seeds 1, 2, 3: code identities differ (f458b21 vs 9f0f0ed)")
+
+
+def test_runs_of_an_uncommitted_tree_pair_with_nothing_not_even_the_same_dirty_commit():
+    """A referee's point: the same "-dirty" commit on both sides names two uncommitted trees whose
+    contents nobody recorded, so such a pair is not known to be one computation; it was kept and
+    counted as "code unverified". Now it is left out, the row says so, and a fingerprinted line of a
+    dirty tree (the code that ran, hashed) still pairs."""
+    from cselab.workbench.claims import UNKNOWN_CODE, paired_seeds
+
+    frame = _computed(pd.DataFrame({"variant": ["A"] * 4 + ["B"] * 4, "seed": [1, 2, 3, 4] * 2,
+                                    "avg": [76.5, 76.8, 76.4, 76.7, 76.0, 76.2, 75.9, 76.1]}))
+    frame.loc[frame.seed <= 2, "code"] = "commit:f458b21" + "0" * 33 + "-dirty"   # seeds 1-2: legacy dirty lines
+    kept, left_out = paired_seeds(frame[frame.variant == "A"].set_index("seed"),
+                                  frame[frame.variant == "B"].set_index("seed"))
+    assert kept == [3, 4] and left_out == {UNKNOWN_CODE: [1, 2]}
+    row = claims_table(frame, [Claim("A beats B", "A", "B")]).iloc[0]
+    assert (row["n"], row["shared"]) == (2, 4)
+    assert row["left_out"] == f"seeds 1, 2: {UNKNOWN_CODE}"
+    assert row["diff"] == pytest.approx(np.mean([76.4 - 75.9, 76.7 - 76.1]))
 
 
 def test_the_computation_of_a_record_line():

@@ -194,9 +194,9 @@ def test_a_log_axis_curve_takes_the_geometric_mean_and_a_positive_interval():
 
 
 def test_a_replans_runs_beyond_the_first_plan_are_current_within_the_cap(tmp_path):
-    """A re-plan asks for seeds the first plan did not (up to the rule's cap): such a line is current
+    """A re-plan asks for seeds the first plan did not (up to the rule's seed space): such a line is current
     (and its claims use it) when its group is planned and its config is the group's at that seed; the
-    same line without the re-plan's mark, or past the cap, is stale."""
+    same line without the re-plan's mark, or past the seed space, is stale."""
     import dataclasses
 
     from cselab.workbench.paper_tables.record_report import study_frame
@@ -205,7 +205,7 @@ def test_a_replans_runs_beyond_the_first_plan_are_current_within_the_cap(tmp_pat
 
     study = load_study("paper-mixcse", "cpu", notebooks=False)
     base = study.run("mixcse-s1").config
-    cap = study.claims.rule.max_seeds
+    cap = study.claims.rule.seed_space   # twice max_seeds: the numbers a continuation may name
 
     def line(seed: int, plan: dict) -> dict:
         r = synthetic_record(f"mixcse-s{seed}", "paper-mixcse", 76.0, seed)

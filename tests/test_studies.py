@@ -675,16 +675,17 @@ def test_an_executed_notebook_is_a_plain_ipynb_that_jupyterlab_opens(tmp_path):
 
 
 def test_a_continuation_may_name_any_seed_up_to_the_cap_of_a_sized_group():
-    """``reproduce --replan --only`` chooses among each sized group's seeds up to the power rule's cap:
-    a re-plan counts seeds, and a seed of another computation pairs with nothing new, so a continuation
-    names the seeds that pair (MixCSE without the stop-gradient: the first plan's 5 seeds are of
-    another computation than MixCSE's seeds 6-7 here)."""
+    """``reproduce --replan --only`` chooses among each sized group's seeds up to the power rule's seed
+    space (twice the cap): a re-plan counts seeds, and a seed of another computation pairs with nothing
+    new, so a continuation names the seeds that pair (MixCSE without the stop-gradient: the first
+    plan's 5 seeds are of another computation than MixCSE's seeds 6-7 here; ClusterNS's seeds 15-20
+    are the GPU's, so the CPU's next pairs are 21 on)."""
     plain = load_study("paper-mixcse", "cpu", "runs", notebooks=False)
     capped = load_study("paper-mixcse", "cpu", "runs", notebooks=False, up_to_cap=True)
     labels = {r.label for r in capped.runs}
     assert {r.label for r in plain.runs} < labels
     assert "mixcse-no_sg-s6" not in {r.label for r in plain.runs}
-    assert {"mixcse-no_sg-s6", "mixcse-no_sg-s20"} <= labels and "mixcse-no_sg-s21" not in labels
-    assert capped.claims.rule.max_seeds == 20
+    assert {"mixcse-no_sg-s6", "mixcse-no_sg-s21", "mixcse-no_sg-s40"} <= labels and "mixcse-no_sg-s41" not in labels
+    assert capped.claims.rule.max_seeds == 20 and capped.claims.rule.seed_space == 40
     same = {r.label: r.config.config_hash() for r in plain.runs}
     assert all(same[r.label] == r.config.config_hash() for r in capped.runs if r.label in same)

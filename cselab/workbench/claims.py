@@ -22,7 +22,8 @@ number) — and runs a claim that would need more than ``max_seeds`` at ``max_se
 **After the runs: the verdicts** (:func:`claims_table`). For each claim over the seeds both
 variants have **as one computation** (:func:`paired_seeds`: the same CPU kind, precisions and code
 identity, from each run's record line by :func:`computation`; a ``-dirty`` commit on both sides is
-kept and counted as code unverified, and the row says which seeds were left out and why): the mean
+never kept: the tree that trained it was not committed, so what ran is unknown; the row says which
+seeds were left out and why): the mean
 difference, its 95 % t-interval, the paired t-test's p and its Holm adjustment within the family, the
 MDE at α/k from the observed spread (with the χ² interval of that spread: three seeds estimate it
 poorly), whether the paper's scaled effect was detectable, Δ again in the paper's direction
@@ -157,6 +158,14 @@ class PowerRule:
     planned_checks: int = 0
     alpha: float = ALPHA
     power: float = POWER
+
+    @property
+    def seed_space(self) -> int:
+        """The highest seed number a continuation may name (twice ``max_seeds``). The cap limits how
+        many seeds a claim rests on, not their numbers: seeds of an earlier computation (the legacy
+        lines of an uncommitted tree, another CPU kind, the GPU's) hold numbers below the cap that buy
+        no pair on this one, and a label is trained once per record."""
+        return 2 * self.max_seeds
 
     def __post_init__(self):
         if not (self.target > 0 and self.prior_sd > 0 and 0 < self.alpha < 1 and 0 < self.power < 1):
@@ -336,6 +345,7 @@ COMPUTATION = ("cpu", "precision", "code")
 COMPUTATION_WORDS = {"cpu": "CPU kinds", "precision": "precisions", "code": "code identities"}
 CODE_FINGERPRINT = "code_fingerprint"   # the record key of the training code's hash (newer lines)
 UNVERIFIED = "-dirty"                   # a commit from an uncommitted tree: the code that ran is unknown
+UNKNOWN_CODE = "code unknown (a -dirty commit without a code fingerprint)"
 
 
 def computation_fields(record: Mapping) -> dict[str, str]:
@@ -369,20 +379,23 @@ def _short(value: str) -> str:
 
 def same_computation(a: Mapping, b: Mapping) -> str:
     """Why the runs ``a`` and ``b`` (rows with the :data:`COMPUTATION` keys) are not one computation
-    (e.g. "CPU kinds differ (AVX512/amx vs AVX512/avx512_bf16)"), or "" when they are."""
+    (e.g. "CPU kinds differ (AVX512/amx vs AVX512/avx512_bf16)"), or "" when they are. A legacy line
+    whose code is a ``-dirty`` commit is one computation with nothing, itself included: the same
+    string on both sides names two uncommitted trees whose contents nobody recorded."""
+    if any(str(r.get("code", "")).endswith(UNVERIFIED) for r in (a, b) if "code" in r):
+        return UNKNOWN_CODE
     for key in COMPUTATION:
         if key in a and key in b and a[key] != b[key]:
             return f"{COMPUTATION_WORDS[key]} differ ({_short(str(a[key]))} vs {_short(str(b[key]))})"
     return ""
 
 
-def paired_seeds(ours: pd.DataFrame, theirs: pd.DataFrame) -> tuple[list, dict[str, list], int]:
-    """The pairing rule: ``(kept, left_out, unverified)`` over the seeds both frames have (each indexed
-    by seed): a seed is kept only where its two runs are one computation (:func:`same_computation`);
-    ``left_out`` maps each reason to its seeds; ``unverified`` counts the kept pairs whose code is a
-    ``-dirty`` commit (the same string on both sides, but what it held is unknown)."""
+def paired_seeds(ours: pd.DataFrame, theirs: pd.DataFrame) -> tuple[list, dict[str, list]]:
+    """The pairing rule: ``(kept, left_out)`` over the seeds both frames have (each indexed by seed): a
+    seed is kept only where its two runs are one computation (:func:`same_computation`); ``left_out``
+    maps each reason to its seeds."""
     shared = sorted(set(ours.index) & set(theirs.index), key=lambda s: (str(type(s)), s))
-    kept, left_out, unverified = [], {}, 0
+    kept, left_out = [], {}
     for seed in shared:
         a, b = ours.loc[seed], theirs.loc[seed]
         why = same_computation(a, b)
@@ -390,8 +403,7 @@ def paired_seeds(ours: pd.DataFrame, theirs: pd.DataFrame) -> tuple[list, dict[s
             left_out.setdefault(why, []).append(seed)
             continue
         kept.append(seed)
-        unverified += any(str(r.get("code", "")).endswith(UNVERIFIED) for r in (a, b))
-    return kept, left_out, unverified
+    return kept, left_out
 
 
 def _runs_of(frame: pd.DataFrame, group: str, pair_on: str, variant: str, metric: str) -> tuple[pd.DataFrame, str]:
@@ -425,7 +437,7 @@ def _pair(c: Claim, frame: pd.DataFrame, group: str, pair_on: str, reference: st
     ours, why_ours = _runs_of(frame, group, pair_on, c.variant, c.metric)
     theirs, why_theirs = _runs_of(frame, group, pair_on, reference, c.metric)
     problems = [w for w in (why_ours, why_theirs) if w]
-    kept, left_out, unverified = paired_seeds(ours, theirs)
+    kept, left_out = paired_seeds(ours, theirs)
     shared = len(kept) + sum(len(s) for s in left_out.values())
     if not shared and not problems:
         problems.append(f"no seed in common ({c.variant!r}: {', '.join(map(str, ours.index)) or 'none'}; "
@@ -434,14 +446,14 @@ def _pair(c: Claim, frame: pd.DataFrame, group: str, pair_on: str, reference: st
         problems.append(f"{'no pair' if not kept else 'only 1 pair'} of one computation "
                         f"({_left_out_words(left_out)})")
     return {"a": ours.loc[kept, "value"].to_numpy(dtype=float), "b": theirs.loc[kept, "value"].to_numpy(dtype=float),
-            "kept": kept, "shared": shared, "left_out": left_out, "unverified": unverified, "problems": problems}
+            "kept": kept, "shared": shared, "left_out": left_out, "problems": problems}
 
 
 def _test_row(c: Claim, frame: pd.DataFrame, group: str, pair_on: str) -> dict:
     row = {"claim": c.claim, "kind": c.kind, "paper": c.paper, "variant": c.variant, "reference": c.reference,
            "metric": c.metric, "test": c.test, "direction": c.direction, "n": 0, "seeds": "", "diff": math.nan,
            "ci_low": math.nan, "ci_high": math.nan, "p": math.nan, "sd": math.nan, "problem": "", "shared": 0,
-           "left_out": "", "unverified": 0, "against": c.reference, "trend": "", "note": c.note}
+           "left_out": "", "against": c.reference, "trend": "", "note": c.note}
     # a claim another study decides keeps its numbers here (the same runs): only its verdict is read there
     if not c.testable or c.untested:
         row["problem"] = c.reason or c.untested
@@ -458,7 +470,7 @@ def _test_row(c: Claim, frame: pd.DataFrame, group: str, pair_on: str) -> dict:
         row["trend"] = sweep_trend(frame, group, c.sweep or (c.neighbours[0], c.variant, c.neighbours[1]), c.metric)
         return _optimum(row, parts)
     part = parts[c.reference]
-    row.update(shared=part["shared"], unverified=part["unverified"])
+    row.update(shared=part["shared"])
     if not part["kept"]:
         return row
     a, b = part["a"], part["b"]
@@ -500,7 +512,7 @@ def _optimum(row: dict, parts: Mapping[str, dict]) -> dict:
     t = tests[binding]
     row.update(n=t["test"]["n"], diff=t["test"]["mean_diff"], ci_low=t["test"]["ci_low"],
                ci_high=t["test"]["ci_high"], p=max(x["p"] for x in tests.values()), sd=t["sd"],
-               against=binding, shared=t["part"]["shared"], unverified=t["part"]["unverified"],
+               against=binding, shared=t["part"]["shared"],
                seeds=", ".join(map(str, t["part"]["kept"])))
     row["each"] = "; ".join(f"vs {o}: {x['test']['mean_diff']:+.2f} (one-sided p {x['p']:.3g}, n {x['test']['n']})"
                             for o, x in tests.items())
@@ -703,7 +715,7 @@ def verdict_class(verdict: str) -> str:
 def format_claims(table: pd.DataFrame, decimals: int = 2) -> pd.DataFrame:
     """Text cells for a :func:`claims_table` (one family's rows or all), verdict first: the verdict,
     Δ in the paper's direction (positive: as the paper says; which variant minus which is said) with
-    its interval, n (pairs kept of those shared, the code-unverified ones counted), then the paper's
+    its interval, n (pairs kept of those shared), then the paper's
     words, both p-values, the MDE at α/k with its interval against the claim's target, whether the
     paper's scaled effect was detectable, the seeds the target needs, the seeds left out and why, and
     a note (an optimum's two tests and the trend across its sweep)."""
@@ -727,8 +739,7 @@ def format_claims(table: pd.DataFrame, decimals: int = 2) -> pd.DataFrame:
     def n_text(r) -> str:
         if not r["shared"]:
             return "–"
-        text = f"{int(r['n'])} of {int(r['shared'])}" if r["n"] != r["shared"] else f"{int(r['n'])}"
-        return text + (f" ({int(r['unverified'])} code unverified)" if r["unverified"] else "")
+        return f"{int(r['n'])} of {int(r['shared'])}" if r["n"] != r["shared"] else f"{int(r['n'])}"
 
     def mde(r) -> str:
         if not math.isfinite(r["mde"]):

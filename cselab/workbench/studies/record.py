@@ -459,7 +459,7 @@ def read_study_record(path: str | os.PathLike, study) -> StudyRecord:
 def planned_config(study, record: Mapping) -> TrainConfig | None:
     """The config the study plans for a record line's run: its label's in the study's plan, or, for a
     line a re-plan recorded beyond the first plan's seeds, its group's at that seed — where the group is
-    one the power plan sizes and the seed within the rule's cap (a re-plan's seed count moves with the
+    one the power plan sizes and the seed within the rule's seed space (a re-plan's seed count moves with the
     record's spreads; the runs it asked for stay the study's). None: no run of the study."""
     import dataclasses
 
@@ -469,7 +469,7 @@ def planned_config(study, record: Mapping) -> TrainConfig | None:
     if (record.get("plan") or {}).get("name") != "re-plan" or study.claims.rule is None:
         return None
     variant, seed = record["variant"], record["seed"]
-    if variant not in study.claims.planned_seeds() or not 1 <= seed <= study.claims.rule.max_seeds:
+    if variant not in study.claims.planned_seeds() or not 1 <= seed <= study.claims.rule.seed_space:
         return None
     base = next((r for r in study.runs if variant_of_label(r.label)[0] == variant), None)
     return dataclasses.replace(base.config, seed=seed) if base is not None else None

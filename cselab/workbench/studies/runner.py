@@ -342,7 +342,7 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
     it records then says so (``plan``). ``only``: label patterns (fnmatch, e.g. ``simcse-s1?``) — the
     runs to train now, in the study's order (a continuation spent where a seed buys most); it needs
     ``notebooks=False``, since a notebook reads every run of its study. With ``replan``, ``only`` may
-    name any seed up to the power rule's cap of a group the plan sizes (a seed of another computation
+    name any seed up to the power rule's seed space (twice its cap) of a group the plan sizes (a seed of another computation
     counts in the plan but pairs with nothing new)."""
     out = stream or sys.stdout
     if notebooks:   # --runs-only trains and records without them (a lent GPU machine may lack them)
@@ -354,7 +354,7 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
         from .record import records_frame
 
         kept = recorded(record_path(figures_dir, spec.name))
-        # --only chooses among each sized group's seeds up to the cap: the re-plan counts seeds, a pair
+        # --only chooses among each sized group's seeds up to the seed space: the re-plan counts seeds, a pair
         # needs both sides on one computation, so a continuation may name seeds past the re-plan's count
         spec = load_study(study, profile, runs_dir, notebooks=notebooks, observed=records_frame(kept.values()),
                           up_to_cap=bool(only))

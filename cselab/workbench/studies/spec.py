@@ -212,7 +212,7 @@ def _read(source: str | os.PathLike, profile: str, runs_root: str | os.PathLike,
           up_to_cap: bool = False):
     """What :func:`load_study` and :func:`read_study_plan` share, top to bottom: the file, its name,
     the profile, the runs (``expand``), the claims and the runs again with the power plan's seeds
-    (``up_to_cap``: every planned group at the power rule's cap, what a continuation may choose from)."""
+    (``up_to_cap``: every planned group up to the rule's seed space, what a continuation may choose from)."""
     path = resolve_study_path(source)
     data, text = read_yaml(path)
     check_keys(str(path), data, STUDY_KEYS, "a study")
@@ -229,7 +229,7 @@ def _read(source: str | os.PathLike, profile: str, runs_root: str | os.PathLike,
     if claims.claims and not chosen.smoke:
         planned = claims.planned_seeds()
         if up_to_cap and claims.rule is not None:
-            planned = {group: max(n, claims.rule.max_seeds) for group, n in planned.items()}
+            planned = {group: max(n, claims.rule.seed_space) for group, n in planned.items()}
         runs = _runs(path, data, text, chosen, Path(runs_root), profile, planned, expand=expand)
     return path, data, text, name, chosen, runs, claims
 
@@ -240,9 +240,10 @@ def load_study(source: str | os.PathLike, profile: str = "cpu", runs_root: str |
     parameters. Raises :class:`StudyError` naming the file, line, run label and key. ``observed``:
     a record's runs (:func:`cselab.workbench.studies.record.records_frame`); the power plan then takes each
     claim's spread from them (the seeds a claim needs, re-estimated on the spread alone).
-    ``up_to_cap``: every group the power plan sizes has its seeds up to the rule's cap
-    (``max_seeds``), what ``reproduce --replan --only`` chooses from: a continuation pairs seeds within
-    one computation, and a seed of another computation counts in the re-plan's number but buys no pair.
+    ``up_to_cap``: every group the power plan sizes has its seeds up to the rule's seed space
+    (:attr:`cselab.workbench.claims.PowerRule.seed_space`, twice ``max_seeds``), what ``reproduce
+    --replan --only`` chooses from: a continuation pairs seeds within one computation, and a seed of
+    another computation holds a number but buys no pair.
 
     ``notebooks=False`` reads the runs only (no notebook is opened; ``Study.notebooks`` is empty):
     what a notebook needs to find the study's run directories. What reads a record needs less:
