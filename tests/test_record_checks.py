@@ -326,3 +326,19 @@ def test_the_code_fingerprint_hashes_the_model_side_as_it_is_on_disk(tmp_path):
     before = _sha256_files(tree, [tree / "loss.py"])
     (tree / "loss.py").write_text("t = 0.5\n")
     assert _sha256_files(tree, [tree / "loss.py"]) != before
+
+
+def test_a_dry_run_of_part_of_a_study_calls_no_line_of_the_rest_stale(tmp_path):
+    """``--replan --runs-only --only simcse-s9 --dry-run`` listed all 72 other lines of the committed
+    ClusterNS record as "stale: not a run of the study's plan": the lines were judged against --only's
+    part of the plan. They are judged against the whole plan, as without --only."""
+    from cselab.workbench.studies.runner import reproduce
+
+    texts = []
+    for only in ((), ("simcse-s9",)):
+        out = io.StringIO()
+        assert reproduce("paper-clusterns", "cpu", dry_run=True, runs_dir=tmp_path / "runs", replan=True,
+                         figures_dir="figures/cpu-papers", notebooks=not only, only=only, stream=out) == 0
+        texts.append([line for line in out.getvalue().splitlines() if ": stale: " in line])
+    assert texts[1] == texts[0]
+    assert "| simcse-s9 " in out.getvalue() and "| clusterns-s1 " not in out.getvalue()

@@ -9,6 +9,7 @@ anything else is trained. So an interrupted study resumes by running the same co
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fnmatch
 import os
 import signal
@@ -358,6 +359,7 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
         # needs both sides on one computation, so a continuation may name seeds past the re-plan's count
         spec = load_study(study, profile, runs_dir, notebooks=notebooks, observed=records_frame(kept.values()),
                           up_to_cap=bool(only))
+    planned = dataclasses.replace(spec)   # the whole plan: a line is stale against it, not against --only's part
     if only:
         if notebooks:
             raise ValueError("--only trains part of a study: add --runs-only (a notebook reads every run)")
@@ -393,7 +395,7 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
             print(line, file=out)
         if record_file.is_file():   # lines the plan no longer has: trained again, and no verdict rests on them
             try:
-                for line in read_study_record(record_file, spec).stale:
+                for line in read_study_record(record_file, planned).stale:
                     print(line, file=out)
             except RecordError as e:   # e.g. another profile's lines: what --from-record would refuse, said here
                 print(f"record: {e}", file=out)
