@@ -589,7 +589,7 @@ def test_separate_coincident_names_close_series_with_approx_and_equal_ones_with_
 def test_a_coincidence_names_the_other_series_without_its_seed_count():
     """largest_angle read "SimCSE, both directions (n 11) (= SimCSE (n 13))": the other's n is in its own
     label, so the claim names the series alone, and the checker still finds that series by its name."""
-    from cselab.workbench.plots.check.rules import equality_claim
+    from cselab.workbench.plots.check import equality_claim
     from cselab.workbench.plots.style import separate_coincident
 
     steps = np.arange(0, 40, 4)

@@ -200,8 +200,7 @@ def separate_coincident(axes: Sequence[Axes], names: Mapping[Axes, str] | None =
     (:func:`cselab.workbench.plots.check.equal_series`: within 1 % of their span, not merely close at
     this scale; ``X (= Y in 'panel')`` when they are equal in some panels only), else ``X (≈ Y)``
     (the checker's ``unnamed_coincidences``); returns the (restyled, visible) pairs of labels."""
-    from .check import equal_series
-    from .check.rules import SEED_COUNT
+    from .check import SEED_COUNT, equal_series
 
     names = names or {}
     found: dict[str, tuple[str, list[Axes]]] = {}

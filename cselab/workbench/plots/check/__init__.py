@@ -58,12 +58,13 @@ from matplotlib.figure import Figure
 from ..rc import style
 from .drawn import (INTERVAL_GID, REFERENCE_GID, REFERENCE_GIDS, DrawnFigure, TextItem, axes_name, boxes_overlap,
                     covering_line, draw, drawn_ticks, is_reference, mark_intervals, read_figure, text_box)
-from .rules import (BAR_MIN_SPREAD, EQUAL_RELATIVE, MARKED_BELOW, MIN_COLOUR_VALUES, MIN_LINE_POINTS, RULES, Rule, equal_series,
+from .rules import (BAR_MIN_SPREAD, EQUAL_RELATIVE, MARKED_BELOW, MIN_COLOUR_VALUES, MIN_LINE_POINTS, RULES, SEED_COUNT, Rule,
+                    equal_series,
                     equality_claim, figure_rule, flat_bar_groups, legend_covers_data, panel_rule, run_rules,
                     ticks_off_grid_of)
 
 __all__ = ["BAR_MIN_SPREAD", "EQUAL_RELATIVE", "INTERVAL_GID", "MARKED_BELOW", "MIN_COLOUR_VALUES", "MIN_LINE_POINTS", "REFERENCE_GID",
-           "REFERENCE_GIDS", "RULES", "DrawnFigure", "Rule", "TextItem", "axes_name", "boxes_overlap", "check_figure",
+           "REFERENCE_GIDS", "RULES", "SEED_COUNT", "DrawnFigure", "Rule", "TextItem", "axes_name", "boxes_overlap", "check_figure",
            "covering_line", "draw", "drawn_ticks", "equal_series", "equality_claim", "figure_rule", "flat_bar_groups",
            "is_reference", "legend_covers_data", "mark_intervals", "panel_rule", "read_figure", "text_box",
            "ticks_off_grid_of"]
