@@ -61,3 +61,23 @@ def test_the_table_reads_delta_in_the_papers_direction_and_shortens_a_missing_te
     assert "| MixCSE | MixCSE beats SimCSE | holds here | +0.60 [+0.30, +0.90] STS points | 5 | 0.40 / 0.47 | +2.83 |" in text
     # the cause in words; the seeds that could not pair stay in the study's own table
     assert "| no test: no pair of one computation | –  | – |" in text
+
+
+def test_two_claims_that_differ_at_their_end_keep_their_own_ends():
+    """The overview read "doubling the batch instead of the terms does not…" twice (the 80-step row and
+    the equal-data row): shortened from their start, the two read alike. Such rows keep their own end
+    after the start they share; every other label is shortened as before, and none passes 50 characters."""
+    from cselab.workbench.plots.overview import LABEL_CHARS, row_labels
+
+    claims = ["GS-InfoNCE at batch 64 beats SimCSE at batch 128, both 80 steps (twice the data for 128)",
+              'GS-InfoNCE at batch 64 beats SimCSE at batch 128 on the same data ("with the same or smaller batch size")',
+              "doubling the batch instead of the terms does not help (−bs128 is worse), both 80 steps",
+              "doubling the batch instead of the terms does not help (−bs128 is worse), on the same data",
+              "MixCSE beats SimCSE", "the mixed negatives keep a larger gradient signal late in training"]
+    labels = row_labels(claims)
+    assert labels[claims[2]] == "doubling the batch instead of… both 80 steps"
+    assert labels[claims[3]] == "doubling the batch instead of… on the same data"
+    assert labels[claims[0]] != labels[claims[1]] and labels[claims[0]].rstrip("…") != labels[claims[1]].rstrip("…")
+    assert labels[claims[4]] == "MixCSE beats SimCSE"
+    assert labels[claims[5]] == "the mixed negatives keep a larger gradient signal…"
+    assert len(set(labels.values())) == len(claims) and max(map(len, labels.values())) <= LABEL_CHARS

@@ -5,6 +5,7 @@ n per row. A claim without a test has no point: its row says why in one word."""
 from __future__ import annotations
 
 import math
+import os
 import textwrap
 
 import numpy as np
@@ -15,6 +16,26 @@ from matplotlib.lines import Line2D
 from .core import PAGE_WIDTH, TooFewPoints, styled
 from .palettes import VERDICT_COLOURS   # one colour per verdict group, as every claims figure draws it
 LIMIT = 3.0   # Δ / target beyond ±3 is drawn at the edge with an arrow
+
+
+LABEL_CHARS = 50   # a row's label at most this long (the figure is a page wide)
+TAIL_CHARS = 24    # the distinguishing end kept when two claims' shortened labels would read alike
+
+
+def row_labels(claims: list[str], width: int = LABEL_CHARS) -> dict[str, str]:
+    """Each claim's row label, at most ``width`` characters. Shortening keeps a claim's start, and two
+    claims that differ only at the end (the same batch claim at 80 steps and on the same data) read
+    alike: those keep their own end after the shared start, "… both 80 steps" against "… on the same data"."""
+    short = {c: textwrap.shorten(c, width, placeholder="…") for c in claims}
+    read = {c: label.rstrip("…").rstrip(" ,;:") for c, label in short.items()}   # what a reader tells apart
+    for words in {w for w in read.values() if list(read.values()).count(w) > 1}:
+        alike = [c for c in short if read[c] == words]
+        common = len(os.path.commonprefix(alike))
+        tails = {c: textwrap.shorten(c[common:].lstrip(" ,;:"), TAIL_CHARS, placeholder="…") for c in alike}
+        head = textwrap.shorten(alike[0][:common], max(width - max(map(len, tails.values())) - 2, 10),
+                                placeholder="").rstrip(" ,;:")
+        short.update({c: f"{head}… {tail}" for c, tail in tails.items()})
+    return short
 
 
 @styled
@@ -29,12 +50,13 @@ def plot_claims_overview(rows: pd.DataFrame) -> Figure:
     bottom, top = 1.05 / height, 0.45 / height
     ax = fig.add_axes((0.46, bottom, 0.25, 1 - bottom - top))
     y, ticks, labels = 0, [], []
+    names = row_labels(list(rows["claim"].astype(str)))
     for paper in papers:
         ax.text(-0.02, y, paper, transform=ax.get_yaxis_transform(), ha="right", va="center", fontweight="bold")
         y += 1
         for _, r in rows[rows["paper"] == paper].iterrows():
             colour = VERDICT_COLOURS[r["class"]]
-            claim = textwrap.shorten(str(r["claim"]), 50, placeholder="…")
+            claim = names[str(r["claim"])]
             ticks.append(y), labels.append(claim)
             ratio = r["test"] == "paired_variance"
             tested = r["n"] >= 2 and math.isfinite(r["delta"]) and math.isfinite(r["target"]) and not ratio
