@@ -566,3 +566,19 @@ def test_the_claims_figure_names_the_claims_it_cannot_draw():
             "1 of the workbench's checks (the study's claims table names them).") in note
     assert len(fig.axes) == 1   # the left-out rows are words, not empty panels
     assert "Not drawn" not in " ".join(note_text(plot_claims(table, {"MixCSE beats SimCSE": [0.5, 0.6, 0.5]})).split())
+
+
+def test_the_papers_claims_and_the_checks_of_one_metric_share_one_x_scale():
+    """GS-InfoNCE's claims figure drew the paper's claims on −0.4…0.5 and its check on −0.6…0.4: two
+    panels of one metric on different scales, so one difference looked wider than another of the same
+    size. Panels of one metric take the union of their ranges."""
+    from cselab.workbench.plots.claims import plot_claims
+
+    claims = [Claim("MixCSE beats SimCSE", "MixCSE", "SimCSE"),
+              Claim("MixCSE differs from single", "MixCSE", "single", kind="check", direction=0)]
+    table = claims_table(FRAME, claims)
+    fig = plot_claims(table, {"MixCSE beats SimCSE": [0.5, 0.6, 0.5], "MixCSE differs from single": [0.4, 0.5, 0.4]})
+    paper, check = fig.axes
+    assert paper.get_xlim() == check.get_xlim()
+    low, high = paper.get_xlim()
+    assert low < 0.0 and high > 0.6   # 0 (the dotted line) and every seed's difference inside

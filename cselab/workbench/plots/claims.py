@@ -118,6 +118,7 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
     grid = fig.add_gridspec(len(panels), 1, height_ratios=[h + 1.6 for h in heights], left=0.38, right=0.72,
                             top=1 - 0.3 / fig.get_figheight(), bottom=1.05 / fig.get_figheight(), hspace=0.75)
     counts, paper_marks = set(), False
+    ranges: dict[str, list] = {}   # metric -> (axes, low, high) of each panel: one metric, one x scale
     for i, (kind, metric) in enumerate(panels):
         ax = fig.add_subplot(grid[i])
         part = rows[(rows["kind"] == kind) & (rows["metric"] == metric)].reset_index(drop=True)
@@ -165,14 +166,19 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
                 ax.annotate(f"◇ {x:+.2f} →" if right else f"← ◇ {x:+.2f}", (1.0 if right else 0.0, y),
                             xycoords=("axes fraction", "data"), xytext=(-2 if right else 2, 5),
                             textcoords="offset points", ha="right" if right else "left", va="bottom", fontsize=6)
-        pad = 0.08 * ((high - low) or 1.0)
-        ax.set_xlim(low - pad, high + pad)
+        ranges.setdefault(metric, []).append((ax, low, high))
         ax.set_yticks(positions, [row_labels[c] for c in part["claim"]], fontsize=7)
         ax.set_ylim(-0.6, total - 0.4)
         # a check has no paper direction: its rows are variant − reference, as its claim names them
         reading = "variant − reference" if (part["direction"] == 0).all() else "right = as the paper says"
         ax.set_xlabel(f"{METRIC_WORDS.get(metric, f'Δ of {metric}')}; {reading}", fontsize=8)
         ax.grid(axis="y", visible=False)
+    for panels_of_metric in ranges.values():   # the paper's claims and the checks of one metric on one scale
+        low = min(lo for _, lo, _ in panels_of_metric)
+        high = max(hi for _, _, hi in panels_of_metric)
+        pad = 0.08 * ((high - low) or 1.0)
+        for ax, _, _ in panels_of_metric:
+            ax.set_xlim(low - pad, high + pad)
     n = sorted(counts)
     seeds = f"n = {n[0]} seeds" if len(n) == 1 else "n seeds per row"
     add_note(fig, f"Every row in the paper's direction: the variant the paper favours − the other (an ablation "
