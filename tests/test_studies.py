@@ -560,7 +560,9 @@ def test_ctrl_c_stops_a_training_run_at_its_checkpoint_and_the_study_resumes_it(
 
     from cselab.workbench.studies.status import checkpoint_step, run_status
 
-    long = {"max_steps": 400, "epochs": 100}
+    # a checkpoint every 20 steps of 100: stopped after the first, the resume below trains the rest (it
+    # trained 400 steps with a dev evaluation every 2: 100 s of the default run)
+    long = {"max_steps": 100, "epochs": 100, "eval_every": 20}
     study = write_study(tmp_path / "ctrl-c-run.yaml", tiny_model, runs=[{"label": "long", "seeds": [1], "set": long}])
     run_dir = tmp_path / "runs" / load_config(None, {**base_profile(tiny_model), "seed": 1, **long}).default_run_name()
 
@@ -579,7 +581,7 @@ def test_ctrl_c_stops_a_training_run_at_its_checkpoint_and_the_study_resumes_it(
     assert summary["runs"][0]["status"] == "interrupted"
     assert run_status(run_dir).kind == "partial"
     stopped_at = checkpoint_step(run_dir)
-    assert 0 < stopped_at < 400
+    assert 0 < stopped_at < 100
     log = (tmp_path / "reports" / "ctrl-c-run" / "runs" / "long-s1.log").read_text()
     assert "KeyboardInterrupt" in log
     # the same command again: resumed from that checkpoint, not restarted
