@@ -147,3 +147,19 @@ def test_scores_take_the_suites_columns_and_the_shared_mean_sd_text():
     assert table.loc["a", "avg"] == "70.50 ± 0.71" and table.loc["b", "avg"] == "72.50"   # one seed: its score
     assert table.loc["b", "STS12"] == "–" and table.loc["a", "STS13"] == "–"            # none: –
     assert list(table.index) == ["a", "b"]
+
+
+def test_a_tally_names_the_plans_its_runs_came_from():
+    """The runs of a tally by plan: the first plan, then each day's re-plan, joined as a reader would."""
+    from cselab.workbench.paper_tables.record_report import runs_words
+
+    def line(plan, seconds=3600.0):
+        return {"plan": plan, "train_seconds": seconds, "execution": {"device": "cpu"}}
+
+    first = {"name": "first"}
+    assert runs_words([line(first), line(first)]) == "2 runs: 2 of the first plan; 2.0 h of training on CPUs"
+    day = [line({"name": "re-plan", "made": d}) for d in ("2026-12-05", "2026-12-04", "2026-12-04")]
+    assert runs_words([line(first), *day[1:]]) == \
+        "3 runs: 1 of the first plan, 2 of the re-plan of 2026-12-04; 3.0 h of training on CPUs"
+    assert runs_words([line(first), *day]) == \
+        "4 runs: 1 of the first plan, 3 of the re-plans of 2026-12-04 and 2026-12-05; 4.0 h of training on CPUs"

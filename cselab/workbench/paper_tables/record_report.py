@@ -440,8 +440,9 @@ def runs_words(records: list[dict]) -> str:
     first = sum(p["name"] == "first" for p in plans)
     made = sorted({p.get("made", "") for p in plans if p["name"] == "re-plan"})
     words = f"{len(records)} runs: {first} of the first plan"
-    if made:
-        words += f", {len(records) - first} of the re-plan of {', '.join(made)}"
+    if made:   # one re-plan a day: "of the re-plan of 2026-12-04", "of the re-plans of 2026-12-04 and 2026-12-05"
+        dates = made[0] if len(made) == 1 else f"{', '.join(made[:-1])} and {made[-1]}"
+        words += f", {len(records) - first} of the re-plan{'s' if len(made) > 1 else ''} of {dates}"
     on_gpu = [(r.get("execution") or {}).get("device") == "cuda" for r in records]
     cpu_hours = sum(r.get("train_seconds") or 0 for r, g in zip(records, on_gpu) if not g) / 3600
     gpu_minutes = sum(r.get("train_seconds") or 0 for r, g in zip(records, on_gpu) if g) / 60
