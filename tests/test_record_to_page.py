@@ -65,7 +65,7 @@ def _planned_runs(*studies: str) -> int:
 def test_one_page_reads_each_study_once_and_validates_no_run_config(tmp_path, monkeypatch):
     page = tmp_path / PAGE.name
     page.write_text(PAGE.read_text(encoding="utf-8"), encoding="utf-8")
-    deciding = ["paper-mixcse", "paper-clusterns", "paper-apincse"]   # cpu-compare's decided_in studies
+    deciding = ["paper-mixcse", "paper-gs-infonce", "paper-clusterns", "paper-apincse"]   # cpu-compare's decided_in studies
     expected_configs = _planned_runs("cpu-compare", *deciding)
     calls = Calls(monkeypatch)
     record_report.update_docs([page], root=REPO, write=True)      # make findings, for this one page
