@@ -551,6 +551,7 @@ def test_the_claims_figure_names_the_claims_it_cannot_draw():
     test) was missing from the claims figure without a word (MixCSE's variance claim): the note names
     each paper claim left out with its verdict, and counts the checks left out."""
     from cselab.workbench.plots.claims import plot_claims
+    from cselab.workbench.plots.core import figure_note
     from cselab.workbench.plots.core import figure_note as note_text
 
     claims = [Claim("MixCSE beats SimCSE", "MixCSE", "SimCSE")]
@@ -565,6 +566,20 @@ def test_the_claims_figure_names_the_claims_it_cannot_draw():
     assert ("Not drawn, having no paired difference: MixCSE varies less than SimCSE (not detected (MDE ≤ 0.34)); "
             "1 of the workbench's checks (the study's claims table names them).") in note
     assert len(fig.axes) == 1   # the left-out rows are words, not empty panels
+    from cselab.workbench.plots.check import check_figure
+
+    # a note of many lines (four paper claims left out) grows the figure under the x label, never over it
+    many = pd.concat([table, extra, *[extra.iloc[:1].assign(claim=f"a paper claim without a test, number {i}, whose "
+                                                             "words run long enough to wrap") for i in range(4)]],
+                     ignore_index=True)
+    checks = [Claim(f"a check, number {i}", "MixCSE", "single", kind="check", direction=0) for i in range(3)]
+    both = claims_table(FRAME, [*claims, *checks])
+    many = pd.concat([both, *[extra.iloc[:1].assign(claim=f"a paper claim without a test, number {i}, whose words "
+                                                          "run long enough to wrap") for i in range(6)]],
+                     ignore_index=True)
+    fig = plot_claims(many, {"MixCSE beats SimCSE": [0.5, 0.6, 0.5],
+                             **{c.claim: [0.4, 0.5, 0.4] for c in checks}})
+    assert len(fig.axes) == 2 and figure_note(fig).count("\n") >= 7 and check_figure(fig) == []
     assert "Not drawn" not in " ".join(note_text(plot_claims(table, {"MixCSE beats SimCSE": [0.5, 0.6, 0.5]})).split())
 
 

@@ -114,9 +114,11 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
     spans = {c: max(1.0, (label.count("\n") + 1) * ROW_LINE_IN / ROW_IN) for c, label in row_labels.items()}
     heights = [sum(spans[c] for c in rows[(rows["kind"] == k) & (rows["metric"] == m)]["claim"]) for k, m in panels]
     width = 6.8
-    fig = Figure(figsize=(width, 1.2 + sum(ROW_IN * h + 0.85 for h in heights)))
+    # inches: the panels, 0.3 above them, 0.6 under the last for its ticks and x label; the note's
+    # strip is added under that by add_note, and the grid's margins set again from the final height
+    fig = Figure(figsize=(width, 0.9 + sum(ROW_IN * h + 0.85 for h in heights)))
     grid = fig.add_gridspec(len(panels), 1, height_ratios=[h + 1.6 for h in heights], left=0.38, right=0.72,
-                            top=1 - 0.3 / fig.get_figheight(), bottom=1.05 / fig.get_figheight(), hspace=0.75)
+                            top=1 - 0.3 / fig.get_figheight(), bottom=0.6 / fig.get_figheight(), hspace=0.75)
     counts, paper_marks = set(), False
     ranges: dict[str, list] = {}   # metric -> (axes, low, high) of each panel: one metric, one x scale
     for i, (kind, metric) in enumerate(panels):
@@ -188,6 +190,10 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
                                     if paper_marks else "") + "right: the verdict after Holm's correction within the claim's family, its colour the verdict's "
                   f"({verdict_colour_words(rows['verdict'])}), as in the overview of every claim."
                   + _not_drawn(left_out))
+    height = fig.get_figheight()   # grown by the note: the panels keep their inches above its strip
+    grid.update(top=1 - 0.3 / height, bottom=(0.6 + getattr(fig, "_cselab_note_strip", 0.0)) / height)
+    for ax in fig.axes:   # matplotlib moves no existing axes on a grid's update
+        ax.set_position(ax.get_subplotspec().get_position(fig))
     if title:
         fig.suptitle(title)
     return fig
