@@ -583,6 +583,38 @@ def test_the_claims_figure_names_the_claims_it_cannot_draw():
     assert "Not drawn" not in " ".join(note_text(plot_claims(table, {"MixCSE beats SimCSE": [0.5, 0.6, 0.5]})).split())
 
 
+def test_an_interval_far_wider_than_the_data_is_cut_at_the_axis_with_its_end_written():
+    """GS-InfoNCE's equal-data batch claim over 2 seeds has a t-interval 2.6 wide against differences of
+    tenths: drawn whole it set the axis, and every other row's seeds shrank into a point. The axis
+    keeps the data (0, every seed, every mean); a bar it cuts ends in an arrowhead with its end written."""
+    from matplotlib.lines import Line2D
+
+    from cselab.workbench.plots.claims import plot_claims
+    from cselab.workbench.plots.core import figure_note as note_text
+
+    frame = pd.DataFrame({"variant": ["a"] * 4 + ["b"] * 4 + ["c"] * 2, "seed": [1, 2, 3, 4] * 2 + [1, 2],
+                          "avg": [76.0] * 4 + [76.5, 76.4, 76.6, 76.5] + [76.1, 76.5]})
+    table = claims_table(frame, [Claim("b beats a", "b", "a"), Claim("c beats a", "c", "a")])
+    wide = table.set_index("claim").loc["c beats a"]
+    half = stats.t.ppf(0.975, 1) * np.std([0.1, 0.5], ddof=1) / np.sqrt(2)   # 2.54
+    assert wide["ci_low"] == pytest.approx(0.3 - half) and wide["ci_high"] == pytest.approx(0.3 + half)
+    fig = plot_claims(table, {"b beats a": [0.5, 0.4, 0.6, 0.5], "c beats a": [0.1, 0.5]})
+    (ax,) = fig.axes
+    low, high = ax.get_xlim()
+    assert -0.7 < low < 0.0 and 0.6 < high < 1.3   # the data with a margin, not the interval's ±2.5
+    heads = [line for line in ax.lines if isinstance(line, Line2D) and line.get_marker() in ("<", ">")]
+    assert sorted(line.get_marker() for line in heads) == ["<", ">"]
+    assert sorted(line.get_xdata()[0] for line in heads) == pytest.approx([low, high])
+    texts = {t.get_text() for t in ax.texts}
+    assert f"{0.3 + half:+.2f}" in texts and f"{0.3 - half:+.2f}".replace("-", "−") in texts
+    assert "arrowhead" in " ".join(note_text(fig).split())
+    # intervals near the data are drawn whole, and the note does not mention a cut
+    (ax,) = (fig := plot_claims(claims_table(FRAME, [Claim("MixCSE beats SimCSE", "MixCSE", "SimCSE")]),
+                                {"MixCSE beats SimCSE": [0.5, 0.6, 0.5]})).axes
+    assert not [line for line in ax.lines if line.get_marker() in ("<", ">")]
+    assert "arrowhead" not in " ".join(note_text(fig).split())
+
+
 def test_the_papers_claims_and_the_checks_of_one_metric_share_one_x_scale():
     """GS-InfoNCE's claims figure drew the paper's claims on −0.4…0.5 and its check on −0.6…0.4: two
     panels of one metric on different scales, so one difference looked wider than another of the same

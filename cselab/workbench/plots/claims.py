@@ -120,6 +120,7 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
     grid = fig.add_gridspec(len(panels), 1, height_ratios=[h + 1.6 for h in heights], left=0.38, right=0.72,
                             top=1 - 0.3 / fig.get_figheight(), bottom=0.6 / fig.get_figheight(), hspace=0.75)
     counts, paper_marks = set(), False
+    cut: list = []   # (axes, y, low, high, colour) of every interval, marked where the axis cuts it
     ranges: dict[str, list] = {}   # metric -> (axes, low, high) of each panel: one metric, one x scale
     for i, (kind, metric) in enumerate(panels):
         ax = fig.add_subplot(grid[i])
@@ -129,7 +130,8 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
         tops = np.cumsum([0.0] + [spans[c] for c in part["claim"]])
         total = tops[-1]
         positions = [total - (tops[j] + tops[j + 1]) / 2 - 0.5 for j in range(len(part))]   # rows of 1: n − 1 … 0
-        ends = [0.0]
+        ends = [0.0]   # 0, every seed's difference and every mean: what the axis always shows
+        bars = []      # (low, high) of each interval: shown whole only where it stays near the data
         marks = []   # (x, y) of the paper's scaled effects, placed once the axis is known
         for y, (_, r) in zip(positions, part.iterrows()):
             colour = VERDICT_COLOURS[verdict_class(str(r["verdict"]))]   # the verdict's colour, as in the overview
@@ -139,17 +141,24 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
                        zorder=2)
             if math.isfinite(r["ci_low"]):
                 ax.hlines(y, r["ci_low"], r["ci_high"], color=colour, linewidth=2, zorder=3)
-                ends += [r["ci_low"], r["ci_high"]]
+                bars.append((r["ci_low"], r["ci_high"]))
+                cut.append((ax, y, r["ci_low"], r["ci_high"], colour))
+            ends.append(r["diff"])
             ax.scatter([r["diff"]], [y], s=22, color=colour, zorder=4, edgecolors="white", linewidths=0.6)
             scaled = r.get("scaled_effect", math.nan)
             if isinstance(scaled, float) and math.isfinite(scaled):
                 marks.append((scaled, y, r["diff"]))   # the paper's direction: its effect is to the right
             ends += seeds
             ax.annotate(textwrap.shorten(_verdict_words(r["verdict"]), 34, placeholder="…"), (1.0, y),
-                        xycoords=("axes fraction", "data"), xytext=(4, 0), textcoords="offset points",
-                        va="center", fontsize=7, color=colour)
+                        xycoords=("axes fraction", "data"), xytext=(7, 0), textcoords="offset points",
+                        va="center", fontsize=7, color=colour)   # 7 pt: clear of a cut bar's arrowhead
         ax.axvline(0.0, color="grey", linestyle=":", linewidth=1)
         low, high = min(ends), max(ends)
+        span = (high - low) or 1.0
+        # an interval reaching more than the data's span past it (two seeds' t-interval, 6.8 wide against
+        # differences of tenths) is cut at the axis: drawn whole it squeezed every row into a point
+        low = min([low] + [lo for lo, _ in bars if lo >= low - span])
+        high = max([high] + [hi for _, hi in bars if hi <= high + span])
         span = (high - low) or 1.0
         for x, _, _ in marks:   # a paper effect near the data widens the axis to show it
             if low - span <= x <= high + span:
@@ -181,14 +190,26 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
         pad = 0.08 * ((high - low) or 1.0)
         for ax, _, _ in panels_of_metric:
             ax.set_xlim(low - pad, high + pad)
+    cut_any = False
+    for ax, y, lo, hi, colour in cut:   # an arrowhead at the edge and the interval's end written beside it
+        left, right = ax.get_xlim()
+        for end, edge, marker, side in ((lo, left, "<", "left"), (hi, right, ">", "right")):
+            if (end < edge) if side == "left" else (end > edge):
+                cut_any = True
+                ax.plot([edge], [y], marker=marker, markersize=4, color=colour, clip_on=False, zorder=5)
+                ax.annotate(f"{end:+.2f}".replace("-", "−"), (edge, y), xytext=(2 if side == "left" else -2, -3),
+                            textcoords="offset points", ha=side, va="top", fontsize=6, color=colour)
     n = sorted(counts)
     seeds = f"n = {n[0]} seeds" if len(n) == 1 else "n seeds per row"
+    cut_words = " (a bar the axis cuts ends in an arrowhead, its end written)" if cut_any else ""
+    mark_words = ("◇: the paper's effect scaled to this backbone (\"◇ x →\": off the axis, at x); "
+                  if paper_marks else "")
     add_note(fig, f"Every row in the paper's direction: the variant the paper favours − the other (an ablation "
                   f"row: the full method − the ablation; an optimum: against its binding neighbour). Small dots: "
                   f"one seed's difference ({seeds}, pairs of one computation); dot and bar: their mean and 95 % "
-                  "t-interval; " + ("◇: the paper's effect scaled to this backbone (\"◇ x →\": off the axis, at x); "
-                                    if paper_marks else "") + "right: the verdict after Holm's correction within the claim's family, its colour the verdict's "
-                  f"({verdict_colour_words(rows['verdict'])}), as in the overview of every claim."
+                  f"t-interval{cut_words}; {mark_words}right: the verdict after Holm's correction within the "
+                  f"claim's family, its colour the verdict's ({verdict_colour_words(rows['verdict'])}), as in the "
+                  "overview of every claim."
                   + _not_drawn(left_out))
     height = fig.get_figheight()   # grown by the note: the panels keep their inches above its strip
     grid.update(top=1 - 0.3 / height, bottom=(0.6 + getattr(fig, "_cselab_note_strip", 0.0)) / height)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import os
 import textwrap
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -28,7 +29,7 @@ def row_labels(claims: list[str], width: int = LABEL_CHARS) -> dict[str, str]:
     alike: those keep their own end after the shared start, "… both 80 steps" against "… on the same data"."""
     short = {c: textwrap.shorten(c, width, placeholder="…") for c in claims}
     read = {c: label.rstrip("…").rstrip(" ,;:") for c, label in short.items()}   # what a reader tells apart
-    for words in {w for w in read.values() if list(read.values()).count(w) > 1}:
+    for words in [w for w, n in Counter(read.values()).items() if n > 1]:
         alike = [c for c in short if read[c] == words]
         common = len(os.path.commonprefix(alike))
         tails = {c: textwrap.shorten(c[common:].lstrip(" ,;:"), TAIL_CHARS, placeholder="…") for c in alike}

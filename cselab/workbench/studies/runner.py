@@ -359,7 +359,7 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
         # needs both sides on one computation, so a continuation may name seeds past the re-plan's count
         spec = load_study(study, profile, runs_dir, notebooks=notebooks, observed=records_frame(kept.values()),
                           up_to_cap=bool(only))
-    planned = dataclasses.replace(spec)   # the whole plan: a line is stale against it, not against --only's part
+    planned = spec   # the whole plan: a line is stale against it, not against --only's part (a copy is narrowed)
     if only:
         if notebooks:
             raise ValueError("--only trains part of a study: add --runs-only (a notebook reads every run)")
@@ -367,10 +367,10 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
         if not chosen:
             raise ValueError(f"--only {' '.join(only)}: no run of study {spec.name} (profile {profile}) has such "
                              f"a label (e.g. {', '.join(r.label for r in spec.runs[:3])})")
-        spec.runs = chosen
+        spec = dataclasses.replace(spec, runs=chosen)
     plan_tag = {"name": "re-plan", "made": datetime.now(timezone.utc).date().isoformat()} if replan else FIRST_PLAN
     if not notebooks:
-        spec.notebooks = []
+        spec = dataclasses.replace(spec, notebooks=[])
     if jobs < 1:
         raise ValueError(f"--jobs: expected at least 1, got {jobs}")
     report_dir = Path(reports_dir) / spec.name
@@ -384,7 +384,7 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
         check_not_link(record_file, "the study's record")
     already = recorded(record_file)
     if not spec.smoke and not only:
-        spec.runs = [*spec.runs, *recorded_replans(spec, already.values(), runs_dir)]
+        spec = dataclasses.replace(spec, runs=[*spec.runs, *recorded_replans(spec, already.values(), runs_dir)])
     plan = make_plan(spec, data_dir, threads, launcher, already)
     if dry_run:
         print(format_plan(spec, plan), file=out)
