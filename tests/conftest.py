@@ -11,9 +11,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("CSELAB_TEST_DATA", REPO.parent / "shared" / "data")).resolve()
-# The longest test file goes first: `make test` hands whole files to two workers in collection order
-# (pytest-xdist --dist loadfile), so a 4-minute file collected last would leave one worker idle.
-LONGEST_FIRST = ("test_smoke_profile.py",)
+# The longest test files go first, longest first: `make test` hands whole files to two workers in
+# collection order (pytest-xdist --dist loadfile), so a 2-minute file collected last would leave one
+# worker idle while the other finishes it. Ordered by `pytest --durations` summed per file (2026-12-05).
+LONGEST_FIRST = ("test_smoke_profile.py", "test_findings.py", "test_lab.py", "test_paper_cpu_profiles.py",
+                 "test_notebooks_analysis.py", "test_demo_figures.py", "test_studies.py",
+                 "test_documented_commands.py")
 
 
 def pytest_addoption(parser):
@@ -45,7 +48,8 @@ def pytest_report_header(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: item.path.name not in LONGEST_FIRST)   # stable: the rest keep their order
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))   # stable: the rest keep their order
 
 
 @pytest.fixture(scope="session")
