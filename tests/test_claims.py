@@ -608,6 +608,9 @@ def test_an_interval_far_wider_than_the_data_is_cut_at_the_axis_with_its_end_wri
     texts = {t.get_text() for t in ax.texts}
     assert f"{0.3 + half:+.2f}" in texts and f"{0.3 - half:+.2f}".replace("-", "−") in texts
     assert "arrowhead" in " ".join(note_text(fig).split())
+    from cselab.workbench.plots.check import check_figure
+
+    assert check_figure(fig) == []   # an arrowhead is a mark, not a one-point line the checker refuses
     # intervals near the data are drawn whole, and the note does not mention a cut
     (ax,) = (fig := plot_claims(claims_table(FRAME, [Claim("MixCSE beats SimCSE", "MixCSE", "SimCSE")]),
                                 {"MixCSE beats SimCSE": [0.5, 0.6, 0.5]})).axes

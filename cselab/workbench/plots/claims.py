@@ -196,7 +196,8 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
         for end, edge, marker, side in ((lo, left, "<", "left"), (hi, right, ">", "right")):
             if (end < edge) if side == "left" else (end > edge):
                 cut_any = True
-                ax.plot([edge], [y], marker=marker, markersize=4, color=colour, clip_on=False, zorder=5)
+                ax.plot([edge], [y], marker=marker, markersize=4, linestyle="none", color=colour, clip_on=False,
+                        zorder=5)   # a mark, not a line
                 ax.annotate(f"{end:+.2f}".replace("-", "−"), (edge, y), xytext=(2 if side == "left" else -2, -3),
                             textcoords="offset points", ha=side, va="top", fontsize=6, color=colour)
     n = sorted(counts)
