@@ -341,6 +341,28 @@ def test_a_null_is_powered_only_within_the_target_at_the_spreads_upper_bound():
         "not detected, inconclusive (MDE 0.20, 0.45 at the spread's upper 95 % bound > target 0.30)")
     assert verdict(0.1, 0.5, 0.2, 1, 5, target=0.3, mde_high=0.28) == "not detected (powered: MDE ≤ 0.28 ≤ target 0.30)"
     assert verdict(0.1, 0.5, 1.74, 1, 5) == "not detected, inconclusive (MDE 1.74; no target in these units)"
+    # an inconclusive row names the pairs a powered null would take (nothing when it already has them)
+    assert verdict(0.1, 0.5, 0.2, 1, 5, target=0.3, mde_high=0.45, powered_at=11) == (
+        "not detected, inconclusive (MDE 0.20, 0.45 at the spread's upper 95 % bound > target 0.30; "
+        "a powered null needs 11 pairs at this spread)")
+    assert "needs" not in verdict(0.1, 0.5, 0.2, 1, 5, target=0.3, mde_high=0.45, powered_at=5)
+
+
+def test_pairs_for_a_powered_null_put_the_mde_at_the_spreads_upper_bound_within_the_target():
+    from cselab.workbench.plots.claims import _verdict_words
+    from cselab.workbench.results import pairs_for_powered_null
+
+    def mde_high(sd, n, alpha):   # scipy's chi-squared bound of the sd, then the paired test's MDE at it
+        return minimum_detectable_difference(sd * math.sqrt((n - 1) / stats.chi2.ppf(0.025, n - 1)), n, alpha)
+
+    for sd, alpha in ((0.237, 0.0125), (0.35, 0.01), (0.087, 0.00625)):
+        n = pairs_for_powered_null(sd, 0.3, alpha)
+        assert mde_high(sd, n, alpha) <= 0.3 < mde_high(sd, n - 1, alpha)
+        assert n > seeds_for(sd, 0.3, alpha, most=10 ** 6)[1]   # the spread's uncertainty costs pairs
+    assert pairs_for_powered_null(0.237, 0.3, 0.0125) == 19 and pairs_for_powered_null(0.35, 0.3, 0.01) == 32
+    assert pairs_for_powered_null(math.nan, 0.3) is None and pairs_for_powered_null(5.0, 0.3, search=20) is None
+    assert _verdict_words("not detected, inconclusive (MDE 0.25, 0.42 at the spread's upper 95 % bound > target "
+                          "0.30; a powered null needs 19 pairs at this spread)") == "inconclusive (19 pairs needed)"
 
 
 def test_every_metric_has_its_own_target_and_can_read_underpowered():
@@ -581,6 +603,25 @@ def test_the_claims_figure_names_the_claims_it_cannot_draw():
                              **{c.claim: [0.4, 0.5, 0.4] for c in checks}})
     assert len(fig.axes) == 2 and figure_note(fig).count("\n") >= 7 and check_figure(fig) == []
     assert "Not drawn" not in " ".join(note_text(plot_claims(table, {"MixCSE beats SimCSE": [0.5, 0.6, 0.5]})).split())
+
+
+def test_a_comparison_decided_in_another_study_is_named_in_the_note_not_drawn_beside_a_verdict_of_other_pairs():
+    """cpu-compare's "APINCSE beats SimCSE" is decided in paper-apincse: drawn here, its dots were this
+    study's pairs beside the other study's verdict, cut to "decided in paper-apincse:…" and coloured as
+    "no test". The figure draws only its own verdicts; the note names the others, with their verdicts."""
+    from cselab.workbench.plots.claims import plot_claims
+    from cselab.workbench.plots.core import figure_note
+
+    claims = [Claim("MixCSE beats SimCSE", "MixCSE", "SimCSE"), Claim("single beats SimCSE", "single", "SimCSE")]
+    table = claims_table(FRAME, claims)
+    table.loc[1, "verdict"] = "decided in paper-apincse: reversed (its row: single beats SimCSE)"
+    fig = plot_claims(table, {"MixCSE beats SimCSE": [0.5, 0.6, 0.5], "single beats SimCSE": [0.1, 0.1, 0.1]})
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["MixCSE beats SimCSE"]
+    assert not any("decided" in t.get_text() for t in ax.texts)
+    note = " ".join(figure_note(fig).split())
+    assert ("Decided in another study, whose claims figure draws its pairs (one verdict per comparison): "
+            "single beats SimCSE (reversed, in paper-apincse).") in note
 
 
 def test_an_interval_far_wider_than_the_data_is_cut_at_the_axis_with_its_end_written():

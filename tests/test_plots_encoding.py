@@ -285,3 +285,69 @@ def test_stacked_record_curves_share_one_step_range():
                                            "cosine": {"σ = 0.2": curve([1, 10, 20, 30, 40])}})
     top, bottom = fig.axes[:2]
     assert top.get_xlim() == bottom.get_xlim() and list(top.get_xticks()) == list(bottom.get_xticks()) == [1, 10, 20, 30, 40]
+
+
+def test_a_statistic_has_one_colour_and_one_shape_in_the_records_figures_and_the_demos():
+    """figure3_similarity and figure4_clusters coloured their statistics by palette position (in-batch
+    negatives purple in one, yellow in the other), and the demo's shapes were whichever was free. A
+    statistic named in words takes its key's colour and shape, the same as under its key."""
+    from cselab.workbench.paper_tables.record_report import _figure, committed_record, study_frame
+    from cselab.workbench.plots.palettes import STATISTIC_MARKERS, statistic_colour, statistic_marker
+    from cselab.workbench.studies.record import read_record
+    from cselab.workbench.studies.spec import load_study
+
+    kinds = ["sim/pos_cos", "sim/neg_cos", "sim/clusterns.hard_neg_cos", "sim/mixcse.mixed_cos"]
+    assert len({statistic_marker(k) for k in kinds}) == len(kinds) and statistic_marker("no such statistic") is None
+    assert len(set(STATISTIC_MARKERS)) == len(STATISTIC_MARKERS)
+    words = {"in-batch negatives": "sim/neg_cos", "hard negatives": "sim/clusterns.hard_neg_cos"}
+    assert point_markers(list(words), statistics=words) == {w: statistic_marker(k) for w, k in words.items()}
+    assert point_markers(["sim/neg_cos"]) == {"sim/neg_cos": statistic_marker("sim/neg_cos")}
+    spec = load_study("paper-clusterns", "cpu", notebooks=False)
+    frame, records = study_frame(spec, read_record(committed_record("paper-clusterns", REPO)))
+    drawn = {}
+    for name in ("figure3_similarity", "figure4_clusters"):
+        (figure,) = [f for f in spec.claims.figures if f.name == name]
+        fig = _figure(spec, figure.spec, records, frame)
+        assert fig._suptitle.get_text() == "ClusterNS"
+        drawn[name] = {line.get_label(): (to_hex(line.get_color()), line.get_marker()) for line in fig.axes[0].lines}
+    neg = (to_hex(statistic_colour("sim/neg_cos")), statistic_marker("sim/neg_cos"))
+    assert drawn["figure3_similarity"]["in-batch negatives"] == drawn["figure4_clusters"]["in-batch negatives"] == neg
+    hard = (to_hex(statistic_colour("sim/clusterns.hard_neg_cos")), statistic_marker("sim/clusterns.hard_neg_cos"))
+    assert drawn["figure3_similarity"]["hard negatives"] == drawn["figure4_clusters"]["sample–hard negative"] == hard
+
+
+def test_a_methods_settings_are_shades_of_its_colour_the_method_itself_in_the_colour():
+    """centroid_movement: ClusterNS at σ 0.2 / 0.4 / 0.6 were teal, purple and light blue, so that σ = 0.4,
+    which is ClusterNS, was purple beside the pink of every other ClusterNS figure."""
+    from cselab.workbench.plots.claims import plot_seed_curves
+
+    def curve(shift):
+        return pd.DataFrame([{"seed": s, "step": t, "value": t + shift + s} for s in (1, 2, 3) for t in (0, 10, 20, 30)])
+
+    names = {"σ = 0.2": "clusterns", "σ = 0.4": "clusterns", "σ = 0.6": "clusterns"}
+    fig = plot_seed_curves({n: curve(i) for i, n in enumerate(names)}, "cos", methods=names, leading=["σ = 0.4"])
+    colours = {line.get_label(): to_hex(line.get_color()) for line in fig.axes[0].lines}
+    base = to_hex(method_color("clusterns"))
+    assert colours["σ = 0.4"] == base
+    assert {colours["σ = 0.2"], colours["σ = 0.6"]} == {to_hex(shade(base, 1)), to_hex(shade(base, 2))}
+    assert {line.get_marker() for line in fig.axes[0].lines} == {method_marker("clusterns")}
+
+
+def test_a_record_sweep_draws_the_seeds_every_setting_ran_and_says_what_trained_them():
+    """table4_topk: k 8 and 32 over seeds 1–5 (legacy runs) beside k 16's 19 pooled seeds, under a note
+    pointing to a test that does not exist. Each point is now the same seeds, and the note says which
+    and how many code identities and CPU kinds trained them."""
+    from cselab.workbench.paper_tables.record_report import _on_shared_seeds
+
+    data = pd.DataFrame({"x": [8.0] * 3 + [16.0] * 5, "series": "", "variant": ["k8"] * 3 + ["k16"] * 5,
+                         "seed": [1, 2, 3, 1, 2, 3, 7, 8], "avg": [75.0, 75.1, 75.2, 75.3, 75.4, 75.5, 76.0, 76.1]})
+    frame = pd.DataFrame({"variant": ["k8"] * 3 + ["k16"] * 5, "seed": [1, 2, 3, 1, 2, 3, 7, 8],
+                          "code": ["a", "a", "b", "a", "a", "b", "c", "c"], "cpu": ["amx"] * 3 + ["amx"] * 3 + ["bf16"] * 2})
+    kept, words = _on_shared_seeds(data, frame, ["x", "series"])
+    assert sorted(kept["seed"].unique()) == [1, 2, 3] and len(kept) == 6
+    assert words.startswith("seeds 1–3, the seeds every setting ran; their runs are of 2 code identities and 1 CPU kind,")
+    same = frame.assign(code="a", cpu="amx")
+    assert _on_shared_seeds(data, same, ["x", "series"])[1].endswith("the claims table tests the paired differences")
+    apart = data.assign(seed=[1, 2, 3, 4, 5, 6, 7, 8])
+    kept, words = _on_shared_seeds(apart, frame.assign(seed=[1, 2, 3, 4, 5, 6, 7, 8]), ["x", "series"])
+    assert len(kept) == 8 and words.startswith("the seeds differ between settings")

@@ -56,8 +56,8 @@ import numpy as np
 import pandas as pd
 
 from .results import (ALPHA, POWER, detectable_sd_ratio, holm, mean_ci, minimum_detectable_difference,
-                      paired_test, paired_variance_test, sd_interval, sd_upper_limit, seeds_for,
-                      PLANNING_CONFIDENCE)
+                      paired_test, paired_variance_test, pairs_for_powered_null, sd_interval, sd_upper_limit,
+                      seeds_for, PLANNING_CONFIDENCE)
 
 HOLDS, REVERSED, NOT_TESTABLE = "holds here", "reversed", "not testable at this scale"
 UNDERPOWERED = "not detected, underpowered"   # a "not detected" whose MDE is above the claim's target
@@ -305,11 +305,14 @@ def format_plan(plan: pd.DataFrame) -> pd.DataFrame:
 
 # ------------------------------------------------------------------- verdicts
 def verdict(diff: float, p_adjusted: float, mde: float, direction: int, n: int, alpha: float = ALPHA,
-            target: float = math.nan, mde_high: float = math.nan, problem: str = "") -> str:
+            target: float = math.nan, mde_high: float = math.nan, problem: str = "",
+            powered_at: int | None = None) -> str:
     """The words of one row (see the module docstring). One rule for every metric: a "not detected" is
     *underpowered* where its MDE is above the claim's ``target`` (the runs could not have detected
     it), *inconclusive* where the MDE at the upper end of the spread's 95 % interval (``mde_high``) is
-    above it or the claim has no target, and powered only where both are within it."""
+    above it or the claim has no target, and powered only where both are within it. An inconclusive
+    row says how many pairs a powered null would take at this spread (``powered_at``,
+    :func:`~cselab.workbench.results.pairs_for_powered_null`): what a continuation would have to buy."""
     if diff is None or not math.isfinite(diff):
         return f"no test: {problem}" if problem else "no runs"
     if p_adjusted is None or math.isnan(p_adjusted):
@@ -327,8 +330,10 @@ def verdict(diff: float, p_adjusted: float, mde: float, direction: int, n: int, 
     if mde > target:
         return f"{UNDERPOWERED} (MDE {_number(mde)} > target {_number(target)})"
     if not math.isfinite(mde_high) or mde_high > target:
+        needs = (f"; a powered null needs {powered_at} pairs at this spread" if powered_at and powered_at > n
+                 else "")
         return (f"{INCONCLUSIVE} (MDE {_number(mde)}, {_number(mde_high)} at the spread's upper 95 % bound > "
-                f"target {_number(target)})")
+                f"target {_number(target)}{needs})")
     return f"not detected (powered: MDE ≤ {_number(mde_high)} ≤ target {_number(target)})"
 
 
@@ -647,7 +652,8 @@ def claims_table(frame: pd.DataFrame, claims: Sequence[Claim], rule: PowerRule |
             verdicts.append(_variance_verdict(r, c, mde, rule.alpha, target))
         else:
             verdicts.append(verdict(r["diff"], r["p_holm"], mde, c.direction, n, rule.alpha, target, high,
-                                    r["problem"]))
+                                    r["problem"], pairs_for_powered_null(r["sd"], target, at_power, rule.power)
+                                    if n >= 2 and math.isfinite(target) else None))
     table["level"], table["mde"], table["mde_low"], table["mde_high"] = levels, mdes, lows, highs
     table["scaled_effect"], table["paper_detectable"], table["verdict"] = scaled, detectable, verdicts
     table["target"] = targets

@@ -302,6 +302,18 @@ def sd_interval(sd: float, n: int, confidence: float = CONFIDENCE) -> tuple[floa
     return float(low), float(high)
 
 
+def pairs_for_powered_null(sd: float, target: float, alpha: float = ALPHA, power: float = POWER,
+                           search: int = 1000) -> int | None:
+    """The fewest pairs n at which a null would read *powered* if the spread stayed at ``sd``: the MDE
+    at the upper end of the spread's 95 % interval over n values (:func:`sd_interval`, χ² with n − 1
+    degrees of freedom) is within ``target``. More than :func:`seeds_for`'s n, because a few pairs
+    leave the spread itself uncertain. None when even ``search`` pairs would not do."""
+    if not (sd is not None and math.isfinite(sd) and sd >= 0 and target > 0):
+        return None
+    return next((n for n in range(2, search + 1)
+                 if minimum_detectable_difference(sd_interval(sd, n)[1], n, alpha, power) <= target), None)
+
+
 PLANNING_CONFIDENCE = 0.8   # Browne (1995): plan on a pilot sd's one-sided 80 % upper limit
 
 

@@ -195,17 +195,19 @@ def _figure(study, spec: dict, records: list[dict], frame: pd.DataFrame):
                 for _, r in frame[frame["variant"] == variant].iterrows():
                     rows.append({"x": float(x), "avg": r["avg"], spec.get("hue") or "series": hue,
                                  "variant": variant, "seed": r["seed"]})   # colours by method; lines over one seed set
-        data = pd.DataFrame(rows)
+        data, about = _on_shared_seeds(pd.DataFrame(rows), frame, ["x", spec.get("hue") or "series"])
         return plot_seed_points(data, "x", hue=spec.get("hue") if spec.get("series") else None,
-                                xlabel=spec.get("x"), title=spec.get("title"), method=spec.get("method"))
+                                xlabel=spec.get("x"), title=spec.get("title"), method=spec.get("method"), about=about)
     if kind == "grouped":
         rows = []
         for name, variant in spec["variants"].items():
             group, _, x = name.partition(" · ")
             for _, r in frame[frame["variant"] == variant].iterrows():
                 rows.append({"x": float(x), "avg": r["avg"], "hue": group, "variant": variant, "seed": r["seed"]})
-        return plot_seed_points(pd.DataFrame(rows).rename(columns={"hue": spec.get("hue", "method")}), "x",
-                                hue=spec.get("hue", "method"), xlabel=spec.get("x"), title=spec.get("title"))
+        data, about = _on_shared_seeds(pd.DataFrame(rows), frame, ["x", "hue"])
+        return plot_seed_points(data.rename(columns={"hue": spec.get("hue", "method")}), "x",
+                                hue=spec.get("hue", "method"), xlabel=spec.get("x"), title=spec.get("title"),
+                                about=about)
     if kind == "plane":
         return _plane(spec, records, frame)
     if kind == "profile":   # a per-layer probe statistic at the last probe step, one profile per seed
@@ -237,13 +239,56 @@ def _figure(study, spec: dict, records: list[dict], frame: pd.DataFrame):
         own = [r for r in records if r["variant"] == variant]
         panels[""] = {words.get(key) or _key_words(key): records_series(own, spec.get("part", "train"), key)
                       for key in keys}
-        return plot_seed_curves({}, spec.get("y", keys[0]), title=spec.get("title"), panels=panels)
+        # each statistic in its own colour and shape, as in every figure; the title names the method
+        return plot_seed_curves({}, spec.get("y", keys[0]), title=spec.get("title") or next(iter(spec["variants"])),
+                                panels=panels, statistics={words.get(key) or _key_words(key): key for key in keys})
     for key in keys:
         panel = panels.setdefault((words.get(key) or _key_words(key)) if len(keys) > 1 else "", {})
         for name, variant in spec["variants"].items():
             panel[name] = records_series([r for r in records if r["variant"] == variant], spec.get("part", "train"), key)
+    from ..labels import method_key
+
+    # a method's variants (ClusterNS at three σ) in shades of its colour, the method itself in the colour
     return plot_seed_curves({}, spec.get("y", keys[0]), title=spec.get("title") or only,
-                            logy=spec.get("scale") == "log", share=spec.get("scale") == "share", panels=panels)
+                            logy=spec.get("scale") == "log", share=spec.get("scale") == "share", panels=panels,
+                            methods={name: method_key(v) for name, v in spec["variants"].items()},
+                            leading=[name for name, v in spec["variants"].items() if method_key(v) == v])
+
+
+def _on_shared_seeds(data: pd.DataFrame, frame: pd.DataFrame, groups: list[str]) -> tuple[pd.DataFrame, str]:
+    """A sweep's runs at the seeds every one of its settings ran (``groups``: the columns that make a
+    setting), and words on them for the figure's note: means over different seeds (a default's 26 seeds
+    beside a swept value's 3) compare which seeds were averaged as much as the settings. The words
+    say which seeds, and how many code identities and CPU kinds trained them (``frame``'s computation
+    columns): runs of several are no test, which the claims table says for each claim."""
+    sets = [set(g["seed"]) for _, g in data.groupby(groups)]
+    shared = set.intersection(*sets) if sets else set()
+    if len(shared) >= 2:
+        data = data[data["seed"].isin(shared)]
+    seeds = sorted(shared) if len(shared) >= 2 else None
+    kept = frame.merge(data[["variant", "seed"]].drop_duplicates(), on=["variant", "seed"])
+    words = (f"seeds {_seed_ranges(seeds)}, the seeds every setting ran" if seeds else
+             "the seeds differ between settings")
+    computations = {c: kept[c].nunique() for c in ("code", "cpu") if c in kept}
+    if any(n > 1 for n in computations.values()):
+        codes, cpus = computations.get("code", 1), computations.get("cpu", 1)
+        words += (f"; their runs are of {codes} code identit{'ies' if codes > 1 else 'y'} and {cpus} CPU "
+                  f"kind{'s' if cpus > 1 else ''}, so these means are no test: the claims table gives each claim's "
+                  "pairs of one computation, or why it has none")
+    else:
+        words += "; per point, not paired: the claims table tests the paired differences"
+    return data, words
+
+
+def _seed_ranges(seeds: list[int]) -> str:
+    """``[1, 2, 3, 5]`` → "1–3, 5"."""
+    runs: list[list[int]] = []
+    for s in seeds:
+        if runs and s == runs[-1][-1] + 1:
+            runs[-1].append(s)
+        else:
+            runs.append([s])
+    return ", ".join(f"{r[0]}–{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in runs)
 
 
 def tally_words(counts: dict[str, int]) -> str:

@@ -26,7 +26,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ..results import mean_ci
-from ..claims import verdict_class
+from ..claims import DECIDED_IN, verdict_class
 from .core import COLUMN_WIDTH, TooFewPoints, add_note, new_figure, styled
 from .palettes import VERDICT_COLOUR_NAMES, VERDICT_COLOURS
 from .style import place_legend, point_markers, separate_coincident, series_styles
@@ -99,8 +99,11 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
     0 is the paper's direction (the ablation rows too: the full method − the ablation). A row's verdict
     is written at its right; ◇ marks the paper's effect on this backbone where the paper gives a
     number, and "◇ = mean" says so where it sits on the mean and would hide it."""
-    drawn = table["test"].isin(["paired_t", "optimum"]) & table["diff"].notna()
-    rows, left_out = table[drawn], table[~drawn]
+    # a comparison two studies share has one verdict, its deciding study's, drawn there over its pairs: here its
+    # dots (this study's pairs) would sit beside a verdict of other pairs, so the note names it instead
+    elsewhere = table["verdict"].astype(str).str.startswith(DECIDED_IN)
+    drawn = table["test"].isin(["paired_t", "optimum"]) & table["diff"].notna() & ~elsewhere
+    rows, left_out = table[drawn], table[~drawn & ~elsewhere]
     if "paper_diff" in rows:   # a claims table: draw it in the paper's direction
         rows = rows.assign(diff=rows["paper_diff"], ci_low=rows["paper_ci_low"], ci_high=rows["paper_ci_high"])
     if rows.empty:
@@ -210,8 +213,10 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
                   f"one seed's difference ({seeds}, pairs of one computation); dot and bar: their mean and 95 % "
                   f"t-interval{cut_words}; {mark_words}right: the verdict after Holm's correction within the "
                   f"claim's family, its colour the verdict's ({verdict_colour_words(rows['verdict'])}), as in the "
-                  "overview of every claim."
-                  + _not_drawn(left_out))
+                  "overview of every claim"
+                  + ("; \"inconclusive (N pairs needed)\": the pairs a powered null would take at this spread"
+                     if rows["verdict"].astype(str).str.contains("a powered null needs").any() else "") + "."
+                  + _not_drawn(left_out) + _drawn_elsewhere(table[elsewhere]))
     height = fig.get_figheight()   # grown by the note: the panels keep their inches above its strip
     grid.update(top=1 - 0.3 / height, bottom=(0.6 + getattr(fig, "_cselab_note_strip", 0.0)) / height)
     for ax in fig.axes:   # matplotlib moves no existing axes on a grid's update
@@ -224,7 +229,8 @@ def plot_claims(table: pd.DataFrame, differences: Mapping[str, Sequence[float]],
 @styled
 def plot_seed_points(frame: pd.DataFrame, x: str, y: str = "avg", hue: str | None = None,
                      xlabel: str | None = None, ylabel: str = "STS avg., 7 tasks (ρ × 100)",
-                     numeric_x: bool = True, method: str | None = None, title: str | None = None) -> Figure:
+                     numeric_x: bool = True, method: str | None = None, title: str | None = None,
+                     about: str = "per point, not paired: the claims figure tests the paired differences") -> Figure:
     """``y`` per ``x`` (a swept setting, or a variant name when ``numeric_x`` is false) and ``hue``:
     each seed's run as a small dot, the mean over seeds with its 95 % t-interval as a bar. A line
     joins the means only where a series has at least :data:`LINE_FROM` settings, all run on the
@@ -232,7 +238,8 @@ def plot_seed_points(frame: pd.DataFrame, x: str, y: str = "avg", hue: str | Non
     different seeds draws which seeds were averaged as a trend. Where the points' seed counts
     differ, each tick says its n. With a ``variant`` column (run labels) each point is drawn in its
     variant's method's colour and marker (SimCSE at M = 0 of a GS-InfoNCE sweep in SimCSE's), a
-    series of another variant of the same method in a shade of it; ``method`` is the fallback."""
+    series of another variant of the same method in a shade of it; ``method`` is the fallback.
+    ``about`` says in the note what the means are (which seeds, what trained them, where the test is)."""
     from .style import method_style
     from ..labels import display_name, method_key
 
@@ -326,20 +333,23 @@ def plot_seed_points(frame: pd.DataFrame, x: str, y: str = "avg", hue: str | Non
     elif numeric_x:
         line = "; a line joins the means only over 4 or more settings run on the same seeds"
     add_note(fig, f"Small dots: one seed's run each ({seeds}); large marker and bar: the mean over seeds and its "
-                  "95 % t-interval (per point, not paired: the claims figure tests the paired differences)"
-                  + line + ".")
+                  f"95 % t-interval ({about})" + line + ".")
     return fig
 
 
 @styled
 def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str | None = None,
                      logy: bool = False, panels: Mapping[str, Mapping[str, pd.DataFrame]] | None = None,
-                     share: bool = False) -> Figure:
+                     share: bool = False, methods: Mapping[str, str | None] | None = None,
+                     statistics: Mapping[str, str] | None = None, leading: Sequence[str] = ()) -> Figure:
     """One line per variant (``{name: records_series frame}``: ``seed``, ``step``, ``value``): the
     mean over seeds at each logged step, its 95 % t-interval as a band (``share``: 0/1 values, their
     share and its Wilson interval). With ``panels``
     (``{panel title: {name: frame}}``, one panel per logged key) ``series`` is ignored: each key gets
-    its own panel and axis, and a colour means the same variant in every panel."""
+    its own panel and axis, and a colour means the same variant in every panel. ``methods`` gives a
+    line's method where its name does not say it (ClusterNS's "σ = 0.2": a shade of ClusterNS's
+    colour, the method's own colour going to the lines in ``leading``: the method itself);
+    ``statistics`` the statistic key of a line named in words (its colour and shape in every figure)."""
     panels = {t: {n: f for n, f in p.items() if not f.empty} for t, p in (panels or {"": series}).items()}
     panels = {t: p for t, p in panels.items() if p}
     if not panels:
@@ -357,8 +367,9 @@ def plot_seed_curves(series: Mapping[str, pd.DataFrame], ylabel: str, title: str
         c = sorted(line_counts[name])
         return f"{name} (n {c[0]})" if len(c) == 1 else f"{name} (n {c[0]}–{c[-1]})"
 
-    styles = series_styles(names)
-    markers = point_markers(names)   # each method's own marker (MixCSE ■ in every figure)
+    # styled in this order: the method's own colour to the line that is the method, its variants' shades after
+    styles = series_styles(sorted(names, key=lambda n: n not in leading), methods, statistics)
+    markers = point_markers(names, methods, statistics)   # each method's own marker (MixCSE ■ in every figure)
     counts = set()
     merged: list[str] = []   # where lines end on each other (every seed clustering: a share of 1)
     every_step: set = set()
@@ -494,6 +505,20 @@ def most_similar_words(seeds: Sequence[Sequence[float]]) -> str:
     return f"layer {first} in {count} of {len(seeds)} seeds" + (f", {rest}" if rest else "")
 
 
+def _drawn_elsewhere(rows: pd.DataFrame) -> str:
+    """The note's sentence on the comparisons another study decides: each claim, its verdict there and
+    that study (whose claims figure draws its pairs)."""
+    import re
+
+    items = []
+    for _, r in rows.iterrows():
+        match = re.match(rf"^{DECIDED_IN} (\S+): (.*?)(?: \(its row: .*\))?$", str(r["verdict"]))
+        study, words = (match.group(1), _verdict_words(match.group(2))) if match else ("another study", str(r["verdict"]))
+        items.append(f"{textwrap.shorten(str(r['claim']), 70, placeholder='…')} ({words}, in {study})")
+    return (" Decided in another study, whose claims figure draws its pairs (one verdict per comparison): "
+            + "; ".join(items) + ".") if items else ""
+
+
 def _not_drawn(rows: pd.DataFrame) -> str:
     """The note's last sentence: the claims the table holds that have no paired difference to draw (a
     spread claim, a claim without a test), each with its verdict, so that a tally counting them is
@@ -509,10 +534,13 @@ def _not_drawn(rows: pd.DataFrame) -> str:
 
 def _verdict_words(verdict) -> str:
     """The verdict short enough for the margin: an underpowered "not detected" keeps its MDE and target
-    ("underpowered (MDE 2.54 > 0.30)"); the hollow dot already says it was not detected."""
+    ("underpowered (MDE 2.54 > 0.30)"), an inconclusive one the pairs a powered null would need
+    ("inconclusive (19 pairs needed)"); the hollow dot already says it was not detected."""
     import re
 
     text = str(verdict).replace("not detected, underpowered", "underpowered").replace(" > target ", " > ")
+    text = re.sub(r"^not detected, inconclusive \(MDE ([0-9.]+)[^;)]*; a powered null needs (\d+) pairs[^)]*\)",
+                  r"inconclusive (\2 pairs needed)", text)
     text = re.sub(r"^not detected, inconclusive \(MDE ([0-9.]+)[^)]*\)", r"inconclusive (MDE \1)", text)
     text = re.sub(r"^not detected \(powered: MDE ≤ ([0-9.]+) ≤ target ([0-9.]+)\)", r"not detected (MDE ≤ \1)", text)
     # a row without a test keeps its first words: the table gives the seeds left out and why

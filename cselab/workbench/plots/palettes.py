@@ -147,6 +147,22 @@ def statistic_kind(key: str) -> str | None:
     return next((kind for full, kind in kinds.items() if full.split(".", 1)[-1] == bare), None)
 
 
+# One marker per statistic kind, as each has one colour: the kinds in their views' registration order
+# (:func:`~cselab.workbench.method_views.statistic_colours`) take these shapes in turn, so that "hard
+# negative" is the same shape in the demo's figures and the records' (it was whichever shape was free).
+STATISTIC_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "p", "<", ">", "8")
+
+
+def statistic_marker(key: str) -> str | None:
+    """The marker of a statistic key or kind (:func:`statistic_kind`), the same in every figure; None
+    for a key of no known kind."""
+    kind = statistic_kind(key)
+    if kind is None:
+        return None
+    kinds = list(statistic_colours())
+    return STATISTIC_MARKERS[kinds.index(kind) % len(STATISTIC_MARKERS)] if kind in kinds else None
+
+
 def is_statistic(key: str) -> bool:
     return statistic_kind(key) is not None
 

@@ -34,7 +34,7 @@ from ..labels import is_pooler_only, method_key
 # The palettes (methods, statistics, steps, categories) live in palettes.py; METHOD_PALETTE is read
 # here by method_color (and named cselab.workbench.plots.style.METHOD_PALETTE where a method declares its slot).
 from .palettes import (METHOD_MARKERS, METHOD_PALETTE, NON_METHOD_COLORS, NON_METHOD_MARKERS, OTHER_COLORS, is_statistic,
-                       shade, statistic_colour)
+                       shade, statistic_colour, statistic_marker)
 
 DASHES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
@@ -93,14 +93,19 @@ def is_untuned(name) -> bool:
     return str(name).lower().startswith(UNTUNED_PREFIXES)
 
 
-def series_styles(names: Sequence[str], methods: Mapping[str, str | None] | None = None) -> dict[str, dict]:
+def series_styles(names: Sequence[str], methods: Mapping[str, str | None] | None = None,
+                  statistics: Mapping[str, str] | None = None) -> dict[str, dict]:
     """Line styles for the series ``names`` of one figure: each method's colour (``methods`` gives
     each name's method, else it is read from the name) and, for the series that are no method
     beside them, colours no method uses; the palette in order when no series is a method. Several
     series of one method (its variants: SimCSE and SimCSE both ways, ClusterNS at three σ) take
     shades of its colour, dashes and its own marker (the variant's family decides the hue and the
-    shape); other series that share a colour are told apart by dashes and markers."""
+    shape); other series that share a colour are told apart by dashes and markers. ``statistics``
+    gives the statistic key of a series named in words ("positive pairs": ``sim/pos_cos``), whose
+    colour is then the statistic's."""
     from .core import color
+
+    statistics = statistics or {}
 
     methods = {n: (methods or {}).get(n) or method_key(n) for n in names}
     any_method = any(methods.values())
@@ -118,8 +123,8 @@ def series_styles(names: Sequence[str], methods: Mapping[str, str | None] | None
         elif methods[name]:
             method = methods[name]
             c = method_color(method)
-        elif is_statistic(name):
-            c = statistic_colour(name)
+        elif is_statistic(statistics.get(name, name)):
+            c = statistic_colour(statistics.get(name, name))
         else:
             c = next(others) if any_method else color(i)
         n = used.get(c, 0)
@@ -160,15 +165,18 @@ def measured(style: Mapping, n_points: int, marker: str = "o", markersize: float
     return style
 
 
-def point_markers(names: Sequence[str], methods: Mapping[str, str | None] | None = None) -> dict[str, str]:
+def point_markers(names: Sequence[str], methods: Mapping[str, str | None] | None = None,
+                  statistics: Mapping[str, str] | None = None) -> dict[str, str]:
     """A marker shape per series of one figure: a method's series its method's marker
     (:func:`method_marker`, ``methods`` giving each name's method where the name does not say it),
     whatever else the figure draws; the other series the shapes no method of the figure uses, in
     order (a dot for a single one). Where short lines of two methods coincide for a few steps, both
-    shapes stay visible, and the series differ by more than colour."""
-    methods = methods or {}
+    shapes stay visible, and the series differ by more than colour. A statistic (its key, or its
+    key in ``statistics``) has its own shape in every figure (:func:`~.palettes.statistic_marker`)."""
+    methods, statistics = methods or {}, statistics or {}
     own = {name: method_marker(name) if is_untuned(name) or is_pooler_only(name)
-           else method_marker(methods.get(name) or name) for name in names}
+           else method_marker(methods.get(name) or name) or statistic_marker(statistics.get(name, name))
+           for name in names}
     if len(names) == 1 and own[names[0]] is None:
         return {names[0]: "o"}
     free = iter([m for m in MARKERS if m not in own.values()] * (1 + len(names)))

@@ -102,7 +102,7 @@ def curves_over_steps(frame: pd.DataFrame, keys: Sequence[str], labels: Mapping[
         # colours of no method, statistic or step
         others = iter(color(i) for i in range(len(keys)))
         styles = {words(k): {"color": statistic_colour(k) if is_statistic(k) else next(others)} for k in keys}
-        markers = point_markers([words(k) for k in keys])
+        markers = point_markers([words(k) for k in keys], statistics={words(k): k for k in keys})
     for ax, o in zip(axes, outer):
         if panels == "key":
             for name, group in groups.items():
