@@ -56,8 +56,9 @@ from IPython.display import display
 from cselab import workbench
 from cselab.workbench.analysis.gs_infonce import top4_curve
 from cselab.workbench.analysis.mixcse import SCORE_SENTENCES, mixcse_score_series
-from cselab.workbench.analysis.logged import (base_encoders, logged_keys, logged_statistics, method_statistic_words,
-                                    pick_runs, runs_logging, same_start, shared_beginnings, training_facts)
+from cselab.workbench.analysis.logged import (base_encoders, beginnings_sentence, logged_keys, logged_statistics,
+                                    method_statistic_words, pick_runs, runs_logging, same_start, shared_beginnings,
+                                    training_facts)
 from cselab.model.data import load_corpus, load_stsb
 from cselab.model.encoder import SentenceEncoder
 from cselab.model.methods.mixcse import MixCSEParams
@@ -91,7 +92,8 @@ loss_keys = [k for k in logged_keys(runs, "loss") if k not in ("loss/info_nce_fo
 fig = plot_metric_grid(runs, loss_keys, logy=True, labels={"loss/info_nce": "InfoNCE term"})
 add_note(fig, f"Each point: the loss of one training batch ({facts.batch}) at that step; {facts.runs}. "
               "A panel holds the runs that have the term; MixCSE's InfoNCE term has its mixed negatives in the "
-              "denominator.")
+              "denominator. " + beginnings_sentence(read_metrics(runs, "train"),
+                                                    {k: "InfoNCE term" if k == "loss/info_nce" else k for k in loss_keys}))
 workbench.show(fig, f"{figures_dir}/loss_parts");
 
 # %% [markdown]
@@ -280,5 +282,6 @@ except TooFewPoints as e:
 else:
     dev_curves = legend_outside(dev_curves)
     add_note(dev_curves, f"Each point: Spearman ×100 of the cosines on {facts.dev_pairs} (one evaluation); step 0: "
-                         f"before training; {facts.runs}.")
+                         f"before training, with each run's pooler (the layer-attention pooler starts elsewhere than "
+                         f"[CLS]); {facts.runs}. " + beginnings_sentence(read_metrics(runs, "eval"), {"stsb_dev": ""}))
     workbench.show(dev_curves, f"{figures_dir}/stsb_dev");

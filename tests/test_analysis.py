@@ -295,3 +295,15 @@ def test_scores_table_of_no_results_or_a_non_number_is_one_line(results, message
     with pytest.raises(ValueError) as err:   # were a KeyError ('model') and a TypeError (the mean of a str)
         scores_table(results)
     assert str(err.value) == message
+
+
+def test_lines_on_one_another_from_the_first_step_are_named_within_a_share_of_the_panels_span():
+    """stsb_dev and loss_parts: SimCSE under ClusterNS and GS-InfoNCE over the first evaluations, unsaid."""
+    from cselab.workbench.analysis.logged import beginnings_sentence
+
+    frame = pd.DataFrame({"run": ["simcse"] * 3 + ["clusterns"] * 3 + ["apincse"] * 3, "step": [0, 4, 8] * 3,
+                          "stsb_dev": [79.70, 80.10, 81.00, 79.70, 80.11, 81.50, 82.20, 82.50, 83.00]})
+    assert beginnings_sentence(frame, {"stsb_dev": ""}).endswith(": SimCSE, ClusterNS to step 4.")
+    frame.loc[4, "stsb_dev"] = 80.3   # 0.2 apart on a 3.3-point axis: not on one another
+    assert beginnings_sentence(frame, {"stsb_dev": ""}).endswith(": SimCSE, ClusterNS at step 0.")
+    assert beginnings_sentence(frame.assign(stsb_dev=frame["stsb_dev"] + frame.index), {"stsb_dev": "dev"}) == ""

@@ -169,11 +169,18 @@ def test_the_log2_axis_keeps_a_tick_at_the_value_the_figure_is_about():
     from cselab.workbench.plots.style import log2_ticks
 
     dims = [16, 64, 256, 768, 1024]
-    for keep, ticks in (((), [16, 64, 256, 1024]), ((768,), [16, 64, 256, 768])):
+    for keep, ticks in (((), [16, 64, 256, 1024]), ((768,), [16, 64, 256, 768, 1024])):
         fig, (ax,) = new_figure()
-        ax.plot(dims, [0.1, 0.05, 0.02, 0.01, 0.008])
+        ax.plot(dims, [0.1, 0.05, 0.02, 0.01, 0.008], marker="o")
         log2_ticks(ax, dims, keep=keep)
         assert list(ax.get_xticks()) == ticks
+    # the axis's end beside the kept 768 keeps its tick, its label a line lower (the two never overlap)
+    fig.canvas.draw()
+    labels = ax.get_xticklabels()
+    assert [t.get_text() for t in labels] == ["16", "64", "256", "768", "1024"]
+    renderer = fig._get_renderer()
+    assert labels[-1].get_window_extent(renderer).y1 < labels[-2].get_window_extent(renderer).y0
+    assert check_figure(fig) == []
 
 
 def test_seed_means_keep_each_methods_marker_and_draw_no_glyph_for_an_interval_not_drawn():
@@ -351,3 +358,23 @@ def test_a_record_sweep_draws_the_seeds_every_setting_ran_and_says_what_trained_
     apart = data.assign(seed=[1, 2, 3, 4, 5, 6, 7, 8])
     kept, words = _on_shared_seeds(apart, frame.assign(seed=[1, 2, 3, 4, 5, 6, 7, 8]), ["x", "series"])
     assert len(kept) == 8 and words.startswith("the seeds differ between settings")
+
+
+def test_points_that_overlap_are_ringed_and_the_note_says_their_size_is_no_measurement():
+    """alignment_uniformity: GS-InfoNCE's triangle drawn at 4× the area around SimCSE's point, unexplained,
+    read as an encoding."""
+    from cselab.workbench.plots import new_figure
+    from cselab.workbench.plots.core import figure_note
+    from cselab.workbench.plots.point_labels import label_points
+
+    fig, (ax,) = new_figure()
+    xs, ys = [0.5, 0.5, 0.52, 0.52], [0.5, 0.5, 0.52, 0.52]   # crowded: no label finds a free place
+    name = "a model whose name is far too long to be written beside its point in this panel"
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        ax.scatter([x], [y], s=30, marker=["o", "^", "s", "D"][i], label=f"{name} {i}")
+    ax.set_xlim(0.45, 0.57), ax.set_ylim(0.45, 0.57)
+    label_points(ax, xs, ys, [f"{name} {i}" for i in range(4)], marked=True)
+    sizes = [c.get_sizes()[0] for c in ax.collections if len(c.get_offsets()) == 1]
+    assert sizes[:2] == [30, 120] and all(not len(c.get_facecolor()) or c.get_facecolor()[0][3] == 0
+                                          for c in ax.collections[:4])
+    assert "a marker's size is not a measurement" in " ".join(figure_note(fig).split())

@@ -107,6 +107,27 @@ def shared_beginnings(frame: pd.DataFrame, key: str, rel: float = 0.01) -> list[
     return found
 
 
+def beginnings_sentence(frame: pd.DataFrame, keys: Mapping[str, str]) -> str:
+    """The note's sentence naming the lines that lie on one another from their first step
+    (:func:`shared_beginnings` of each key; ``keys``: ``{key: its panel's words, or ""}``), e.g. "Lines
+    on one another at the first steps ...: SimCSE, ClusterNS to step 12 (InfoNCE term)", or ""."""
+    parts = []
+    for key, panel in keys.items():
+        if key not in frame:
+            continue
+        values = frame[key].dropna()
+        if values.empty:
+            continue
+        # "on one another" as drawn: within 1 % of the panel's span (of a dev score's 5 points, not of its 80)
+        rel = 0.01 * min(1.0, float(values.max() - values.min()) / max(float(values.abs().max()), 1e-12))
+        for group, last in shared_beginnings(frame, key, rel=rel):
+            first = frame.loc[frame["run"].isin(group)].dropna(subset=[key])["step"].min()
+            span = f"at step {last:g}" if last == first else f"to step {last:g}"
+            parts.append(f"{', '.join(display_name(r) for r in group)} {span}" + (f" ({panel})" if panel else ""))
+    return ("Lines on one another from the first step (the same values until a method's own term or pooler "
+            "makes a difference): " + "; ".join(parts) + ".") if parts else ""
+
+
 def logged_keys(runs: Runs, prefix: str = "", kind: str = "train") -> list[str]:
     """Keys of the ``kind`` records starting with ``prefix`` that hold at least one value in at least
     one run, in the order they first appear (``prefix="loss"`` gives ``loss``, ``loss/info_nce``, …)."""

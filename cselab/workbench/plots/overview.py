@@ -85,7 +85,8 @@ def plot_claims_overview(rows: pd.DataFrame) -> Figure:
     ax.set_xlabel("Δ / target (paper's direction)")
     ax.tick_params(axis="y", length=0)
     ax.grid(axis="y", visible=False)
-    handles = [Line2D([], [], color=c, marker="o", linewidth=1.4, label=k)
+    # the legend's words are the rows': a powered null reads "not detected" beside its row
+    handles = [Line2D([], [], color=c, marker="o", linewidth=1.4, label="not detected (powered)" if k == "powered null" else k)
                for k, c in VERDICT_COLOURS.items() if k != "not testable" and k in set(rows["class"])]
     fig.legend(handles=handles, loc="upper center", ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 1.0))
     fig.text(0.5, 0.01, textwrap.fill(

@@ -45,9 +45,14 @@ def label_points(ax, xs, ys, texts, marked: bool = False) -> None:
                 from matplotlib.collections import PathCollection
                 from matplotlib.legend_handler import HandlerPathCollection
 
-                _ring_overlapping(ax, renderer)
+                ringed = _ring_overlapping(ax, renderer)
                 handles, labels = ax.get_legend_handles_labels()   # every entry at the points' common size
                 legend_beside(fig, handles, labels, handler_map={PathCollection: HandlerPathCollection(sizes=[34])})
+                if ringed:   # a bigger marker must not read as an encoding
+                    from .core import add_note
+
+                    add_note(fig, "Open markers: points that overlap on the page ring one another, each later one "
+                                  "twice as wide; a marker's size is not a measurement.")
             else:
                 _legend_points(ax, xs, ys, texts)
             return
@@ -55,22 +60,22 @@ def label_points(ax, xs, ys, texts, marked: bool = False) -> None:
         placed.append(found[1])
 
 
-def _ring_overlapping(ax, renderer) -> None:
+def _ring_overlapping(ax, renderer) -> bool:
     """Where point markers overlap on the page (two models measured alike), a filled marker would
     hide the one under it: every marker of the panel is then drawn open, its edge in its colour,
     and each overlapping marker after the first of its cluster twice as wide as the one before, so
-    that it rings it (a legend drawn after keeps one size for all)."""
+    that it rings it (a legend drawn after keeps one size for all). Returns whether any did."""
     import numpy as np
 
     points = [c for c in ax.collections if len(c.get_offsets()) == 1]
     if len(points) < 2:
-        return
+        return False
     centres = np.array([ax.transData.transform(c.get_offsets()[0]) for c in points])
     radius = np.sqrt(max(c.get_sizes()[0] for c in points)) / 2 * renderer.points_to_pixels(1.0)
     near = np.linalg.norm(centres[:, None] - centres[None], axis=-1) < 2 * radius
     np.fill_diagonal(near, False)
     if not near.any():
-        return
+        return False
     for i, c in enumerate(points):
         face = c.get_facecolor()
         colour = face[0] if len(face) and face[0][3] > 0 else c.get_edgecolor()[0]   # a hollow one keeps its edge
@@ -79,6 +84,7 @@ def _ring_overlapping(ax, renderer) -> None:
         c.set_linewidth(1.1)
         k = int(near[i, :i].sum())   # the k-th of its cluster in drawing order: 4^k times the area, 2^k the width
         c.set_sizes([c.get_sizes()[0] * 4 ** k])
+    return True
 
 
 def _legend_points(ax, xs, ys, texts) -> None:

@@ -197,7 +197,7 @@ def dashed_controls_note(names: Sequence[str]) -> str:
     if not controls:
         return ""
     return (f"Dashed: {', '.join(controls)}, the ablation's control (SimCSE's loss on the family's pooler, "
-            "dashed in every figure).")
+            "dashed in every figure); a line labelled \"(= X)\" or \"(≈ X)\" is dashed too: it lies on X.")
 
 
 # ------------------------------------------------------------------ coincident series
@@ -451,7 +451,8 @@ def log2_ticks(ax: Axes, values: Sequence[float], axis: str = "x", keep: Sequenc
     1024 would print on top of each other), its point is drawn all the same — except the largest,
     which takes the tick of the one below it: the axis's end is always ticked (1024, not 768),
     unless the one below is in ``keep`` (the value the figure is about: BERT-base's d = 768),
-    whose tick stays and whose close neighbours give theirs up."""
+    whose tick stays and whose close neighbours give theirs up — but for the axis's end on an x axis,
+    whose label then sits a line lower."""
     ticked: list[float] = []
     kept = {float(k) for k in keep}
     ordered = sorted({float(v) for v in values})
@@ -466,7 +467,10 @@ def log2_ticks(ax: Axes, values: Sequence[float], axis: str = "x", keep: Sequenc
                 ticked.append(v)
         elif v == ordered[-1] and len(ticked) > 1 and ticked[-1] not in kept:
             ticked[-1] = v
-    values = ticked
+    # the axis's end keeps a tick even beside a kept value (768 and 1024): on an x axis its label drops a
+    # line, so that the two numbers never print on top of each other
+    staggered = ordered[-1] if ordered and ordered[-1] not in ticked and axis == "x" else None
+    values = ticked + ([staggered] if staggered is not None else [])
     target = ax.xaxis if axis == "x" else ax.yaxis
     (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=2)
     target.set_major_locator(FixedLocator(values))
@@ -474,3 +478,6 @@ def log2_ticks(ax: Axes, values: Sequence[float], axis: str = "x", keep: Sequenc
     formatter.set_scientific(False)
     target.set_major_formatter(formatter)
     target.set_minor_locator(NullLocator())
+    if staggered is not None:   # the last tick's label one line lower (matplotlib keeps a tick's pad while the count stays)
+        last = target.get_major_ticks(len(values))[-1]
+        last.set_pad(last.get_pad() + 1.2 * last.label1.get_fontsize())
