@@ -62,6 +62,7 @@ from cselab.workbench.analysis.logged import (base_encoders, beginnings_sentence
 from cselab.model.data import load_corpus, load_stsb
 from cselab.model.encoder import SentenceEncoder
 from cselab.model.methods.mixcse import MixCSEParams
+from cselab.workbench.plots.panels import key_words
 from cselab.workbench.plots import (TooFewPoints, add_note, legend_outside, plot_grad_norm, plot_metric_grid,
                           plot_similarity_dynamics, plot_statistic_families, plot_top4_curve, plot_training_curves,
                           statistic_family_note)
@@ -93,7 +94,8 @@ fig = plot_metric_grid(runs, loss_keys, logy=True, labels={"loss/info_nce": "Inf
 add_note(fig, f"Each point: the loss of one training batch ({facts.batch}) at that step; {facts.runs}. "
               "A panel holds the runs that have the term; MixCSE's InfoNCE term has its mixed negatives in the "
               "denominator. " + beginnings_sentence(read_metrics(runs, "train"),
-                                                    {k: "InfoNCE term" if k == "loss/info_nce" else k for k in loss_keys}))
+                                                    {k: "InfoNCE term" if k == "loss/info_nce" else " ".join(key_words(k).split())
+                                                     for k in loss_keys}))
 workbench.show(fig, f"{figures_dir}/loss_parts");
 
 # %% [markdown]
