@@ -291,7 +291,12 @@ def plot_seed_points(frame: pd.DataFrame, x: str, y: str = "avg", hue: str | Non
                        values, s=6, color=colour, alpha=0.4, linewidths=0, zorder=2)
             if n >= 2 and math.isfinite(low):
                 ax.vlines(at + spread, low, high, color=colour, linewidth=1.4, zorder=3)
-            ax.scatter([at + spread], [mean], s=20, color=colour, marker=marker, zorder=4,
+            # a second series of one method (ClusterNS without BML beside with): a shade of its colour and
+            # its marker, open, so that the two read apart by more than a near-identical hue
+            hollow = own == series_methods[name] and "marker" in style and name != names[0]
+            ax.scatter([at + spread], [mean], s=20 if not hollow else 24, marker=marker, zorder=4,
+                       **({"facecolors": "white", "edgecolors": colour, "linewidths": 1.1} if hollow
+                          else {"color": colour}),
                        label=label if label and label not in labelled else None)
             labelled.add(label)
             xs.append(at + spread)
