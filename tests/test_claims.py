@@ -432,6 +432,15 @@ def test_an_optimum_is_an_intersection_union_test_against_both_neighbours():
     frame.loc[frame.variant == "k8", "avg"] = [77.0, 77.2, 76.9, 77.1]
     row = claims_table(frame, [claim]).iloc[0]
     assert row["p"] > 0.5 and row["verdict"] != "holds here" and row["against"] == "k8"
+    # ... and k 16 clearly below k 8 (GS-InfoNCE's M = 3× against 8×): the claim is reversed, which the
+    # intersection-union test cannot say; the one-sided test the other way, Bonferroni over 2 neighbours
+    below = stats.ttest_rel(best, [77.0, 77.2, 76.9, 77.1], alternative="less").pvalue
+    assert 2 * below < 0.05 and row["p_contrary"] == pytest.approx(2 * below)
+    assert row["verdict"] == (f"reversed (below k8: one-sided p {below:.2g}, × 2 neighbours = {2 * below:.2g} "
+                              "< α/k 0.05)")
+    # a variant between its neighbours, neither clearly: no reversal
+    frame.loc[frame.variant == "k8", "avg"] = [76.6, 76.7, 76.5, 76.6]
+    assert claims_table(frame, [claim]).iloc[0]["verdict"].startswith("not detected")
     with pytest.raises(ValueError, match="two neighbours"):
         Claim("x", "a", "b", test="optimum", neighbours=["b"])
 

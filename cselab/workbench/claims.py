@@ -37,7 +37,9 @@ or whose mechanism check (:func:`mechanism_reading`) measures inert, reads *not 
 scale* with the reason; ``untested`` reads *not tested* with the runs it needs; ``decided_in`` takes
 the verdict another study's family gave a comparison both share. An **optimum** ("k = 16 is best")
 is an intersection–union test: one-sided paired t-tests against both neighbours, p the larger, Δ
-the binding comparison's, the sweep's trend (:func:`sweep_trend`) beside it. A variance claim
+the binding comparison's, the sweep's trend (:func:`sweep_trend`) beside it; it reads *reversed*
+where the variant is below a neighbour instead (the one-sided test the other way, Bonferroni over
+the neighbours, below the claim's level α/k), which the intersection–union test alone cannot say. A variance claim
 ("lower variance across runs") is tested with the Pitman–Morgan test of paired variances; its MDE
 column gives the spread ratio an F-test would detect (:func:`cselab.workbench.results.detectable_sd_ratio`),
 its target the paper's own ratio.
@@ -515,6 +517,13 @@ def _optimum(row: dict, parts: Mapping[str, dict]) -> dict:
         return row
     binding = max(tests, key=lambda o: -1 if math.isnan(tests[o]["p"]) else tests[o]["p"])
     t = tests[binding]
+    # the contrary: the variant *below* some neighbour (one-sided, Bonferroni over the neighbours), which
+    # the intersection-union test cannot say; the verdict reads it against the claim's level α/k
+    below = {o: float(stats.ttest_rel(x["part"]["a"], x["part"]["b"], alternative="less").pvalue)
+             for o, x in tests.items()}
+    worst = min(below, key=lambda o: below[o] if math.isfinite(below[o]) else 1.0)
+    row["p_contrary"] = min(1.0, len(below) * below[worst]) if math.isfinite(below[worst]) else math.nan
+    row["contrary_against"] = worst
     row.update(n=t["test"]["n"], diff=t["test"]["mean_diff"], ci_low=t["test"]["ci_low"],
                ci_high=t["test"]["ci_high"], p=max(x["p"] for x in tests.values()), sd=t["sd"],
                against=binding, shared=t["part"]["shared"],
@@ -651,9 +660,15 @@ def claims_table(frame: pd.DataFrame, claims: Sequence[Claim], rule: PowerRule |
         elif c.test == "paired_variance":
             verdicts.append(_variance_verdict(r, c, mde, rule.alpha, target))
         else:
-            verdicts.append(verdict(r["diff"], r["p_holm"], mde, c.direction, n, rule.alpha, target, high,
-                                    r["problem"], pairs_for_powered_null(r["sd"], target, at_power, rule.power)
-                                    if n >= 2 and math.isfinite(target) else None))
+            words = verdict(r["diff"], r["p_holm"], mde, c.direction, n, rule.alpha, target, high,
+                            r["problem"], pairs_for_powered_null(r["sd"], target, at_power, rule.power)
+                            if n >= 2 and math.isfinite(target) else None)
+            contrary = r.get("p_contrary", math.nan)
+            if c.test == "optimum" and words.startswith("not detected") and isinstance(contrary, float) \
+                    and contrary < at:   # "k = 16 is best" while k = 16 is below a neighbour: the claim is reversed
+                words = (f"{REVERSED} (below {r['contrary_against']}: one-sided p {contrary / len(c.neighbours):.2g}, "
+                         f"× {len(c.neighbours)} neighbours = {contrary:.2g} < α/k {at:.3g})")
+            verdicts.append(words)
     table["level"], table["mde"], table["mde_low"], table["mde_high"] = levels, mdes, lows, highs
     table["scaled_effect"], table["paper_detectable"], table["verdict"] = scaled, detectable, verdicts
     table["target"] = targets
