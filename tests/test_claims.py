@@ -361,6 +361,8 @@ def test_pairs_for_a_powered_null_put_the_mde_at_the_spreads_upper_bound_within_
         assert n > seeds_for(sd, 0.3, alpha, most=10 ** 6)[1]   # the spread's uncertainty costs pairs
     assert pairs_for_powered_null(0.237, 0.3, 0.0125) == 19 and pairs_for_powered_null(0.35, 0.3, 0.01) == 32
     assert pairs_for_powered_null(math.nan, 0.3) is None and pairs_for_powered_null(5.0, 0.3, search=20) is None
+    assert _verdict_words("reversed (below gs_infonce-m8: one-sided p 0.0055, × 2 neighbours = 0.011 < α/k "
+                          "0.0125)") == "reversed (below gs_infonce-m8)"
     assert _verdict_words("not detected, inconclusive (MDE 0.25, 0.42 at the spread's upper 95 % bound > target "
                           "0.30; a powered null needs 19 pairs at this spread)") == "inconclusive (19 pairs needed)"
 
@@ -438,6 +440,7 @@ def test_an_optimum_is_an_intersection_union_test_against_both_neighbours():
     assert 2 * below < 0.05 and row["p_contrary"] == pytest.approx(2 * below)
     assert row["verdict"] == (f"reversed (below k8: one-sided p {below:.2g}, × 2 neighbours = {2 * below:.2g} "
                               "< α/k 0.05)")
+    assert tally(claims_table(frame, [claim]))["reversed"] == 1   # counted as a reversal, words and all
     # a variant between its neighbours, neither clearly: no reversal
     frame.loc[frame.variant == "k8", "avg"] = [76.6, 76.7, 76.5, 76.6]
     assert claims_table(frame, [claim]).iloc[0]["verdict"].startswith("not detected")

@@ -548,5 +548,6 @@ def _verdict_words(verdict) -> str:
                   r"inconclusive (\2 pairs needed)", text)
     text = re.sub(r"^not detected, inconclusive \(MDE ([0-9.]+)[^)]*\)", r"inconclusive (MDE \1)", text)
     text = re.sub(r"^not detected \(powered: MDE ≤ ([0-9.]+) ≤ target ([0-9.]+)\)", r"not detected (MDE ≤ \1)", text)
+    text = re.sub(r"^reversed \(below (\S+):.*\)$", r"reversed (below \1)", text)   # an optimum below a neighbour
     # a row without a test keeps its first words: the table gives the seeds left out and why
     return re.sub(r"^no test: (?:only )?(no pair|1 pair) of one computation.*", r"no test: \1 kept", text)
