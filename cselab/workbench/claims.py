@@ -522,6 +522,7 @@ def _optimum(row: dict, parts: Mapping[str, dict]) -> dict:
     below = {o: float(stats.ttest_rel(x["part"]["a"], x["part"]["b"], alternative="less").pvalue)
              for o, x in tests.items()}
     worst = min(below, key=lambda o: below[o] if math.isfinite(below[o]) else 1.0)
+    row["p_below"] = below[worst]   # the one-sided p against that neighbour; p_contrary its Bonferroni over the neighbours
     row["p_contrary"] = min(1.0, len(below) * below[worst]) if math.isfinite(below[worst]) else math.nan
     row["contrary_against"] = worst
     row.update(n=t["test"]["n"], diff=t["test"]["mean_diff"], ci_low=t["test"]["ci_low"],
@@ -666,7 +667,7 @@ def claims_table(frame: pd.DataFrame, claims: Sequence[Claim], rule: PowerRule |
             contrary = r.get("p_contrary", math.nan)
             if c.test == "optimum" and words.startswith("not detected") and isinstance(contrary, float) \
                     and contrary < at:   # "k = 16 is best" while k = 16 is below a neighbour: the claim is reversed
-                words = (f"{REVERSED} (below {r['contrary_against']}: one-sided p {contrary / len(c.neighbours):.2g}, "
+                words = (f"{REVERSED} (below {r['contrary_against']}: one-sided p {r['p_below']:.2g}, "
                          f"× {len(c.neighbours)} neighbours = {contrary:.2g} < α/k {at:.3g})")
             verdicts.append(words)
     table["level"], table["mde"], table["mde_low"], table["mde_high"] = levels, mdes, lows, highs
