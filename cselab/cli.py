@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="train only the runs whose labels match these patterns (fnmatch, e.g. 'mine-s1?'), "
                      "in the study's order; needs --runs-only; with --replan, any seed up to twice the plan's cap of a group the "
                      "power plan sizes (a continuation pairs seeds within one computation)")
+    rep.add_argument("--allow-unpaired", action="store_true", help="with --only: train a run even where every "
+                     "claim partner at its seed is recorded from another computation (CPU kind, GPU, code), so "
+                     "that it buys no pair (refused otherwise; --dry-run lists such runs)")
     rep.add_argument("--from-record", action="store_true", help="train nothing: rebuild the claims table, the "
                      "study's tables and its seed-level figures from the committed record "
                      "(<figures-dir>/<study>/record.jsonl) alone, in seconds")
@@ -300,7 +303,8 @@ def cmd_reproduce(args) -> int:
     return reproduce(args.study, profile=args.profile, jobs=args.jobs, dry_run=args.dry_run, launcher=args.launcher,
                      runs_dir=args.runs_dir, data_dir=args.data_dir, reports_dir=args.reports_dir,
                      figures_dir=figures_dir, slurm=parse_key_values(args.slurm, "--slurm"),
-                     notebooks=not args.runs_only, replan=args.replan, only=args.only)
+                     notebooks=not args.runs_only, replan=args.replan, only=args.only,
+                     allow_unpaired=args.allow_unpaired)
 def cmd_export(args) -> int:
     from .model.encoder.backbone import read_model_config
     from .model.encoder.export import RECIPE_KEY

@@ -106,6 +106,28 @@ def make_plan(study: Study, data_dir: str | None = None, threads: int | None = N
     return plan
 
 
+def unpaired_lines(planned: Study, chosen, records: dict, threads: int, launcher: str) -> list[str]:
+    """One line per chosen run that would buy no pair (:func:`.pairable.unpaired_runs`): its partners'
+    computations, this machine's, and the seeds of its variant that would pair instead."""
+    from .pairable import describe, pairable_seeds, this_computation, unpaired_runs
+
+    if launcher != "local" or not planned.claims.claims:   # on SLURM the machine that trains is not this one
+        return []
+    claims = planned.claims.claims
+    space = planned.claims.rule.seed_space if planned.claims.rule is not None else 40
+    labels = [r.label for r in chosen]
+    lines = []
+    for run in chosen:
+        here = this_computation(run.config, expected_execution(run.config, threads, launcher))
+        why = unpaired_runs([run.label], claims, records, here, training=labels).get(run.label)
+        if why:
+            variant = variant_of_label(run.label)[0]
+            seeds = pairable_seeds(variant, claims, records, here, range(1, space + 1))
+            lines.append(f"{run.label}: {why}, this machine {describe(here)}; seeds of {variant} that would pair: "
+                         f"{', '.join(map(str, seeds)) or 'none up to ' + str(space)}")
+    return lines
+
+
 def recorded_replans(study: Study, records, runs_root) -> list:
     """The runs a re-plan asked for that the record holds beyond the study's plan (its seeds past the
     first plan's: :func:`.record.planned_config`), so that a study continued without ``--replan``
@@ -333,7 +355,7 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
               launcher: str = "local", runs_dir: str | os.PathLike = "runs", data_dir: str | None = None,
               reports_dir: str | os.PathLike = "reports", figures_dir: str | os.PathLike = "figures",
               slurm: dict | None = None, stream=None, progress: str = "auto", notebooks: bool = True,
-              replan: bool = False, only: Sequence[str] = ()) -> int:
+              replan: bool = False, only: Sequence[str] = (), allow_unpaired: bool = False) -> int:
     """Run a study; returns the exit status: 0 when every run and notebook succeeded, 1 when something
     failed (the rest still ran), 130 when interrupted. Invalid studies raise StudyError first. Every
     run that finishes or is reused is added to the study's record (:mod:`.record`) at once;
@@ -344,7 +366,9 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
     runs to train now, in the study's order (a continuation spent where a seed buys most); it needs
     ``notebooks=False``, since a notebook reads every run of its study. With ``replan``, ``only`` may
     name any seed up to the power rule's seed space (twice its cap) of a group the plan sizes (a seed of another computation
-    counts in the plan but pairs with nothing new)."""
+    counts in the plan but pairs with nothing new). A run ``only`` names whose every claim partner at its
+    seed the record holds from another computation is refused before anything trains (it would buy no
+    pair: :mod:`.pairable`), unless ``allow_unpaired``; a dry run lists such runs."""
     out = stream or sys.stdout
     if notebooks:   # --runs-only trains and records without them (a lent GPU machine may lack them)
         require_notebook_tools()
@@ -386,8 +410,14 @@ def reproduce(study: str | os.PathLike, profile: str = "cpu", jobs: int = 1, dry
     if not spec.smoke and not only:
         spec = dataclasses.replace(spec, runs=[*spec.runs, *recorded_replans(spec, already.values(), runs_dir)])
     plan = make_plan(spec, data_dir, threads, launcher, already)
+    unpaired = unpaired_lines(planned, spec.runs, already, threads, launcher) if only and not spec.smoke else []
+    if unpaired and not dry_run and not allow_unpaired:
+        raise ValueError(f"--only: {len(unpaired)} run(s) would pair with nothing: {' | '.join(unpaired)}; "
+                         "pass --allow-unpaired to train them anyway")
     if dry_run:
         print(format_plan(spec, plan), file=out)
+        for line in unpaired:
+            print(f"pairs with nothing: {line}", file=out)
         power = format_power_plan(spec)
         if power:
             print(power, file=out)
