@@ -149,3 +149,35 @@ def test_cpu_dropout_benchmark_prints_its_tables(tiny_model, data_dir, capsys):
     shares = [float(line.split("|")[2]) for line in printed.splitlines()
               if line.startswith(("| torch (bernoulli_) ", "| cselab (cpu_dropout: fast) ")) and line.count("|") == 3]
     assert len(shares) == 2 and all(0 < s < 100 for s in shares)   # each step draws masks with its own op
+
+
+def _setting(name, precision, median, batch=64):
+    return {"name": name, "batch": batch, "precision": precision, "median_s": median, "all_s": [median],
+            "peak_cuda_mib": 0}
+
+
+def test_speed_report_states_the_same_precision_ratios_against_their_targets():
+    """Issue 57's goals: cselab's step over MNRL's in the same precision (bf16 ≤ 0.5, fp32 ≤ 0.38)."""
+    speed = load("speed")
+    report = {"device": "cpu", "precision": "bf16", "torch": "x", "threads": 1, "cpu_native_bf16": True,
+              "rounds": 3, "load_before": (0.0, 0, 0), "load_after": (0.0, 0, 0), "sts_suite": {},
+              "peak_rss_mib_steps": 1.0, "peak_rss_mib": 1.0,
+              "settings": [_setting("cselab SimCSE", "fp32", 3.0), _setting("cselab SimCSE", "bf16", 1.5),
+                           _setting("sentence-transformers MNRL", "fp32", 10.0),
+                           _setting("sentence-transformers MNRL", "bf16", 2.0)]}
+    rows = {cells[0]: cells[1:] for line in speed.format_report(report).splitlines()
+            if (cells := [c.strip() for c in line.strip("|").split("|")]) and cells[0].startswith("SimCSE step")}
+    assert rows["SimCSE step / MNRL step, both bf16"] == ["0.750", "≤ 0.5", "False"]
+    assert rows["SimCSE step / MNRL step, both fp32"] == ["0.300", "≤ 0.38", "True"]
+    assert rows["SimCSE step (bf16) / MNRL fp32 step"] == ["0.150", "≤ 0.55", "True"]
+    assert "slowest method" not in speed.format_report(report)   # --steps-only times no method
+
+
+def test_speed_steps_only_times_the_four_batch_64_steps(tiny_model, data_dir):
+    speed = load("speed")
+    result = speed.run_benchmark(str(tiny_model), "cpu", "bf16", data_dir=data_dir, dry_run=True, steps_only=True)
+    assert [(s["name"], s["precision"]) for s in result["settings"]] == [
+        ("cselab SimCSE", "fp32"), ("cselab SimCSE", "bf16"), ("sentence-transformers MNRL", "fp32"),
+        ("sentence-transformers MNRL", "bf16")]
+    assert result["sts_suite"] == {} and all(s["median_s"] > 0 for s in result["settings"])
+    assert "SimCSE step / MNRL step, both bf16" in speed.format_report(result)
