@@ -119,12 +119,13 @@ docs-serve: docs
 # Two workers of one intra-op thread each (and the kernels they start): with torch's default of one
 # thread per core, two workers on 2 cores spin-wait for each other's cores (measured: 25 CPU-minutes
 # for the default run with the default threads, 17 with one).
+# --durations=25: every run ends with its slowest tests (the default run's 10-minute budget, measured)
 # NATIVE_BF16=on runs the suite as a machine with native bf16 runs it (emulated bf16 where this CPU
 # lacks it), NATIVE_BF16=off as one without; empty: as this machine is (what CI runs).
 NATIVE_BF16 ?=
 test: $(VENV)/.installed-dev
 	$(BIN)/lint-imports --no-cache
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile $(if $(NATIVE_BF16),--native-bf16 $(NATIVE_BF16))
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=25 $(if $(NATIVE_BF16),--native-bf16 $(NATIVE_BF16))
 
 test-all: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q -m "slow or not slow"
