@@ -56,8 +56,8 @@ from IPython.display import display
 from cselab import workbench
 from cselab.workbench.analysis.gs_infonce import top4_curve
 from cselab.workbench.analysis.mixcse import SCORE_SENTENCES, mixcse_score_series
-from cselab.workbench.analysis.logged import (base_encoders, beginnings_sentence, logged_keys, logged_statistics,
-                                    method_statistic_words, pick_runs, runs_logging, same_start, shared_beginnings,
+from cselab.workbench.analysis.logged import (base_encoders, beginnings_sentence, late_starts_sentence, logged_keys,
+                                    logged_statistics, method_statistic_words, pick_runs, runs_logging, same_start, shared_beginnings,
                                     training_facts)
 from cselab.model.data import load_corpus, load_stsb
 from cselab.model.encoder import SentenceEncoder
@@ -87,15 +87,21 @@ print("other statistics logged:", statistics["other"])
 # orders of magnitude (MixCSE's InfoNCE has its mixed negatives in the denominator and is several
 # times the others'). MixCSE's two directions (view-1 and view-2 anchors, whose mean is its InfoNCE
 # term) are in the run's records (`loss/info_nce_forward`, `loss/info_nce_reverse`), not drawn.
+# Two terms begin later, and the note says where: APINCSE's l_P once its queue of positives is full
+# (queue size over batch size steps), ClusterNS's BML once clustering starts (the batch's positive
+# cosine down to its start threshold σ).
 
 # %%
 loss_keys = [k for k in logged_keys(runs, "loss") if k not in ("loss/info_nce_forward", "loss/info_nce_reverse")]
 fig = plot_metric_grid(runs, loss_keys, logy=True, labels={"loss/info_nce": "InfoNCE term"})
-add_note(fig, f"Each point: the loss of one training batch ({facts.batch}) at that step; {facts.runs}. "
-              "A panel holds the runs that have the term; MixCSE's InfoNCE term has its mixed negatives in the "
-              "denominator. " + beginnings_sentence(read_metrics(runs, "train"),
-                                                    {k: "InfoNCE term" if k == "loss/info_nce" else " ".join(key_words(k).split())
-                                                     for k in loss_keys}))
+panels = {k: "InfoNCE term" if k == "loss/info_nce" else " ".join(key_words(k).split()) for k in loss_keys}
+late = {"loss/augmented_positive.l_p": "its queue of positives full",
+        "loss/clusterns.bml": "clustering started at its start threshold"}
+train_records = read_metrics(runs, "train")
+add_note(fig, " ".join(filter(None, [
+    f"Each point: the loss of one training batch ({facts.batch}) at that step; {facts.runs}. A panel holds the "
+    "runs that have the term; MixCSE's InfoNCE term has its mixed negatives in the denominator.",
+    late_starts_sentence(train_records, panels, late), beginnings_sentence(train_records, panels)])))
 workbench.show(fig, f"{figures_dir}/loss_parts");
 
 # %% [markdown]

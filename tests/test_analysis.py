@@ -307,3 +307,18 @@ def test_lines_on_one_another_from_the_first_step_are_named_within_a_share_of_th
     frame.loc[4, "stsb_dev"] = 80.3   # 0.2 apart on a 3.3-point axis: not on one another
     assert beginnings_sentence(frame, {"stsb_dev": ""}).endswith(": SimCSE, ClusterNS at step 0.")
     assert beginnings_sentence(frame.assign(stsb_dev=frame["stsb_dev"] + frame.index), {"stsb_dev": "dev"}) == ""
+
+
+def test_terms_that_begin_after_the_first_step_are_named_with_their_first_step():
+    """loss_parts: APINCSE's l_P (its queue full at step 4) and ClusterNS's BML (step 6) start late, said."""
+    from cselab.workbench.analysis.logged import late_starts_sentence
+
+    nan = float("nan")
+    frame = pd.DataFrame({"run": ["apincse"] * 4 + ["clusterns"] * 4, "step": [1, 2, 4, 6] * 2,
+                          "loss": [0.3, 0.2, 0.2, 0.1, 0.3, 0.2, 0.2, 0.1],
+                          "loss/l_p": [nan, nan, 1.3, 1.1, nan, nan, nan, nan],
+                          "loss/bml": [nan] * 4 + [nan, nan, nan, 1e-4]})
+    keys = {"loss": "total loss", "loss/l_p": "APINCSE ℓ_P", "loss/bml": "ClusterNS BML"}
+    assert late_starts_sentence(frame, keys, {"loss/l_p": "its queue full"}) == (
+        "Terms that begin later (absent before): APINCSE ℓ_P from step 4 (its queue full); ClusterNS BML from step 6.")
+    assert late_starts_sentence(frame[["run", "step", "loss"]], {"loss": "total loss"}) == ""

@@ -128,6 +128,25 @@ def beginnings_sentence(frame: pd.DataFrame, keys: Mapping[str, str]) -> str:
             "makes a difference): " + "; ".join(parts) + ".") if parts else ""
 
 
+def late_starts_sentence(frame: pd.DataFrame, keys: Mapping[str, str], why: Mapping[str, str] | None = None) -> str:
+    """The note's sentence naming the panels whose term begins after the runs' first logged step (a
+    term not computed before: APINCSE's l_P until its queue is full, ClusterNS's BML until clustering
+    starts), e.g. "Terms that begin later (absent before): APINCSE ℓ_P from step 4 (its queue full).";
+    ``keys``: ``{key: its panel's words}``, ``why``: ``{key: the reason}`` where one is known; or ""."""
+    if frame.empty or "step" not in frame:
+        return ""
+    first = frame["step"].min()
+    parts = []
+    for key, panel in keys.items():
+        if key not in frame or frame[key].dropna().empty:
+            continue
+        start = frame.loc[frame[key].notna(), "step"].min()
+        if start > first:
+            reason = (why or {}).get(key)
+            parts.append(f"{panel} from step {start:g}" + (f" ({reason})" if reason else ""))
+    return ("Terms that begin later (absent before): " + "; ".join(parts) + ".") if parts else ""
+
+
 def logged_keys(runs: Runs, prefix: str = "", kind: str = "train") -> list[str]:
     """Keys of the ``kind`` records starting with ``prefix`` that hold at least one value in at least
     one run, in the order they first appear (``prefix="loss"`` gives ``loss``, ``loss/info_nce``, …)."""
