@@ -67,3 +67,54 @@ def test_the_train_notebook_shows_a_diverged_run_as_one_line(tiny_model, data_di
     assert error["traceback"] == [
         "NonFiniteLossError: step 1: the STS-B dev score is nan (the model diverged); stopping. No checkpoint was "
         f"written before it, so there is nothing to resume ({last} does not exist)."]
+
+
+def test_a_kernel_that_never_started_is_started_again_and_a_notebooks_own_error_is_not(tmp_path, monkeypatch, caplog):
+    """Two kernels started at once can race for a port ("Address already in use", then "Kernel didn't
+    respond in 60 seconds": `make demo` stopped on it); the study starts another kernel for that
+    notebook. A kernel that answered and then failed, or any other error, is not retried."""
+    import papermill
+
+    from cselab.workbench.studies import execute
+
+    source = tmp_path / "n.py"
+    source.write_text("# %%\nx = 1 + 1\nprint(x)\n")
+    real, calls = papermill.execute_notebook, []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("Kernel didn't respond in 60 seconds")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(papermill, "execute_notebook", flaky)
+    output = execute.execute_notebook(source, tmp_path / "out.ipynb", {}, cwd=tmp_path)
+    assert len(calls) == 2 and "".join(json.loads(output.read_text())["cells"][0]["outputs"][0]["text"]).strip() == "2"
+    assert "its kernel did not start (Kernel didn't respond in 60 seconds); starting another (attempt 2 of 3)" in caplog.text
+
+    calls.clear()
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: calls.append(1) or (_ for _ in ()).throw(
+        RuntimeError("Kernel didn't respond in 60 seconds")))
+    with pytest.raises(RuntimeError, match="didn't respond"):
+        execute.execute_notebook(source, tmp_path / "out2.ipynb", {}, cwd=tmp_path)
+    assert len(calls) == execute.KERNEL_START_ATTEMPTS == 3
+
+    calls.clear()
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: calls.append(1) or (_ for _ in ()).throw(
+        RuntimeError("something else")))
+    with pytest.raises(RuntimeError, match="something else"):
+        execute.execute_notebook(source, tmp_path / "out3.ipynb", {}, cwd=tmp_path)
+    assert len(calls) == 1
+
+
+def test_a_kernel_that_ran_a_cell_is_not_taken_for_one_that_never_started(tmp_path):
+    from cselab.workbench.studies.execute import kernel_never_started
+
+    partial = tmp_path / ".p.partial.ipynb"
+    error = RuntimeError("Kernel died before replying to kernel_info")
+    assert kernel_never_started(error, partial)   # no partial notebook yet
+    partial.write_text(json.dumps({"cells": [{"cell_type": "code", "execution_count": None}]}))
+    assert kernel_never_started(error, partial)
+    partial.write_text(json.dumps({"cells": [{"cell_type": "code", "execution_count": 1}]}))
+    assert not kernel_never_started(error, partial)
+    assert not kernel_never_started(RuntimeError("Kernel died"), tmp_path / "none.ipynb")

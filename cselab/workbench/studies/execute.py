@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
+import logging
 import os
 import signal
 import time
@@ -23,6 +25,8 @@ from ...model.io import check_not_link, read_json
 from .figure_source import figure_source
 from ...model.rundir.layout import RunDir
 from .status import checkpoint_step, run_status
+
+logger = logging.getLogger(__name__)
 
 KERNEL = "python3"
 # Kernel managers of the notebooks this process is executing. jupyter_client starts kernels in their
@@ -227,6 +231,27 @@ def unpaired(notebook):
     return notebook
 
 
+# How often a notebook's kernel is started before a start that never answered counts as the notebook's failure.
+KERNEL_START_ATTEMPTS = 3
+
+
+def kernel_never_started(error: Exception, partial: Path) -> bool:
+    """Whether ``error`` (from papermill) is a kernel that never answered its first request — jupyter_client's
+    "Kernel didn't respond in N seconds" or "Kernel died before replying to kernel_info" — before any
+    cell ran (no executed cell in the partial notebook): a start worth retrying, not the notebook's
+    own failure."""
+    text = str(error)
+    if not ("didn't respond" in text or "died before replying" in text):
+        return False
+    if not partial.is_file():
+        return True
+    try:
+        cells = json.loads(partial.read_text()).get("cells", [])
+    except (OSError, ValueError):
+        return True
+    return not any(c.get("execution_count") for c in cells)
+
+
 def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, parameters: dict,
                      cwd: str | os.PathLike | None = None, split: TimeSplit | None = None, threads: int = 0) -> Path:
     """Execute a jupytext ``.py`` (or ``.ipynb``) notebook with papermill into ``output``; raises
@@ -257,9 +282,20 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
         manager = _kernel_manager_class({ENV: str(timings), **thread_env(threads),
                                          **figure_source(Path(source), parameters)})
         try:
-            papermill.execute_notebook(unpaired(read_notebook(Path(source))), str(partial), parameters=parameters,
-                                       kernel_name=KERNEL, progress_bar=False, cwd=str(cwd) if cwd else None,
-                                       kernel_manager_class=manager)
+            for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+                try:
+                    papermill.execute_notebook(unpaired(read_notebook(Path(source))), str(partial),
+                                               parameters=parameters, kernel_name=KERNEL, progress_bar=False,
+                                               cwd=str(cwd) if cwd else None, kernel_manager_class=manager)
+                    break
+                except RuntimeError as e:
+                    if not kernel_never_started(e, partial) or attempt == KERNEL_START_ATTEMPTS:
+                        raise
+                    # a fresh kernel picks fresh ports: two kernels started at once can race for one
+                    # (ipykernel's "Address already in use", then "Kernel didn't respond in 60 seconds")
+                    logger.warning("%s: its kernel did not start (%s); starting another (attempt %d of %d)",
+                                   output.name, e, attempt + 1, KERNEL_START_ATTEMPTS)
+                    partial.unlink(missing_ok=True)
         except PapermillExecutionError as e:
             if partial.exists():
                 os.replace(partial, output)
