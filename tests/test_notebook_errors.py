@@ -72,7 +72,9 @@ def test_the_train_notebook_shows_a_diverged_run_as_one_line(tiny_model, data_di
 def test_a_kernel_that_never_started_is_started_again_and_a_notebooks_own_error_is_not(tmp_path, monkeypatch, caplog):
     """Two kernels started at once can race for a port ("Address already in use", then "Kernel didn't
     respond in 60 seconds": `make demo` stopped on it); the study starts another kernel for that
-    notebook. A kernel that answered and then failed, or any other error, is not retried."""
+    notebook. A kernel that answered and then failed, or any other error, is not retried. A kernel that
+    never started in three attempts, or died under a cell, fails that notebook (NotebookFailed, which the
+    study reports and goes on from), not the whole study with an "unexpected RuntimeError"."""
     import papermill
 
     from cselab.workbench.studies import execute
@@ -95,9 +97,22 @@ def test_a_kernel_that_never_started_is_started_again_and_a_notebooks_own_error_
     calls.clear()
     monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: calls.append(1) or (_ for _ in ()).throw(
         RuntimeError("Kernel didn't respond in 60 seconds")))
-    with pytest.raises(RuntimeError, match="didn't respond"):
+    # after the last attempt it is that notebook's failure (the study goes on to its other notebooks), in one line
+    with pytest.raises(execute.NotebookFailed) as failed:
         execute.execute_notebook(source, tmp_path / "out2.ipynb", {}, cwd=tmp_path)
     assert len(calls) == execute.KERNEL_START_ATTEMPTS == 3
+    assert str(failed.value) == (f"{tmp_path / 'out2.ipynb'}: its kernel did not start in 3 attempts "
+                                 "(Kernel didn't respond in 60 seconds)")
+
+    # a kernel that died under a cell: that notebook failed, once, not retried
+    from nbclient.exceptions import DeadKernelError
+
+    calls.clear()
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: calls.append(1) or (_ for _ in ()).throw(
+        DeadKernelError("Kernel died")))
+    with pytest.raises(execute.NotebookFailed, match=r"out4.ipynb: its kernel died \(Kernel died\)$"):
+        execute.execute_notebook(source, tmp_path / "out4.ipynb", {}, cwd=tmp_path)
+    assert len(calls) == 1
 
     calls.clear()
     monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: calls.append(1) or (_ for _ in ()).throw(

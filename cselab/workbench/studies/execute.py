@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ...model.io import check_not_link, read_json
+from ...model.io import check_not_link, first_line, read_json
 from .figure_source import figure_source
 from ...model.rundir.layout import RunDir
 from .status import checkpoint_step, run_status
@@ -262,6 +262,7 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
     import tempfile
 
     import papermill
+    from nbclient.exceptions import DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
     from ...model.timing import ENV, TIMED_KINDS
@@ -289,8 +290,12 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
                                                cwd=str(cwd) if cwd else None, kernel_manager_class=manager)
                     break
                 except RuntimeError as e:
-                    if not kernel_never_started(e, partial) or attempt == KERNEL_START_ATTEMPTS:
+                    if not kernel_never_started(e, partial):
                         raise
+                    if attempt == KERNEL_START_ATTEMPTS:
+                        # the notebook's failure, not the study's: the study goes on to its other notebooks
+                        raise NotebookFailed(f"{output}: its kernel did not start in {KERNEL_START_ATTEMPTS} "
+                                             f"attempts ({first_line(e)})") from None
                     # a fresh kernel picks fresh ports: two kernels started at once can race for one
                     # (ipykernel's "Address already in use", then "Kernel didn't respond in 60 seconds")
                     logger.warning("%s: its kernel did not start (%s); starting another (attempt %d of %d)",
@@ -300,6 +305,9 @@ def execute_notebook(source: str | os.PathLike, output: str | os.PathLike, param
             if partial.exists():
                 os.replace(partial, output)
             raise NotebookFailed(describe_failure(e, output), e.ename) from None
+        except DeadKernelError as e:
+            # the kernel died under a cell (killed for memory, a crash in native code): that notebook failed
+            raise NotebookFailed(f"{output}: its kernel died ({first_line(e)})") from None
         finally:
             if partial.exists():
                 os.replace(partial, output)
@@ -387,8 +395,6 @@ def execute_run(task: RunTask, stop_requested: Callable[[], bool] = lambda: Fals
             return outcome("interrupted", error=f"{task.log}: interrupted; the run stays at its last checkpoint and "
                                            "resumes when the study runs again")
         except Exception as e:   # the run's own error (bad data, a refused config, ...): its traceback is in the log
-            from ...model.io import first_line
-
             return outcome("failed", error=f"{task.log}: {type(e).__name__}: {first_line(e)}")
         break
     return outcome("resumed" if resumed_from else "trained", best_stsb_dev=results.get("best_stsb_dev"),
