@@ -32,6 +32,7 @@ TEMPLATES = {
     "cselab reproduce",
     "cselab reproduce STUDY [--profile cpu|gpu] [--jobs N] [--dry-run]",
     "cselab reproduce STUDY --replan",
+    "cselab reproduce STUDY --replan --only LABEL …",
     "cselab reproduce STUDY --from-record",
     "cselab reproduce <study> --profile cpu",
     "cselab reproduce <study> --profile gpu --dry-run",
