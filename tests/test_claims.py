@@ -545,6 +545,9 @@ def test_the_claims_figure_colours_each_row_by_its_verdict_as_the_overview_does_
     table = claims_table(FRAME, claims)
     verdicts = dict(zip(table["claim"], table["verdict"]))
     assert [verdict_class(v) for v in verdicts.values()] == ["holds", "reversed"]   # two colours to tell apart
+    # a two-sided check that detects a difference holds (it was drawn in the grey of "no test")
+    assert [verdict_class(v) for v in ("detected (lower)", "detected (higher)", "not detected", "no test: no pairs")] == \
+        ["holds", "holds", "powered null", "no test"]
     fig = plot_claims(table, {"MixCSE beats SimCSE": [0.5, 0.6, 0.5], long: [0.4, 0.5]})
     (ax,) = fig.axes
     expected = {claim: VERDICT_COLOURS[verdict_class(verdict)] for claim, verdict in verdicts.items()}

@@ -726,9 +726,10 @@ def tally(table: pd.DataFrame, kind: str = "paper") -> dict[str, int]:
 
 def verdict_class(verdict: str) -> str:
     """One verdict's group, as :func:`tally` counts them: holds, reversed, powered null, underpowered,
-    inconclusive, not testable, no test (no runs, no pairs, not tested; decided elsewhere too)."""
+    inconclusive, not testable, no test (no runs, no pairs, not tested; decided elsewhere too). A
+    two-sided claim ("λ 0.1 differs from λ 0.2") that is ``detected (higher|lower)`` holds."""
     for prefix, name in ((UNDERPOWERED, "underpowered"), (INCONCLUSIVE, "inconclusive"), (HOLDS, "holds"),
-                         (REVERSED, "reversed"), (NOT_TESTABLE, "not testable")):
+                         (REVERSED, "reversed"), (NOT_TESTABLE, "not testable"), ("detected (", "holds")):
         if verdict.startswith(prefix):
             return name
     if verdict.startswith("not detected"):
