@@ -62,6 +62,8 @@ from .results import (ALPHA, POWER, detectable_sd_ratio, holm, mean_ci, minimum_
                       seeds_for, PLANNING_CONFIDENCE)
 
 HOLDS, REVERSED, NOT_TESTABLE = "holds here", "reversed", "not testable at this scale"
+# a two-sided claim's verdict when the difference is detected: DETECTED + "(higher)" / "(lower)"
+DETECTED = "detected "
 UNDERPOWERED = "not detected, underpowered"   # a "not detected" whose MDE is above the claim's target
 INCONCLUSIVE = "not detected, inconclusive"   # ... within the target, but not at the spread's upper 95 % bound
 NOT_TESTED = "not tested"                     # the study file says what runs the claim needs (e.g. equal data)
@@ -323,7 +325,7 @@ def verdict(diff: float, p_adjusted: float, mde: float, direction: int, n: int, 
         return "no test (identical differences)"
     if p_adjusted < alpha:
         if direction == 0:
-            return "detected (higher)" if diff > 0 else "detected (lower)"
+            return DETECTED + ("(higher)" if diff > 0 else "(lower)")
         return HOLDS if math.copysign(1, diff) == direction else REVERSED
     if not math.isfinite(mde):
         return "not detected"
@@ -729,7 +731,7 @@ def verdict_class(verdict: str) -> str:
     inconclusive, not testable, no test (no runs, no pairs, not tested; decided elsewhere too). A
     two-sided claim ("λ 0.1 differs from λ 0.2") that is ``detected (higher|lower)`` holds."""
     for prefix, name in ((UNDERPOWERED, "underpowered"), (INCONCLUSIVE, "inconclusive"), (HOLDS, "holds"),
-                         (REVERSED, "reversed"), (NOT_TESTABLE, "not testable"), ("detected (", "holds")):
+                         (REVERSED, "reversed"), (NOT_TESTABLE, "not testable"), (DETECTED, "holds")):
         if verdict.startswith(prefix):
             return name
     if verdict.startswith("not detected"):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import logging
 import os
 import signal
@@ -243,11 +242,9 @@ def kernel_never_started(error: Exception, partial: Path) -> bool:
     text = str(error)
     if not ("didn't respond" in text or "died before replying" in text):
         return False
-    if not partial.is_file():
-        return True
     try:
-        cells = json.loads(partial.read_text()).get("cells", [])
-    except (OSError, ValueError):
+        cells = read_json(partial).get("cells", [])
+    except (OSError, ValueError):   # no partial notebook yet, or one cut short: no cell ran
         return True
     return not any(c.get("execution_count") for c in cells)
 
